@@ -1,0 +1,36 @@
+"""pvosimr: the Delassus matrix (inverse operational-space inertia) of rigid-body trees.
+
+PV-OSIMr (O(n + m²)), PV-OSIM, EFPA, LTL-OSIM and the naive method on Pinocchio models, with
+Pinocchio's calling convention::
+
+    G = pvosimr.compute_delassus(model, data, q, constraint_models, algorithm="pv-osimr")
+"""
+
+from . import constraints
+from .delassus import (
+    ALGORITHMS,
+    compute_delassus,
+    efpa,
+    ltl_osim,
+    naive,
+    pv_osim,
+    pv_osimr,
+    topology_for,
+)
+from .topology import SUPPORTED_JOINTS, Topology
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ALGORITHMS",
+    "SUPPORTED_JOINTS",
+    "Topology",
+    "compute_delassus",
+    "constraints",
+    "efpa",
+    "ltl_osim",
+    "naive",
+    "pv_osim",
+    "pv_osimr",
+    "topology_for",
+]

@@ -1,0 +1,18 @@
+"""One module per algorithm; each body ``*_sweeps(B, topology, kinematics)`` runs on any backend."""
+
+from .efpa import efpa_sweeps
+from .ltl_osim import ltl_osim_sweeps
+from .naive import naive_sweeps
+from .pv_osim import pv_osim_sweeps
+from .pv_osimr import pv_osimr_sweeps
+
+#: Algorithm name → its backend-independent body.
+SWEEPS = {
+    "pv-osimr": pv_osimr_sweeps,
+    "pv-osim": pv_osim_sweeps,
+    "efpa": efpa_sweeps,
+    "ltl-osim": ltl_osim_sweeps,
+    "naive": naive_sweeps,
+}
+
+__all__ = ["SWEEPS", *(f.__name__ for f in SWEEPS.values())]

@@ -1,0 +1,50 @@
+"""EFPA, the O(n + md + m²) extended-force-propagator Delassus algorithm (paper Algorithm 2).
+
+Backward: the ABI recursion and each EE's CEMP ``^{π(i)}K_j = ^iK_j ^{π(i)}P_iᵀ`` (line 11).
+Forward: ``(^0Ω_i ^iK_jᵀ)`` for every link and every EE it supports (line 15, the O(md) term).
+Assembly: ``Λ⁻¹_{i,j} = ^{cca}K_i (^0Ω_{cca} ^{cca}K_jᵀ)`` (line 19).  In local frames ``^kK_j``
+maps link ``k``'s motion (frame k) to EE ``j``'s constraint rows; ``Y[k, j] = ^0Ω_k ^kK_jᵀ``
+is 6×m_j in frame ``k``.
+"""
+
+from __future__ import annotations
+
+from .articulated import JointStep, articulated_sweep
+from ..backend import Backend, Matrix
+from ..kinematics import Kinematics
+from ..topology import Topology
+
+__all__ = ["efpa_sweeps"]
+
+
+def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
+    """The Delassus matrix G (m × m) by EFPA, blocks in constraint-list order."""
+    K: dict[tuple[int, int], Matrix] = {}  # (k, j) -> ^kK_j
+    for e in topo.ees:  # line 4: ^{π(j)}K_j = K_j
+        K[topo.link_of[e], e] = B.const(kin.K[e])
+    steps: dict[int, JointStep] = {}
+    for i, step in articulated_sweep(B, topo, kin):  # lines 5–11
+        steps[i] = step
+        p = topo.parent[i]
+        if p > 0:
+            for e in topo.ES[i]:
+                K[p, e] = step.rows_to_parent(K[i, e])  # line 11
+    Y: dict[tuple[int, int], Matrix] = {}  # (i, j) -> ^0Ω_i ^iK_jᵀ
+    for i in topo.links:  # lines 12–17
+        step, p = steps.get(i), topo.parent[i]
+        for e in topo.ES[i]:
+            KS = K[i, e] @ step.S
+            Y[i, e] = step.S @ (step.Dinv @ KS.T)  # ^{π(i)}Ω_i ^iK_jᵀ
+            if p > 0:
+                Y[i, e] = Y[i, e] + step.motion_from_parent(Y[p, e])  # line 15
+    G = B.zeros(topo.m, topo.m)
+    for a, ei in enumerate(topo.ees):  # lines 18–19
+        ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
+        for b in range(a, len(topo.ees)):
+            ej = topo.ees[b]
+            c = topo.link_of[ei] if a == b else topo.cca(ei, ej)
+            if c == 0:
+                continue
+            rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
+            G[ri, rj] = K[c, ei] @ Y[c, ej]
+    return B.symmetric_from_upper(G)

@@ -1,0 +1,84 @@
+"""PV-OSIMr, the O(n + m²) Delassus algorithm (paper Algorithm 3, eqs. 16–19, 13).
+
+Only fixed-size quantities travel in the backward sweep (6×6, or 6×m_i at an EE): the extended
+force propagator ``^{π(k)}P_{D(k)}`` and inverse inertia ``^{π(k)}Ω_{D(k)}`` between branching
+links.  A forward sweep over N gives every ``^0Ω_i`` (eq. 18), a walk up N gives the CEMPs
+(eq. 19) and eq. 13 assembles the blocks.  Written in local link frames: ``P`` maps a force in
+the frame of its subscript node to the frame of its superscript link; ``Ω`` of node ``j`` is in
+frame ``j`` (m_j × m_j at an EE).
+"""
+
+from __future__ import annotations
+
+from .articulated import articulated_sweep
+from ..backend import Backend, Matrix
+from ..kinematics import Kinematics
+from ..topology import Topology
+
+__all__ = ["pv_osimr_sweeps"]
+
+
+def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
+    """Lines 1–15: ``^{A(j)}P_j`` and ``^{A(j)}Ω_j`` for every j in N∖{0}.
+
+    ``P[j]`` and ``Omega[j]`` hold ``^kP_j`` and ``^kΩ_j`` for the link ``k`` the sweep has
+    reached on the path from ``j`` up to ``A(j)``; when the sweep has passed ``A(j)`` they are
+    ``^{A(j)}P_j`` and ``^{A(j)}Ω_j``.
+    """
+    # Line 4, "abuse of notation": an EE's propagator is its constraint matrix.
+    P: dict[int, Matrix] = {e: B.const(kin.K[e]).T for e in topo.ees}
+    Omega: dict[int, Matrix] = {e: B.zeros(d, d) for e, d in topo.dim_of.items()}
+    for i, step in articulated_sweep(B, topo, kin):
+        if not topo.ES[i]:
+            continue
+        j = topo.D[i]
+        if topo.in_N[i]:  # lines 6–7 with ^iP_i = I, ^iΩ_i = 0, so eq. 16 gives ^{π(i)}Ω_i
+            Omega[j] = step.omega()
+            if topo.parent[i] > 0:
+                P[j] = step.force_to_parent(B.eye(6))
+            continue
+        Omega[j] = Omega[j] + step.congruence(P[j])  # eq. 16 (line 15)
+        if topo.parent[i] > 0:
+            P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
+    return P, Omega
+
+
+def _forward(topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
+    """Lines 16–17, eq. 18: ``^0Ω_i`` for every i in N∖{0}, root side first."""
+    Omega0: dict[int, Matrix] = {}
+    for i in topo.N[1:]:
+        a = topo.A[i]
+        Omega0[i] = Omega[i] if a == 0 else Omega[i] + P[i].T @ Omega0[a] @ P[i]
+    return Omega0
+
+
+def _cemps(topo: Topology, P: dict) -> dict[int, dict[int, Matrix]]:
+    """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0."""
+    K: dict[int, dict[int, Matrix]] = {}
+    for e in topo.ees:
+        chain = topo.n_chain[e]
+        if not chain:
+            continue
+        K[e] = {chain[0]: P[e].T}  # line 20
+        for j, up in zip(chain, chain[1:]):
+            K[e][up] = K[e][j] @ P[j].T  # line 22
+    return K
+
+
+def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
+    """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order."""
+    P, Omega = _backward(B, topo, kin)
+    Omega0 = _forward(topo, P, Omega)
+    K = _cemps(topo, P)
+    G = B.zeros(topo.m, topo.m)
+    for a, ei in enumerate(topo.ees):  # lines 23–28
+        ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
+        G[ri, ri] = Omega0[ei]
+        for b in range(a + 1, len(topo.ees)):
+            ej = topo.ees[b]
+            c = topo.cca(ei, ej)
+            if c == 0:
+                continue  # only the world in common: no coupling
+            rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
+            G[ri, rj] = K[ei][c] @ Omega0[c] @ K[ej][c].T  # eq. 13 (line 25)
+    return B.symmetric_from_upper(G)

@@ -1,0 +1,147 @@
+"""The public numeric entry points, in Pinocchio's calling convention.
+
+``compute_delassus(model, data, q, constraint_models, algorithm=...)`` is a drop-in for
+``pin.computeDelassusMatrix(model, data, q, contact_models, contact_datas)``: same inputs (the
+very ``RigidConstraintModel`` objects), same rows, same block order.  Inputs are validated here,
+once, so that bad input raises instead of producing a silently wrong matrix.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pinocchio as pin
+
+from .algorithms import SWEEPS
+from .backend import NUMPY
+from .constraints import as_constraint_list
+from .kinematics import numeric_kinematics
+from .topology import Topology, constraint_signature
+
+__all__ = [
+    "ALGORITHMS",
+    "compute_delassus",
+    "pv_osimr",
+    "pv_osim",
+    "efpa",
+    "ltl_osim",
+    "naive",
+    "topology_for",
+]
+
+#: Algorithm names accepted by :func:`compute_delassus`.
+ALGORITHMS = tuple(SWEEPS)
+
+_CACHE: OrderedDict[tuple, Topology] = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def topology_for(model: pin.Model, constraint_models: Iterable) -> Topology:
+    """The cached :class:`Topology` of ``(model, constraint structure)``, built on first use."""
+    signature = constraint_signature(model, constraint_models)
+    key = (id(model), model.njoints, signature)
+    topo = _CACHE.get(key)
+    if topo is None or topo.model is not model:
+        topo = Topology(model, constraint_models)
+        _CACHE[key] = topo
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return topo
+
+
+def _check_configuration(model: pin.Model, q) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 2 and 1 in q.shape:
+        q = q.reshape(-1)
+    if q.shape != (model.nq,):
+        raise ValueError(f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r})")
+    bad = np.flatnonzero(~np.isfinite(q))
+    if bad.size:
+        raise ValueError(f"q is not finite at index {bad[0]} ({_joint_of_q(model, bad[0])})")
+    if not pin.isNormalized(model, q, 1e-6):
+        raise ValueError(
+            "q is not normalized: a quaternion or unit-complex part has norm ≠ 1 "
+            "(use pinocchio.normalize(model, q))"
+        )
+    return q
+
+
+def _joint_of_q(model: pin.Model, index: int) -> str:
+    for i in range(1, model.njoints):
+        j = model.joints[i]
+        if j.idx_q <= index < j.idx_q + j.nq:
+            return f"joint {i} {model.names[i]!r}"
+    return "no joint"
+
+
+def _check_data(model: pin.Model, data: pin.Data) -> None:
+    if not isinstance(data, pin.Data):
+        raise TypeError(f"data is a {type(data).__name__}, expected pinocchio.Data")
+    if not model.check(data):
+        raise ValueError("data was not created from this model (use model.createData())")
+
+
+def _evaluate(
+    algorithm: str,
+    model: pin.Model,
+    data: pin.Data,
+    q,
+    constraint_models: Iterable,
+    topology: Topology | None,
+) -> np.ndarray:
+    try:
+        sweeps = SWEEPS[algorithm]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}") from None
+    _check_data(model, data)
+    q = _check_configuration(model, q)
+    cms = as_constraint_list(constraint_models)
+    if topology is None:
+        topology = topology_for(model, cms)
+    elif not topology.is_for(model, constraint_signature(model, cms)):
+        raise ValueError("topology was built for another model or constraint structure")
+    if topology.m == 0:
+        return np.zeros((0, 0))
+    kin = numeric_kinematics(model, data, q, topology, cms)
+    return sweeps(NUMPY, topology, kin)
+
+
+def compute_delassus(
+    model: pin.Model,
+    data: pin.Data,
+    q,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    topology: Topology | None = None,
+) -> np.ndarray:
+    """The Delassus matrix ``G = J M⁻¹ Jᵀ`` (m × m, symmetric) at configuration ``q``.
+
+    Same semantics and block order as ``pin.computeDelassusMatrix``: constraint ``k`` of
+    ``constraint_models`` (``pin.RigidConstraintModel``, CONTACT_3D or CONTACT_6D, reference
+    frame LOCAL, any ``joint1_placement``) owns rows ``offsets[k] : offsets[k] + m_k``; 6D rows
+    are the linear then angular velocity of the constraint frame, 3D rows its linear velocity.
+
+    ``algorithm`` is one of :data:`ALGORITHMS`.  ``topology`` (a :class:`Topology` of this
+    model and constraint structure) is cached transparently when not given.
+    """
+    return _evaluate(algorithm, model, data, q, constraint_models, topology)
+
+
+def _named(algorithm: str, doc: str) -> Callable[..., np.ndarray]:
+    def run(model, data, q, constraint_models, topology: Topology | None = None) -> np.ndarray:
+        return _evaluate(algorithm, model, data, q, constraint_models, topology)
+
+    run.__name__ = run.__qualname__ = algorithm.replace("-", "_")
+    run.__doc__ = f"{doc}\n\nSame signature and semantics as :func:`compute_delassus`."
+    return run
+
+
+pv_osimr = _named("pv-osimr", "The Delassus matrix by PV-OSIMr, O(n + m²) (paper Algorithm 3).")
+pv_osim = _named("pv-osim", "The Delassus matrix by PV-OSIM, O(n + m²d) (paper Algorithm 1).")
+efpa = _named("efpa", "The Delassus matrix by EFPA, O(n + md + m²) (paper Algorithm 2).")
+ltl_osim = _named("ltl-osim", "The Delassus matrix by LTL-OSIM, O(nd² + m²d + md²) (Featherstone).")
+naive = _named("naive", "The Delassus matrix as dense J M⁻¹ Jᵀ via Cholesky, O(n³ + m²n).")

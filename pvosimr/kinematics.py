@@ -1,0 +1,65 @@
+"""What the sweeps read of the robot at one configuration, in local link frames.
+
+Featherstone style (the paper's own implementation choice): every quantity of link ``i`` is
+expressed in link ``i``'s joint frame; ``X[i]`` carries spatial motion from the parent's frame
+to link ``i``'s (``X_up(i) = X_J(q_i) X_tree(i)``), its transpose carries forces back; spatial
+vectors are ordered as in Pinocchio (linear, then angular).  The algorithms never ask where the
+numbers came from: :func:`numeric_kinematics` takes them from Pinocchio's ``forwardKinematics``;
+a symbolic builder produces the same fields as CasADi expressions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from .backend import Matrix
+from .constraints import constraint_matrix
+from .topology import Topology
+
+__all__ = ["Kinematics", "numeric_kinematics", "model_constants"]
+
+
+@dataclass
+class Kinematics:
+    """Per-configuration inputs of the sweeps; lists are indexed by link (entry 0 unused).
+
+    - ``X[i]``: 6×6 motion transform, parent frame → frame ``i``;
+    - ``S[i]``: 6×nv_i joint motion subspace in frame ``i``;
+    - ``H[i]``: 6×6 spatial inertia of link ``i`` in frame ``i``;
+    - ``armature[i]``: nv_i×nv_i rotor inertia added to ``D_i`` (``None`` when zero);
+    - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame).
+    """
+
+    X: list[Matrix]
+    S: list[Matrix]
+    H: list[Matrix]
+    armature: list[Matrix | None]
+    K: dict[int, Matrix]
+
+
+def model_constants(
+    model: pin.Model, topology: Topology, constraint_models
+) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, np.ndarray]]:
+    """The configuration-independent inputs: link inertias, armature blocks and ``K_i``."""
+    H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
+    armature: list[np.ndarray | None] = [None]
+    for i in topology.links:
+        nv, iv = topology.tree.nv[i], topology.tree.idx_v[i]
+        a = np.asarray(model.armature[iv : iv + nv])
+        armature.append(np.diag(a) if np.any(a) else None)
+    K = {e: constraint_matrix(cm) for e, cm in zip(topology.ees, constraint_models)}
+    return H, armature, K
+
+
+def numeric_kinematics(
+    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, constraint_models
+) -> Kinematics:
+    """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants."""
+    pin.forwardKinematics(model, data, q)
+    X = [np.eye(6)] + [data.liMi[i].actionInverse for i in topology.links]
+    S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
+    H, armature, K = model_constants(model, topology, constraint_models)
+    return Kinematics(X=X, S=S, H=H, armature=armature, K=K)

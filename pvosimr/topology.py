@@ -1,0 +1,210 @@
+"""What depends only on the tree and the constraints (paper Sec. I-C): ES, N, A, D, cca.
+
+Built once per (model, constraint structure), like Pinocchio's ``initPvDelassus``, and reused
+by every call whatever the configuration and the constraint placements.
+
+Indexing follows the paper and Pinocchio: the world is node 0, real links are the joint indices
+``1 .. njoints-1`` (parents before children), and constraint ``k`` (in list order) gets the
+fictitious end-effector (EE) node ``njoints + k`` whose parent is its constrained link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pinocchio as pin
+
+from .constraints import as_constraint_list, constraint_dim
+
+__all__ = ["Topology", "SUPPORTED_JOINTS", "constraint_signature"]
+
+#: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name.
+SUPPORTED_JOINTS = frozenset(
+    {
+        "JointModelFreeFlyer",
+        "JointModelSpherical",
+        "JointModelSphericalZYX",
+        "JointModelPlanar",
+        "JointModelTranslation",
+        "JointModelRX",
+        "JointModelRY",
+        "JointModelRZ",
+        "JointModelRevoluteUnaligned",
+        "JointModelRUBX",
+        "JointModelRUBY",
+        "JointModelRUBZ",
+        "JointModelRevoluteUnboundedUnaligned",
+        "JointModelPX",
+        "JointModelPY",
+        "JointModelPZ",
+        "JointModelPrismaticUnaligned",
+    }
+)
+
+_LOCAL = pin.ReferenceFrame.LOCAL
+
+
+def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple:
+    """The structural identity of a constraint list, validated against ``model``.
+
+    Raises a ``ValueError`` naming the first constraint that is on the universe, on a joint not
+    in the model or in a reference frame other than LOCAL; ``NotImplementedError`` for a
+    constraint between two bodies.  Placements are not part of the signature: they are read on
+    every call.
+    """
+    sig = []
+    for k, cm in enumerate(as_constraint_list(constraint_models)):
+        j = cm.joint1_id
+        label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+        if j == 0:
+            raise ValueError(f"{label} is on the universe (joint 0); it must be on a moving joint")
+        if not 0 < j < model.njoints:
+            raise ValueError(f"{label} is on joint {j}, which is not in the model ({model.njoints} joints)")
+        if cm.joint2_id != 0:
+            raise NotImplementedError(
+                f"{label} links joint {j} to joint {cm.joint2_id}; only constraints between a "
+                "link and the world (joint2_id = 0) are supported"
+            )
+        if cm.reference_frame != _LOCAL:
+            raise ValueError(
+                f"{label} uses reference frame {cm.reference_frame}; only pin.LOCAL is supported"
+            )
+        sig.append((j, constraint_dim(cm)))
+    return tuple(sig)
+
+
+def _check_joints(model: pin.Model) -> None:
+    for i in range(1, model.njoints):
+        kind = model.joints[i].shortname()
+        if kind not in SUPPORTED_JOINTS:
+            raise NotImplementedError(
+                f"joint {i} ({model.names[i]!r}) is of type {kind}, which pvosimr does not support "
+                f"(supported: {', '.join(sorted(s.removeprefix('JointModel') for s in SUPPORTED_JOINTS))})"
+            )
+
+
+@dataclass(frozen=True)
+class _Tree:
+    parents: tuple[int, ...]
+    nv: tuple[int, ...]
+    idx_v: tuple[int, ...]
+
+
+class Topology:
+    """Tree and constraint structure: ES, N, A, D and cca of the paper's Sec. I-C.
+
+    Attributes (node ids as in the module docstring; ``-1`` where a quantity is undefined):
+
+    - ``parent[i]``: π(i) for every node (links and EEs), ``parent[0] = -1``;
+    - ``ees``: EE node ids in constraint-list order; ``link_of[e]`` the link an EE is on;
+    - ``dims``: m_i of each constraint; ``offsets``: its first row in G;
+    - ``ES[i]``: EEs supported by link ``i`` (tuple, constraint order);
+    - ``N``: branching links, sorted: the world, every EE, every link where two or more
+      children (EE children included) carry constraints;
+    - ``A[i]``: closest strict ancestor of ``i`` in N; ``D[i]``: closest descendant-or-self of
+      ``i`` in N (defined where ES(i) ≠ ∅);
+    - ``cca(e1, e2)``: closest common ancestor of two EEs (a link in N, or 0 for the world);
+    - ``n_chain[e]``: the branching ancestors of EE ``e`` from A(e) up, excluding the world.
+    """
+
+    def __init__(self, model: pin.Model, constraint_models: Iterable) -> None:
+        _check_joints(model)
+        self.signature = constraint_signature(model, constraint_models)
+        self.model = model
+        self.njoints = nj = model.njoints
+        self.nq, self.nv = model.nq, model.nv
+        self.tree = _Tree(
+            tuple(model.parents), tuple(j.nv for j in model.joints), tuple(j.idx_v for j in model.joints)
+        )
+        self.links = range(1, nj)
+        self.dims = tuple(dim for _, dim in self.signature)
+        self.m = sum(self.dims)
+        self.offsets = tuple(sum(self.dims[:k]) for k in range(len(self.dims)))
+        self.ees = tuple(nj + k for k in range(len(self.signature)))
+        self.link_of = {e: j for e, (j, _) in zip(self.ees, self.signature)}
+        self.dim_of = {e: dim for e, dim in zip(self.ees, self.dims)}
+        self.parent = list(model.parents) + [j for j, _ in self.signature]
+        self.parent[0] = -1
+        self._build_supports()
+        self._build_branching()
+        self._cca = self._build_cca()
+
+    def _build_supports(self) -> None:
+        nj = self.njoints
+        es: list[list[int]] = [[] for _ in range(nj)] + [[e] for e in self.ees]
+        for e in self.ees:
+            i = self.link_of[e]
+            while i > 0:
+                es[i].append(e)
+                i = self.parent[i]
+        self.ES = tuple(tuple(sorted(s)) for s in es)
+        self.children: list[list[int]] = [[] for _ in self.parent]
+        for i, p in enumerate(self.parent):
+            if p >= 0:
+                self.children[p].append(i)
+
+    def _build_branching(self) -> None:
+        n_nodes = len(self.parent)
+        in_n = [False] * n_nodes
+        in_n[0] = True
+        for e in self.ees:
+            in_n[e] = True
+        for i in self.links:
+            in_n[i] = sum(1 for c in self.children[i] if self.ES[c]) >= 2
+        self.N = tuple(i for i in range(n_nodes) if in_n[i])
+        self.in_N = tuple(in_n)
+        self.D = [-1] * n_nodes
+        for e in self.ees:
+            self.D[e] = e
+        for i in reversed(self.links):
+            if in_n[i]:
+                self.D[i] = i
+            elif self.ES[i]:
+                (c,) = (c for c in self.children[i] if self.ES[c])
+                self.D[i] = self.D[c]
+        self.A = [-1] * n_nodes
+        for i in list(self.links) + list(self.ees):
+            p = self.parent[i]
+            self.A[i] = p if in_n[p] else self.A[p]
+        self.n_chain = {}
+        for e in self.ees:
+            chain, j = [], self.A[e]
+            while j != 0:
+                chain.append(j)
+                j = self.A[j]
+            self.n_chain[e] = tuple(chain)
+
+    def _ancestors_or_self(self, i: int) -> list[int]:
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = self.parent[i]
+        return out
+
+    def _build_cca(self) -> dict[tuple[int, int], int]:
+        """cca of every pair of EEs: the deepest common ancestor of their links."""
+        cca = {}
+        for a, e1 in enumerate(self.ees):
+            anc1 = set(self._ancestors_or_self(self.link_of[e1]))
+            for e2 in self.ees[a + 1 :]:
+                cca[e1, e2] = next(i for i in self._ancestors_or_self(self.link_of[e2]) if i in anc1)
+        return cca
+
+    def cca(self, e1: int, e2: int) -> int:
+        """Closest common ancestor of two different EEs (in N; 0 if only the world)."""
+        return self._cca[(e1, e2) if e1 < e2 else (e2, e1)]
+
+    def is_for(self, model: pin.Model, signature: tuple) -> bool:
+        """True if this topology was built for ``model``'s tree and this constraint structure."""
+        return (
+            signature == self.signature
+            and model.njoints == self.njoints
+            and (model is self.model or tuple(model.parents) == self.tree.parents)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Topology(links={self.njoints - 1}, nv={self.nv}, constraints={len(self.ees)}, "
+            f"m={self.m}, N={list(self.N)})"
+        )
