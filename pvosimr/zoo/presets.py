@@ -1,0 +1,71 @@
+"""Constraint sets ("presets") for the robots the project validates on.
+
+Each preset is a function ``model -> list[pin.RigidConstraintModel]`` built from frame names,
+so it works on any model that has those frames (e.g. Atlas alone or Atlas with hands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from ..constraints import point, weld
+
+__all__ = ["Preset", "welds", "points", "sole_corners", "ATLAS_PRESETS", "atlas_sole_corners"]
+
+Preset = Callable[[pin.Model], list[pin.RigidConstraintModel]]
+
+# Atlas v4 sole: the bottom face of the l_foot/r_foot collision box of the URDF
+# (box 0.227 × 0.133887 × 0.05 centred at (0.023, 0, -0.049119) in the foot frame).
+_ATLAS_SOLE_CENTRE = np.array([0.023, 0.0, -0.049119 - 0.025])
+_ATLAS_SOLE_HALF = np.array([0.227 / 2, 0.133887 / 2])
+
+
+def welds(*frames: str) -> Preset:
+    """A 6D weld on each frame."""
+    return lambda model: [weld(model, f) for f in frames]
+
+
+def points(*frames: str) -> Preset:
+    """A 3D point contact at each frame's origin."""
+    return lambda model: [point(model, f) for f in frames]
+
+
+def sole_corners(
+    frame: str, centre: np.ndarray, half: np.ndarray
+) -> Callable[[pin.Model], list[pin.RigidConstraintModel]]:
+    """Four 3D point contacts at the corners of a rectangular sole below ``frame``."""
+
+    def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
+        base = weld(model, frame)
+        out = []
+        for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+            corner = pin.SE3(np.eye(3), centre + np.array([sx * half[0], sy * half[1], 0.0]))
+            cm = pin.RigidConstraintModel(
+                pin.ContactType.CONTACT_3D,
+                model,
+                base.joint1_id,
+                base.joint1_placement * corner,
+                pin.ReferenceFrame.LOCAL,
+            )
+            cm.name = f"{frame}[{'+' if sx > 0 else '-'}x{'+' if sy > 0 else '-'}y]"
+            out.append(cm)
+        return out
+
+    return build
+
+
+def atlas_sole_corners(feet: Sequence[str] = ("l_foot", "r_foot")) -> Preset:
+    """Four 3D contacts at the corners of each Atlas sole (12D per foot)."""
+    builders = [sole_corners(f, _ATLAS_SOLE_CENTRE, _ATLAS_SOLE_HALF) for f in feet]
+    return lambda model: [cm for b in builders for cm in b(model)]
+
+
+#: Atlas's constraint sets of the paper: Fig. 5a, Fig. 5b and the Sec. IV-E caveat.
+ATLAS_PRESETS: dict[str, Preset] = {
+    "feet_6d": welds("l_foot", "r_foot"),
+    "feet_4x3d": atlas_sole_corners(),
+    "hands_feet_6d": welds("l_hand", "r_hand", "l_foot", "r_foot"),
+}
