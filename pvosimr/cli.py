@@ -1,4 +1,4 @@
-"""Command line: ``pvosimr [demo]`` prints how every algorithm agrees with Pinocchio on real robots."""
+"""Command line: ``pvosimr [demo]``: how every algorithm agrees with Pinocchio on real robots."""
 
 from __future__ import annotations
 
@@ -96,11 +96,13 @@ def demo() -> int:
         print("  computed", case[0], file=sys.stderr)
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     for r in [header, ["-" * w for w in widths], *rows]:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     for note in notes:
         print("\n" + note)
     ok = worst <= TOLERANCE
-    print(f"\nworst relative error {worst:.1e} — {'PASS' if ok else 'FAIL'} (tolerance {TOLERANCE:g})")
+    print(
+        f"\nworst relative error {worst:.1e} — {'PASS' if ok else 'FAIL'} (tolerance {TOLERANCE:g})"
+    )
     return 0 if ok else 1
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["weld", "point", "constraint_matrix", "as_constraint_list", "constraint_dim"]
+__all__ = ["as_constraint_list", "constraint_dim", "constraint_matrix", "point", "weld"]
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
@@ -57,7 +57,9 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     try:
         return _DIM[cm.type]
     except KeyError:
-        raise ValueError(f"unsupported constraint type {cm.type} (CONTACT_3D or CONTACT_6D)") from None
+        raise ValueError(
+            f"unsupported constraint type {cm.type} (CONTACT_3D or CONTACT_6D)"
+        ) from None
 
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:

@@ -23,11 +23,11 @@ from .topology import Topology, constraint_signature
 __all__ = [
     "ALGORITHMS",
     "compute_delassus",
-    "pv_osimr",
-    "pv_osim",
     "efpa",
     "ltl_osim",
     "naive",
+    "pv_osim",
+    "pv_osimr",
     "topology_for",
 ]
 
@@ -58,7 +58,9 @@ def _check_configuration(model: pin.Model, q) -> np.ndarray:
     if q.ndim == 2 and 1 in q.shape:
         q = q.reshape(-1)
     if q.shape != (model.nq,):
-        raise ValueError(f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r})")
+        raise ValueError(
+            f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r})"
+        )
     bad = np.flatnonzero(~np.isfinite(q))
     if bad.size:
         raise ValueError(f"q is not finite at index {bad[0]} ({_joint_of_q(model, bad[0])})")

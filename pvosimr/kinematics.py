@@ -19,7 +19,7 @@ from .backend import Matrix
 from .constraints import constraint_matrix
 from .topology import Topology
 
-__all__ = ["Kinematics", "numeric_kinematics", "model_constants"]
+__all__ = ["Kinematics", "model_constants", "numeric_kinematics"]
 
 
 @dataclass
@@ -50,7 +50,7 @@ def model_constants(
         nv, iv = topology.tree.nv[i], topology.tree.idx_v[i]
         a = np.asarray(model.armature[iv : iv + nv])
         armature.append(np.diag(a) if np.any(a) else None)
-    K = {e: constraint_matrix(cm) for e, cm in zip(topology.ees, constraint_models)}
+    K = {e: constraint_matrix(cm) for e, cm in zip(topology.ees, constraint_models, strict=True)}
     return H, armature, K
 
 

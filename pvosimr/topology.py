@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from .constraints import as_constraint_list, constraint_dim
 
-__all__ = ["Topology", "SUPPORTED_JOINTS", "constraint_signature"]
+__all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
 
 #: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name.
 SUPPORTED_JOINTS = frozenset(
@@ -60,7 +60,9 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
         if j == 0:
             raise ValueError(f"{label} is on the universe (joint 0); it must be on a moving joint")
         if not 0 < j < model.njoints:
-            raise ValueError(f"{label} is on joint {j}, which is not in the model ({model.njoints} joints)")
+            raise ValueError(
+                f"{label} is on joint {j}, which is not in the model ({model.njoints} joints)"
+            )
         if cm.joint2_id != 0:
             raise NotImplementedError(
                 f"{label} links joint {j} to joint {cm.joint2_id}; only constraints between a "
@@ -74,13 +76,17 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
     return tuple(sig)
 
 
+def _short(kind: str) -> str:
+    return kind.removeprefix("JointModel")
+
+
 def _check_joints(model: pin.Model) -> None:
     for i in range(1, model.njoints):
         kind = model.joints[i].shortname()
         if kind not in SUPPORTED_JOINTS:
             raise NotImplementedError(
                 f"joint {i} ({model.names[i]!r}) is of type {kind}, which pvosimr does not support "
-                f"(supported: {', '.join(sorted(s.removeprefix('JointModel') for s in SUPPORTED_JOINTS))})"
+                f"(supported: {', '.join(sorted(_short(s) for s in SUPPORTED_JOINTS))})"
             )
 
 
@@ -115,15 +121,17 @@ class Topology:
         self.njoints = nj = model.njoints
         self.nq, self.nv = model.nq, model.nv
         self.tree = _Tree(
-            tuple(model.parents), tuple(j.nv for j in model.joints), tuple(j.idx_v for j in model.joints)
+            tuple(model.parents),
+            tuple(j.nv for j in model.joints),
+            tuple(j.idx_v for j in model.joints),
         )
         self.links = range(1, nj)
         self.dims = tuple(dim for _, dim in self.signature)
         self.m = sum(self.dims)
         self.offsets = tuple(sum(self.dims[:k]) for k in range(len(self.dims)))
         self.ees = tuple(nj + k for k in range(len(self.signature)))
-        self.link_of = {e: j for e, (j, _) in zip(self.ees, self.signature)}
-        self.dim_of = {e: dim for e, dim in zip(self.ees, self.dims)}
+        self.link_of = {e: j for e, (j, _) in zip(self.ees, self.signature, strict=True)}
+        self.dim_of = {e: dim for e, dim in zip(self.ees, self.dims, strict=True)}
         self.parent = list(model.parents) + [j for j, _ in self.signature]
         self.parent[0] = -1
         self._build_supports()
@@ -188,7 +196,9 @@ class Topology:
         for a, e1 in enumerate(self.ees):
             anc1 = set(self._ancestors_or_self(self.link_of[e1]))
             for e2 in self.ees[a + 1 :]:
-                cca[e1, e2] = next(i for i in self._ancestors_or_self(self.link_of[e2]) if i in anc1)
+                cca[e1, e2] = next(
+                    i for i in self._ancestors_or_self(self.link_of[e2]) if i in anc1
+                )
         return cca
 
     def cca(self, e1: int, e2: int) -> int:

@@ -64,7 +64,10 @@ def atlas():
 def test_atlas(atlas, preset):
     assert atlas.nv == 36
     cms = presets.ATLAS_PRESETS[preset](atlas)
-    assert sum(6 if c.type == C6 else 3 for c in cms) == {"feet_6d": 12, "feet_4x3d": 24, "hands_feet_6d": 24}[preset]
+    assert (
+        sum(6 if c.type == C6 else 3 for c in cms)
+        == {"feet_6d": 12, "feet_4x3d": 24, "hands_feet_6d": 24}[preset]
+    )
     check_configurations(atlas, cms)
 
 

@@ -39,7 +39,7 @@ def test_q_not_finite(case, bad):
     model, data, q, cms = case
     q = q.copy()
     q[10] = bad
-    with pytest.raises(ValueError, match="q is not finite at index 10 .*joint"):
+    with pytest.raises(ValueError, match=r"q is not finite at index 10 .*joint"):
         pvosimr.pv_osimr(model, data, q, cms)
 
 
@@ -48,7 +48,7 @@ def test_q_with_unnormalized_quaternion(case):
     q = q.copy()
     free_flyer = next(j for j in model.joints if j.shortname() == "JointModelFreeFlyer")
     q[free_flyer.idx_q + 3 : free_flyer.idx_q + 7] = [0.5, 0.5, 0.5, 0.6]
-    with pytest.raises(ValueError, match="not normalized"):
+    with pytest.raises(ValueError, match=r"not normalized"):
         pvosimr.pv_osimr(model, data, q, cms)
 
 
@@ -62,7 +62,9 @@ def test_constraint_on_the_universe(case):
 def test_constraint_on_a_joint_not_in_the_model(case):
     model, data, q, cms = case
     cms[0].joint1_id = model.njoints + 3
-    with pytest.raises(ValueError, match=f"constraint 0 .*joint {model.njoints + 3}.*not in the model"):
+    with pytest.raises(
+        ValueError, match=f"constraint 0 .*joint {model.njoints + 3}.*not in the model"
+    ):
         pvosimr.efpa(model, data, q, cms)
 
 
@@ -70,40 +72,40 @@ def test_constraint_on_a_joint_not_in_the_model(case):
 def test_reference_frame_other_than_local(case, frame):
     model, data, q, cms = case
     cms[1].reference_frame = frame
-    with pytest.raises(ValueError, match="constraint 1 .*reference frame .*only pin.LOCAL"):
+    with pytest.raises(ValueError, match=r"constraint 1 .*reference frame .*only pin.LOCAL"):
         pvosimr.pv_osim(model, data, q, cms)
 
 
 def test_constraint_between_two_bodies(case):
     model, data, q, cms = case
     cms[0].joint2_id = 3
-    with pytest.raises(NotImplementedError, match="constraint 0 .*joint 6 to joint 3"):
+    with pytest.raises(NotImplementedError, match=r"constraint 0 .*joint 6 to joint 3"):
         pvosimr.pv_osimr(model, data, q, cms)
 
 
 def test_not_a_constraint_model(case):
     model, data, q, cms = case
-    with pytest.raises(TypeError, match="constraint 1 is a str"):
+    with pytest.raises(TypeError, match=r"constraint 1 is a str"):
         pvosimr.pv_osimr(model, data, q, [cms[0], "l_foot"])
 
 
 def test_data_from_another_model(case):
     model, _, q, cms = case
     other = pin.buildSampleModelManipulator().createData()
-    with pytest.raises(ValueError, match="data was not created from this model"):
+    with pytest.raises(ValueError, match=r"data was not created from this model"):
         pvosimr.pv_osimr(model, other, q, cms)
 
 
 def test_unknown_algorithm(case):
     model, data, q, cms = case
-    with pytest.raises(ValueError, match="unknown algorithm 'osim'"):
+    with pytest.raises(ValueError, match=r"unknown algorithm 'osim'"):
         pvosimr.compute_delassus(model, data, q, cms, algorithm="osim")
 
 
 def test_topology_of_another_constraint_set(case):
     model, data, q, cms = case
     topo = pvosimr.Topology(model, cms[:1])
-    with pytest.raises(ValueError, match="topology was built for another"):
+    with pytest.raises(ValueError, match=r"topology was built for another"):
         pvosimr.pv_osimr(model, data, q, cms, topology=topo)
 
 
@@ -132,7 +134,7 @@ def _model_with(joint: pin.JointModel) -> pin.Model:
 def test_unsupported_joint_type_is_named(joint):
     model = _model_with(joint)
     cms = [pin.RigidConstraintModel(C3, model, 2, pin.SE3.Identity(), pin.LOCAL)]
-    with pytest.raises(NotImplementedError, match="joint 2 \\('odd_joint'\\) is of type"):
+    with pytest.raises(NotImplementedError, match=r"joint 2 \('odd_joint'\) is of type"):
         pvosimr.pv_osimr(model, model.createData(), pin.neutral(model), cms)
 
 
@@ -147,12 +149,14 @@ def test_mimic_joint_is_refused():
     except AttributeError:
         pytest.skip("this pinocchio has no mimic joints")
     cms = [pin.RigidConstraintModel(C3, mimic, 2, pin.SE3.Identity(), pin.LOCAL)]
-    with pytest.raises(NotImplementedError, match="joint 2 \\('secondary'\\) is of type .*Mimic"):
+    with pytest.raises(NotImplementedError, match=r"joint 2 \('secondary'\) is of type .*Mimic"):
         pvosimr.pv_osimr(mimic, mimic.createData(), pin.neutral(mimic), cms)
 
 
 def test_unknown_frame_in_constraint_helpers(humanoid):
-    with pytest.raises(ValueError, match="unknown frame 'lleg6_jointt'.*Did you mean 'lleg6_joint'"):
+    with pytest.raises(
+        ValueError, match=r"unknown frame 'lleg6_jointt'.*Did you mean 'lleg6_joint'"
+    ):
         constraints.weld(humanoid, "lleg6_jointt")
-    with pytest.raises(ValueError, match="unknown frame 'nope'"):
+    with pytest.raises(ValueError, match=r"unknown frame 'nope'"):
         constraints.point(humanoid, "nope")

@@ -9,10 +9,10 @@ is 6×m_j in frame ``k``.
 
 from __future__ import annotations
 
-from .articulated import JointStep, articulated_sweep
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
+from .articulated import JointStep, articulated_sweep
 
 __all__ = ["efpa_sweeps"]
 

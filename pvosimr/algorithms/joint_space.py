@@ -1,4 +1,4 @@
-"""Joint-space quantities for the baselines: the mass matrix ``M`` and the constraint Jacobian ``J``.
+"""Joint-space quantities for the baselines: mass matrix ``M`` and constraint Jacobian ``J``.
 
 Both are written once against the backend seam in local link frames, so the naive and LTL-OSIM
 baselines are evaluated (and counted) exactly like the recursive algorithms.
@@ -10,7 +10,7 @@ from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
 
-__all__ = ["mass_matrix", "constraint_jacobian", "dof_parents"]
+__all__ = ["constraint_jacobian", "dof_parents", "mass_matrix"]
 
 
 def _dofs(topo: Topology, i: int) -> slice:
@@ -18,7 +18,7 @@ def _dofs(topo: Topology, i: int) -> slice:
 
 
 def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
-    """``M(q)`` by the composite-rigid-body algorithm (Featherstone RBDA Table 6.2), armature added."""
+    """``M(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2), armature added."""
     parent = topo.parent
     Ic = list(kin.H)
     for i in reversed(topo.links):  # composite inertias, leaves to root
@@ -41,7 +41,7 @@ def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
 
 
 def constraint_jacobian(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
-    """``J(q)`` (m × nv): each EE's rows ``K_e X_{i←k} S_k`` over the ancestors ``k`` of its link."""
+    """``J(q)`` (m × nv): EE rows ``K_e X_{i←k} S_k`` over the ancestors ``k`` of its link."""
     J = B.zeros(topo.m, topo.nv)
     for a, e in enumerate(topo.ees):
         rows = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[e])

@@ -9,11 +9,11 @@ ever touched.
 from __future__ import annotations
 
 from ..backend import Backend, Matrix
-from .joint_space import constraint_jacobian, dof_parents, mass_matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
+from .joint_space import constraint_jacobian, dof_parents, mass_matrix
 
-__all__ = ["ltl_osim_sweeps", "ltl_factor"]
+__all__ = ["ltl_factor", "ltl_osim_sweeps"]
 
 
 def _ancestors(lam: list[int], k: int):

@@ -1,11 +1,11 @@
-"""The naive O(n³ + m²n) Delassus matrix ``J M⁻¹ Jᵀ`` through a dense Cholesky factorization of M."""
+"""The naive O(n³ + m²n) Delassus matrix ``J M⁻¹ Jᵀ`` through a dense Cholesky factor of M."""
 
 from __future__ import annotations
 
 from ..backend import Backend, Matrix
-from .joint_space import constraint_jacobian, mass_matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
+from .joint_space import constraint_jacobian, mass_matrix
 
 __all__ = ["naive_sweeps"]
 

@@ -8,10 +8,10 @@ bottleneck; it is applied through ``K^A_i S_i`` — for a 1-DoF joint a symmetri
 
 from __future__ import annotations
 
-from .articulated import articulated_sweep
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
+from .articulated import articulated_sweep
 
 __all__ = ["pv_osim_sweeps"]
 

@@ -10,10 +10,12 @@ frame ``j`` (m_j × m_j at an EE).
 
 from __future__ import annotations
 
-from .articulated import articulated_sweep
+from itertools import pairwise
+
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
+from .articulated import articulated_sweep
 
 __all__ = ["pv_osimr_sweeps"]
 
@@ -60,7 +62,7 @@ def _cemps(topo: Topology, P: dict) -> dict[int, dict[int, Matrix]]:
         if not chain:
             continue
         K[e] = {chain[0]: P[e].T}  # line 20
-        for j, up in zip(chain, chain[1:]):
+        for j, up in pairwise(chain):
             K[e][up] = K[e][j] @ P[j].T  # line 22
     return K
 

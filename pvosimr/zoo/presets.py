@@ -13,7 +13,7 @@ import pinocchio as pin
 
 from ..constraints import point, weld
 
-__all__ = ["Preset", "welds", "points", "sole_corners", "ATLAS_PRESETS", "atlas_sole_corners"]
+__all__ = ["ATLAS_PRESETS", "Preset", "atlas_sole_corners", "points", "sole_corners", "welds"]
 
 Preset = Callable[[pin.Model], list[pin.RigidConstraintModel]]
 

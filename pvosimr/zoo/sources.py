@@ -74,7 +74,7 @@ def _atlas_from_robot_descriptions() -> tuple[Path | None, str]:
         if exc.name in ("robot_descriptions", None) or "robot_descriptions" in str(exc):
             return None, "robot_descriptions is not installed"
         return None, f"robot_descriptions failed: {type(exc).__name__}: {exc}"
-    except Exception as exc:  # noqa: BLE001 - fetching can fail in many ways offline
+    except Exception as exc:  # fetching (git clone) can fail in many ways offline
         return None, f"robot_descriptions could not fetch it: {type(exc).__name__}: {exc}"
     urdf = getattr(module, "URDF_PATH", None)
     if urdf is None or not Path(urdf).is_file():
@@ -192,7 +192,7 @@ def shadow_hand_model() -> pin.Model:
     MJCF names (``robot0:S_fftip`` ...).
 
     Raises:
-        ModuleNotFoundError: gymnasium-robotics is not installed (``pip install 'pvosimr[models]'``).
+        ModuleNotFoundError: gymnasium-robotics is missing (``pip install 'pvosimr[models]'``).
     """
     text = shadow_hand_mjcf()
     with tempfile.TemporaryDirectory(prefix="pvosimr-shadow-") as tmp:
@@ -334,7 +334,12 @@ def erd_model(name: str) -> pin.Model:
         model = pin.buildModelFromUrdf(urdf)
 
     if _is_a(cls, "TalosLegsLoader"):
+        # Like example_robot_data, drop torso/arms/head; unlike it (which re-adds frame
+        # inertias on top of the joint inertias) keep the full model's link inertias.
         model = _keep_first_joints(model, _TALOS_LEGS_NJOINTS)
+        effort = np.array(model.effortLimit)
+        effort[:6] = np.inf
+        model.effortLimit = effort
     if _is_a(cls, "HumanLoader") and cls.free_flyer and model.existJointName("root_joint"):
         jid = model.getJointId("root_joint")
         placement = pin.SE3(model.jointPlacements[jid])
