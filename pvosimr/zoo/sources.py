@@ -247,7 +247,7 @@ def _keep_first_joints(model: pin.Model, njoints: int) -> pin.Model:
         joint = model.joints[jid]
         new = out.addJoint(
             model.parents[jid],
-            joint.extract() if hasattr(joint, "extract") else joint,
+            joint,
             model.jointPlacements[jid],
             model.names[jid],
         )
