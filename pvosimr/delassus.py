@@ -109,7 +109,37 @@ def _evaluate(
     if topology.m == 0:
         return np.zeros((0, 0))
     kin = numeric_kinematics(model, data, q, topology, cms)
-    return sweeps(NUMPY, topology, kin)
+    try:
+        with np.errstate(all="ignore"):  # a singular M shows up as non-finite G, checked below
+            G = sweeps(NUMPY, topology, kin)
+    except np.linalg.LinAlgError:
+        G = np.full((topology.m, topology.m), np.nan)
+    if not np.isfinite(G).all():
+        raise ValueError(
+            f"the mass matrix is singular at this q, G = J M⁻¹ Jᵀ is undefined{_why(model)}"
+        )
+    return G
+
+
+def _why(model: pin.Model) -> str:
+    """Name the joints that move no inertia at all: they make M singular in every configuration."""
+    inert = [
+        model.inertias[i].mass > 0 or model.inertias[i].inertia.any() for i in range(model.njoints)
+    ]
+    for i in reversed(range(1, model.njoints)):
+        if inert[i]:
+            inert[model.parents[i]] = True
+    dead = [
+        model.names[i]
+        for i in range(1, model.njoints)
+        if not inert[i]
+        and not np.any(
+            model.armature[model.joints[i].idx_v : model.joints[i].idx_v + model.joints[i].nv]
+        )
+    ]
+    if not dead:
+        return ""
+    return f": joints {', '.join(map(repr, dead))} move no mass, inertia or armature"
 
 
 def compute_delassus(

@@ -160,3 +160,14 @@ def test_unknown_frame_in_constraint_helpers(humanoid):
         constraints.weld(humanoid, "lleg6_jointt")
     with pytest.raises(ValueError, match=r"unknown frame 'nope'"):
         constraints.point(humanoid, "nope")
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_massless_subtree_makes_the_matrix_undefined(algorithm):
+    model = _model_with(pin.JointModelRY())
+    model.inertias[2] = pin.Inertia.Zero()
+    cms = [pin.RigidConstraintModel(C6, model, 2, pin.SE3.Random(), pin.LOCAL)]
+    with pytest.raises(ValueError, match=r"mass matrix is singular.*'odd_joint' move no mass"):
+        pvosimr.compute_delassus(
+            model, model.createData(), pin.neutral(model), cms, algorithm=algorithm
+        )
