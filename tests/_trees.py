@@ -1,0 +1,343 @@
+"""Random kinematic trees with constraints, built with Pinocchio, for property tests.
+
+The tree *structure* (parent array, joint types, floating root, constraint joints and
+types) is drawn from hypothesis so that failures shrink to small trees; the numeric
+parts (placements, inertias, armature, axes) come from a numpy ``Generator`` seeded by a
+hypothesis-drawn integer, which keeps shrinking cheap.
+
+Joints are always added depth-first (every subtree is a contiguous index range):
+``pin.Model.addJoint`` silently produces an indefinite ``crba`` mass matrix otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pinocchio as pin
+from hypothesis import strategies as st
+
+__all__ = [
+    "DEFAULT_JOINT_TYPES",
+    "FIG1_PARENTS",
+    "TreeSpec",
+    "build_tree",
+    "fig1_tree",
+    "random_inertia",
+    "random_placement",
+    "random_q",
+    "random_rotation",
+    "random_trees",
+    "random_unit_vector",
+    "tree_specs",
+]
+
+Tree = tuple[pin.Model, list[pin.RigidConstraintModel]]
+
+# Ordered roughly from simplest to most complex: hypothesis shrinks towards the front.
+DEFAULT_JOINT_TYPES: tuple[str, ...] = (
+    "RZ",
+    "RX",
+    "RY",
+    "RevoluteUnaligned",
+    "PX",
+    "PY",
+    "PZ",
+    "PrismaticUnaligned",
+    "RUBX",
+    "RUBY",
+    "RUBZ",
+    "RevoluteUnboundedUnaligned",
+    "Spherical",
+    "SphericalZYX",
+    "Planar",
+    "Translation",
+    "FreeFlyer",
+)
+
+CONTACT_TYPES: tuple[pin.ContactType, ...] = (
+    pin.ContactType.CONTACT_3D,
+    pin.ContactType.CONTACT_6D,
+)
+
+# Paper Fig. 1: parent of links 1..6 (link 1 on the world, link 6 on link 2).
+FIG1_PARENTS: tuple[int, ...] = (0, 1, 2, 3, 4, 2)
+# Fig. 1 end-effectors EE7, EE8, EE9 sit on links 6, 3, 5 (in that order).
+FIG1_CONSTRAINED_LINKS: tuple[int, ...] = (6, 3, 5)
+
+
+# --------------------------------------------------------------------------- numerics
+
+
+def random_unit_vector(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly distributed unit 3-vector."""
+    while True:
+        v = rng.standard_normal(3)
+        n = float(np.linalg.norm(v))
+        if n > 1e-3:
+            return v / n
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly distributed rotation matrix (from a random unit quaternion)."""
+    w, x, y, z = rng.standard_normal(4)
+    n = np.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w / n, x / n, y / n, z / n
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def random_placement(rng: np.random.Generator, scale: float = 0.5) -> pin.SE3:
+    """A random (non-identity) rigid transform: uniform rotation, translation in ±scale."""
+    return pin.SE3(random_rotation(rng), rng.uniform(-scale, scale, 3))
+
+
+def random_inertia(rng: np.random.Generator) -> pin.Inertia:
+    """A well-conditioned random rigid-body inertia.
+
+    Mass in [0.1, 5], centre of mass within ±0.3, rotational inertia about the CoM built
+    as that of a mass distribution with second moments ``s_k = m σ_k²`` (σ_k in
+    [0.05, 0.5]) along random principal axes, so the principal moments
+    ``(s2+s3, s1+s3, s1+s2)`` are positive and strictly satisfy the triangle inequality.
+    """
+    mass = float(rng.uniform(0.1, 5.0))
+    com = rng.uniform(-0.3, 0.3, 3)
+    s = mass * rng.uniform(0.1, 0.5, 3) ** 2
+    principal = np.array([s[1] + s[2], s[0] + s[2], s[0] + s[1]])
+    r = random_rotation(rng)
+    inertia = r @ np.diag(principal) @ r.T
+    return pin.Inertia(mass, com, 0.5 * (inertia + inertia.T))
+
+
+def random_q(
+    model: pin.Model,
+    rng: np.random.Generator,
+    scale: float = np.pi,
+    zyx_pitch_max: float | None = 1.2,
+) -> np.ndarray:
+    """A valid configuration of ``model`` drawn from ``rng``.
+
+    ``q = integrate(neutral, v)`` with ``v`` uniform in ±scale per velocity coordinate, so
+    quaternions (FreeFlyer, Spherical) are unit and the (cos, sin) pairs of RUB and
+    Planar joints lie on the unit circle whatever the model's position limits are.
+
+    SphericalZYX joints are singular (gimbal lock: the mass matrix loses rank) when their
+    middle angle is ±π/2; unless ``zyx_pitch_max`` is None that angle is kept within
+    ±zyx_pitch_max so the mass matrix stays well conditioned.
+    """
+    v = rng.uniform(-scale, scale, model.nv)
+    if zyx_pitch_max is not None and scale > zyx_pitch_max:
+        for joint in model.joints:
+            if joint.shortname() == "JointModelSphericalZYX":
+                v[joint.idx_v + 1] *= zyx_pitch_max / scale
+    return pin.integrate(model, pin.neutral(model), v)
+
+
+# --------------------------------------------------------------------------- joints
+
+
+def _revolute_unbounded_unaligned(axis: np.ndarray) -> pin.JointModel:
+    """JointModelRevoluteUnboundedUnaligned about ``axis``.
+
+    The Python binding of this joint (pin 4.1.0) has only a default constructor (axis =
+    UnitX); a URDF ``continuous`` joint with a non-aligned axis yields the general one.
+    """
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a)
+    xyz = " ".join(repr(float(c)) for c in a)
+    urdf = (
+        '<robot name="r"><link name="a"/><link name="b"/>'
+        '<joint name="j" type="continuous"><parent link="a"/><child link="b"/>'
+        f'<axis xyz="{xyz}"/></joint></robot>'
+    )
+    joint = pin.buildModelFromXML(urdf).joints[1]
+    assert joint.shortname() == "JointModelRevoluteUnboundedUnaligned", joint.shortname()
+    return joint
+
+
+def _unaligned_axis(rng: np.random.Generator) -> np.ndarray:
+    """A unit axis that is not (nearly) aligned with x, y or z."""
+    while True:
+        a = random_unit_vector(rng)
+        if np.max(np.abs(a)) < 0.95:
+            return a
+
+
+_SIMPLE_JOINTS: dict[str, Callable[[], object]] = {
+    "RX": pin.JointModelRX,
+    "RY": pin.JointModelRY,
+    "RZ": pin.JointModelRZ,
+    "RUBX": pin.JointModelRUBX,
+    "RUBY": pin.JointModelRUBY,
+    "RUBZ": pin.JointModelRUBZ,
+    "PX": pin.JointModelPX,
+    "PY": pin.JointModelPY,
+    "PZ": pin.JointModelPZ,
+    "Spherical": pin.JointModelSpherical,
+    "SphericalZYX": pin.JointModelSphericalZYX,
+    "Planar": pin.JointModelPlanar,
+    "Translation": pin.JointModelTranslation,
+    "FreeFlyer": pin.JointModelFreeFlyer,
+}
+
+
+def make_joint(kind: str, rng: np.random.Generator) -> object:
+    """A Pinocchio joint model of the named kind (random axis for the unaligned ones)."""
+    if kind in _SIMPLE_JOINTS:
+        return _SIMPLE_JOINTS[kind]()
+    if kind == "RevoluteUnaligned":
+        return pin.JointModelRevoluteUnaligned(_unaligned_axis(rng))
+    if kind == "PrismaticUnaligned":
+        return pin.JointModelPrismaticUnaligned(_unaligned_axis(rng))
+    if kind == "RevoluteUnboundedUnaligned":
+        return _revolute_unbounded_unaligned(_unaligned_axis(rng))
+    raise ValueError(f"unknown joint kind {kind!r}")
+
+
+# --------------------------------------------------------------------------- building
+
+
+class TreeSpec:
+    """The hypothesis-drawn structure of a random tree (numeric parts come from ``seed``).
+
+    ``parents[i]`` is the parent of joint ``i + 1`` (0 = universe), depth-first ordered;
+    ``joint_types[i]`` its kind; ``constraints`` a list of ``(joint_id, contact_type)``;
+    ``armature`` whether some dofs get a random rotor inertia.
+    """
+
+    __slots__ = ("armature", "constraints", "joint_types", "parents", "seed")
+
+    def __init__(
+        self,
+        parents: Sequence[int],
+        joint_types: Sequence[str],
+        constraints: Sequence[tuple[int, pin.ContactType]],
+        armature: bool,
+        seed: int,
+    ) -> None:
+        self.parents = tuple(parents)
+        self.joint_types = tuple(joint_types)
+        self.constraints = tuple(constraints)
+        self.armature = armature
+        self.seed = seed
+
+    def __repr__(self) -> str:
+        cons = [(j, str(t).rsplit(".", 1)[-1]) for j, t in self.constraints]
+        return (
+            f"TreeSpec(parents={list(self.parents)}, joint_types={list(self.joint_types)}, "
+            f"constraints={cons}, armature={self.armature}, seed={self.seed})"
+        )
+
+
+def _check_depth_first(parents: Sequence[int]) -> None:
+    """Raise unless parent[i] is an ancestor-or-self of joint i-1 (or the universe)."""
+    path: list[int] = [0]
+    for i, p in enumerate(parents, start=1):
+        if p not in path:
+            raise ValueError(f"joint {i} with parent {p} breaks depth-first order {parents}")
+        del path[path.index(p) + 1 :]
+        path.append(i)
+
+
+def build_tree(spec: TreeSpec) -> Tree:
+    """Build the Pinocchio model and constraint list described by ``spec``."""
+    _check_depth_first(spec.parents)
+    rng = np.random.default_rng(spec.seed)
+    model = pin.Model()
+    model.name = "random_tree"
+    for i, (parent, kind) in enumerate(zip(spec.parents, spec.joint_types, strict=True), 1):
+        joint = make_joint(kind, rng)
+        jid = model.addJoint(parent, joint, random_placement(rng), f"joint{i}")
+        assert jid == i
+        model.appendBodyToJoint(jid, random_inertia(rng), pin.SE3.Identity())
+    # Finite limits so that pin.randomConfiguration(model) also works on these models.
+    model.lowerPositionLimit = -np.pi * np.ones(model.nq)
+    model.upperPositionLimit = np.pi * np.ones(model.nq)
+    if spec.armature:
+        mask = rng.random(model.nv) < 0.5
+        model.armature = np.where(mask, rng.uniform(0.0, 0.5, model.nv), 0.0)
+    constraints = [
+        pin.RigidConstraintModel(ctype, model, jid, random_placement(rng), pin.LOCAL)
+        for jid, ctype in spec.constraints
+    ]
+    return model, constraints
+
+
+@st.composite
+def tree_specs(
+    draw: st.DrawFn,
+    min_joints: int = 1,
+    max_joints: int = 15,
+    max_constraints: int = 6,
+    joint_types: Sequence[str] = DEFAULT_JOINT_TYPES,
+) -> TreeSpec:
+    """Hypothesis strategy for :class:`TreeSpec` (structure only, numerics via seed)."""
+    n = draw(st.integers(min_joints, max_joints))
+    parents: list[int] = []
+    path: list[int] = [0]  # root-to-(i-1) path: depth-first parents are exactly these
+    for i in range(1, n + 1):
+        # Index from the deep end so that shrinking (towards 0) gives chains.
+        k = draw(st.integers(0, len(path) - 1))
+        parent = path[len(path) - 1 - k]
+        del path[path.index(parent) + 1 :]
+        path.append(i)
+        parents.append(parent)
+    floating = draw(st.booleans())
+    kinds = [draw(st.sampled_from(tuple(joint_types))) for _ in range(n)]
+    if floating:
+        kinds[0] = "FreeFlyer"
+    elif kinds[0] == "FreeFlyer" and len(joint_types) > 1:
+        kinds[0] = next(k for k in joint_types if k != "FreeFlyer")
+    m = draw(st.integers(0, max_constraints))
+    constraints = [
+        (draw(st.integers(1, n)), draw(st.sampled_from(CONTACT_TYPES))) for _ in range(m)
+    ]
+    armature = draw(st.booleans())
+    seed = draw(st.integers(0, 2**32 - 1))
+    return TreeSpec(parents, kinds, constraints, armature, seed)
+
+
+def random_trees(
+    min_joints: int = 1,
+    max_joints: int = 15,
+    max_constraints: int = 6,
+    joint_types: Sequence[str] = DEFAULT_JOINT_TYPES,
+) -> st.SearchStrategy[Tree]:
+    """Hypothesis strategy of ``(model, constraint_models)`` random trees.
+
+    Depth-first joint order, random parent structure (chains, branches, several roots),
+    joint kinds from ``joint_types`` anywhere in the tree, root either fixed or a
+    free-flyer, random placements/inertias/armature, 0..max_constraints LOCAL
+    CONTACT_3D/CONTACT_6D constraints with random placements (possibly several on one
+    joint, possibly on joint 1).
+    """
+    return tree_specs(min_joints, max_joints, max_constraints, joint_types).map(build_tree)
+
+
+# --------------------------------------------------------------------------- Fig. 1
+
+
+def fig1_tree(seed: int = 0) -> Tree:
+    """The PV-OSIMr paper's Fig. 1 tree: 6 revolute links, 3 welded end-effectors.
+
+    Parents of links 1..6 are ``FIG1_PARENTS`` = (0, 1, 2, 3, 4, 2) (already depth-first).
+    Constraints, in order: EE7 on link 6, EE8 on link 3, EE9 on link 5, all CONTACT_6D,
+    LOCAL, at random (deterministic for a given ``seed``) non-identity placements.
+    Joint axes cycle RX, RY, RZ; placements and inertias are random but deterministic.
+    """
+    kinds = ("RX", "RY", "RZ", "RX", "RY", "RZ")
+    spec = TreeSpec(
+        parents=FIG1_PARENTS,
+        joint_types=kinds,
+        constraints=[(j, pin.ContactType.CONTACT_6D) for j in FIG1_CONSTRAINED_LINKS],
+        armature=False,
+        seed=seed,
+    )
+    model, constraints = build_tree(spec)
+    model.name = "pvosimr_fig1"
+    return model, constraints
