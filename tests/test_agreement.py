@@ -50,6 +50,15 @@ def test_sample_humanoid_with_mixed_constraints_at_random_placements():
         for k, j in enumerate(joints)
     ]
     check_configurations(model, cms, n=5)
+    as_pinocchio_vector = pin.StdVec_RigidConstraintModel()
+    for cm in cms:
+        as_pinocchio_vector.append(cm)
+    q = random_q(model, rng)
+    data = model.createData()
+    for algorithm in pvosimr.ALGORITHMS:
+        G_vec = pvosimr.compute_delassus(model, data, q, as_pinocchio_vector, algorithm=algorithm)
+        G_list = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+        assert np.array_equal(G_vec, G_list)
 
 
 @pytest.fixture(scope="module")

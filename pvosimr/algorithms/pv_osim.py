@@ -21,9 +21,9 @@ def pv_osim_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     n_nodes = topo.njoints
     K_A: list[list[Matrix]] = [[] for _ in range(n_nodes)]  # row blocks of K^A_i
     L_A: list[list[Matrix]] = [[] for _ in range(n_nodes)]  # diagonal blocks of L^A_i
-    rows: list[list[int]] = [[] for _ in range(n_nodes)]  # constraint index of each K^A row block
-    for e in reversed(topo.ees):  # lines 3–5
-        i, k = topo.link_of[e], topo.ees.index(e)
+    rows: list[list[int]] = [[] for _ in range(n_nodes)]  # constraints stacked in K^A_i, in order
+    for k, e in reversed(list(enumerate(topo.ees))):  # lines 3–5
+        i = topo.link_of[e]
         K_A[i].append(B.const(kin.K[e]))
         L_A[i].append(B.zeros(topo.dims[k], topo.dims[k]))
         rows[i].append(k)
@@ -37,16 +37,9 @@ def pv_osim_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
         L_A[p].append(LA + KS @ (step.Dinv @ KS.T))  # line 14
         if p > 0:
             K_A[p].append(step.rows_to_parent(KA))  # line 13
-        rows[p].append(rows[i])
+        rows[p].extend(rows[i])
     G = B.blockdiag(L_A[0])  # line 15: Λ⁻¹ = L^A_0
-    return B.symmetric_from_upper(B.permute(G, _inverse_order(_flatten(rows[0]), topo)))
-
-
-def _flatten(nested: list) -> list[int]:
-    out: list[int] = []
-    for item in nested:
-        out.extend(_flatten(item) if isinstance(item, list) else [item])
-    return out
+    return B.symmetric_from_upper(B.permute(G, _inverse_order(rows[0], topo)))
 
 
 def _inverse_order(stack: list[int], topo: Topology) -> list[int]:
