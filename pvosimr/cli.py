@@ -110,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pvosimr", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="agreement of every algorithm with Pinocchio on real robots")
+    sub.add_parser(
+        "validate", help="every algorithm and Pinocchio reference across the zoo", add_help=False
+    )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["validate"]:
+        from .validation import main as validate_main
+
+        return validate_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command in (None, "demo"):
         return demo()
