@@ -22,7 +22,7 @@ class Backend(Protocol):
     name: str
 
     def const(self, a: np.ndarray) -> Matrix:
-        """A numeric constant (model data such as inertias or placements) as a backend matrix."""
+        """A numeric constant (inertias, placements) as a backend matrix; used by kinematics."""
 
     def zeros(self, rows: int, cols: int) -> Matrix:
         """A zero matrix that supports slice assignment."""

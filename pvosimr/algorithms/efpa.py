@@ -21,7 +21,7 @@ def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """The Delassus matrix G (m × m) by EFPA, blocks in constraint-list order."""
     K: dict[tuple[int, int], Matrix] = {}  # (k, j) -> ^kK_j
     for e in topo.ees:  # line 4: ^{π(j)}K_j = K_j
-        K[topo.link_of[e], e] = B.const(kin.K[e])
+        K[topo.link_of[e], e] = kin.K[e]
     steps: dict[int, JointStep] = {}
     for i, step in articulated_sweep(B, topo, kin):  # lines 5–11
         steps[i] = step

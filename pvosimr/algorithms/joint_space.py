@@ -45,7 +45,7 @@ def constraint_jacobian(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     J = B.zeros(topo.m, topo.nv)
     for a, e in enumerate(topo.ees):
         rows = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[e])
-        Kk = B.const(kin.K[e])  # rows acting on link k's motion, k walking to the root
+        Kk = kin.K[e]  # rows acting on link k's motion, k walking to the root
         k = topo.link_of[e]
         while k > 0:
             J[rows, _dofs(topo, k)] = Kk @ kin.S[k]

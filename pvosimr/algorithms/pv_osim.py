@@ -24,7 +24,7 @@ def pv_osim_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     rows: list[list[int]] = [[] for _ in range(n_nodes)]  # constraints stacked in K^A_i, in order
     for k, e in reversed(list(enumerate(topo.ees))):  # lines 3–5
         i = topo.link_of[e]
-        K_A[i].append(B.const(kin.K[e]))
+        K_A[i].append(kin.K[e])
         L_A[i].append(B.zeros(topo.dims[k], topo.dims[k]))
         rows[i].append(k)
     for i, step in articulated_sweep(B, topo, kin):  # lines 6–14

@@ -28,7 +28,7 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
     ``^{A(j)}P_j`` and ``^{A(j)}Ω_j``.
     """
     # Line 4, "abuse of notation": an EE's propagator is its constraint matrix.
-    P: dict[int, Matrix] = {e: B.const(kin.K[e]).T for e in topo.ees}
+    P: dict[int, Matrix] = {e: kin.K[e].T for e in topo.ees}
     Omega: dict[int, Matrix] = {e: B.zeros(d, d) for e, d in topo.dim_of.items()}
     for i, step in articulated_sweep(B, topo, kin):
         if not topo.ES[i]:
@@ -46,9 +46,15 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
 
 
 def _forward(topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
-    """Lines 16–17, eq. 18: ``^0Ω_i`` for every i in N∖{0}, root side first."""
+    """Lines 16–17, eq. 18: ``^0Ω_i`` for every branching link i, root side first.
+
+    The EEs' own ``^0Ω_i`` (the diagonal blocks) are finished in :func:`pv_osimr_sweeps`,
+    where the product ``^0Ω_{A(i)} ^{A(i)}P_i`` is shared with the off-diagonal blocks.
+    """
     Omega0: dict[int, Matrix] = {}
     for i in topo.N[1:]:
+        if i >= topo.njoints:  # an EE: finished at assembly
+            continue
         a = topo.A[i]
         Omega0[i] = Omega[i] if a == 0 else Omega[i] + P[i].T @ Omega0[a] @ P[i]
     return Omega0
@@ -59,28 +65,37 @@ def _cemps(topo: Topology, P: dict) -> dict[int, dict[int, Matrix]]:
     K: dict[int, dict[int, Matrix]] = {}
     for e in topo.ees:
         chain = topo.n_chain[e]
+        K[e] = {}
         if not chain:
             continue
-        K[e] = {chain[0]: P[e].T}  # line 20
+        K[e][chain[0]] = P[e].T  # line 20
         for j, up in pairwise(chain):
             K[e][up] = K[e][j] @ P[j].T  # line 22
     return K
 
 
 def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
-    """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order."""
+    """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order.
+
+    Lines 23–28 evaluate eq. 13 as ``^cK_i (^0Ω_c ^cK_jᵀ)``: the bracket is formed once per
+    EE j and branching ancestor c and shared by every block of column j, and by j's diagonal
+    block, ``^0Ω_j = ^{A(j)}Ω_j + ^{A(j)}K_j (^0Ω_{A(j)} ^{A(j)}K_jᵀ)`` (eq. 18 at an EE, where
+    ``^{A(j)}P_j = ^{A(j)}K_jᵀ`` by line 20).
+    """
     P, Omega = _backward(B, topo, kin)
     Omega0 = _forward(topo, P, Omega)
     K = _cemps(topo, P)
+    Y = {(c, e): Omega0[c] @ K[e][c].T for e in topo.ees for c in K[e]}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m, topo.m)
-    for a, ei in enumerate(topo.ees):  # lines 23–28
+    for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
-        G[ri, ri] = Omega0[ei]
+        A = topo.A[ei]
+        G[ri, ri] = Omega[ei] if A == 0 else Omega[ei] + K[ei][A] @ Y[A, ei]  # line 28
         for b in range(a + 1, len(topo.ees)):
             ej = topo.ees[b]
             c = topo.cca(ei, ej)
             if c == 0:
                 continue  # only the world in common: no coupling
             rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
-            G[ri, rj] = K[ei][c] @ Omega0[c] @ K[ej][c].T  # eq. 13 (line 25)
+            G[ri, rj] = K[ei][c] @ Y[c, ej]  # eq. 13 (line 25)
     return B.symmetric_from_upper(G)
