@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import SWEEPS
+from .algorithms import SWEEPS, sweeps_for
 from .backend import NUMPY
 from .constraints import as_constraint_list
 from .kinematics import numeric_kinematics
@@ -95,10 +95,7 @@ def _evaluate(
     constraint_models: Iterable,
     topology: Topology | None,
 ) -> np.ndarray:
-    try:
-        sweeps = SWEEPS[algorithm]
-    except KeyError:
-        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}") from None
+    sweeps = sweeps_for(algorithm)
     _check_data(model, data)
     q = _check_configuration(model, q)
     cms = as_constraint_list(constraint_models)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import SWEEPS
+from .algorithms import sweeps_for
 from .constraints import as_constraint_list
 from .kinematics import Kinematics, model_constants
 from .topology import Topology
@@ -207,17 +207,12 @@ def symbolic_kinematics(
 def delassus_function(
     model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
 ) -> ca.Function:
-    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm for this model and constraints."""
+    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list."""
     cms = as_constraint_list(constraint_models)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
     kin = symbolic_kinematics(model, q, topology, cms)
-    try:
-        sweeps = SWEEPS[algorithm]
-    except KeyError:
-        raise ValueError(
-            f"unknown algorithm {algorithm!r}; choose one of {tuple(SWEEPS)}"
-        ) from None
+    sweeps = sweeps_for(algorithm)
     G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
     return ca.Function(f"delassus_{algorithm.replace('-', '_')}", [q], [G], ["q"], ["G"])
 

@@ -15,4 +15,15 @@ SWEEPS = {
     "naive": naive_sweeps,
 }
 
-__all__ = ["SWEEPS", *(f.__name__ for f in SWEEPS.values())]
+
+def sweeps_for(algorithm: str):
+    """The body of the algorithm named ``algorithm`` (``ValueError`` naming the choices)."""
+    try:
+        return SWEEPS[algorithm]
+    except KeyError:
+        raise ValueError(
+            f"unknown algorithm {algorithm!r}; choose one of {tuple(SWEEPS)}"
+        ) from None
+
+
+__all__ = ["SWEEPS", "sweeps_for", *(f.__name__ for f in SWEEPS.values())]
