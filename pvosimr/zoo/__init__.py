@@ -1,5 +1,27 @@
-"""Robot model zoo: kinematics-only model sources (Atlas, Shadow hand, example-robot-data)."""
+"""Robot model zoo: the paper's robots, its synthetic mechanisms and example-robot-data.
 
+::
+
+    from pvosimr import zoo
+    zoo.names()                                # every robot name
+    robot = zoo.load("atlas_two_shadow_hands", "fingertips_3d_feet_6d")
+    robot.model, robot.constraints, robot.presets, robot.q_random(rng)
+    zoo.stem_with_branches(stem_links=50, branches=4)   # any size of the Fig. 3 mechanism
+
+Modules: :mod:`.sources` (kinematics-only model loaders), :mod:`.presets` (constraint-set
+builders), :mod:`.paper` (Atlas + Shadow hands), :mod:`.synthetic` (Fig. 3/4 mechanisms),
+:mod:`.erd` (example-robot-data presets and skips), :mod:`.registry` (names/load).
+"""
+
+from . import presets, sources
+from .erd import ERD_PRESETS, ERD_SKIPPED
+from .paper import (
+    atlas_shadow_hand_model,
+    atlas_two_shadow_hands_model,
+    prefixed_shadow_hand_model,
+)
+from .registry import SYNTHETIC_DEFAULTS, load, names, skipped
+from .robot import Robot, random_configuration
 from .sources import (
     SHADOW_FINGERTIPS,
     atlas_model,
@@ -10,14 +32,31 @@ from .sources import (
     model_search_path,
     shadow_hand_model,
 )
+from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
 
 __all__ = [
+    "ERD_PRESETS",
+    "ERD_SKIPPED",
     "SHADOW_FINGERTIPS",
+    "SYNTHETIC_DEFAULTS",
+    "Robot",
     "atlas_model",
+    "atlas_shadow_hand_model",
+    "atlas_two_shadow_hands_model",
     "atlas_urdf_path",
+    "chain_welded_every_k",
+    "chain_welded_every_link",
     "erd_model",
     "erd_names",
     "find_model_file",
+    "load",
     "model_search_path",
+    "names",
+    "prefixed_shadow_hand_model",
+    "presets",
+    "random_configuration",
     "shadow_hand_model",
+    "skipped",
+    "sources",
+    "stem_with_branches",
 ]

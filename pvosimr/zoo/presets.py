@@ -13,7 +13,16 @@ import pinocchio as pin
 
 from ..constraints import point, weld
 
-__all__ = ["ATLAS_PRESETS", "Preset", "atlas_sole_corners", "points", "sole_corners", "welds"]
+__all__ = [
+    "ATLAS_PRESETS",
+    "Preset",
+    "atlas_sole_corners",
+    "com_points",
+    "combine",
+    "points",
+    "sole_corners",
+    "welds",
+]
 
 Preset = Callable[[pin.Model], list[pin.RigidConstraintModel]]
 
@@ -23,14 +32,61 @@ _ATLAS_SOLE_CENTRE = np.array([0.023, 0.0, -0.049119 - 0.025])
 _ATLAS_SOLE_HALF = np.array([0.227 / 2, 0.133887 / 2])
 
 
+def _on_frame(model: pin.Model, frame: str, contact: pin.ContactType) -> pin.RigidConstraintModel:
+    """A LOCAL constraint of type ``contact`` on ``frame``, taking the BODY frame of that name.
+
+    URDF parsers give a fixed joint and its child link the same frame name when they are
+    named alike (e.g. z1's ``gripperStator``), and ``model.getFrameId`` then refuses to
+    choose.  Names without a BODY frame go through :func:`pvosimr.constraints.weld` /
+    :func:`~pvosimr.constraints.point` (which explain unknown names).
+    """
+    body = pin.FrameType.BODY
+    if not model.existFrame(frame, body):
+        return (weld if contact == pin.ContactType.CONTACT_6D else point)(model, frame)
+    f = model.frames[model.getFrameId(frame, body)]
+    if f.parentJoint == 0:
+        raise ValueError(f"frame {frame!r} is attached to the universe; it cannot move")
+    cm = pin.RigidConstraintModel(contact, model, f.parentJoint, f.placement, pin.LOCAL)
+    cm.name = frame
+    return cm
+
+
 def welds(*frames: str) -> Preset:
-    """A 6D weld on each frame."""
-    return lambda model: [weld(model, f) for f in frames]
+    """A 6D weld on each frame (the BODY frame if several frames share a name)."""
+    return lambda model: [_on_frame(model, f, pin.ContactType.CONTACT_6D) for f in frames]
 
 
 def points(*frames: str) -> Preset:
-    """A 3D point contact at each frame's origin."""
-    return lambda model: [point(model, f) for f in frames]
+    """A 3D point contact at each frame's origin (the BODY frame if names are shared)."""
+    return lambda model: [_on_frame(model, f, pin.ContactType.CONTACT_3D) for f in frames]
+
+
+def com_points(*frames: str) -> Preset:
+    """A 3D point contact at the centre of mass of the link carrying each frame.
+
+    For links without a tool or tip frame (e.g. the double pendulums): the point is
+    ``model.inertias[j].lever`` in the frame of the frame's parent joint ``j``.
+    """
+
+    def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
+        out = []
+        for f in frames:
+            base = _on_frame(model, f, pin.ContactType.CONTACT_3D)
+            j = base.joint1_id
+            com = pin.SE3(np.eye(3), np.array(model.inertias[j].lever))
+            cm = pin.RigidConstraintModel(
+                pin.ContactType.CONTACT_3D, model, j, com, pin.ReferenceFrame.LOCAL
+            )
+            cm.name = f"{f}[com]"
+            out.append(cm)
+        return out
+
+    return build
+
+
+def combine(*presets: Preset) -> Preset:
+    """The constraints of every preset, concatenated in order."""
+    return lambda model: [cm for p in presets for cm in p(model)]
 
 
 def sole_corners(
@@ -39,7 +95,7 @@ def sole_corners(
     """Four 3D point contacts at the corners of a rectangular sole below ``frame``."""
 
     def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
-        base = weld(model, frame)
+        base = _on_frame(model, frame, pin.ContactType.CONTACT_6D)
         out = []
         for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
             corner = pin.SE3(np.eye(3), centre + np.array([sx * half[0], sy * half[1], 0.0]))

@@ -1,0 +1,124 @@
+"""The zoo's names: :func:`names`, :func:`skipped` and :func:`load`.
+
+Names, in the order :func:`names` lists them:
+
+1. the paper's robots: ``atlas``, ``shadow_hand``, ``atlas_shadow_hand``,
+   ``atlas_two_shadow_hands`` (see :mod:`pvosimr.zoo.paper`);
+2. the synthetic mechanisms at default sizes (see :mod:`pvosimr.zoo.synthetic`); any size is
+   accepted by :func:`load` through the same patterns:
+
+   * ``stem_b{b}_L{L}``: Fig. 3, floating stem of L links, b welded 7-link branches per end
+     (listed: b = 1, 2, 4, 7, 10 as in Fig. 3b-f, L = 10);
+   * ``chain_welded_every_k_k{k}``: Fig. 4a, fixed chain of k² links welded every k links
+     (listed: k = 4);
+   * ``chain_welded_every_link_n{n}``: Fig. 4b, fixed chain of n links, every link welded
+     (listed: n = 10);
+
+3. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import re
+from collections.abc import Callable
+
+from . import sources
+from .erd import ERD_PRESETS, ERD_SKIPPED, erd_presets
+from .paper import PAPER_ROBOTS
+from .robot import Robot
+from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
+
+__all__ = ["SYNTHETIC_DEFAULTS", "load", "names", "skipped"]
+
+SYNTHETIC_DEFAULTS: tuple[str, ...] = (
+    "stem_b1_L10",
+    "stem_b2_L10",
+    "stem_b4_L10",
+    "stem_b7_L10",
+    "stem_b10_L10",
+    "chain_welded_every_k_k4",
+    "chain_welded_every_link_n10",
+)
+"""Synthetic mechanisms listed by :func:`names` (others load by pattern)."""
+
+_SYNTHETIC: tuple[tuple[re.Pattern[str], Callable[..., Robot]], ...] = (
+    (re.compile(r"stem_b(\d+)_L(\d+)"), lambda b, L: stem_with_branches(L, b)),
+    (re.compile(r"chain_welded_every_k_k(\d+)"), chain_welded_every_k),
+    (re.compile(r"chain_welded_every_link_n(\d+)"), chain_welded_every_link),
+)
+
+
+def _erd_available() -> bool:
+    return importlib.util.find_spec("example_robot_data") is not None
+
+
+def _erd_all() -> list[str]:
+    """example-robot-data names: from the installed package, else from the preset table."""
+    if _erd_available():
+        try:
+            return sources.erd_names()
+        except ModuleNotFoundError:
+            pass
+    return sorted(set(ERD_PRESETS) | set(ERD_SKIPPED))
+
+
+def names() -> list[str]:
+    """Every robot name :func:`load` accepts by default (see the module docstring for order).
+
+    The example-robot-data part comes from the installed ``example_robot_data`` (falling back
+    to the preset table when it is not installed; :func:`load` then says how to install it).
+    Optional sources are listed even when missing (``atlas`` needs the URDF on
+    ``PVOSIMR_MODEL_PATH``; the Shadow hand robots need ``gymnasium-robotics``).
+    """
+    erd = [n for n in _erd_all() if n not in ERD_SKIPPED]
+    return [*PAPER_ROBOTS, *SYNTHETIC_DEFAULTS, *erd]
+
+
+def skipped() -> dict[str, str]:
+    """Robots deliberately not in :func:`names`, with the reason."""
+    return dict(ERD_SKIPPED)
+
+
+def _synthetic(name: str) -> Robot | None:
+    for pattern, builder in _SYNTHETIC:
+        match = pattern.fullmatch(name)
+        if match:
+            return builder(*(int(g) for g in match.groups()))
+    return None
+
+
+def _unknown(name: str) -> ValueError:
+    valid = names()
+    close = difflib.get_close_matches(name, valid, n=3)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    return ValueError(
+        f"unknown robot {name!r}.{hint} Valid names: {valid} (synthetic sizes by pattern: "
+        "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
+    )
+
+
+def load(name: str, preset: str | None = None) -> Robot:
+    """The zoo robot ``name`` with constraint preset ``preset`` (default: its first preset).
+
+    Raises:
+        ValueError: unknown robot (the message lists the valid names), unknown preset (lists
+            the robot's presets), or a robot in :func:`skipped` (gives the reason).
+        FileNotFoundError / ModuleNotFoundError: an optional model source is missing; the
+            message says how to get it (Atlas URDF, gymnasium-robotics, example-robot-data).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"robot name must be a str, got {type(name).__name__}")
+    if name in PAPER_ROBOTS:
+        build, presets = PAPER_ROBOTS[name]
+        return Robot.build(name, build(), presets, preset)
+    robot = _synthetic(name)
+    if robot is not None:
+        return robot if preset is None else robot.with_preset(preset)
+    if name in ERD_SKIPPED:
+        raise ValueError(f"robot {name!r} is not supported: {ERD_SKIPPED[name]}")
+    if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):
+        model = sources.erd_model(name)
+        return Robot.build(name, model, erd_presets(name, model), preset)
+    raise _unknown(name)

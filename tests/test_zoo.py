@@ -1,0 +1,306 @@
+"""The robot zoo: names, presets, the paper's robots, the synthetic mechanisms, errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pvosimr
+from pvosimr import zoo
+from pvosimr.zoo import sources
+
+TOL = 1e-9
+HAS_HAND = importlib.util.find_spec("gymnasium_robotics") is not None
+HAS_ERD = importlib.util.find_spec("example_robot_data") is not None
+HAS_ATLAS = sources.find_model_file(sources.ATLAS_URDF) is not None
+PAPER = ("atlas", "shadow_hand", "atlas_shadow_hand", "atlas_two_shadow_hands")
+needs_erd = pytest.mark.skipif(not HAS_ERD, reason="example-robot-data loaders not installed")
+
+
+def _load_or_skip(name: str, preset: str | None = None) -> zoo.Robot:
+    try:
+        return zoo.load(name, preset)
+    except (FileNotFoundError, ModuleNotFoundError) as exc:  # optional model source missing
+        pytest.skip(str(exc))
+
+
+def rel_err(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max())) if b.size else 0.0
+
+
+def is_depth_first(model: pin.Model) -> bool:
+    """Every subtree is a contiguous range of joint indices."""
+    parents = list(model.parents)
+    for j in range(1, model.njoints):
+        i = j + 1
+        while i < model.njoints and _descends(parents, i, j):
+            i += 1
+        if any(_descends(parents, k, j) for k in range(i, model.njoints)):
+            return False
+    return True
+
+
+def _descends(parents: list[int], i: int, j: int) -> bool:
+    while i > j:
+        i = parents[i]
+    return i == j
+
+
+# ----------------------------------------------------------------------------- names, skipped
+
+
+def test_names_and_skipped_are_consistent() -> None:
+    names = zoo.names()
+    assert len(names) == len(set(names))
+    assert tuple(names[:4]) == PAPER
+    assert set(zoo.SYNTHETIC_DEFAULTS) <= set(names)
+    assert {"stem_b2_L10", "chain_welded_every_k_k4", "chain_welded_every_link_n10"} <= set(names)
+    skipped = zoo.skipped()
+    assert not set(skipped) & set(names)
+    assert {"cassie", "romeo", "bravo7_gripper"} <= set(skipped)
+    assert all(isinstance(why, str) and why for why in skipped.values())
+    assert set(zoo.ERD_PRESETS).isdisjoint(skipped)
+
+
+@needs_erd
+def test_every_example_robot_data_robot_is_listed_or_skipped() -> None:
+    erd = set(sources.erd_names())
+    names, skipped = set(zoo.names()), set(zoo.skipped())
+    assert erd <= names | skipped
+    assert skipped <= erd
+    # the hand-made preset table covers exactly the listed example-robot-data robots
+    assert set(zoo.ERD_PRESETS) == erd - skipped
+
+
+_ROMEO_HAND = re.compile(r"[LR](Hand|Finger\d\d|Thumb\d)")
+DEAD_JOINTS = {
+    "romeo": lambda dead: len(dead) == 24 and all(_ROMEO_HAND.fullmatch(j) for j in dead),
+    **{
+        name: lambda dead: dead == ["bravo_finger1_joint", "bravo_finger2_joint"]
+        for name in ("bravo7_gripper", "bluevolta_bravo7_gripper", "falcon_bravo7_gripper")
+    },
+}
+"""The skipped robots with a singular mass matrix, and the joints that move no inertia."""
+
+
+@needs_erd
+def test_skipped_reasons_hold() -> None:
+    with pytest.raises(NotImplementedError, match="SDF"):
+        sources.erd_model("cassie")
+    assert "SDF" in zoo.skipped()["cassie"]
+    rng = np.random.default_rng(0)
+    singular = {n for n, why in zoo.skipped().items() if "singular" in why}
+    assert singular == set(DEAD_JOINTS)
+    for name, expected in DEAD_JOINTS.items():
+        model = sources.erd_model(name)
+        cms = zoo.erd.fallback_presets(model)["leaves_6d"](model)
+        data = model.createData()
+        for _ in range(2):
+            q = zoo.random_configuration(model, rng)
+            with pytest.raises(ValueError, match="mass matrix is singular") as info:
+                pvosimr.compute_delassus(model, data, q, cms, algorithm="naive")
+            dead = re.findall(r"'([^']+)'", str(info.value).split("joints ", 1)[1])
+            assert expected(dead), (name, dead)
+        with pytest.raises(ValueError, match="not supported"):
+            zoo.load(name)
+
+
+# ----------------------------------------------------------------------------- paper robots
+
+
+@pytest.mark.parametrize(
+    ("name", "nv", "sizes"),
+    [
+        ("atlas", 36, {"feet_6d": 12, "feet_4x3d": 24, "hands_feet_6d": 24}),
+        ("shadow_hand", 24, {"fingertips_3d": 15}),
+        ("atlas_shadow_hand", 60, {"fingertips_3d": 15, "fingertips_3d_feet_6d": 27}),
+        ("atlas_two_shadow_hands", 84, {"fingertips_3d": 30, "fingertips_3d_feet_6d": 42}),
+    ],
+)
+def test_paper_robot_sizes(name: str, nv: int, sizes: dict[str, int]) -> None:
+    robot = _load_or_skip(name)
+    assert robot.model.nv == nv
+    assert robot.presets == tuple(sizes)
+    assert robot.preset == robot.presets[0]
+    for preset, m in sizes.items():
+        assert robot.with_preset(preset).m == m
+    assert is_depth_first(robot.model)
+
+
+def test_two_shadow_hands_names_and_joint_parameters() -> None:
+    robot = _load_or_skip("atlas_two_shadow_hands")
+    model = robot.model
+    frames = [f.name for f in model.frames]
+    assert len(frames) == len(set(frames))
+    assert len(set(model.names)) == model.njoints
+    for side, wrist in (("l_", "l_arm_wry2"), ("r_", "r_arm_wry2")):
+        for tip in zoo.SHADOW_FINGERTIPS:
+            assert model.existFrame(side + tip)
+        first = model.getJointId(side + "robot0:WRJ1")
+        assert model.names[model.parents[first]] == wrist
+    hand, atlas = zoo.shadow_hand_model(), zoo.atlas_model()
+    # pin.appendModel drops the appended armature; the zoo restores it
+    assert np.sum(model.armature) == pytest.approx(
+        2 * np.sum(hand.armature) + np.sum(atlas.armature)
+    )
+    tip_joints = {c.joint1_id for c in robot.with_preset("fingertips_3d").constraints}
+    assert len(tip_joints) == 10
+    assert sum(inertia.mass for inertia in model.inertias) == pytest.approx(
+        2 * sum(i.mass for i in hand.inertias) + sum(i.mass for i in atlas.inertias)
+    )
+
+
+# ----------------------------------------------------------------------------- synthetic
+
+
+def _branching_links(robot: zoo.Robot) -> list[int]:
+    topo = pvosimr.topology_for(robot.model, robot.constraints)
+    return [i for i in topo.N if 0 < i < robot.model.njoints]
+
+
+@pytest.mark.parametrize(("L", "b"), [(1, 1), (1, 3), (2, 1), (10, 1), (10, 2), (5, 4), (3, 10)])
+def test_stem_with_branches_sizes(L: int, b: int) -> None:
+    robot = zoo.stem_with_branches(L, b)
+    model = robot.model
+    assert robot.name == f"stem_b{b}_L{L}"
+    assert model.njoints - 1 == L + 2 * b * 7
+    assert model.nv == 6 + (L - 1) + 14 * b
+    assert model.joints[1].shortname() == "JointModelFreeFlyer"
+    assert robot.m == 12 * b and len(robot.constraints) == 2 * b
+    assert is_depth_first(model)
+    stem_1, stem_L = 1, L
+    expected = [stem_1] if b == 1 or L == 1 else [stem_1, stem_L]
+    assert _branching_links(robot) == expected
+    # every weld sits on a branch tip (a leaf), 7 links below a stem end
+    for cm in robot.constraints:
+        j, depth = cm.joint1_id, 0
+        assert j not in set(model.parents)
+        while j > L:
+            j, depth = model.parents[j], depth + 1
+        assert depth == 7 and j in (stem_1, stem_L)
+        assert cm.joint1_placement.isIdentity()
+
+
+def test_reference_link() -> None:
+    robot = zoo.stem_with_branches(3, 2)
+    model = robot.model
+    for j in range(2, model.njoints):
+        assert model.joints[j].shortname() == "JointModelRZ"
+        np.testing.assert_array_equal(model.jointPlacements[j].rotation, np.eye(3))
+        np.testing.assert_array_equal(model.jointPlacements[j].translation, [1.0, 0.0, 0.0])
+    for inertia in model.inertias[1:]:
+        assert inertia.mass == 1.0
+        np.testing.assert_array_equal(inertia.lever, [0.5, 0.0, 0.0])
+        np.testing.assert_allclose(inertia.inertia, np.diag([0.0025, 1.015 / 12, 1.015 / 12]))
+    zero = zoo.stem_with_branches(3, 2, branch_offset=0.0).model
+    first = zero.getJointId("branch_far1_1_joint")
+    np.testing.assert_array_equal(zero.jointPlacements[first].translation, np.zeros(3))
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 5])
+def test_chain_welded_every_k_sizes(k: int) -> None:
+    robot = zoo.chain_welded_every_k(k)
+    assert robot.name == f"chain_welded_every_k_k{k}"
+    assert robot.model.nv == robot.model.njoints - 1 == k * k
+    assert robot.m == 6 * k
+    assert [c.joint1_id for c in robot.constraints] == list(range(k, k * k + 1, k))
+    assert _branching_links(robot) == list(range(k, k * k, k))
+
+
+@pytest.mark.parametrize("n", [1, 3, 10])
+def test_chain_welded_every_link_sizes(n: int) -> None:
+    robot = zoo.chain_welded_every_link(n)
+    assert robot.name == f"chain_welded_every_link_n{n}"
+    assert robot.model.nv == n and robot.m == 6 * n
+    assert robot.model.joints[1].shortname() == "JointModelRZ"  # fixed base
+    assert _branching_links(robot) == list(range(1, n))
+
+
+def test_synthetic_names_load_by_pattern() -> None:
+    assert zoo.load("stem_b3_L7").model.nv == 6 + 6 + 42
+    assert zoo.load("chain_welded_every_k_k3", "welds_6d").m == 18
+    assert zoo.load("chain_welded_every_link_n4").m == 24
+    with pytest.raises(ValueError, match="positive"):
+        zoo.load("stem_b0_L5")
+
+
+# ----------------------------------------------------------------------------- every robot
+
+
+@pytest.mark.parametrize("name", zoo.names())
+def test_every_robot_and_preset_agrees_with_naive(name: str) -> None:
+    robot = _load_or_skip(name)
+    assert robot.presets and robot.preset == robot.presets[0]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    data = robot.model.createData()
+    assert any(robot.with_preset(p).m > 0 for p in robot.presets)
+    for preset in robot.presets:
+        r = robot.with_preset(preset)
+        assert r.model is robot.model and r.preset == preset and r.m > 0
+        q = r.q_random(rng)
+        assert pin.isNormalized(r.model, q, 1e-12)
+        truth = pvosimr.compute_delassus(r.model, data, q, r.constraints, algorithm="naive")
+        assert truth.shape == (r.m, r.m) and np.isfinite(truth).all()
+        for algorithm in pvosimr.ALGORITHMS:
+            G = pvosimr.compute_delassus(r.model, data, q, r.constraints, algorithm=algorithm)
+            assert rel_err(G, truth) <= TOL, f"{name}/{preset}/{algorithm}"
+
+
+def test_q_random_respects_limits_and_seed() -> None:
+    model = zoo.load("talos" if HAS_ERD else "stem_b2_L3").model
+    q1 = zoo.random_configuration(model, np.random.default_rng(7))
+    q2 = zoo.random_configuration(model, np.random.default_rng(7))
+    np.testing.assert_array_equal(q1, q2)
+    assert pin.isNormalized(model, q1, 1e-12)
+    for j in model.joints[1:]:
+        if j.nq == 1:
+            lo, hi = model.lowerPositionLimit[j.idx_q], model.upperPositionLimit[j.idx_q]
+            assert lo <= q1[j.idx_q] <= hi
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_unknown_robot_lists_valid_names() -> None:
+    with pytest.raises(ValueError, match="unknown robot 'atlsa'") as info:
+        zoo.load("atlsa")
+    message = str(info.value)
+    assert "Did you mean 'atlas'" in message
+    assert "stem_b2_L10" in message and "chain_welded_every_link_n10" in message
+
+
+def test_unknown_preset_lists_presets() -> None:
+    robot = zoo.load("chain_welded_every_k_k2")
+    with pytest.raises(ValueError, match=r"unknown preset 'feet'.*\['welds_6d'\]"):
+        robot.with_preset("feet")
+    with pytest.raises(ValueError, match=r"valid presets: \['branch_tips_6d'\]"):
+        zoo.load("stem_b1_L2", "nope")
+    if HAS_ERD:
+        with pytest.raises(ValueError, match=r"'feet_6d', 'hands_feet_6d'"):
+            zoo.load("talos", "tool_6d")
+
+
+def test_skipped_robot_gives_reason() -> None:
+    with pytest.raises(ValueError, match=r"'cassie' is not supported: .*SDF"):
+        zoo.load("cassie")
+
+
+def test_missing_atlas_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(sources.MODEL_PATH_ENV, str(tmp_path))
+    monkeypatch.setitem(sys.modules, "robot_descriptions", None)
+    for name in ("atlas", "atlas_two_shadow_hands"):
+        with pytest.raises(FileNotFoundError, match="PVOSIMR_MODEL_PATH"):
+            zoo.load(name)
+
+
+def test_missing_hand_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "_package_dir", lambda name: None)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'pvosimr\[models\]'"):
+        zoo.load("shadow_hand")
