@@ -1,0 +1,306 @@
+"""Pinocchio's own Delassus routines behind pvosimr's signature.
+
+Each reference is ``f(model, data, q, constraint_models) -> G`` (m × m numpy array), with
+``constraint_models`` a list, tuple or ``pin.StdVec_RigidConstraintModel`` of LOCAL
+CONTACT_3D / CONTACT_6D ``pin.RigidConstraintModel`` between a link and the world, rows in list
+order — exactly like :func:`pvosimr.compute_delassus`:
+
+``pin-efpa``
+    ``pin.computeDelassusMatrix`` (extended force propagators, bound in ``pin``).
+``pin-cholesky``
+    ``pin.ContactCholeskyDecomposition``: sparse Cholesky of the KKT matrix, then
+    ``getInverseOperationalSpaceInertiaMatrix()``.  It needs ``pin.crba`` with
+    ``Convention.WORLD`` (the default LOCAL convention leaves what the decomposition reads
+    unset: the result is NaN) and ``RigidConstraintModel.calc`` on every constraint first.
+    It factorises the KKT matrix without damping: with linearly dependent constraint rows
+    (singular G) a pivot can be exactly zero and the result NaN; it then raises
+    ``ValueError``.  When the result is finite it matched the dense truth in every case tried,
+    singular G included (the pivots of the constraint block are not used to form G).
+``pin-pv-osimr``
+    Pinocchio's C++ ``initPvDelassus`` + ``computePvDelassusMatrix``, which ``pin`` does not
+    bind, through the compiled module ``pvosimr._pinocchio_pv`` (built at install time against
+    the installed ``pin`` wheel, see ``setup.py``).  ``initPvDelassus`` runs once per
+    (model, constraint list) — see :func:`cache_info` — on a ``pinocchio::Data`` owned by the
+    compiled object, because it records the constraint topology in the Data it is given and
+    cannot be rerun on the same Data; the ``data`` argument is therefore not used by this one.
+
+Structures (constraint datas, Cholesky decompositions, PV objects) are cached per
+``(id(model), model.njoints, constraints)`` where a constraint is identified by its joint,
+type, reference frame and placement (the compiled object holds copies of the constraint
+models, so a moved placement is a new entry).
+
+:func:`damped_delassus_inverse_defect` shows why ``pin.computeDampedDelassusMatrixInverse`` is
+not a reference from Python: it calls ``computePvDelassusMatrix`` on a Data that
+``initPvDelassus`` never prepared.
+"""
+
+from __future__ import annotations
+
+# pinocchio first: it loads libpinocchio_default, libboost_python and eigenpy's converters,
+# which the compiled module then reuses (by soname / through the Boost.Python registry).
+import pinocchio as pin  # isort: skip
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from .constraints import as_constraint_list
+from .topology import constraint_signature
+
+try:
+    from . import _pinocchio_pv
+except ImportError as exc:  # source tree without a build, or a broken build
+    _pinocchio_pv = None
+    _EXTENSION_PROBLEM = f"it cannot be imported ({exc})"
+else:
+    if pin.__version__ != _pinocchio_pv.PINOCCHIO_VERSION:
+        _EXTENSION_PROBLEM = (
+            f"it was built against Pinocchio {_pinocchio_pv.PINOCCHIO_VERSION} but pin "
+            f"{pin.__version__} is installed (the C++ ABI must match)"
+        )
+        _pinocchio_pv = None
+    else:
+        _EXTENSION_PROBLEM = ""
+
+__all__ = [
+    "REFERENCES",
+    "cache_info",
+    "clear_cache",
+    "damped_delassus_inverse_defect",
+    "extension_available",
+    "pinocchio_cholesky",
+    "pinocchio_efpa",
+    "pinocchio_pv_osimr",
+]
+
+_REBUILD = (
+    "Rebuild it by reinstalling pvosimr from its source tree with a C++17 compiler available: "
+    "`pip install -e .` (development) or `pip install .` — the build pulls the matching pin "
+    "wheel and cmeel-eigen and compiles pvosimr/_pinocchio_pv.cpp (about a minute)."
+)
+
+
+def extension_available() -> bool:
+    """Whether the compiled ``pvosimr._pinocchio_pv`` (Pinocchio's C++ PV-OSIMr) is usable."""
+    return _pinocchio_pv is not None
+
+
+def _extension():
+    if _pinocchio_pv is None:
+        raise ImportError(
+            f"pin-pv-osimr needs the compiled module pvosimr._pinocchio_pv, but "
+            f"{_EXTENSION_PROBLEM}. {_REBUILD}"
+        )
+    return _pinocchio_pv
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class _Entry:
+    """What one (model, constraint list) needs across calls."""
+
+    __slots__ = ("cds", "chol", "cholesky_cds", "cms", "m", "model", "pv")
+
+    def __init__(self, model: pin.Model, cms: list[pin.RigidConstraintModel]) -> None:
+        self.model = model
+        self.cms = pin.StdVec_RigidConstraintModel(cms)  # copies: later edits do not leak in
+        self.cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in self.cms])
+        self.m = sum(cm.residualSize() for cm in self.cms)
+        self.chol: pin.ContactCholeskyDecomposition | None = None
+        self.cholesky_cds: pin.StdVec_RigidConstraintData | None = None
+        self.pv = None  # _pinocchio_pv.PvDelassus, built on first use
+
+
+_CACHE: OrderedDict[tuple, _Entry] = OrderedDict()
+_CACHE_SIZE = 32
+_STATS = {"hits": 0, "misses": 0}
+
+
+def _key(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> tuple:
+    return (
+        id(model),
+        model.njoints,
+        tuple(
+            (
+                cm.joint1_id,
+                cm.joint2_id,
+                cm.type,
+                cm.reference_frame,
+                cm.joint1_placement.homogeneous.tobytes(),
+            )
+            for cm in cms
+        ),
+    )
+
+
+def _entry(model: pin.Model, constraint_models: Iterable) -> _Entry:
+    cms = as_constraint_list(constraint_models)
+    key = _key(model, cms)
+    entry = _CACHE.get(key)
+    if entry is not None and entry.model is model:
+        _STATS["hits"] += 1
+        _CACHE.move_to_end(key)
+        return entry
+    _STATS["misses"] += 1
+    constraint_signature(model, cms)  # raises on constraints these routines cannot handle
+    entry = _Entry(model, cms)
+    _CACHE[key] = entry
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return entry
+
+
+def cache_info() -> dict[str, int]:
+    """Cache hits/misses, live entries, and how often ``initPvDelassus`` ran in this process."""
+    return {
+        "hits": _STATS["hits"],
+        "misses": _STATS["misses"],
+        "entries": len(_CACHE),
+        "pv_inits": _pinocchio_pv.init_calls() if _pinocchio_pv is not None else 0,
+    }
+
+
+def clear_cache() -> None:
+    """Forget every cached structure (the statistics are kept)."""
+    _CACHE.clear()
+
+
+def _configuration(model: pin.Model, q) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 2 and 1 in q.shape:
+        q = q.reshape(-1)
+    if q.shape != (model.nq,):
+        raise ValueError(f"q has shape {q.shape}, expected ({model.nq},) (model.nq)")
+    return q
+
+
+# --------------------------------------------------------------------------- references
+
+
+def pinocchio_efpa(model: pin.Model, data: pin.Data, q, constraint_models: Iterable) -> np.ndarray:
+    """``pin.computeDelassusMatrix(model, data, q, cms, cds, 0.0)`` (EFPA-style, inertial frame)."""
+    entry = _entry(model, constraint_models)
+    if entry.m == 0:
+        return np.zeros((0, 0))
+    q = _configuration(model, q)
+    return np.asarray(pin.computeDelassusMatrix(model, data, q, entry.cms, entry.cds, 0.0))
+
+
+def pinocchio_cholesky(
+    model: pin.Model, data: pin.Data, q, constraint_models: Iterable
+) -> np.ndarray:
+    """``ContactCholeskyDecomposition(...).getInverseOperationalSpaceInertiaMatrix()``.
+
+    Order matters: ``pin.crba(..., Convention.WORLD)`` (placements and the mass matrix),
+    ``cm.calc`` on every constraint (its placement in the world), then ``chol.compute``.
+    """
+    entry = _entry(model, constraint_models)
+    if entry.m == 0:
+        return np.zeros((0, 0))
+    q = _configuration(model, q)
+    if entry.chol is None:
+        entry.cholesky_cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in entry.cms])
+        entry.chol = pin.ContactCholeskyDecomposition(model, data, entry.cms, entry.cholesky_cds)
+    cds = entry.cholesky_cds
+    pin.crba(model, data, q, pin.Convention.WORLD)
+    for k, cm in enumerate(entry.cms):
+        cm.calc(model, data, cds[k])
+    entry.chol.compute(model, data, entry.cms, cds, 0.0)
+    G = np.asarray(entry.chol.getInverseOperationalSpaceInertiaMatrix())
+    if not np.isfinite(G).all():
+        raise ValueError(
+            "pin-cholesky: the KKT factorisation hit a zero pivot (non-finite Delassus matrix). "
+            "The undamped Cholesky route needs linearly independent constraint rows: here "
+            "G = J M⁻¹ Jᵀ is singular (redundant constraints, e.g. more rows than the dofs "
+            "that move them)."
+        )
+    return G
+
+
+def _pv(model: pin.Model, constraint_models: Iterable) -> _Entry:
+    ext = _extension()
+    entry = _entry(model, constraint_models)
+    if entry.pv is None:
+        entry.pv = ext.PvDelassus(model, entry.cms)  # runs initPvDelassus, once
+    return entry
+
+
+def pinocchio_pv_osimr(
+    model: pin.Model, data: pin.Data, q, constraint_models: Iterable
+) -> np.ndarray:
+    """Pinocchio's C++ ``computePvDelassusMatrix`` after a one-off ``initPvDelassus``.
+
+    ``data`` is accepted for the common signature but not used: the compiled object computes
+    in its own ``pinocchio::Data``, the one ``initPvDelassus`` prepared.  Raises ``ImportError``
+    when the compiled module is missing (e.g. an unbuilt source tree).
+    """
+    entry = _pv(model, constraint_models)
+    if entry.m == 0:
+        return np.zeros((0, 0))
+    return entry.pv.compute(model, _configuration(model, q))
+
+
+#: The references, by name: each is ``f(model, data, q, constraint_models) -> G``.
+REFERENCES: dict[str, Callable[..., np.ndarray]] = {
+    "pin-efpa": pinocchio_efpa,
+    "pin-pv-osimr": pinocchio_pv_osimr,
+    "pin-cholesky": pinocchio_cholesky,
+}
+
+
+# --------------------------------------------------------------------------- damped inverse
+
+
+def damped_delassus_inverse_defect(
+    model: pin.Model, q, constraint_models: Iterable, mu: float = 1e-3
+) -> dict:
+    """How far ``pin.computeDampedDelassusMatrixInverse`` is from ``(G + mu I)⁻¹``.
+
+    The reference is ``inv(G_dense + mu I)`` with ``G_dense = J M⁻¹ Jᵀ``
+    (:func:`pvosimr.truth.dense_delassus`).  Errors are :func:`pvosimr.truth.rel_err`
+    (``max|A − B| / max(1, max|B|)``).  Keys:
+
+    ``pin_python``
+        ``pin.computeDampedDelassusMatrixInverse(model, data, q, cms, cds, mu)`` from Python.
+        Its C++ body calls ``computePvDelassusMatrix`` on a Data that ``initPvDelassus`` never
+        prepared (it is not bound), so the result is wrong.
+    ``pv_cpp``
+        The same C++ ``computeDampedDelassusMatrixInverse`` (PV route), on the Data our compiled
+        object initialised with ``initPvDelassus``.
+    ``pv_numpy``
+        ``inv(G_pv + mu I)`` with ``G_pv`` from :func:`pinocchio_pv_osimr`.
+
+    ``pin_python`` is NaN (with ``pin_python_skipped`` saying why) when two constraints sit on
+    the same joint: on an unprepared Data, Pinocchio's ``findGreatestCommonAncestor`` (see
+    ``delassus.hxx``) then returns the index ``size_t(-1)``, which is used to index a vector —
+    undefined behaviour, so it is not called.
+    """
+    from .truth import dense_delassus, rel_err
+
+    cms = as_constraint_list(constraint_models)
+    q = _configuration(model, q)
+    entry = _pv(model, cms)
+    if mu <= 0:
+        raise ValueError("mu must be positive")
+    g_dense = dense_delassus(model, q, cms)
+    m = g_dense.shape[0]
+    if m == 0:
+        return {"mu": float(mu), "m": 0, "pin_python": 0.0, "pv_cpp": 0.0, "pv_numpy": 0.0}
+    reference = np.linalg.inv(g_dense + mu * np.eye(m))
+    out: dict = {"mu": float(mu), "m": m}
+
+    joints = [cm.joint1_id for cm in cms]
+    if len(set(joints)) < len(joints):
+        out["pin_python"] = float("nan")
+        out["pin_python_skipped"] = "two constraints on one joint: index underflow (UB)"
+    else:
+        data = model.createData()
+        cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in entry.cms])
+        pin_inv = pin.computeDampedDelassusMatrixInverse(model, data, q, entry.cms, cds, mu)
+        out["pin_python"] = rel_err(np.asarray(pin_inv), reference)
+    out["pv_cpp"] = rel_err(entry.pv.damped_inverse(model, q, mu), reference)
+    g_pv = pinocchio_pv_osimr(model, None, q, cms)
+    out["pv_numpy"] = rel_err(np.linalg.inv(g_pv + mu * np.eye(m)), reference)
+    return out
