@@ -1,4 +1,4 @@
-"""Command line: ``pvosimr [demo]``: how every algorithm agrees with Pinocchio on real robots."""
+"""Command line: ``pvosimr validate`` (the zoo-wide report) and ``pvosimr demo`` (a quick table)."""
 
 from __future__ import annotations
 
