@@ -61,14 +61,6 @@ def test_sample_humanoid_with_mixed_constraints_at_random_placements():
         assert np.array_equal(G_vec, G_list)
 
 
-@pytest.fixture(scope="module")
-def atlas():
-    try:
-        return sources.atlas_model()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
 def test_atlas(atlas, preset):
     assert atlas.nv == 36

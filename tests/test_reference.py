@@ -133,14 +133,6 @@ def test_pinocchio_vector_and_tuple_accepted(humanoid):
         np.testing.assert_array_equal(f(humanoid, humanoid.createData(), q, tuple(cms)), G, name)
 
 
-@pytest.fixture(scope="module")
-def atlas():
-    try:
-        return sources.atlas_model()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-
-
 def test_atlas_feet_6d(atlas):
     assert atlas.nv == 36
     cms = [weld(atlas, "l_foot"), weld(atlas, "r_foot")]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import pvosimr
 from pvosimr.kinematics import numeric_kinematics
-from pvosimr.zoo import presets, sources
+from pvosimr.zoo import presets
 
 symbolic = pytest.importorskip("pvosimr.symbolic")
 ca = pytest.importorskip("casadi")
@@ -30,14 +30,6 @@ def test_symbolic_kinematics_match_pinocchio_for_every_joint_type(tree, seed):
     for i, (X, S) in enumerate(zip(values[:n], values[n:], strict=True), start=1):
         np.testing.assert_allclose(np.array(X), expected.X[i], atol=1e-12)
         np.testing.assert_allclose(np.array(S), expected.S[i], atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def atlas():
-    try:
-        return sources.atlas_model()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
