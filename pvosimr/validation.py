@@ -95,12 +95,23 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     return row
 
 
-def _cases(robots: Sequence[str]) -> list[tuple[str, str]]:
-    cases = []
+def _cases(robots: Sequence[str], strict: bool) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """(robot, preset) pairs to run, and the robots whose optional model is not installed.
+
+    A robot the user named must load (its error says how to get it); from the default zoo, a
+    missing optional model is reported instead of stopping the run.
+    """
+    cases, unavailable = [], {}
     for name in robots:
-        for preset in zoo.load(name).presets:
-            cases.append((name, preset))
-    return cases
+        try:
+            presets = zoo.load(name).presets
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            if strict:
+                raise
+            unavailable[name] = str(exc)
+            continue
+        cases.extend((name, preset) for preset in presets)
+    return cases, unavailable
 
 
 def _progress(done: int, total: int, label: str, started: float) -> None:
@@ -117,17 +128,22 @@ def _progress(done: int, total: int, label: str, started: float) -> None:
 
 def validate(
     robots: Iterable[str] | None = None, configs: int = 3, seed: int = 0, progress: bool = True
-) -> list[Row]:
-    """Validate every (robot, preset) of ``robots`` (default: the whole zoo)."""
+) -> tuple[list[Row], dict[str, str]]:
+    """Validate every (robot, preset) of ``robots`` (default: the whole zoo).
+
+    Returns the rows and, for the default zoo, the robots left out because an optional model
+    is not installed (with the reason).
+    """
     methods = _methods()
-    cases = _cases(list(robots) if robots else zoo.names())
+    robots = list(robots or [])
+    cases, unavailable = _cases(robots or zoo.names(), strict=bool(robots))
     rows, started = [], time.perf_counter()
     for k, (name, preset) in enumerate(cases):
         rng = np.random.default_rng([seed, k])
         rows.append(validate_robot(zoo.load(name, preset), configs, rng, methods))
         if progress:
             _progress(k + 1, len(cases), f"{name} / {preset}", started)
-    return rows
+    return rows, unavailable
 
 
 def _fmt(err: float | None) -> str:
@@ -223,6 +239,9 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_refusals(rows),
     ]
+    if meta.get("unavailable"):
+        md += ["", "## Robots not validated (optional model not installed)", ""]
+        md += [f"- **{name}**: {reason}" for name, reason in meta["unavailable"].items()]
     extra = meta.get("damped_inverse")
     if extra:
         md += ["", "## `pin.computeDampedDelassusMatrixInverse` from Python", "", extra]
@@ -274,7 +293,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("validation"))
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    rows = validate(args.robots, args.configs, args.seed)
+    try:
+        rows, unavailable = validate(args.robots, args.configs, args.seed)
+    except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:
+        print(f"pvosimr validate: {exc}", file=sys.stderr)
+        return 2
     meta = {
         "command": " ".join(["pvosimr validate", *(argv if argv is not None else sys.argv[2:])]),
         "configs": args.configs,
@@ -282,8 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": time.perf_counter() - started,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }
+    meta["unavailable"] = unavailable
     meta["damped_inverse"] = damped_inverse_section(args.seed)
     md, _ = write_report(rows, args.out, meta)
+    for name, reason in unavailable.items():
+        print(f"not validated: {name}: {reason}", file=sys.stderr)
     bad = [f"{r.robot}/{r.preset}" for r in rows if not r.passes()]
     print(f"{len(rows)} cases, report: {md}")
     if bad:

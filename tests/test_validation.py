@@ -33,3 +33,16 @@ def test_a_wrong_algorithm_fails_the_run(tmp_path, monkeypatch):
     assert "**FAIL**" in md and "❌" in md
     row = json.loads((tmp_path / "report.json").read_text())["rows"][0]
     assert np.isclose(row["errors"]["efpa"], 1e-6, rtol=0.5)
+
+
+def test_missing_optional_model(tmp_path, monkeypatch, capsys):
+    """Named explicitly, a missing Atlas stops the run with the fix; from the zoo it is listed."""
+    monkeypatch.setenv("PVOSIMR_MODEL_PATH", str(tmp_path))
+    monkeypatch.setitem(__import__("sys").modules, "robot_descriptions", None)
+    assert validation.main(["--robots", "atlas", "--out", str(tmp_path)]) == 2
+    assert "PVOSIMR_MODEL_PATH" in capsys.readouterr().err
+
+    monkeypatch.setattr(validation.zoo, "names", lambda: ["atlas", "ur5"])
+    assert validation.main(["--configs", "1", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert "## Robots not validated" in md and "**atlas**" in md and "| ur5 |" in md
