@@ -53,7 +53,8 @@ def topology_for(model: pin.Model, constraint_models: Iterable) -> Topology:
     return topo
 
 
-def _check_configuration(model: pin.Model, q) -> np.ndarray:
+def check_configuration(model: pin.Model, q) -> np.ndarray:
+    """``q`` as a float vector of size ``model.nq``, finite and normalized (else ValueError)."""
     q = np.asarray(q, dtype=float)
     if q.ndim == 2 and 1 in q.shape:
         q = q.reshape(-1)
@@ -97,7 +98,7 @@ def _evaluate(
 ) -> np.ndarray:
     sweeps = sweeps_for(algorithm)
     _check_data(model, data)
-    q = _check_configuration(model, q)
+    q = check_configuration(model, q)
     cms = as_constraint_list(constraint_models)
     if topology is None:
         topology = topology_for(model, cms)

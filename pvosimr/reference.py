@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .constraints import as_constraint_list
+from .delassus import check_configuration
 from .topology import constraint_signature
 
 try:
@@ -167,15 +168,6 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _configuration(model: pin.Model, q) -> np.ndarray:
-    q = np.asarray(q, dtype=float)
-    if q.ndim == 2 and 1 in q.shape:
-        q = q.reshape(-1)
-    if q.shape != (model.nq,):
-        raise ValueError(f"q has shape {q.shape}, expected ({model.nq},) (model.nq)")
-    return q
-
-
 # --------------------------------------------------------------------------- references
 
 
@@ -184,7 +176,7 @@ def pinocchio_efpa(model: pin.Model, data: pin.Data, q, constraint_models: Itera
     entry = _entry(model, constraint_models)
     if entry.m == 0:
         return np.zeros((0, 0))
-    q = _configuration(model, q)
+    q = check_configuration(model, q)
     return np.asarray(pin.computeDelassusMatrix(model, data, q, entry.cms, entry.cds, 0.0))
 
 
@@ -199,7 +191,7 @@ def pinocchio_cholesky(
     entry = _entry(model, constraint_models)
     if entry.m == 0:
         return np.zeros((0, 0))
-    q = _configuration(model, q)
+    q = check_configuration(model, q)
     if entry.chol is None:
         entry.cholesky_cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in entry.cms])
         entry.chol = pin.ContactCholeskyDecomposition(model, data, entry.cms, entry.cholesky_cds)
@@ -239,7 +231,7 @@ def pinocchio_pv_osimr(
     entry = _pv(model, constraint_models)
     if entry.m == 0:
         return np.zeros((0, 0))
-    return entry.pv.compute(model, _configuration(model, q))
+    return entry.pv.compute(model, check_configuration(model, q))
 
 
 #: The references, by name: each is ``f(model, data, q, constraint_models) -> G``.
@@ -280,7 +272,7 @@ def damped_delassus_inverse_defect(
     from .truth import dense_delassus, rel_err
 
     cms = as_constraint_list(constraint_models)
-    q = _configuration(model, q)
+    q = check_configuration(model, q)
     entry = _pv(model, cms)
     if mu <= 0:
         raise ValueError("mu must be positive")
