@@ -15,28 +15,41 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["as_constraint_list", "constraint_dim", "constraint_matrix", "point", "weld"]
+__all__ = [
+    "as_constraint_list",
+    "constraint_dim",
+    "constraint_matrix",
+    "find_frame",
+    "point",
+    "weld",
+]
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
 
-def _frame(model: pin.Model, frame_name: str) -> pin.Frame:
+def find_frame(model: pin.Model, frame_name: str) -> pin.Frame:
+    """The frame named ``frame_name`` (its BODY frame if the name is shared), or ValueError."""
     if not model.existFrame(frame_name):
         names = [f.name for f in model.frames]
         close = difflib.get_close_matches(frame_name, names, n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise ValueError(f"unknown frame {frame_name!r} in model {model.name!r}.{hint}")
+    # URDF parsers may give a fixed joint and its child link the same name (z1's
+    # gripperStator), and getFrameId then refuses to choose: the link's BODY frame is meant.
+    if model.existFrame(frame_name, pin.FrameType.BODY):
+        return model.frames[model.getFrameId(frame_name, pin.FrameType.BODY)]
     return model.frames[model.getFrameId(frame_name)]
 
 
 def _rigid_constraint(
-    model: pin.Model, frame_name: str, contact_type: pin.ContactType
+    model: pin.Model, frame_name: str, contact_type: pin.ContactType, offset: pin.SE3 | None = None
 ) -> pin.RigidConstraintModel:
-    frame = _frame(model, frame_name)
+    frame = find_frame(model, frame_name)
     if frame.parentJoint == 0:
         raise ValueError(f"frame {frame_name!r} is attached to the universe; it cannot move")
+    placement = frame.placement if offset is None else frame.placement * offset
     cm = pin.RigidConstraintModel(
-        contact_type, model, frame.parentJoint, frame.placement, pin.ReferenceFrame.LOCAL
+        contact_type, model, frame.parentJoint, placement, pin.ReferenceFrame.LOCAL
     )
     cm.name = frame_name
     return cm
@@ -47,9 +60,13 @@ def weld(model: pin.Model, frame_name: str) -> pin.RigidConstraintModel:
     return _rigid_constraint(model, frame_name, pin.ContactType.CONTACT_6D)
 
 
-def point(model: pin.Model, frame_name: str) -> pin.RigidConstraintModel:
-    """A 3D point contact (CONTACT_3D, LOCAL) at the origin of the model frame ``frame_name``."""
-    return _rigid_constraint(model, frame_name, pin.ContactType.CONTACT_3D)
+def point(model: pin.Model, frame_name: str, offset=None) -> pin.RigidConstraintModel:
+    """A 3D point contact (CONTACT_3D, LOCAL) at the origin of the model frame ``frame_name``.
+
+    ``offset`` (a 3-vector in that frame's coordinates) moves the point within the link.
+    """
+    shift = None if offset is None else pin.SE3(np.eye(3), np.asarray(offset, dtype=float))
+    return _rigid_constraint(model, frame_name, pin.ContactType.CONTACT_3D, shift)
 
 
 def constraint_dim(cm: pin.RigidConstraintModel) -> int:

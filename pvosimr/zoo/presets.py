@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pinocchio as pin
 
-from ..constraints import point, weld
+from ..constraints import find_frame, point, weld
 
 __all__ = [
     "ATLAS_PRESETS",
@@ -32,33 +32,14 @@ _ATLAS_SOLE_CENTRE = np.array([0.023, 0.0, -0.049119 - 0.025])
 _ATLAS_SOLE_HALF = np.array([0.227 / 2, 0.133887 / 2])
 
 
-def _on_frame(model: pin.Model, frame: str, contact: pin.ContactType) -> pin.RigidConstraintModel:
-    """A LOCAL constraint of type ``contact`` on ``frame``, taking the BODY frame of that name.
-
-    URDF parsers give a fixed joint and its child link the same frame name when they are
-    named alike (e.g. z1's ``gripperStator``), and ``model.getFrameId`` then refuses to
-    choose.  Names without a BODY frame go through :func:`pvosimr.constraints.weld` /
-    :func:`~pvosimr.constraints.point` (which explain unknown names).
-    """
-    body = pin.FrameType.BODY
-    if not model.existFrame(frame, body):
-        return (weld if contact == pin.ContactType.CONTACT_6D else point)(model, frame)
-    f = model.frames[model.getFrameId(frame, body)]
-    if f.parentJoint == 0:
-        raise ValueError(f"frame {frame!r} is attached to the universe; it cannot move")
-    cm = pin.RigidConstraintModel(contact, model, f.parentJoint, f.placement, pin.LOCAL)
-    cm.name = frame
-    return cm
-
-
 def welds(*frames: str) -> Preset:
-    """A 6D weld on each frame (the BODY frame if several frames share a name)."""
-    return lambda model: [_on_frame(model, f, pin.ContactType.CONTACT_6D) for f in frames]
+    """A 6D weld on each frame."""
+    return lambda model: [weld(model, f) for f in frames]
 
 
 def points(*frames: str) -> Preset:
-    """A 3D point contact at each frame's origin (the BODY frame if names are shared)."""
-    return lambda model: [_on_frame(model, f, pin.ContactType.CONTACT_3D) for f in frames]
+    """A 3D point contact at each frame's origin."""
+    return lambda model: [point(model, f) for f in frames]
 
 
 def com_points(*frames: str) -> Preset:
@@ -71,12 +52,9 @@ def com_points(*frames: str) -> Preset:
     def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
         out = []
         for f in frames:
-            base = _on_frame(model, f, pin.ContactType.CONTACT_3D)
-            j = base.joint1_id
-            com = pin.SE3(np.eye(3), np.array(model.inertias[j].lever))
-            cm = pin.RigidConstraintModel(
-                pin.ContactType.CONTACT_3D, model, j, com, pin.ReferenceFrame.LOCAL
-            )
+            frame = find_frame(model, f)
+            com_in_frame = frame.placement.actInv(model.inertias[frame.parentJoint].lever)
+            cm = point(model, f, offset=com_in_frame)
             cm.name = f"{f}[com]"
             out.append(cm)
         return out
@@ -95,17 +73,9 @@ def sole_corners(
     """Four 3D point contacts at the corners of a rectangular sole below ``frame``."""
 
     def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
-        base = _on_frame(model, frame, pin.ContactType.CONTACT_6D)
         out = []
         for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
-            corner = pin.SE3(np.eye(3), centre + np.array([sx * half[0], sy * half[1], 0.0]))
-            cm = pin.RigidConstraintModel(
-                pin.ContactType.CONTACT_3D,
-                model,
-                base.joint1_id,
-                base.joint1_placement * corner,
-                pin.ReferenceFrame.LOCAL,
-            )
+            cm = point(model, frame, offset=centre + np.array([sx * half[0], sy * half[1], 0.0]))
             cm.name = f"{frame}[{'+' if sx > 0 else '-'}x{'+' if sy > 0 else '-'}y]"
             out.append(cm)
         return out
@@ -115,8 +85,7 @@ def sole_corners(
 
 def atlas_sole_corners(feet: Sequence[str] = ("l_foot", "r_foot")) -> Preset:
     """Four 3D contacts at the corners of each Atlas sole (12D per foot)."""
-    builders = [sole_corners(f, _ATLAS_SOLE_CENTRE, _ATLAS_SOLE_HALF) for f in feet]
-    return lambda model: [cm for b in builders for cm in b(model)]
+    return combine(*(sole_corners(f, _ATLAS_SOLE_CENTRE, _ATLAS_SOLE_HALF) for f in feet))
 
 
 #: Atlas's constraint sets of the paper: Fig. 5a, Fig. 5b and the Sec. IV-E caveat.
