@@ -127,16 +127,21 @@ def _progress(done: int, total: int, label: str, started: float) -> None:
 
 
 def validate(
-    robots: Iterable[str] | None = None, configs: int = 3, seed: int = 0, progress: bool = True
+    robots: Iterable[str] | None = None,
+    configs: int = 3,
+    seed: int = 0,
+    progress: bool = True,
+    strict: bool | None = None,
 ) -> tuple[list[Row], dict[str, str]]:
     """Validate every (robot, preset) of ``robots`` (default: the whole zoo).
 
-    Returns the rows and, for the default zoo, the robots left out because an optional model
-    is not installed (with the reason).
+    Returns the rows and the robots left out because an optional model is not installed (with
+    the reason).  ``strict`` (default: whether ``robots`` were named) raises instead.
     """
     methods = _methods()
     robots = list(robots or [])
-    cases, unavailable = _cases(robots or zoo.names(), strict=bool(robots))
+    strict = bool(robots) if strict is None else strict
+    cases, unavailable = _cases(robots or zoo.names(), strict=strict)
     rows, started = [], time.perf_counter()
     for k, (name, preset) in enumerate(cases):
         rng = np.random.default_rng([seed, k])
@@ -153,7 +158,14 @@ def _fmt(err: float | None) -> str:
     return f"{err:.0e}{mark}"
 
 
-def _table(rows: list[Row], methods: list[str]) -> list[str]:
+def _references(rows: list[Row]) -> list[str]:
+    """The Pinocchio references that appear in ``rows`` (ran or refused)."""
+    return sorted({m for r in rows for m in (*r.errors, *r.failures)} - set(ALGORITHMS))
+
+
+def table(rows: list[Row]) -> list[str]:
+    """The Markdown table: one row per robot × preset, one error column per method."""
+    methods = [*ALGORITHMS, *_references(rows)]
     head = ["robot", "preset", "nv", "m", *methods, "pv-osimr µs", "pin-efpa µs", "time s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -209,8 +221,7 @@ def _refusals(rows: list[Row]) -> list[str]:
 def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.json`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    references = sorted({m for r in rows for m in (*r.errors, *r.failures)} - set(ALGORITHMS))
-    methods = [*ALGORITHMS, *references]
+    references = _references(rows)
     ok = all(r.passes() for r in rows)
     md = [
         "# pvosimr validation report",
@@ -227,7 +238,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         f"Jacobians (Cholesky). Tolerance {TOLERANCE:g}; ❌ marks a value above it. The times are "
         "median wall times per call from Python (one call each, noisy: see `pvosimr bench`).",
         "",
-        *_table(rows, methods),
+        *table(rows),
         "",
         _cpp_agreement(rows),
         "",

@@ -46,3 +46,11 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     assert validation.main(["--configs", "1", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "## Robots not validated" in md and "**atlas**" in md and "| ur5 |" in md
+
+
+def test_demo_prints_the_table_for_the_papers_robots(capsys):
+    from pvosimr import cli
+
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "| shadow_hand | fingertips_3d |" in out and "PASS" in out
