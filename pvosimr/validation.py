@@ -95,8 +95,9 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     return row
 
 
-def _cases(robots: Sequence[str], strict: bool) -> tuple[list[tuple[str, str]], dict[str, str]]:
-    """(robot, preset) pairs to run, and the robots whose optional model is not installed.
+def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[str, str]]:
+    """Each robot with each of its presets (one model load per robot), and the robots whose
+    optional model is not installed.
 
     A robot the user named must load (its error says how to get it); from the default zoo, a
     missing optional model is reported instead of stopping the run.
@@ -104,13 +105,13 @@ def _cases(robots: Sequence[str], strict: bool) -> tuple[list[tuple[str, str]], 
     cases, unavailable = [], {}
     for name in robots:
         try:
-            presets = zoo.load(name).presets
+            robot = zoo.load(name)
         except (FileNotFoundError, ModuleNotFoundError) as exc:
             if strict:
                 raise
             unavailable[name] = str(exc)
             continue
-        cases.extend((name, preset) for preset in presets)
+        cases.extend(robot.with_preset(preset) for preset in robot.presets)
     return cases, unavailable
 
 
@@ -143,11 +144,11 @@ def validate(
     strict = bool(robots) if strict is None else strict
     cases, unavailable = _cases(robots or zoo.names(), strict=strict)
     rows, started = [], time.perf_counter()
-    for k, (name, preset) in enumerate(cases):
+    for k, robot in enumerate(cases):
         rng = np.random.default_rng([seed, k])
-        rows.append(validate_robot(zoo.load(name, preset), configs, rng, methods))
+        rows.append(validate_robot(robot, configs, rng, methods))
         if progress:
-            _progress(k + 1, len(cases), f"{name} / {preset}", started)
+            _progress(k + 1, len(cases), f"{robot.name} / {robot.preset}", started)
     return rows, unavailable
 
 
