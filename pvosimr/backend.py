@@ -42,6 +42,11 @@ class Backend(Protocol):
 
     def vstack(self, blocks: list[Matrix]) -> Matrix: ...
 
+    def hstack(self, blocks: list[Matrix]) -> Matrix: ...
+
+    def hat(self, p: Matrix) -> Matrix:
+        """The 3×3 cross-product matrix ``p×`` of a 3×1 ``p``."""
+
     def blockdiag(self, blocks: list[Matrix]) -> Matrix: ...
 
     def symmetric_from_upper(self, a: Matrix) -> Matrix:
@@ -49,6 +54,10 @@ class Backend(Protocol):
 
     def permute(self, a: Matrix, order: list[int]) -> Matrix:
         """``a[order][:, order]``: rows and columns reordered symmetrically."""
+
+    def symmetric(self, a: Matrix) -> Matrix:
+        """``a``, known to be symmetric (up to rounding): a symbolic backend keeps only its upper
+        triangle, so the arithmetic of the lower one is never generated; numpy returns ``a``."""
 
 
 class NumpyBackend:
@@ -82,6 +91,13 @@ class NumpyBackend:
     def vstack(self, blocks: list[np.ndarray]) -> np.ndarray:
         return np.vstack(blocks)
 
+    def hstack(self, blocks: list[np.ndarray]) -> np.ndarray:
+        return np.hstack(blocks)
+
+    def hat(self, p: np.ndarray) -> np.ndarray:
+        x, y, z = np.ravel(p)
+        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
     def blockdiag(self, blocks: list[np.ndarray]) -> np.ndarray:
         size = sum(b.shape[0] for b in blocks)
         out = np.zeros((size, size))
@@ -99,6 +115,9 @@ class NumpyBackend:
     def permute(self, a: np.ndarray, order: list[int]) -> np.ndarray:
         idx = np.asarray(order, dtype=int)
         return a[np.ix_(idx, idx)]
+
+    def symmetric(self, a: np.ndarray) -> np.ndarray:
+        return a
 
 
 NUMPY = NumpyBackend()

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .backend import Matrix
+from .backend import NUMPY, Matrix
 from .constraints import constraint_matrix
+from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
 
 __all__ = ["Kinematics", "model_constants", "numeric_kinematics"]
@@ -26,14 +27,14 @@ __all__ = ["Kinematics", "model_constants", "numeric_kinematics"]
 class Kinematics:
     """Per-configuration inputs of the sweeps; lists are indexed by link (entry 0 unused).
 
-    - ``X[i]``: 6×6 motion transform, parent frame → frame ``i``;
+    - ``X[i]``: motion transform, parent frame → frame ``i`` (:mod:`pvosimr.spatial`);
     - ``S[i]``: 6×nv_i joint motion subspace in frame ``i``;
     - ``H[i]``: 6×6 spatial inertia of link ``i`` in frame ``i``;
     - ``armature[i]``: nv_i×nv_i rotor inertia added to ``D_i`` (``None`` when zero);
     - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame).
     """
 
-    X: list[Matrix]
+    X: list[SpatialTransform]
     S: list[Matrix]
     H: list[Matrix]
     armature: list[Matrix | None]
@@ -59,7 +60,8 @@ def numeric_kinematics(
 ) -> Kinematics:
     """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants."""
     pin.forwardKinematics(model, data, q)
-    X = [np.eye(6)] + [data.liMi[i].actionInverse for i in topology.links]
+    X = [DenseTransform(NUMPY, np.eye(6))]
+    X += [DenseTransform(NUMPY, data.liMi[i].actionInverse) for i in topology.links]
     S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
     H, armature, K = model_constants(model, topology, constraint_models)
     return Kinematics(X=X, S=S, H=H, armature=armature, K=K)

@@ -19,6 +19,7 @@ import pinocchio as pin
 from .algorithms import sweeps_for
 from .constraints import as_constraint_list
 from .kinematics import Kinematics, model_constants
+from .spatial import Chain, Transform
 from .topology import Topology
 
 try:
@@ -87,6 +88,12 @@ class CasadiBackend:
     def vstack(self, blocks: list) -> Any:
         return ca.vertcat(*blocks)
 
+    def hstack(self, blocks: list) -> Any:
+        return ca.horzcat(*blocks)
+
+    def hat(self, p: Any) -> Any:
+        return _hat(p)
+
     def blockdiag(self, blocks: list) -> Any:
         return ca.diagcat(*blocks)
 
@@ -95,6 +102,9 @@ class CasadiBackend:
 
     def permute(self, a: Any, order: list[int]) -> Any:
         return a[order, order]
+
+    def symmetric(self, a: Any) -> Any:
+        return self.symmetric_from_upper(a)
 
 
 CASADI = CasadiBackend()
@@ -172,12 +182,25 @@ def _joint_motion(kind: str, qi: Any, S: np.ndarray) -> tuple[Any, Any, Any]:
     raise NotImplementedError(f"no symbolic kinematics for {kind}")
 
 
-def _motion_transform_up(placement: pin.SE3, R_J: Any, p_J: Any) -> Any:
-    """``X_up = actionInverse(placement · M_J)``: parent-frame motion → child frame."""
-    R_P, p_P = ca.DM(placement.rotation), ca.DM(placement.translation)
-    Rt = (R_P @ R_J).T
-    p = p_P + R_P @ p_J
-    return ca.vertcat(ca.horzcat(Rt, -_hat(Rt @ p) @ Rt), ca.horzcat(SX(3, 3), Rt))
+def _factor(E: Any, p: Any) -> Transform:
+    """A block-wise transform; identity rotations and zero translations are left out."""
+    E = None if _is_constant(E, np.eye(3)) else E
+    p = None if _is_constant(p, np.zeros((3, 1))) else p
+    return Transform(CASADI, E, p)
+
+
+def _is_constant(a: Any, value: np.ndarray) -> bool:
+    return bool(a.is_constant()) and np.array_equal(np.array(ca.DM(a)), value)
+
+
+def _motion_transform_up(placement: pin.SE3, R_J: Any, p_J: Any) -> Chain:
+    """``X_up = X_J X_tree``: ``actionInverse(M_J)`` after ``actionInverse(placement)``.
+
+    Kept as two factors (Featherstone's local-frame form): the tree factor is constant, so its
+    zeros and ones fold away, and the joint factor is the joint's own rotation or translation.
+    """
+    tree = _factor(CASADI.const(placement.rotation.T), CASADI.const(placement.translation[:, None]))
+    return Chain((_factor(R_J.T, p_J), tree))
 
 
 def symbolic_kinematics(
@@ -186,7 +209,7 @@ def symbolic_kinematics(
     """The :class:`Kinematics` of ``model`` at a symbolic ``q`` (SX, nq × 1), constants folded."""
     data = model.createData()
     pin.forwardKinematics(model, data, pin.neutral(model))
-    X, S = [SX.eye(6)], [SX(6, 0)]
+    X, S = [Chain(())], [SX(6, 0)]
     for i in topology.links:
         joint = model.joints[i]
         qi = q[joint.idx_q : joint.idx_q + joint.nq]

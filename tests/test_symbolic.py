@@ -22,13 +22,14 @@ def test_symbolic_kinematics_match_pinocchio_for_every_joint_type(tree, seed):
     topo = pvosimr.Topology(model, cms)
     q_sym = ca.SX.sym("q", model.nq)
     kin = symbolic.symbolic_kinematics(model, q_sym, topo, cms)
-    f = ca.Function("kin", [q_sym], [*kin.X[1:], *kin.S[1:]])
+    X_sym = [X.motion(ca.SX.eye(6)) for X in kin.X[1:]]  # each transform's 6×6 matrix
+    f = ca.Function("kin", [q_sym], [*X_sym, *kin.S[1:]])
     q = random_q(model, np.random.default_rng(seed))
     expected = numeric_kinematics(model, model.createData(), q, topo, cms)
     values = f(q)
     n = len(topo.links)
     for i, (X, S) in enumerate(zip(values[:n], values[n:], strict=True), start=1):
-        np.testing.assert_allclose(np.array(X), expected.X[i], atol=1e-12)
+        np.testing.assert_allclose(np.array(X), expected.X[i].motion(np.eye(6)), atol=1e-12)
         np.testing.assert_allclose(np.array(S), expected.S[i], atol=1e-12)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
+from ..spatial import SpatialTransform
 from ..topology import Topology
 
 __all__ = ["JointStep", "articulated_sweep"]
@@ -32,7 +33,7 @@ class JointStep:
     S: Matrix
     U: Matrix
     Dinv: Matrix
-    X: Matrix
+    X: SpatialTransform
 
     def omega(self) -> Matrix:
         """``^{π(i)}Ω_i = S_i D_i⁻¹ S_iᵀ`` (eq. 10), 6×6 in frame ``i``."""
@@ -45,16 +46,16 @@ class JointStep:
 
     def force_to_parent(self, F: Matrix) -> Matrix:
         """``^{π(i)}P_i F``: 6×k forces on link ``i`` (frame i) → on the parent (frame π(i))."""
-        return self.X.T @ (F - self.U @ (self.Dinv @ (self.S.T @ F)))
+        return self.X.force(F - self.U @ (self.Dinv @ (self.S.T @ F)))
 
     def motion_from_parent(self, A: Matrix) -> Matrix:
         """``^{π(i)}P_iᵀ A``: 6×k motions of the parent (frame π(i)) → of link ``i`` (frame i)."""
-        Z = self.X @ A
+        Z = self.X.motion(A)
         return Z - self.S @ (self.Dinv @ (self.U.T @ Z))
 
     def rows_to_parent(self, K: Matrix) -> Matrix:
         """``K ^{π(i)}P_iᵀ``: k×6 rows acting on link ``i``'s motion → on the parent's."""
-        return (K - (K @ self.S) @ (self.Dinv @ self.U.T)) @ self.X
+        return self.X.rows(K - (K @ self.S) @ (self.Dinv @ self.U.T))
 
 
 def articulated_sweep(
@@ -78,5 +79,5 @@ def articulated_sweep(
         yield i, step
         p = parent[i]
         if p > 0:
-            Ia = H_A[i] - U @ (step.Dinv @ U.T)
-            H_A[p] = H_A[p] + step.X.T @ Ia @ step.X
+            Ia = B.symmetric(H_A[i] - U @ (step.Dinv @ U.T))
+            H_A[p] = B.symmetric(H_A[p] + step.X.congruence(Ia))

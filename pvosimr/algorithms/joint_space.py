@@ -23,7 +23,7 @@ def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     Ic = list(kin.H)
     for i in reversed(topo.links):  # composite inertias, leaves to root
         if parent[i] > 0:
-            Ic[parent[i]] = Ic[parent[i]] + kin.X[i].T @ Ic[i] @ kin.X[i]
+            Ic[parent[i]] = B.symmetric(Ic[parent[i]] + kin.X[i].congruence(Ic[i]))
     M = B.zeros(topo.nv, topo.nv)
     for i in topo.links:
         F = Ic[i] @ kin.S[i]
@@ -32,7 +32,7 @@ def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
         M[di, di] = Mii if kin.armature[i] is None else Mii + kin.armature[i]
         j = i
         while parent[j] > 0:
-            F = kin.X[j].T @ F
+            F = kin.X[j].force(F)
             j = parent[j]
             dj = _dofs(topo, j)
             M[dj, di] = kin.S[j].T @ F
@@ -50,7 +50,7 @@ def constraint_jacobian(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
         while k > 0:
             J[rows, _dofs(topo, k)] = Kk @ kin.S[k]
             if topo.parent[k] > 0:
-                Kk = Kk @ kin.X[k]
+                Kk = kin.X[k].rows(Kk)
             k = topo.parent[k]
     return J
 
