@@ -1,0 +1,447 @@
+"""Figures for the notebooks: the kinematic tree with its constraint structure, G, bar charts.
+
+matplotlib (the ``plots`` extra) is imported inside the drawing functions, so ``import pvosimr``
+never needs it; :func:`tree_layout` is pure Python.
+
+* :func:`tree_layout` — a tidy layered layout of any rooted tree given by its parent array;
+* :func:`draw_kinematic_tree` — links, end effectors (EEs), the branching links ``N`` and, by
+  colour, the set ``ES(i)`` of EEs each link supports (:class:`pvosimr.Topology`);
+* :func:`draw_delassus` — a heatmap of ``G`` with its constraint blocks marked;
+* :func:`draw_eigenvalues` — sorted ``|eigenvalues|`` on a log axis, with the rank threshold;
+* :func:`draw_bars` — grouped bar charts (operation counts, timings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .topology import Topology
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "TreeDrawing",
+    "draw_bars",
+    "draw_delassus",
+    "draw_eigenvalues",
+    "draw_kinematic_tree",
+    "set_label",
+    "tree_layout",
+]
+
+Position = tuple[float, float]
+
+#: Label of the scatter drawn around the branching links (tests and legends look it up).
+BRANCHING_LABEL = "branching link (in N)"
+EE_LABEL = "end effector (EE, one per constraint)"
+CONSTRAINED_LABEL = "constrained link (carries an EE)"
+
+
+def tree_layout(parents: Sequence[int]) -> dict[int, Position]:
+    """A tidy layered layout: node ``i`` at ``(x, -depth(i))``.
+
+    ``parents[i]`` is the parent of node ``i`` (negative for a root).  Leaves get the x
+    positions 0, 1, 2, … in depth-first order (children visited by increasing id), and every
+    other node sits at the midpoint of its first and last child.  Each subtree therefore owns an
+    interval of x that no other subtree at the same depth enters, so two nodes on the same level
+    are at least 1 apart and every child is exactly one level below its parent.
+    """
+    n = len(parents)
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots = []
+    for i, p in enumerate(parents):
+        if p < 0:
+            roots.append(i)
+        elif not 0 <= p < n or p == i:
+            raise ValueError(f"node {i} has parent {p}, which is not a node of this tree")
+        else:
+            children[p].append(i)
+    depth: dict[int, int] = {}
+    x: dict[int, float] = {}
+    next_leaf = 0.0
+    for root in roots:
+        # Iterative post-order: (node, expanded?) so deep chains need no recursion.
+        stack: list[tuple[int, bool]] = [(root, False)]
+        depth[root] = 0
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                kids = children[node]
+                if kids:
+                    x[node] = 0.5 * (x[kids[0]] + x[kids[-1]])
+                else:
+                    x[node], next_leaf = next_leaf, next_leaf + 1.0
+                continue
+            stack.append((node, True))
+            for c in reversed(children[node]):
+                depth[c] = depth[node] + 1
+                stack.append((c, False))
+    if len(x) != n:
+        raise ValueError("the parent array has a cycle: some nodes are not below any root")
+    return {i: (x[i], -float(depth[i])) for i in range(n)}
+
+
+def set_label(ids: Sequence[int]) -> str:
+    """``{0–3, 6}``: a set of integers with consecutive runs shortened."""
+    ids = sorted(ids)
+    runs: list[str] = []
+    start = prev = None
+    for i in [*ids, None]:
+        if start is not None and (i is None or i != prev + 1):
+            runs.append(str(start) if start == prev else f"{start}–{prev}")
+            start = None
+        if i is not None and start is None:
+            start = i
+        prev = i
+    return "{" + ", ".join(runs) + "}"
+
+
+def _palette(count: int) -> list[tuple[float, ...]]:
+    """``count`` colours: tab20's dark shades, its light shades, then tab20b; grey left out.
+
+    Distinct for up to 38 sets, then they repeat.  Grey is reserved for "no constraint".
+    """
+    from matplotlib import colormaps
+
+    tab20 = [c for c in colormaps["tab20"].colors if len(set(c)) > 1]  # drop the two greys
+    colours = tab20[0::2] + tab20[1::2] + list(colormaps["tab20b"].colors)
+    return [tuple(colours[k % len(colours)]) for k in range(count)]
+
+
+@dataclass
+class TreeDrawing:
+    """What :func:`draw_kinematic_tree` drew, for inspection.
+
+    Attributes:
+        ax: the matplotlib Axes.
+        positions: node id → (x, y), as returned by :func:`tree_layout` on ``topology.parent``.
+        branching: node ids marked as branching links (``topology.N``).
+        ees: node ids drawn as end effectors.
+        es_colour: ``ES`` set (tuple of EE node ids) → RGB colour of the links supporting it.
+        node_colour: link id → its fill colour (grey for links that support no constraint).
+    """
+
+    ax: Axes
+    positions: dict[int, Position]
+    branching: tuple[int, ...]
+    ees: tuple[int, ...]
+    es_colour: dict[tuple[int, ...], tuple[float, ...]]
+    node_colour: dict[int, tuple[float, ...]]
+
+
+def _new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+def draw_kinematic_tree(
+    topology: Topology,
+    *,
+    constraint_names: Sequence[str] | None = None,
+    name_of: Callable[[str], str] | None = None,
+    labels: str = "all",
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> TreeDrawing:
+    """Draw the tree of ``topology``: world, links, EEs, branching links and supports.
+
+    Links are filled with one colour per distinct set ``ES(i)`` of supported EEs (grey when
+    ``ES(i)`` is empty) and the legend names each set by constraint index.  EEs are stars
+    labelled with their constraint index (and ``constraint_names[k]`` if given), constrained
+    links are diamonds, and every node of ``topology.N`` gets a black ring.
+
+    Args:
+        topology: the tree and constraint structure.
+        constraint_names: one name per constraint, in list order (EE labels).
+        name_of: shortens a link (joint) name for its label, e.g. dropping a common prefix.
+        labels: ``"all"`` links labelled, ``"key"`` only the branching and constrained links
+            and the root link, ``"none"``.
+        ax: draw into this Axes (default: a new figure sized for the tree).
+        title: Axes title.
+    """
+    if labels not in ("all", "key", "none"):
+        raise ValueError(f"labels must be 'all', 'key' or 'none', got {labels!r}")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    parents = list(topology.parent)
+    pos = tree_layout(parents)
+    width = max(x for x, _ in pos.values()) + 1
+    height = -min(y for _, y in pos.values()) + 1
+    ax = _new_axes(ax, (min(4.0 + 0.95 * width, 18.0), min(1.5 + 0.42 * height, 14.0)))
+    ees = tuple(topology.ees)
+    constrained = sorted(set(topology.link_of.values()))
+    links = list(topology.links)
+    names = [str(n) for n in topology.model.names]
+    short = name_of or (lambda s: s)
+
+    for i, p in enumerate(parents):
+        if p >= 0:
+            (x0, y0), (x1, y1) = pos[p], pos[i]
+            ax.plot(
+                [x0, x1], [y0, y1], color="0.55", lw=1.0, ls="--" if i in ees else "-", zorder=1
+            )
+
+    sets = []
+    for i in links:
+        if topology.ES[i] and topology.ES[i] not in sets:
+            sets.append(topology.ES[i])
+    es_colour = dict(zip(sets, _palette(len(sets)), strict=True))
+    grey = (0.82, 0.82, 0.82)
+    node_colour = {i: es_colour.get(topology.ES[i], grey) for i in links}
+
+    def xy(nodes: Sequence[int]) -> tuple[list[float], list[float]]:
+        return [pos[i][0] for i in nodes], [pos[i][1] for i in nodes]
+
+    plain = [i for i in links if i not in constrained]
+    ax.scatter(*xy(plain), s=90, c=[node_colour[i] for i in plain], edgecolors="0.3", zorder=3)
+    ax.scatter(
+        *xy(constrained),
+        s=150,
+        marker="D",
+        c=[node_colour[i] for i in constrained],
+        edgecolors="black",
+        linewidths=1.5,
+        zorder=3,
+        label=CONSTRAINED_LABEL,
+    )
+    ax.scatter(*xy([0]), s=160, marker="s", c="black", zorder=3)
+    ax.scatter(*xy(ees), s=260, marker="*", c="gold", edgecolors="black", zorder=4, label=EE_LABEL)
+    branching = tuple(topology.N)
+    ax.scatter(
+        *xy(branching),
+        s=520,
+        facecolors="none",
+        edgecolors="black",
+        linewidths=2.0,
+        zorder=5,
+        label=BRANCHING_LABEL,
+    )
+
+    backing = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
+    ax.annotate("world", pos[0], xytext=(15, 0), textcoords="offset points", va="center")
+    key = set(branching) | set(constrained) | {1}
+    for i in links:
+        if labels == "all" or (labels == "key" and i in key):
+            ax.annotate(
+                short(names[i]),
+                pos[i],
+                xytext=(15 if i in topology.N else 9, 0),
+                textcoords="offset points",
+                fontsize=7,
+                va="center",
+                bbox=backing,
+                zorder=6,
+            )
+    for k, e in enumerate(ees):
+        text = str(k) if constraint_names is None else f"{k}: {constraint_names[k]}"
+        ax.annotate(
+            text,
+            pos[e],
+            xytext=(0, -15),
+            textcoords="offset points",
+            fontsize=7,
+            rotation=90,
+            ha="center",
+            va="top",
+        )
+
+    handles: list[Any] = [
+        Line2D([], [], marker="s", color="black", ls="", markersize=8, label="world (node 0)"),
+        Line2D([], [], marker="o", color=grey, mec="0.3", ls="", markersize=9, label="link"),
+        Line2D(
+            [],
+            [],
+            marker="D",
+            mfc="white",
+            mec="black",
+            mew=1.5,
+            ls="",
+            markersize=9,
+            label=CONSTRAINED_LABEL,
+        ),
+        Line2D([], [], marker="*", mfc="gold", mec="black", ls="", markersize=14, label=EE_LABEL),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            mfc="none",
+            mec="black",
+            mew=2,
+            ls="",
+            markersize=16,
+            label=BRANCHING_LABEL,
+        ),
+        Patch(color=grey, label="supports no constraint"),
+    ]
+    handles += [
+        Patch(color=c, label=f"supports {set_label(_indices(topology, s))}")
+        for s, c in es_colour.items()
+    ]
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        title="ES(i): constraints supported\n(by constraint index)",
+        title_fontsize=8,
+        labelspacing=0.9,
+        borderpad=0.8,
+    )
+    ax.set_xlim(-0.8, width - 0.2)
+    ax.set_ylim(-height - 0.9, 0.6)
+    ax.set_xticks([])
+    ax.set_yticks(range(0, -int(height), -1 if height < 12 else -2))
+    ax.set_yticklabels([str(-t) for t in ax.get_yticks()])
+    ax.set_ylabel("depth in the tree (joints from the world)")
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    if title:
+        ax.set_title(title)
+    return TreeDrawing(ax, pos, branching, ees, es_colour, node_colour)
+
+
+def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
+    return [topology.ees.index(e) for e in ees]
+
+
+def draw_delassus(
+    G: np.ndarray,
+    topology: Topology,
+    *,
+    constraint_names: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Heatmap of ``G`` with its constraint blocks outlined and named on both axes.
+
+    The colour scale is symmetric-logarithmic around 0 (``G`` mixes 1/kg linear entries with
+    larger angular ones), linear below 1e-3 of the largest entry.
+    """
+    from matplotlib.colors import SymLogNorm
+
+    G = np.asarray(G, dtype=float)
+    if G.shape != (topology.m, topology.m):
+        raise ValueError(f"G has shape {G.shape}, the topology has m = {topology.m}")
+    ax = _new_axes(ax, (7.5, 6.2))
+    vmax = float(np.max(np.abs(G))) if G.size else 1.0
+    image = ax.imshow(
+        G,
+        cmap="RdBu_r",
+        norm=SymLogNorm(linthresh=1e-3 * vmax, vmin=-vmax, vmax=vmax),
+        interpolation="nearest",
+    )
+    colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
+    colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
+    for start in topology.offsets[1:]:
+        ax.axhline(start - 0.5, color="black", lw=0.9)
+        ax.axvline(start - 0.5, color="black", lw=0.9)
+    centres = [o + d / 2 - 0.5 for o, d in zip(topology.offsets, topology.dims, strict=True)]
+    names = constraint_names or [f"constraint {k}" for k in range(len(topology.dims))]
+    tick = [f"{k}: {n} ({d}D)" for k, (n, d) in enumerate(zip(names, topology.dims, strict=True))]
+    ax.set_xticks(centres, tick, rotation=90, fontsize=7)
+    ax.set_yticks(centres, tick, fontsize=7)
+    ax.set_xlabel("constraint block (column: force applied)")
+    ax.set_ylabel("constraint block (row: acceleration produced)")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def draw_eigenvalues(
+    eigenvalues: Mapping[str, np.ndarray],
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Sorted ``|λ|`` of each symmetric matrix's eigenvalues on a log axis, largest first.
+
+    Negative eigenvalues (round-off of a singular matrix) are hollow markers.  Each series gets
+    a dotted line at its numerical rank threshold ``max|λ| · m · eps`` (numpy's ``matrix_rank``
+    rule): eigenvalues below it are zeros in floating point.
+    """
+    ax = _new_axes(ax, (7.5, 4.5))
+    for k, (name, values) in enumerate(eigenvalues.items()):
+        values = np.asarray(values, dtype=float)
+        values = values[np.argsort(-np.abs(values), kind="stable")]
+        index = np.arange(1, values.size + 1)
+        colour = f"C{k}"
+        mags = np.maximum(np.abs(values), np.finfo(float).tiny)
+        tol = float(np.max(mags)) * values.size * np.finfo(float).eps
+        rank = int(np.sum(mags > tol))
+        ax.plot(index, mags, color=colour, lw=0.8, alpha=0.6)
+        pos = values >= 0
+        ax.scatter(index[pos], mags[pos], color=colour, label=f"{name} (rank {rank}/{values.size})")
+        if (~pos).any():
+            ax.scatter(
+                index[~pos],
+                mags[~pos],
+                facecolors="none",
+                edgecolors=colour,
+                label=f"{name}: negative (round-off)",
+            )
+        ax.axhline(tol, color=colour, ls=":", lw=1.2, label=f"{name}: rank threshold")
+    ax.set_yscale("log")
+    ax.set_xlabel("eigenvalue index (sorted by magnitude)")
+    ax.set_ylabel("|eigenvalue of G|")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def draw_bars(
+    values: Mapping[str, Mapping[str, float]],
+    *,
+    ylabel: str,
+    log: bool = False,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool = True,
+    fmt: str = "{:.3g}",
+) -> Axes:
+    """Grouped bar chart: one group per key of ``values``, one bar per inner key (series).
+
+    Series keep one colour across groups, in order of first appearance; a series missing from
+    a group (e.g. a method that refused the case) leaves a gap.  ``annotate`` writes each value
+    above its bar with the format string ``fmt`` (e.g. ``"{:,.0f}"`` for counts).
+    """
+    groups = list(values)
+    series: list[str] = []
+    for g in groups:
+        series += [s for s in values[g] if s not in series]
+    ax = _new_axes(ax, (max(6.0, 1.2 + 0.5 * len(groups) * len(series)), 4.8))
+    width = 0.8 / max(len(series), 1)
+    for k, s in enumerate(series):
+        xs = [
+            j + (k - (len(series) - 1) / 2) * width for j, g in enumerate(groups) if s in values[g]
+        ]
+        ys = [float(values[g][s]) for g in groups if s in values[g]]
+        bars = ax.bar(xs, ys, width=width * 0.95, color=f"C{k}", label=s)
+        if annotate:
+            ax.bar_label(
+                bars, labels=[fmt.format(y) for y in ys], fontsize=7, rotation=90, padding=2
+            )
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.margins(y=0.25 if not log else 0.1)
+    if log:
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 4)
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    ax.legend(fontsize=8, ncols=min(len(series), 4))
+    if title:
+        ax.set_title(title)
+    return ax

@@ -1,0 +1,136 @@
+"""pvosimr.plotting: the tree layout's geometry and what each figure actually draws."""
+
+import itertools
+
+import numpy as np
+import pytest
+from _trees import FIG1_PARENTS, fig1_tree, random_trees
+from hypothesis import given, settings
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from pvosimr import Topology, plotting, zoo  # noqa: E402
+from pvosimr.truth import dense_delassus  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _check_layout(parents, pos):
+    assert set(pos) == set(range(len(parents)))
+    for i, p in enumerate(parents):
+        if p >= 0:
+            assert pos[i][1] == pos[p][1] - 1, f"node {i} is not one level below its parent {p}"
+    for a, b in itertools.combinations(pos, 2):
+        gap = np.hypot(pos[a][0] - pos[b][0], pos[a][1] - pos[b][1])
+        assert gap >= 1 - 1e-12, f"nodes {a} and {b} overlap (distance {gap})"
+
+
+def test_layout_of_the_fig1_tree():
+    parents = [-1, *FIG1_PARENTS, 6, 3, 5]  # world, links 1-6, EEs 7-9 on links 6, 3, 5
+    assert list(Topology(*fig1_tree()).parent) == parents
+    pos = plotting.tree_layout(parents)
+    _check_layout(parents, pos)
+    assert pos[0][1] == 0.0
+    # Link 2 branches into 3 (-> 4 -> 5, EEs 8, 9) and 6 (EE 7): 6's subtree is right of 3's.
+    assert pos[6][0] > max(pos[i][0] for i in (3, 4, 5, 8, 9))
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_trees())
+def test_layout_children_below_parents_and_no_overlap(tree):
+    model, constraints = tree
+    topo = Topology(model, constraints)
+    _check_layout(topo.parent, plotting.tree_layout(topo.parent))
+
+
+def test_layout_keeps_subtrees_apart():
+    # Two deep chains under one root: every level holds one node of each, left chain first.
+    parents = [-1, 0, 1, 2, 3, 0, 5, 6, 7]
+    pos = plotting.tree_layout(parents)
+    for left, right in zip(range(1, 5), range(5, 9), strict=True):
+        assert pos[left][1] == pos[right][1]
+        assert pos[right][0] - pos[left][0] >= 1
+    assert pos[0][0] == pytest.approx(0.5 * (pos[1][0] + pos[5][0]))
+
+
+def test_layout_rejects_a_cycle():
+    with pytest.raises(ValueError, match="cycle"):
+        plotting.tree_layout([-1, 2, 1])
+
+
+def test_set_label():
+    assert plotting.set_label([6, 0, 1, 2, 3]) == "{0–3, 6}"
+    assert plotting.set_label([4]) == "{4}"
+
+
+def _offsets(ax, label):
+    (collection,) = [c for c in ax.collections if c.get_label() == label]
+    return {tuple(xy) for xy in np.asarray(collection.get_offsets())}
+
+
+def test_tree_drawing_highlights_exactly_the_branching_links():
+    model, constraints = fig1_tree()
+    topo = Topology(model, constraints)
+    drawing = plotting.draw_kinematic_tree(topo, labels="all")
+    assert drawing.branching == topo.N == (0, 2, 3, 7, 8, 9)
+    assert _offsets(drawing.ax, plotting.BRANCHING_LABEL) == {drawing.positions[i] for i in topo.N}
+    assert _offsets(drawing.ax, plotting.EE_LABEL) == {drawing.positions[e] for e in topo.ees}
+    constrained = {topo.link_of[e] for e in topo.ees}
+    assert _offsets(drawing.ax, plotting.CONSTRAINED_LABEL) == {
+        drawing.positions[i] for i in constrained
+    }
+
+
+def test_tree_drawing_colours_links_by_supported_set():
+    robot = zoo.stem_with_branches(4, 2)
+    topo = Topology(robot.model, robot.constraints)
+    drawing = plotting.draw_kinematic_tree(topo, labels="key")
+    sets = {topo.ES[i] for i in topo.links if topo.ES[i]}
+    assert set(drawing.es_colour) == sets
+    assert len(set(drawing.es_colour.values())) == len(sets)
+    for i in topo.links:
+        expected = drawing.es_colour.get(topo.ES[i])
+        assert (drawing.node_colour[i] == expected) if expected else i not in sets
+    # Every ES set is in the legend, by constraint index.
+    legend = [t.get_text() for t in drawing.ax.get_legend().get_texts()]
+    for s in sets:
+        label = plotting.set_label([topo.ees.index(e) for e in s])
+        assert f"supports {label}" in legend
+
+
+def test_delassus_heatmap_shows_G_with_block_boundaries():
+    robot = zoo.stem_with_branches(3, 2)
+    topo = Topology(robot.model, robot.constraints)
+    q = robot.q_random(np.random.default_rng(0))
+    G = dense_delassus(robot.model, q, robot.constraints)
+    ax = plotting.draw_delassus(G, topo)
+    np.testing.assert_array_equal(ax.images[0].get_array(), G)
+    lines = sorted({float(line.get_xdata()[0]) for line in ax.lines if line.get_xdata()[0] > 0})
+    assert lines == [o - 0.5 for o in topo.offsets[1:]]
+    with pytest.raises(ValueError, match="shape"):
+        plotting.draw_delassus(G[:-1, :-1], topo)
+
+
+def test_eigenvalue_plot_sorts_magnitudes_and_counts_rank():
+    values = np.array([1e-17, 2.0, -3e-16, 0.5])
+    ax = plotting.draw_eigenvalues({"G": values})
+    assert ax.get_yscale() == "log"
+    y = np.concatenate([np.asarray(c.get_offsets())[:, 1] for c in ax.collections])
+    assert sorted(y, reverse=True) == [2.0, 0.5, 3e-16, 1e-17]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "G (rank 2/4)" in labels
+
+
+def test_bars_heights_gaps_and_log_axis():
+    values = {"case a": {"x": 10.0, "y": 1000.0}, "case b": {"y": 5.0}}
+    ax = plotting.draw_bars(values, ylabel="time", log=True)
+    assert ax.get_yscale() == "log"
+    heights = {c.get_label(): [p.get_height() for p in c.patches] for c in ax.containers}
+    assert heights == {"x": [10.0], "y": [1000.0, 5.0]}
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["case a", "case b"]
