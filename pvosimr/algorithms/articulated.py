@@ -30,6 +30,7 @@ __all__ = ["JointStep", "articulated_sweep"]
 class JointStep:
     """Joint ``i``'s share of the sweep: ``S_i``, ``U_i = H^A_i S_i``, ``D_i⁻¹`` and ``X_i``."""
 
+    B: Backend
     S: Matrix
     U: Matrix
     Dinv: Matrix
@@ -37,12 +38,12 @@ class JointStep:
 
     def omega(self) -> Matrix:
         """``^{π(i)}Ω_i = S_i D_i⁻¹ S_iᵀ`` (eq. 10), 6×6 in frame ``i``."""
-        return self.S @ self.Dinv @ self.S.T
+        return self.B.symmetric(self.S @ self.Dinv @ self.S.T)
 
     def congruence(self, F: Matrix) -> Matrix:
         """``Fᵀ ^{π(i)}Ω_i F`` for a 6×k block ``F`` (a rank-nv_i update)."""
         W = self.S.T @ F
-        return W.T @ (self.Dinv @ W)
+        return self.B.symmetric(W.T @ (self.Dinv @ W))
 
     def force_to_parent(self, F: Matrix) -> Matrix:
         """``^{π(i)}P_i F``: 6×k forces on link ``i`` (frame i) → on the parent (frame π(i))."""
@@ -75,7 +76,7 @@ def articulated_sweep(
         D = S.T @ U
         if kin.armature[i] is not None:
             D = D + kin.armature[i]
-        step = JointStep(S=S, U=U, Dinv=B.inv(D), X=kin.X[i])
+        step = JointStep(B=B, S=S, U=U, Dinv=B.inv(D), X=kin.X[i])
         yield i, step
         p = parent[i]
         if p > 0:

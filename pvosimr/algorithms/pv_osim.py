@@ -34,7 +34,7 @@ def pv_osim_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
         KA = B.vstack(K_A[i])
         LA = B.blockdiag(L_A[i]) if len(L_A[i]) > 1 else L_A[i][0]
         KS = KA @ step.S
-        L_A[p].append(LA + KS @ (step.Dinv @ KS.T))  # line 14
+        L_A[p].append(B.symmetric(LA + KS @ (step.Dinv @ KS.T)))  # line 14
         if p > 0:
             K_A[p].append(step.rows_to_parent(KA))  # line 13
         rows[p].extend(rows[i])

@@ -39,13 +39,13 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
             if topo.parent[i] > 0:
                 P[j] = step.force_to_parent(B.eye(6))
             continue
-        Omega[j] = Omega[j] + step.congruence(P[j])  # eq. 16 (line 15)
+        Omega[j] = B.symmetric(Omega[j] + step.congruence(P[j]))  # eq. 16 (line 15)
         if topo.parent[i] > 0:
             P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
     return P, Omega
 
 
-def _forward(topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
+def _forward(B: Backend, topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
     """Lines 16–17, eq. 18: ``^0Ω_i`` for every branching link i, root side first.
 
     The EEs' own ``^0Ω_i`` (the diagonal blocks) are finished in :func:`pv_osimr_sweeps`,
@@ -56,7 +56,7 @@ def _forward(topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
         if i >= topo.njoints:  # an EE: finished at assembly
             continue
         a = topo.A[i]
-        Omega0[i] = Omega[i] if a == 0 else Omega[i] + P[i].T @ Omega0[a] @ P[i]
+        Omega0[i] = Omega[i] if a == 0 else B.symmetric(Omega[i] + P[i].T @ Omega0[a] @ P[i])
     return Omega0
 
 
@@ -83,7 +83,7 @@ def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     ``^{A(j)}P_j = ^{A(j)}K_jᵀ`` by line 20).
     """
     P, Omega = _backward(B, topo, kin)
-    Omega0 = _forward(topo, P, Omega)
+    Omega0 = _forward(B, topo, P, Omega)
     K = _cemps(topo, P)
     Y = {(c, e): Omega0[c] @ K[e][c].T for e in topo.ees for c in K[e]}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m, topo.m)
