@@ -34,3 +34,12 @@ __all__ = [
     "pv_osimr",
     "topology_for",
 ]
+
+
+def __getattr__(name: str):
+    # Optional parts load on first use: codegen needs CasADi (the symbolic extra) and a C compiler.
+    if name == "codegen":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,442 @@
+"""Compiled ``q ↦ G``: C generated from the CasADi function, built once, called through ctypes.
+
+:func:`compile` turns :func:`pvosimr.symbolic.delassus_function` (the algorithm on CasADi SX,
+model constants and constraint placements folded in) into C with CasADi's ``CodeGenerator``,
+appends a small entry point ``pvosimr_delassus(q, G, w, iw, check)``, compiles it with the
+system C compiler into a shared library and loads it with :mod:`ctypes`::
+
+    from pvosimr import codegen
+    delassus = codegen.compile(robot.model, robot.constraints)   # "pv-osimr" by default
+    G = delassus(q)                                             # m × m numpy array
+
+Per call, Python copies ``q`` into a preallocated buffer and makes one foreign call; the C entry
+point checks ``q`` (finite, unit quaternions / unit complex numbers, the tolerance of
+``pin.isNormalized``) and the result (finite), so the common case does no numpy work beyond two
+copies.  Any rejected or unusual input goes through :func:`pvosimr.delassus.check_configuration`,
+which raises the library's usual ``ValueError``.  (``casadi.external`` loads the same library,
+but its generic per-call path costs several times the computation itself on Atlas.)
+
+Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR``, else
+``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
+source (which spells out every model constant and constraint placement), the compiler (its path
+and ``--version``) and the flags: the compiler runs again only when one of them changes.
+
+The compiled function is a snapshot: editing the model (inertias, placements, armature) or the
+constraint placements afterwards needs a new :func:`compile` (cached if it was built before).
+
+Compile time grows faster than linearly with the size of the generated function.  Measured on
+the 2-core reference machine with gcc 12: Atlas with 2×6D feet (12 k operations, 250 kB of C)
+about 2.5 s at ``-O3``; Atlas with two Shadow hands and 6D feet (63 k operations, 1.5 MB) about
+42 s at ``-O3`` or ``-O2`` but 5.5 s at ``-O1``, with the same run time — pass ``flags=("-O1",)``
+for such models.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from .constraints import as_constraint_list
+from .delassus import _why, check_configuration
+
+__all__ = [
+    "CodegenError",
+    "CompilationError",
+    "CompiledDelassus",
+    "CompilerNotFoundError",
+    "compile",
+    "default_cache_dir",
+    "find_compiler",
+    "generate_source",
+]
+
+#: Bumped whenever the appended C entry point or the build command changes meaning.
+_WRAPPER_VERSION = "1"
+
+_ENTRY = "pvosimr_delassus"
+
+#: ``(offset in the joint's q, length)`` of the unit-norm part of each joint with one, as
+#: ``pin.isNormalized`` checks it (``|‖part‖ − 1| < prec``).
+_UNIT_PARTS = {
+    "JointModelFreeFlyer": (3, 4),
+    "JointModelSpherical": (0, 4),
+    "JointModelPlanar": (2, 2),
+    "JointModelRUBX": (0, 2),
+    "JointModelRUBY": (0, 2),
+    "JointModelRUBZ": (0, 2),
+    "JointModelRevoluteUnboundedUnaligned": (0, 2),
+}
+_NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
+
+_OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
+
+
+class CodegenError(RuntimeError):
+    """The generated C could not be turned into a loadable library."""
+
+
+class CompilerNotFoundError(CodegenError, OSError):
+    """No C compiler: neither ``$CC`` nor ``cc``/``gcc``/``clang`` on ``PATH``."""
+
+
+class CompilationError(CodegenError):
+    """The C compiler ran but failed (the message has the command and its output)."""
+
+
+# --------------------------------------------------------------------------- compiler & cache
+
+
+def default_cache_dir() -> Path:
+    """``$PVOSIMR_CACHE_DIR``, else ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``."""
+    explicit = os.environ.get("PVOSIMR_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "pvosimr"
+
+
+_NO_COMPILER_FIX = (
+    "Install one (Debian/Ubuntu: `apt-get install gcc`; Fedora: `dnf install gcc`; macOS: "
+    "`xcode-select --install`) or point the CC environment variable at it (CC=/path/to/gcc)."
+)
+
+
+def find_compiler() -> list[str]:
+    """The C compiler command: ``$CC`` (split like a shell would) or ``cc``/``gcc``/``clang``."""
+    env = os.environ.get("CC", "").strip()
+    if env:
+        argv = shlex.split(env)
+        exe = shutil.which(argv[0])
+        if exe is None:
+            raise CompilerNotFoundError(
+                f"CC={env!r} is not an executable on PATH. Fix CC or unset it to use cc/gcc. "
+                + _NO_COMPILER_FIX
+            )
+        return [exe, *argv[1:]]
+    for name in ("cc", "gcc", "clang"):
+        exe = shutil.which(name)
+        if exe is not None:
+            return [exe]
+    raise CompilerNotFoundError(
+        "pvosimr.codegen needs a C compiler, and none was found (no $CC, and none of cc, gcc, "
+        "clang on PATH). " + _NO_COMPILER_FIX
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _compiler_identity(argv: tuple[str, ...]) -> str:
+    """Path and first line of ``--version``: part of the cache key."""
+    try:
+        out = subprocess.run(
+            [*argv, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+        version = (out.stdout or out.stderr).strip().splitlines()[:1]
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CompilerNotFoundError(
+            f"the C compiler {' '.join(argv)!r} cannot be run ({exc}). " + _NO_COMPILER_FIX
+        ) from exc
+    return " ".join(argv) + " | " + (version[0] if version else "unknown version")
+
+
+def _run_compiler(command: list[str]) -> None:
+    """Run one compiler command; :class:`CompilationError` with its output on failure."""
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise CompilerNotFoundError(
+            f"cannot run {command[0]!r}: {exc}. {_NO_COMPILER_FIX}"
+        ) from exc
+    if out.returncode != 0:
+        log = (out.stderr or out.stdout).strip()
+        if len(log) > 4000:
+            log = "…\n" + log[-4000:]
+        raise CompilationError(
+            f"compiling the generated C failed (exit {out.returncode}):\n  {shlex.join(command)}"
+            f"\n{log}\nCheck that the compiler works (`{command[0]} --version`), set CC to "
+            "another compiler, or pass other flags= to pvosimr.codegen.compile."
+        )
+
+
+# --------------------------------------------------------------------------- C source
+
+
+def _unit_parts(model: pin.Model) -> list[tuple[int, int]] | None:
+    """``(start, length)`` in q of every unit-norm part, or None if a joint is not in the table."""
+    parts = []
+    for joint in model.joints[1:]:
+        kind = joint.shortname()
+        if kind in _UNIT_PARTS:
+            offset, length = _UNIT_PARTS[kind]
+            parts.append((joint.idx_q + offset, length))
+        elif joint.nq != joint.nv:
+            return None  # an unknown manifold: leave the check to check_configuration
+    return parts
+
+
+def _entry_point(
+    fname: str, nq: int, m: int, sizes: tuple[int, int], parts: list[tuple[int, int]] | None
+) -> str:
+    """C for ``pvosimr_delassus(q, G, w, iw, check)``: check q, evaluate, check G.
+
+    Returns 0 (ok), 1 (q rejected: not finite or not normalized), 2 (G not finite) or 3 (the
+    generated function failed).  With ``check == 0`` q is not looked at.
+    """
+    checks = []
+    for start, length in parts or ():
+        terms = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
+        checks.append(f"    if (!(fabs(sqrt({terms}) - 1.0) < {_NORM_TOLERANCE!r})) return 1;")
+    return f"""
+/* ---- pvosimr entry point (wrapper version {_WRAPPER_VERSION}) ---- */
+CASADI_SYMBOL_EXPORT int {_ENTRY}(const casadi_real* q, casadi_real* G, casadi_real* w,
+                                  casadi_int* iw, int check) {{
+  const casadi_real* arg[{max(1, sizes[0])}];
+  casadi_real* res[{max(1, sizes[1])}];
+  casadi_int i;
+  if (check) {{
+    for (i = 0; i < {nq}; ++i) if (!isfinite(q[i])) return 1;
+{chr(10).join(checks)}
+  }}
+  arg[0] = q;
+  res[0] = G;
+  if ({fname}(arg, res, iw, w, 0)) return 3;
+  for (i = 0; i < {m * m}; ++i) if (!isfinite(G[i])) return 2;
+  return 0;
+}}
+"""
+
+
+def generate_source(
+    model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
+) -> tuple[str, dict]:
+    """The complete C source and its sizes (``nq``, ``m``, ``sz_w``, ``sz_iw``, ``fname``, …)."""
+    import casadi as ca
+
+    from .symbolic import delassus_function
+
+    f = delassus_function(model, constraint_models, algorithm)
+    fname = f.name()
+    cg = ca.CodeGenerator("pvosimr_generated.c", {"with_header": False})
+    cg.add(f)
+    m = int(f.size1_out(0))
+    parts = _unit_parts(model)
+    entry = _entry_point(fname, model.nq, m, (int(f.sz_arg()), int(f.sz_res())), parts)
+    source = cg.dump() + entry
+    info = {
+        "fname": fname,
+        "nq": int(model.nq),
+        "m": m,
+        "sz_w": int(f.sz_w()),
+        "sz_iw": int(f.sz_iw()),
+        "checks_q": parts is not None,
+        "n_instructions": int(f.n_instructions()),
+    }
+    return source, info
+
+
+# --------------------------------------------------------------------------- the callable
+
+
+class CompiledDelassus:
+    """``G = f(q)``: the compiled Delassus matrix of one model, constraint list and algorithm.
+
+    Attributes: ``model``, ``algorithm``, ``m``, ``nq``, ``library`` (path of the shared
+    library), ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether
+    this :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
+    library came from the cache), ``n_instructions`` (of the CasADi function).
+
+    Calls are serialised by a lock (the buffers are shared); use one object per thread for
+    parallel evaluation.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        algorithm: str,
+        library: Path,
+        source: Path,
+        info: dict,
+        flags: tuple[str, ...],
+        compiled: bool,
+        compile_seconds: float,
+    ) -> None:
+        self.model = model
+        self.algorithm = algorithm
+        self.library = library
+        self.source = source
+        self.flags = flags
+        self.compiled = compiled
+        self.compile_seconds = compile_seconds
+        self.nq = info["nq"]
+        self.m = info["m"]
+        self.n_instructions = info["n_instructions"]
+        self._check = 1 if info["checks_q"] else 0
+        self._lib = ctypes.CDLL(str(library))
+        fn = getattr(self._lib, _ENTRY)
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+        self._fn = fn
+        self._qshape = (self.nq,)
+        self._q = np.zeros(self.nq)
+        self._G = np.zeros((self.m, self.m), order="F")  # CasADi writes column-major
+        self._w = np.zeros(max(1, info["sz_w"]))
+        self._iw = np.zeros(max(1, info["sz_iw"]), dtype=np.int64)
+        self._pointers = (
+            ctypes.c_void_p(self._q.ctypes.data),
+            ctypes.c_void_p(self._G.ctypes.data),
+            ctypes.c_void_p(self._w.ctypes.data),
+            ctypes.c_void_p(self._iw.ctypes.data),
+        )
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"CompiledDelassus({self.model.name!r}, {self.algorithm!r}, m={self.m}, "
+            f"library={str(self.library)!r})"
+        )
+
+    def __call__(self, q) -> np.ndarray:
+        """The m × m Delassus matrix at ``q`` (a new array; ``ValueError`` on bad ``q``)."""
+        if type(q) is not np.ndarray or q.dtype != np.float64 or q.shape != self._qshape:
+            q = check_configuration(self.model, q)  # normalises the form, raises on bad input
+            check = self._check
+        else:
+            check = self._check if self._check else _check_now(self.model, q)
+        qp, gp, wp, iwp = self._pointers
+        with self._lock:
+            self._q[:] = q
+            rc = self._fn(qp, gp, wp, iwp, check)
+            if rc == _OK:
+                return self._G.copy()
+        return self._retry(rc, q)
+
+    def _retry(self, rc: int, q: np.ndarray) -> np.ndarray:
+        if rc == _BAD_Q:
+            check_configuration(self.model, q)  # raises the library's message
+            # Accepted after all (a norm within rounding of the tolerance): evaluate unchecked.
+            qp, gp, wp, iwp = self._pointers
+            with self._lock:
+                self._q[:] = q
+                rc = self._fn(qp, gp, wp, iwp, 0)
+                if rc == _OK:
+                    return self._G.copy()
+        if rc == _NON_FINITE_G:
+            raise ValueError(
+                f"the mass matrix is singular at this q, G = J M⁻¹ Jᵀ is undefined"
+                f"{_why(self.model)}"
+            )
+        raise CodegenError(f"the generated function {self.library.name} failed (code {rc})")
+
+
+def _check_now(model: pin.Model, q: np.ndarray) -> int:
+    """For models whose unit-norm parts the C side does not know: check in Python, then skip."""
+    check_configuration(model, q)
+    return 0
+
+
+class _Empty:
+    """No constraint rows: nothing to compile; still validates ``q``."""
+
+    def __init__(self, model: pin.Model, algorithm: str) -> None:
+        self.model, self.algorithm, self.m, self.nq = model, algorithm, 0, model.nq
+        self.compiled, self.compile_seconds, self.library, self.source = False, 0.0, None, None
+
+    def __call__(self, q) -> np.ndarray:
+        check_configuration(self.model, q)
+        return np.zeros((0, 0))
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin here only)
+    model: pin.Model,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    flags: Sequence[str] = ("-O3",),
+) -> CompiledDelassus:
+    """A compiled ``q ↦ G`` for ``model`` and ``constraint_models`` (see the module docstring).
+
+    ``algorithm`` is any of :data:`pvosimr.ALGORITHMS` (PV-OSIMr generates the least code).
+    ``flags`` go to the compiler before ``-shared -fPIC``; no machine-specific flag is added.
+    The library is cached in ``cache_dir`` (default :func:`default_cache_dir`).
+
+    Raises:
+        CompilerNotFoundError: no C compiler (install one, or set ``CC``).
+        CompilationError: the compiler failed (message has the command and its output).
+        ModuleNotFoundError: CasADi is missing (``pip install 'pvosimr[symbolic]'``).
+        ValueError / NotImplementedError: constraints or joints pvosimr does not support.
+    """
+    cms = as_constraint_list(constraint_models)
+    flags = tuple(flags)
+    source, info = generate_source(model, cms, algorithm)
+    if info["m"] == 0:
+        return _Empty(model, algorithm)  # type: ignore[return-value]
+    compiler = find_compiler()
+    key = hashlib.sha256(
+        "\0".join(
+            [_WRAPPER_VERSION, source, _compiler_identity(tuple(compiler)), shlex.join(flags)]
+        ).encode()
+    ).hexdigest()[:24]
+    folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    folder = folder / "codegen"
+    stem = f"{info['fname']}_{model.nq}q_{info['m']}m_{key}"
+    library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"
+    compiled, seconds = False, 0.0
+    if not library.exists():
+        seconds = _build(compiler, flags, source, library, c_file)
+        compiled = True
+    try:
+        return CompiledDelassus(model, algorithm, library, c_file, info, flags, compiled, seconds)
+    except OSError:
+        if compiled:
+            raise
+        # A damaged cache entry (e.g. a truncated file): build it again, once.
+        seconds = _build(compiler, flags, source, library, c_file)
+        return CompiledDelassus(model, algorithm, library, c_file, info, flags, True, seconds)
+
+
+def _build(
+    compiler: list[str], flags: tuple[str, ...], source: str, library: Path, c_file: Path
+) -> float:
+    """Write the source and compile it; both files appear atomically (safe across processes)."""
+    library.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(c_file, source.encode())
+    # A fresh name the compiler creates: a "successful" run that wrote nothing cannot leave an
+    # empty library in the cache (os.replace then fails).
+    tmp = str(library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so")
+    start = time.perf_counter()
+    try:
+        _run_compiler([*compiler, *flags, "-shared", "-fPIC", "-o", tmp, str(c_file), "-lm"])
+        os.replace(tmp, library)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return time.perf_counter() - start
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,195 @@
+"""pvosimr.codegen: the compiled q ↦ G equals the numpy path, is cached, and fails clearly."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
+
+import pvosimr
+from pvosimr.truth import rel_err
+from pvosimr.zoo import presets
+from pvosimr.zoo.robot import random_configuration
+
+pytest.importorskip("casadi")
+codegen = pytest.importorskip("pvosimr.codegen")
+
+if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
+    pytest.skip("no C compiler on PATH", allow_module_level=True)
+
+FAST = ("-O1",)  # the small test models compile quickest at -O1 (run time is the same)
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("codegen-cache")
+
+
+@pytest.fixture(scope="session")
+def atlas_feet(atlas, cache):
+    cms = presets.ATLAS_PRESETS["feet_6d"](atlas)
+    return atlas, cms, codegen.compile(atlas, cms, cache_dir=cache)  # default flags (-O3)
+
+
+@pytest.fixture(scope="session")
+def every_joint_tree(cache):
+    """One tree with every supported joint type (free-flyer root), 3D and 6D constraints."""
+    kinds = list(DEFAULT_JOINT_TYPES)
+    kinds.remove("FreeFlyer")
+    kinds.insert(0, "FreeFlyer")
+    parents = [0] + [i for i in range(1, len(kinds))]  # a chain ...
+    parents[9] = 4  # ... with a branch at joint 4, so constraints meet at a branching link
+    spec = TreeSpec(
+        parents,
+        kinds,
+        [
+            (8, pin.ContactType.CONTACT_6D),
+            (len(kinds), pin.ContactType.CONTACT_3D),
+            (12, pin.ContactType.CONTACT_6D),
+        ],
+        armature=True,
+        seed=7,
+    )
+    model, cms = build_tree(spec)
+    return model, cms, codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+
+
+def test_matches_numpy_on_atlas_feet_6d(atlas_feet):
+    model, cms, f = atlas_feet
+    data = model.createData()
+    rng = np.random.default_rng(0)
+    assert f.m == 12 and f.compiled
+    for _ in range(5):
+        q = random_configuration(model, rng) if rng.random() < 0.5 else random_q(model, rng)
+        expected = pvosimr.compute_delassus(model, data, q, cms)
+        assert rel_err(f(q), expected) <= 1e-10
+
+
+def test_matches_numpy_on_every_joint_type(every_joint_tree):
+    model, cms, f = every_joint_tree
+    data = model.createData()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = random_q(model, rng)
+        G = f(q)
+        assert G.shape == (f.m, f.m) == (15, 15)
+        assert rel_err(G, pvosimr.compute_delassus(model, data, q, cms)) <= 1e-10
+        assert rel_err(f(list(q)), G) == 0.0  # any sequence, same numbers
+        assert rel_err(f(q.reshape(-1, 1)), G) == 0.0
+
+
+def test_other_algorithms_compile_too(every_joint_tree, cache):
+    model, cms, _ = every_joint_tree
+    f = codegen.compile(model, cms, "efpa", cache_dir=cache, flags=FAST)
+    q = random_q(model, np.random.default_rng(2))
+    assert rel_err(f(q), pvosimr.compute_delassus(model, model.createData(), q, cms)) <= 1e-10
+
+
+def test_cache_is_reused_without_running_the_compiler(every_joint_tree, cache, monkeypatch):
+    model, cms, first = every_joint_tree
+    calls = []
+    monkeypatch.setattr(codegen, "_run_compiler", lambda command: calls.append(command))
+    again = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    assert calls == [] and not again.compiled and again.compile_seconds == 0.0
+    assert again.library == first.library and again.library.exists() and again.source.exists()
+    # Another flag set is another library: the compiler is asked again.
+    with pytest.raises(FileNotFoundError):  # the stub compiler produced no library
+        codegen.compile(model, cms, cache_dir=cache, flags=("-O0",))
+    assert len(calls) == 1 and "-O0" in calls[0]
+
+
+def test_a_moved_constraint_is_new_source(every_joint_tree):
+    model, cms, _ = every_joint_tree
+    moved = list(cms)
+    moved[0] = pin.RigidConstraintModel(
+        cms[0].type, model, cms[0].joint1_id, pin.SE3(np.eye(3), np.r_[0, 0, 0.125]), pin.LOCAL
+    )
+    source, _ = codegen.generate_source(model, moved)
+    assert source != codegen.generate_source(model, cms)[0]
+
+
+def test_missing_compiler_is_a_clear_error(monkeypatch, tmp_path):
+    model, cms = build_tree(
+        TreeSpec([0, 1], ["RZ", "RY"], [(2, pin.ContactType.CONTACT_3D)], armature=False, seed=0)
+    )
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setattr(codegen.shutil, "which", lambda name: None)
+    with pytest.raises(codegen.CompilerNotFoundError, match="CC") as err:
+        codegen.compile(model, cms, cache_dir=tmp_path)
+    assert isinstance(err.value, OSError) and isinstance(err.value, RuntimeError)
+    assert "apt-get install gcc" in str(err.value)
+    monkeypatch.undo()
+    monkeypatch.setenv("CC", "/nonexistent/bin/cc")
+    with pytest.raises(codegen.CompilerNotFoundError, match="CC="):
+        codegen.compile(model, cms, cache_dir=tmp_path)
+
+
+def test_failed_compilation_is_a_clear_error(tmp_path):
+    model, cms = build_tree(
+        TreeSpec([0], ["RZ"], [(1, pin.ContactType.CONTACT_3D)], armature=False, seed=0)
+    )
+    with pytest.raises(codegen.CompilationError, match="flags="):
+        codegen.compile(model, cms, cache_dir=tmp_path, flags=("-fno-such-flag-pvosimr",))
+    assert not list((tmp_path / "codegen").glob("*.so"))  # nothing half-built left behind
+
+
+def _bad_configurations(model):
+    q = pin.neutral(model)
+    yield q[:-1], "shape"
+    yield np.r_[q, 0.0], "shape"
+    yield 0.5, "shape"
+    nan = q.copy()
+    nan[-1] = np.nan
+    yield nan, "not finite"
+    inf = q.copy()
+    inf[0] = np.inf
+    yield inf, "not finite"
+    for joint in model.joints[1:]:
+        if joint.nq != joint.nv:  # free-flyer, spherical, planar, RUB: a unit-norm part
+            off = codegen._UNIT_PARTS[joint.shortname()][0]
+            bad = q.copy()
+            bad[joint.idx_q + off] += 1e-2  # norm 1 + 5e-5 > pin's 1e-6
+            yield bad, "not normalized"
+
+
+def test_bad_q_raises(every_joint_tree):
+    model, _, f = every_joint_tree
+    seen = 0
+    for q, message in _bad_configurations(model):
+        with pytest.raises(ValueError, match=message):
+            f(q)
+        seen += 1
+    assert seen >= 5 + 6  # the shapes, non-finite values and six unit-norm parts
+
+
+def test_bad_q_raises_on_atlas(atlas_feet):
+    model, _, f = atlas_feet
+    for q, message in _bad_configurations(model):
+        with pytest.raises(ValueError, match=message):
+            f(q)
+
+
+def test_singular_mass_matrix_raises(cache):
+    model, cms = build_tree(
+        TreeSpec([0, 1], ["RZ", "RZ"], [(2, pin.ContactType.CONTACT_6D)], armature=False, seed=3)
+    )
+    model.inertias[2] = pin.Inertia.Zero()
+    f = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    with pytest.raises(ValueError, match="singular"):
+        f(pin.neutral(model))
+
+
+def test_no_constraints_needs_no_compiler(monkeypatch, tmp_path):
+    model, _ = build_tree(TreeSpec([0], ["RZ"], [], armature=False, seed=0))
+    monkeypatch.setattr(codegen, "find_compiler", lambda: pytest.fail("compiler looked up"))
+    f = codegen.compile(model, [], cache_dir=tmp_path)
+    assert f(pin.neutral(model)).shape == (0, 0)
+    with pytest.raises(ValueError):
+        f([0.0, 1.0])
+
+
+def test_default_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("PVOSIMR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert codegen.default_cache_dir() == tmp_path / "pvosimr"
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path / "x"))
+    assert codegen.default_cache_dir() == tmp_path / "x"
