@@ -54,6 +54,11 @@ class JointStep:
         Z = self.X.motion(A)
         return Z - self.S @ (self.Dinv @ (self.U.T @ Z))
 
+    def motion_congruence(self, Omega: Matrix) -> Matrix:
+        """``^{π(i)}P_iᵀ Ω ^{π(i)}P_i`` for a symmetric 6×6 ``Ω`` of the parent (frame π(i))."""
+        half = self.motion_from_parent(Omega)  # Pᵀ Ω
+        return self.B.symmetric(self.motion_from_parent(half.T))  # Pᵀ (Pᵀ Ω)ᵀ = Pᵀ Ω P
+
     def rows_to_parent(self, K: Matrix) -> Matrix:
         """``K ^{π(i)}P_iᵀ``: k×6 rows acting on link ``i``'s motion → on the parent's."""
         return self.X.rows(K - (K @ self.S) @ (self.Dinv @ self.U.T))

@@ -15,20 +15,45 @@ from itertools import pairwise
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
-from .articulated import articulated_sweep
+from .articulated import JointStep, articulated_sweep
 
 __all__ = ["pv_osimr_sweeps"]
 
 
-def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
+class _Propagators:
+    """``^{A(j)}P_j`` for every j in N∖{0}, as a 6×m_j matrix ``P[j]``, or — when the path from
+    a branching link j up to A(j) is j's own joint — as that joint's :class:`JointStep`, applied
+    in factored form (through ``S_j`` and ``U_j``, as PV-OSIM and EFPA apply theirs) instead of
+    being formed as a 6×6 matrix.
+    """
+
+    def __init__(self, B: Backend) -> None:
+        self.B = B
+        self.P: dict[int, Matrix] = {}
+        self.step: dict[int, JointStep] = {}
+
+    def rows(self, K: Matrix, j: int) -> Matrix:
+        """``K ^{A(j)}P_jᵀ``: rows on j's motion → rows on A(j)'s motion (eq. 19)."""
+        return self.step[j].rows_to_parent(K) if j in self.step else K @ self.P[j].T
+
+    def congruence(self, Omega: Matrix, j: int) -> Matrix:
+        """``^{A(j)}P_jᵀ Ω ^{A(j)}P_j`` for a symmetric 6×6 ``Ω`` of A(j) (eq. 18)."""
+        if j in self.step:
+            return self.step[j].motion_congruence(Omega)
+        return self.B.symmetric(self.P[j].T @ Omega @ self.P[j])
+
+
+def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[_Propagators, dict]:
     """Lines 1–15: ``^{A(j)}P_j`` and ``^{A(j)}Ω_j`` for every j in N∖{0}.
 
     ``P[j]`` and ``Omega[j]`` hold ``^kP_j`` and ``^kΩ_j`` for the link ``k`` the sweep has
     reached on the path from ``j`` up to ``A(j)``; when the sweep has passed ``A(j)`` they are
     ``^{A(j)}P_j`` and ``^{A(j)}Ω_j``.
     """
+    props = _Propagators(B)
+    P = props.P
     # Line 4, "abuse of notation": an EE's propagator is its constraint matrix.
-    P: dict[int, Matrix] = {e: kin.K[e].T for e in topo.ees}
+    P.update({e: kin.K[e].T for e in topo.ees})
     Omega: dict[int, Matrix] = {e: B.zeros(d, d) for e, d in topo.dim_of.items()}
     for i, step in articulated_sweep(B, topo, kin):
         if not topo.ES[i]:
@@ -36,16 +61,18 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[dict, dict]:
         j = topo.D[i]
         if topo.in_N[i]:  # lines 6–7 with ^iP_i = I, ^iΩ_i = 0, so eq. 16 gives ^{π(i)}Ω_i
             Omega[j] = step.omega()
-            if topo.parent[i] > 0:
+            if topo.parent[i] > 0 and topo.A[i] == topo.parent[i]:
+                props.step[j] = step  # ^{A(j)}P_j is this joint's propagator: keep it factored
+            elif topo.parent[i] > 0:
                 P[j] = step.force_to_parent(B.eye(6))
             continue
         Omega[j] = B.symmetric(Omega[j] + step.congruence(P[j]))  # eq. 16 (line 15)
         if topo.parent[i] > 0:
             P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
-    return P, Omega
+    return props, Omega
 
 
-def _forward(B: Backend, topo: Topology, P: dict, Omega: dict) -> dict[int, Matrix]:
+def _forward(topo: Topology, props: _Propagators, Omega: dict) -> dict[int, Matrix]:
     """Lines 16–17, eq. 18: ``^0Ω_i`` for every branching link i, root side first.
 
     The EEs' own ``^0Ω_i`` (the diagonal blocks) are finished in :func:`pv_osimr_sweeps`,
@@ -56,11 +83,13 @@ def _forward(B: Backend, topo: Topology, P: dict, Omega: dict) -> dict[int, Matr
         if i >= topo.njoints:  # an EE: finished at assembly
             continue
         a = topo.A[i]
-        Omega0[i] = Omega[i] if a == 0 else B.symmetric(Omega[i] + P[i].T @ Omega0[a] @ P[i])
+        Omega0[i] = (
+            Omega[i] if a == 0 else props.B.symmetric(Omega[i] + props.congruence(Omega0[a], i))
+        )
     return Omega0
 
 
-def _cemps(topo: Topology, P: dict) -> dict[int, dict[int, Matrix]]:
+def _cemps(topo: Topology, props: _Propagators) -> dict[int, dict[int, Matrix]]:
     """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0."""
     K: dict[int, dict[int, Matrix]] = {}
     for e in topo.ees:
@@ -68,9 +97,9 @@ def _cemps(topo: Topology, P: dict) -> dict[int, dict[int, Matrix]]:
         K[e] = {}
         if not chain:
             continue
-        K[e][chain[0]] = P[e].T  # line 20
+        K[e][chain[0]] = props.P[e].T  # line 20
         for j, up in pairwise(chain):
-            K[e][up] = K[e][j] @ P[j].T  # line 22
+            K[e][up] = props.rows(K[e][j], j)  # line 22
     return K
 
 
@@ -82,9 +111,9 @@ def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     block, ``^0Ω_j = ^{A(j)}Ω_j + ^{A(j)}K_j (^0Ω_{A(j)} ^{A(j)}K_jᵀ)`` (eq. 18 at an EE, where
     ``^{A(j)}P_j = ^{A(j)}K_jᵀ`` by line 20).
     """
-    P, Omega = _backward(B, topo, kin)
-    Omega0 = _forward(B, topo, P, Omega)
-    K = _cemps(topo, P)
+    props, Omega = _backward(B, topo, kin)
+    Omega0 = _forward(topo, props, Omega)
+    K = _cemps(topo, props)
     Y = {(c, e): Omega0[c] @ K[e][c].T for e in topo.ees for c in K[e]}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m, topo.m)
     for a, ei in enumerate(topo.ees):
