@@ -83,6 +83,7 @@ _UNIT_PARTS = {
 _NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
 
 _OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
+_F64 = np.dtype(np.float64)
 
 
 class CodegenError(RuntimeError):
@@ -290,18 +291,21 @@ class CompiledDelassus:
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
         self._fn = fn
-        self._qshape = (self.nq,)
         self._q = np.zeros(self.nq)
         self._G = np.zeros((self.m, self.m), order="F")  # CasADi writes column-major
         self._w = np.zeros(max(1, info["sz_w"]))
         self._iw = np.zeros(max(1, info["sz_iw"]), dtype=np.int64)
-        self._pointers = (
+        # fn(check) with the buffer addresses bound once: one cheap foreign call per evaluation.
+        self._invoke = functools.partial(
+            fn,
             ctypes.c_void_p(self._q.ctypes.data),
             ctypes.c_void_p(self._G.ctypes.data),
             ctypes.c_void_p(self._w.ctypes.data),
             ctypes.c_void_p(self._iw.ctypes.data),
         )
         self._lock = threading.Lock()
+        # Everything __call__ needs, in one attribute (fewer lookups on the hot path).
+        self._fast = (self._q, self._G, self._invoke, self._lock, (self.nq,), self._check)
 
     def __repr__(self) -> str:
         return (
@@ -311,27 +315,23 @@ class CompiledDelassus:
 
     def __call__(self, q) -> np.ndarray:
         """The m × m Delassus matrix at ``q`` (a new array; ``ValueError`` on bad ``q``)."""
-        if type(q) is not np.ndarray or q.dtype != np.float64 or q.shape != self._qshape:
-            q = check_configuration(self.model, q)  # normalises the form, raises on bad input
-            check = self._check
-        else:
-            check = self._check if self._check else _check_now(self.model, q)
-        qp, gp, wp, iwp = self._pointers
-        with self._lock:
-            self._q[:] = q
-            rc = self._fn(qp, gp, wp, iwp, check)
+        q_buf, G, invoke, lock, shape, check = self._fast
+        if q.__class__ is not np.ndarray or q.dtype is not _F64 or q.shape != shape or not check:
+            q = check_configuration(self.model, q)  # the general path: any sequence, any model
+        with lock:
+            q_buf[:] = q
+            rc = invoke(check)
             if rc == _OK:
-                return self._G.copy()
+                return G.copy()
         return self._retry(rc, q)
 
     def _retry(self, rc: int, q: np.ndarray) -> np.ndarray:
         if rc == _BAD_Q:
             check_configuration(self.model, q)  # raises the library's message
             # Accepted after all (a norm within rounding of the tolerance): evaluate unchecked.
-            qp, gp, wp, iwp = self._pointers
             with self._lock:
                 self._q[:] = q
-                rc = self._fn(qp, gp, wp, iwp, 0)
+                rc = self._invoke(0)
                 if rc == _OK:
                     return self._G.copy()
         if rc == _NON_FINITE_G:
@@ -340,12 +340,6 @@ class CompiledDelassus:
                 f"{_why(self.model)}"
             )
         raise CodegenError(f"the generated function {self.library.name} failed (code {rc})")
-
-
-def _check_now(model: pin.Model, q: np.ndarray) -> int:
-    """For models whose unit-norm parts the C side does not know: check in Python, then skip."""
-    check_configuration(model, q)
-    return 0
 
 
 class _Empty:
