@@ -4,9 +4,11 @@ PV-OSIMr (O(n + m²)), PV-OSIM, EFPA, LTL-OSIM and the naive method on Pinocchio
 Pinocchio's calling convention::
 
     G = pvosimr.compute_delassus(model, data, q, constraint_models, algorithm="pv-osimr")
+    Gs = pvosimr.compute_delassus_batch(model, qs, constraint_models)  # qs: batch × nq
 """
 
 from . import constraints
+from .batch import compute_delassus_batch
 from .delassus import (
     ALGORITHMS,
     compute_delassus,
@@ -26,6 +28,7 @@ __all__ = [
     "SUPPORTED_JOINTS",
     "Topology",
     "compute_delassus",
+    "compute_delassus_batch",
     "constraints",
     "efpa",
     "ltl_osim",

@@ -40,7 +40,16 @@ class Backend(Protocol):
     def solve_lower(self, lower: Matrix, b: Matrix) -> Matrix:
         """``L⁻¹ b`` for a lower-triangular ``L``."""
 
-    def vstack(self, blocks: list[Matrix]) -> Matrix: ...
+    def cos(self, x: Matrix) -> Matrix:
+        """Elementwise cosine (of a joint angle, a 1×1 matrix); used by the joint models."""
+
+    def sin(self, x: Matrix) -> Matrix: ...
+
+    def column(self, a: np.ndarray) -> Matrix:
+        """A constant column vector (a joint axis), kept dense: its zero entries stay operands."""
+
+    def vstack(self, blocks: list[Matrix]) -> Matrix:
+        """Blocks stacked vertically; plain numbers are 1×1 blocks (as for ``hstack``)."""
 
     def hstack(self, blocks: list[Matrix]) -> Matrix: ...
 
@@ -88,6 +97,15 @@ class NumpyBackend:
     def solve_lower(self, lower: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.solve(lower, b)
 
+    def cos(self, x: np.ndarray) -> np.ndarray:
+        return np.cos(x)
+
+    def sin(self, x: np.ndarray) -> np.ndarray:
+        return np.sin(x)
+
+    def column(self, a: np.ndarray) -> np.ndarray:
+        return np.reshape(np.asarray(a, dtype=float), (-1, 1))
+
     def vstack(self, blocks: list[np.ndarray]) -> np.ndarray:
         return np.vstack(blocks)
 
@@ -121,3 +139,227 @@ class NumpyBackend:
 
 
 NUMPY = NumpyBackend()
+
+
+# --------------------------------------------------------------------------- batched numpy
+
+
+def _raw(x: Any) -> Any:
+    return x.a if type(x) is MatrixStack else x
+
+
+def _keep(k: Any, n: int) -> Any:
+    """An integer index as a length-1 slice, so that a stack's entries stay matrices."""
+    if isinstance(k, (int, np.integer)):
+        k = int(k) + n if k < 0 else int(k)
+        return slice(k, k + 1)
+    return k
+
+
+def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x @ y`` with a stack on either side (or both), broadcast over the stack."""
+    if y.ndim == 2 and x.ndim == 3:  # stack @ constant: one 2-D product (BLAS) on the rows
+        n, r, k = x.shape
+        return (x.reshape(n * r, k) @ y).reshape(n, r, y.shape[1])
+    return np.matmul(x, y)
+
+
+class MatrixStack:
+    """A stack of equally shaped matrices, ``a`` of shape ``(batch, rows, cols)``, that the
+    algorithms use as one ``rows × cols`` matrix.
+
+    ``@ + - * /`` broadcast over the stack (a plain 2-D ndarray operand is the same matrix for
+    every configuration), ``.T`` swaps the last two axes, and ``m[i:j, k:l]`` reads or
+    assigns on the last two axes; an integer index keeps its axis (``m[k, k]`` is a stack of
+    1×1 matrices, the backend's scalars) and a single index selects rows (``q[k]`` of a
+    column).  ``__array_ufunc__ = None`` makes numpy's operators defer to these methods, so
+    ``ndarray @ MatrixStack`` is a ``MatrixStack`` too.
+    """
+
+    __slots__ = ("a",)
+    __array_ufunc__ = None
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+
+    @property
+    def T(self) -> MatrixStack:
+        return MatrixStack(self.a.swapaxes(-1, -2))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of each matrix of the stack."""
+        return self.a.shape[1:]
+
+    def _key(self, key: Any) -> tuple:
+        if not isinstance(key, tuple):
+            key = (key, slice(None))
+        rows, cols = key
+        return (slice(None), _keep(rows, self.a.shape[1]), _keep(cols, self.a.shape[2]))
+
+    def __getitem__(self, key: Any) -> MatrixStack:
+        return MatrixStack(self.a[self._key(key)])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.a[self._key(key)] = _raw(value)
+
+    def __matmul__(self, other: Any) -> MatrixStack:
+        return MatrixStack(_matmul(self.a, _raw(other)))
+
+    def __rmatmul__(self, other: Any) -> MatrixStack:
+        return MatrixStack(_matmul(other, self.a))
+
+    def __add__(self, other: Any) -> MatrixStack:
+        return MatrixStack(self.a + _raw(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> MatrixStack:
+        return MatrixStack(self.a - _raw(other))
+
+    def __rsub__(self, other: Any) -> MatrixStack:
+        return MatrixStack(other - self.a)
+
+    def __mul__(self, other: Any) -> MatrixStack:
+        return MatrixStack(self.a * _raw(other))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> MatrixStack:
+        return MatrixStack(self.a / _raw(other))
+
+    def __rtruediv__(self, other: Any) -> MatrixStack:
+        return MatrixStack(other / self.a)
+
+    def __neg__(self) -> MatrixStack:
+        return MatrixStack(-self.a)
+
+    def __repr__(self) -> str:
+        return f"MatrixStack(batch={self.a.shape[0]}, shape={self.shape})"
+
+
+def _apply(f, x: Any) -> Any:
+    return MatrixStack(f(x.a)) if type(x) is MatrixStack else f(x)
+
+
+def _inv_spd(x: np.ndarray) -> np.ndarray:
+    """Inverses of a stack of small symmetric positive-definite matrices (Gauss–Jordan).
+
+    No pivoting, which is stable for SPD matrices; a singular one gives non-finite entries in
+    its own slice only, never an exception for the whole stack.
+    """
+    n = x.shape[-1]
+    m = np.concatenate([x, np.broadcast_to(np.eye(n), x.shape)], axis=-1)
+    for k in range(n):
+        m[:, k, :] /= m[:, k, k, None].copy()
+        col = m[:, :, k, None].copy()
+        col[:, k] = 0.0
+        m -= col * m[:, None, k, :]
+    return m[:, :, n:]
+
+
+def _cholesky(x: np.ndarray) -> np.ndarray:
+    """Cholesky factors of a stack; a slice that is not positive definite becomes NaN."""
+    try:
+        return np.linalg.cholesky(x)
+    except np.linalg.LinAlgError:
+        ok = np.isfinite(x).all(axis=(-2, -1))
+        ok[ok] = (np.linalg.eigvalsh(x[ok]) > 0).all(axis=-1)
+        out = np.full_like(x, np.nan)
+        out[ok] = np.linalg.cholesky(x[ok])
+        return out
+
+
+class BatchedNumpyBackend:
+    """Numerical evaluation of ``batch`` configurations at once, with no loop over them.
+
+    Configuration-dependent matrices are :class:`MatrixStack`\\ s; constants (``S``, inertias,
+    ``K``, ``eye``) stay plain 2-D arrays and broadcast, so work that depends on no
+    configuration is done once for the whole batch.
+    """
+
+    name = "numpy-batched"
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+
+    def const(self, a: np.ndarray) -> np.ndarray:
+        return np.asarray(a, dtype=float)
+
+    def zeros(self, rows: int, cols: int) -> MatrixStack:
+        return MatrixStack(np.zeros((self.batch, rows, cols)))
+
+    def eye(self, n: int) -> np.ndarray:
+        return np.eye(n)
+
+    def sqrt(self, x: Any) -> Any:
+        return _apply(np.sqrt, x)
+
+    def cos(self, x: Any) -> Any:
+        return _apply(np.cos, x)
+
+    def sin(self, x: Any) -> Any:
+        return _apply(np.sin, x)
+
+    def column(self, a: np.ndarray) -> np.ndarray:
+        return NUMPY.column(a)
+
+    def inv(self, a: Any) -> Any:
+        if type(a) is not MatrixStack:
+            return NUMPY.inv(a)
+        if a.shape == (1, 1):
+            return MatrixStack(1.0 / a.a)
+        return MatrixStack(_inv_spd(a.a))
+
+    def cholesky(self, a: Any) -> Any:
+        return _apply(_cholesky, a)
+
+    def solve_lower(self, lower: Any, b: Any) -> Any:
+        x = np.linalg.solve(_raw(lower), _raw(b))
+        return x if x.ndim == 2 else MatrixStack(x)
+
+    def _stack(self, blocks: list, axis: int) -> Any:
+        arrays = [np.atleast_2d(_raw(b)) for b in blocks]
+        if not any(type(b) is MatrixStack for b in blocks):
+            return np.concatenate(arrays, axis=axis).astype(float, copy=False)
+        n = self.batch
+        arrays = [a if a.ndim == 3 else np.broadcast_to(a, (n, *a.shape)) for a in arrays]
+        return MatrixStack(np.concatenate(arrays, axis=axis - 2).astype(float, copy=False))
+
+    def vstack(self, blocks: list) -> Any:
+        return self._stack(blocks, 0)
+
+    def hstack(self, blocks: list) -> Any:
+        return self._stack(blocks, 1)
+
+    def hat(self, p: Any) -> Any:
+        if type(p) is not MatrixStack:
+            return NUMPY.hat(p)
+        x, y, z = p.a[:, 0, 0], p.a[:, 1, 0], p.a[:, 2, 0]
+        out = np.zeros((p.a.shape[0], 3, 3))
+        out[:, 0, 1], out[:, 0, 2] = -z, y
+        out[:, 1, 0], out[:, 1, 2] = z, -x
+        out[:, 2, 0], out[:, 2, 1] = -y, x
+        return MatrixStack(out)
+
+    def blockdiag(self, blocks: list) -> MatrixStack:
+        size = sum(b.shape[0] for b in blocks)
+        out = self.zeros(size, size)
+        start = 0
+        for b in blocks:
+            stop = start + b.shape[0]
+            out[start:stop, start:stop] = b
+            start = stop
+        return out
+
+    def symmetric_from_upper(self, a: Any) -> Any:
+        if type(a) is not MatrixStack:
+            return NUMPY.symmetric_from_upper(a)
+        return MatrixStack(np.triu(a.a) + np.triu(a.a, 1).swapaxes(-1, -2))
+
+    def permute(self, a: Any, order: list[int]) -> Any:
+        idx = np.asarray(order, dtype=int)
+        return _apply(lambda x: x[..., idx[:, None], idx], a)
+
+    def symmetric(self, a: Any) -> Any:
+        return a

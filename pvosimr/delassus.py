@@ -22,6 +22,8 @@ from .topology import Topology, constraint_signature
 
 __all__ = [
     "ALGORITHMS",
+    "check_configuration",
+    "check_configurations",
     "compute_delassus",
     "efpa",
     "ltl_osim",
@@ -73,12 +75,71 @@ def check_configuration(model: pin.Model, q) -> np.ndarray:
     return q
 
 
+#: Joints whose configuration holds a unit quaternion or a unit complex (cos, sin): their
+#: (first, stop) in ``q_i``.  The same parts ``pin.isNormalized`` checks, for the joint types
+#: pvosimr supports.
+_UNIT_PARTS = {
+    "JointModelFreeFlyer": (3, 7),
+    "JointModelSpherical": (0, 4),
+    "JointModelPlanar": (2, 4),
+    "JointModelRUBX": (0, 2),
+    "JointModelRUBY": (0, 2),
+    "JointModelRUBZ": (0, 2),
+    "JointModelRevoluteUnboundedUnaligned": (0, 2),
+}
+
+
+def check_configurations(model: pin.Model, qs, tolerance: float = 1e-6) -> np.ndarray:
+    """``qs`` as a float array of shape (batch, ``model.nq``), finite and normalized.
+
+    The checks of :func:`check_configuration`, for every row at once; the ValueError names the
+    first bad row and its joint.  A quaternion or unit complex part is normalized when its norm
+    is within ``tolerance`` of 1, as for ``pin.isNormalized``.
+    """
+    qs = np.asarray(qs, dtype=float)
+    if qs.ndim != 2 or qs.shape[1] != model.nq:
+        raise ValueError(
+            f"qs has shape {qs.shape}, expected (batch, {model.nq}): one configuration of "
+            f"{model.name!r} (nq = {model.nq}) per row"
+        )
+    bad = np.argwhere(~np.isfinite(qs))
+    if bad.size:
+        row, index = bad[0]
+        raise ValueError(
+            f"qs is not finite at row {row}, index {index} ({_joint_of_q(model, index)})"
+        )
+    for i in range(1, model.njoints):
+        joint = model.joints[i]
+        part = _UNIT_PARTS.get(joint.shortname())
+        if part is None:
+            continue
+        first, stop = joint.idx_q + part[0], joint.idx_q + part[1]
+        norms = np.linalg.norm(qs[:, first:stop], axis=1)
+        bad = np.flatnonzero(~(np.abs(norms - 1.0) <= tolerance))
+        if bad.size:
+            what = "quaternion" if stop - first == 4 else "unit complex (cos, sin)"
+            raise ValueError(
+                f"qs row {bad[0]} is not normalized: joint {i} {model.names[i]!r} has a {what} "
+                f"of norm {norms[bad[0]]:.9g} ≠ 1 (use pinocchio.normalize(model, q))"
+            )
+    return qs
+
+
 def _joint_of_q(model: pin.Model, index: int) -> str:
     for i in range(1, model.njoints):
         j = model.joints[i]
         if j.idx_q <= index < j.idx_q + j.nq:
             return f"joint {i} {model.names[i]!r}"
     return "no joint"
+
+
+def resolve_topology(model: pin.Model, cms, topology: Topology | None) -> Topology:
+    """``topology`` checked against ``(model, cms)``, or the cached one when it is None."""
+    if topology is None:
+        return topology_for(model, cms)
+    if not topology.is_for(model, constraint_signature(model, cms)):
+        raise ValueError("topology was built for another model or constraint structure")
+    return topology
 
 
 def _check_data(model: pin.Model, data: pin.Data) -> None:
@@ -100,10 +161,7 @@ def _evaluate(
     _check_data(model, data)
     q = check_configuration(model, q)
     cms = as_constraint_list(constraint_models)
-    if topology is None:
-        topology = topology_for(model, cms)
-    elif not topology.is_for(model, constraint_signature(model, cms)):
-        raise ValueError("topology was built for another model or constraint structure")
+    topology = resolve_topology(model, cms, topology)
     if topology.m == 0:
         return np.zeros((0, 0))
     kin = numeric_kinematics(model, data, q, topology, cms)

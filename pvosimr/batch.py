@@ -1,0 +1,65 @@
+"""The Delassus matrix of many configurations at once, vectorised over the batch.
+
+``compute_delassus_batch(model, qs, constraint_models)`` runs the very algorithm bodies of
+:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backend.BatchedNumpyBackend`: every
+configuration-dependent matrix is a stack over the batch, so each matrix operation of the
+algorithm is one numpy call for all configurations, and there is no Python loop over them.
+The joint transforms come from the backend-generic joint models (the code the symbolic path
+runs), not from one ``pin.forwardKinematics`` per configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pinocchio as pin
+
+from .algorithms import sweeps_for
+from .backend import BatchedNumpyBackend, MatrixStack
+from .constraints import as_constraint_list
+from .delassus import _why, check_configurations, resolve_topology
+from .kinematics import batched_kinematics
+from .topology import Topology
+
+__all__ = ["compute_delassus_batch"]
+
+
+def compute_delassus_batch(
+    model: pin.Model,
+    qs,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    topology: Topology | None = None,
+) -> np.ndarray:
+    """``G[b] = J M⁻¹ Jᵀ`` at configuration ``qs[b]`` for every row of ``qs`` (batch × nq).
+
+    Returns a (batch, m, m) array; ``G[b]`` equals
+    ``compute_delassus(model, data, qs[b], constraint_models, algorithm)`` up to rounding.
+    Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched.  ``qs`` must be 2-D, finite
+    and normalized (ValueError naming the first bad row and joint); a configuration where
+    the mass matrix is singular raises ValueError naming its row.
+    """
+    sweeps = sweeps_for(algorithm)
+    qs = check_configurations(model, qs)
+    cms = as_constraint_list(constraint_models)
+    topology = resolve_topology(model, cms, topology)
+    n, m = qs.shape[0], topology.m
+    if n == 0 or m == 0:
+        return np.zeros((n, m, m))
+    B = BatchedNumpyBackend(n)
+    kin = batched_kinematics(B, model, qs, topology, cms)
+    try:
+        with np.errstate(all="ignore"):  # a singular M shows up as non-finite G, checked below
+            G = sweeps(B, topology, kin)
+    except np.linalg.LinAlgError:
+        G = np.full((n, m, m), np.nan)
+    G = G.a if isinstance(G, MatrixStack) else G
+    G = np.array(np.broadcast_to(G, (n, m, m)))
+    bad = np.flatnonzero(~np.isfinite(G).all(axis=(1, 2)))
+    if bad.size:
+        raise ValueError(
+            f"the mass matrix is singular at row {bad[0]} of qs ({bad.size} of {n} rows), "
+            f"G = J M⁻¹ Jᵀ is undefined{_why(model)}"
+        )
+    return G
