@@ -1,0 +1,269 @@
+"""The paper's claims C1–C8 (shared/ALGORITHMS.md) judged on our operation counts.
+
+Each claim is checked against the bound the project set for it; the verdict lists our numbers
+and, where they differ from the paper's, why.  With ``--quick`` the synthetic sweeps are too
+small to show asymptotic behaviour, so a failing C6–C8 is reported as ``QUICK`` (undecided),
+never as a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .figures import BRANCHES, Count, bars, series, slope
+
+__all__ = ["Verdict", "evaluate", "report"]
+
+SIZE_DEPENDENT = {"C6", "C7", "C8"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: str
+    case: str
+    paper: str
+    bound: str
+    ours: str
+    passed: bool
+    note: str = ""
+    quick: bool = False
+
+    @property
+    def status(self) -> str:
+        if self.passed:
+            return "PASS"
+        return "QUICK" if self.quick and self.claim in SIZE_DEPENDENT else "FAIL"
+
+
+def _ratio(c: dict[str, int]) -> float:
+    return c["pv-osim"] / c["pv-osimr"]
+
+
+def _c1(rows) -> Verdict:
+    c = bars(rows, "fig5", "a")
+    r = _ratio(c)
+    below = max(c["pv-osimr"], c["pv-osim"]) / min(c["efpa"], c["ltl-osim"])
+    return Verdict(
+        "C1",
+        "Fig. 5a, Atlas 2×6D feet",
+        "PV-OSIM and PV-OSIMr cost the same; both well below EFPA and LTL-OSIM",
+        "|PV-OSIM/PV-OSIMr − 1| ≤ 0.02 and both below EFPA and LTL-OSIM",
+        f"PV-OSIM/PV-OSIMr = {r:.3f}; max(PV-OSIMr, PV-OSIM)/min(EFPA, LTL) = {below:.2f}",
+        abs(r - 1) <= 0.02 and below < 1,
+        "The two 6D welds meet only at the floating base, so PV-OSIMr has nothing to save.",
+    )
+
+
+def _c2(rows) -> Verdict:
+    r = _ratio(bars(rows, "fig5", "b"))
+    return Verdict(
+        "C2",
+        "Fig. 5b, Atlas 4×3D per foot",
+        "PV-OSIM needs 19.9% more operations than PV-OSIMr",
+        "PV-OSIM/PV-OSIMr in [1.10, 1.30]",
+        f"PV-OSIM/PV-OSIMr = {r:.3f} (PV-OSIM needs {100 * (r - 1):.1f}% more)",
+        1.10 <= r <= 1.30,
+        "PV-OSIM carries 12 rows per foot up the leg, PV-OSIMr a 6×6 propagator.",
+    )
+
+
+def _c3(rows) -> Verdict:
+    c = bars(rows, "fig6", "a")
+    return Verdict(
+        "C3",
+        "Fig. 6a, Shadow hand alone",
+        "LTL-OSIM is cheaper than EFPA",
+        "LTL-OSIM < EFPA",
+        f"LTL-OSIM {c['ltl-osim']:,} vs EFPA {c['efpa']:,} ({c['ltl-osim'] / c['efpa']:.3f})",
+        c["ltl-osim"] < c["efpa"],
+        _hand_note(c),
+    )
+
+
+def _hand_note(c: dict[str, int]) -> str:
+    if c["pv-osimr"] <= c["pv-osim"]:
+        return ""
+    return (
+        f"On the hand alone our PV-OSIM ({c['pv-osim']:,}) is cheaper than PV-OSIMr "
+        f"({c['pv-osimr']:,}): the only branching link is the palm, two wrist joints above "
+        "the fixed base, so PV-OSIM's rank-1 updates over 15 rows at two joints cost less than "
+        "PV-OSIMr's 6D assembly of the 15×15 matrix (the Sec. IV-E mechanism). No claim covers "
+        "this panel; the paper's text implies PV-OSIMr was ahead there."
+    )
+
+
+def _c4(rows) -> Verdict:
+    panels = {p: bars(rows, "fig6", p) for p in "bcd"}
+    cheapest = all(min(c, key=c.get) == "pv-osimr" for c in panels.values())
+    savings = {p: 1 - c["pv-osimr"] / c["pv-osim"] for p, c in panels.items()}
+    ltl_worst = all(max(c, key=c.get) == "ltl-osim" for c in panels.values())
+    best = max(savings, key=savings.get)
+    ours = (
+        "savings over PV-OSIM "
+        + ", ".join(f"6{p}: {100 * s:.1f}%" for p, s in savings.items())
+        + f"; PV-OSIMr cheapest in all: {cheapest}; LTL-OSIM the most expensive in all: "
+        f"{ltl_worst}"
+    )
+    passed = cheapest and savings[best] >= 0.25 and ltl_worst
+    note = ""
+    if savings[best] < 0.25:
+        note = (
+            f"Our largest saving is {100 * savings[best]:.1f}% (6{best}), below the paper's ~34%. "
+            "The algorithms and mechanisms are not tuned to close the gap. Likely causes: the "
+            "counts share an articulated-body sweep whose cost does not depend on the "
+            "algorithm, which dilutes the difference, and our Shadow hand is not the paper's "
+            "model (ours is OpenAI's MJCF from gymnasium-robotics, constrained at its fingertip "
+            "sites). Every algorithm fits under the paper's Fig. 6a axis (up to 8,000 "
+            "operations), while each of ours needs more on this hand model. We also tried the "
+            "authors' way of applying transforms (spatial_v2 multiplies dense 6×6 X_up "
+            "matrices): the saving went down, not up, so the choice of frames does not explain "
+            "the gap."
+        )
+    return Verdict(
+        "C4",
+        "Fig. 6b–d, hands on Atlas",
+        "PV-OSIMr cheapest; up to ~34% fewer operations than PV-OSIM; LTL-OSIM degrades",
+        "PV-OSIMr cheapest in b–d; largest saving over PV-OSIM ≥ 25%",
+        ours,
+        passed,
+        note,
+    )
+
+
+def _c5(rows) -> Verdict:
+    r = _ratio(bars(rows, "caveat", ""))
+    return Verdict(
+        "C5",
+        "Sec. IV-E, Atlas 6D welds on hands and feet",
+        "PV-OSIM needs ~1.5% fewer operations than PV-OSIMr",
+        "PV-OSIM/PV-OSIMr in [0.95, 1.02]",
+        f"PV-OSIM/PV-OSIMr = {r:.3f} (PV-OSIM needs {100 * (1 - r):.1f}% fewer)",
+        0.95 <= r <= 1.02,
+        "Both hands' 24 rows meet the feet at the pelvis after only three back joints, where "
+        "PV-OSIM's rank-1 updates are cheaper than PV-OSIMr's rank-6 ones.",
+    )
+
+
+def _c6(rows, quick: bool) -> Verdict:
+    checks, parts = [], []
+    for b in BRANCHES:
+        x, pvr = series(rows, "fig3", f"b={b}", "pv-osimr")
+        _, pv = series(rows, "fig3", f"b={b}", "pv-osim")
+        _, ef = series(rows, "fig3", f"b={b}", "efpa")
+        if b == 1:
+            worst = float(np.max(np.abs(pv / pvr - 1)))
+            checks.append(worst <= 0.02)
+            parts.append(f"b=1: max |PV-OSIM/PV-OSIMr − 1| = {worst:.3f}")
+            continue
+        grow_r, grow = np.polyfit(x, pvr, 1)[0], np.polyfit(x, pv, 1)[0]
+        checks.append(grow_r < grow and pvr[-1] < pv[-1])
+        above = float(np.mean((ef > pvr) & (ef > pv))) if b < 10 else float(np.mean(ef > pvr))
+        checks.append(above >= 0.9)
+        part = (
+            f"b={b}: ops per stem link PV-OSIMr {grow_r:.0f} vs PV-OSIM {grow:.0f}; "
+            f"EFPA above {'both' if b < 10 else 'PV-OSIMr'} at {100 * above:.0f}% of stems"
+        )
+        if b == 10:
+            crossing = x[np.argmax(ef < pv)] if np.any(ef < pv) else None
+            checks.append(crossing is not None and ef[0] > pv[0] and ef[-1] < pv[-1])
+            part += (
+                f"; EFPA below PV-OSIM from stem {crossing:.0f}"
+                if crossing
+                else ("; EFPA never below PV-OSIM")
+            )
+        parts.append(part)
+    return Verdict(
+        "C6",
+        "Fig. 3, stem with branches",
+        "1 branch per side: PV-OSIMr = PV-OSIM; ≥2: PV-OSIMr scales better; EFPA above both "
+        "nearly everywhere, but with 10 branches overtakes PV-OSIM for long stems",
+        "as stated (b=1 within 2%; b≥2 PV-OSIMr grows slower and ends cheaper; EFPA above at "
+        "≥90% of stems; b=10 EFPA starts above PV-OSIM and ends below it)",
+        "; ".join(parts),
+        all(checks),
+        quick=quick,
+    )
+
+
+def _c7(rows, quick: bool) -> Verdict:
+    target = {"pv-osimr": 2, "efpa": 3, "pv-osim": 4}
+    s = {a: slope(*series(rows, "fig4", "a", a)) for a in target}
+    return Verdict(
+        "C7",
+        "Fig. 4a, k² links welded every k",
+        "log-log slopes ≈ 2 (PV-OSIMr), 3 (EFPA), 4 (PV-OSIM)",
+        "each slope within ±0.3 of 2, 3, 4",
+        ", ".join(f"{a} {v:.2f}" for a, v in s.items()),
+        all(abs(s[a] - t) <= 0.3 for a, t in target.items()),
+        "Slopes are fitted over the five largest k; smaller k still carry the O(n) terms.",
+        quick,
+    )
+
+
+def _c8(rows, quick: bool) -> Verdict:
+    s = {a: slope(*series(rows, "fig4", "b", a)) for a in ("pv-osimr", "efpa", "pv-osim")}
+    x, pvr = series(rows, "fig4", "b", "pv-osimr")
+    _, ef = series(rows, "fig4", "b", "efpa")
+    ratio = pvr[-1] / ef[-1]
+    same = abs(s["pv-osimr"] - s["efpa"]) <= 0.3
+    steeper = s["pv-osim"] >= s["efpa"] + 0.5
+    clearly = ratio <= 0.9
+    note = ""
+    if not clearly:
+        note = (
+            f"At n = {x[-1]:.0f} PV-OSIMr needs {ratio:.2f}× EFPA's operations, not clearly "
+            "fewer. Our EFPA applies each joint's force propagator in factored form, through "
+            "S_i and U_i (the rank-1 form PV-OSIM uses, which the paper calls computationally "
+            "identical). The authors' EFP.m builds the 6×6 propagator and multiplies it for "
+            "every EE at every link, so every term of EFPA's O(md) cost is several times more "
+            "expensive there. We did not slow our EFPA down to match."
+        )
+    return Verdict(
+        "C8",
+        "Fig. 4b, chain welded on every link",
+        "PV-OSIMr and EFPA same slope, PV-OSIMr clearly cheaper; PV-OSIM steeper",
+        "|slope PV-OSIMr − slope EFPA| ≤ 0.3; PV-OSIMr ≤ 0.9 × EFPA at the largest n; "
+        "PV-OSIM slope ≥ EFPA's + 0.5",
+        f"slopes PV-OSIMr {s['pv-osimr']:.2f}, EFPA {s['efpa']:.2f}, PV-OSIM {s['pv-osim']:.2f};"
+        f" PV-OSIMr/EFPA at n = {x[-1]:.0f}: {ratio:.2f}",
+        same and steeper and clearly,
+        note,
+        quick,
+    )
+
+
+CHECKS: list[Callable] = [_c1, _c2, _c3, _c4, _c5]
+SIZED: list[Callable] = [_c6, _c7, _c8]
+
+
+def evaluate(rows: Sequence[Count], quick: bool = False) -> list[Verdict]:
+    return [c(rows) for c in CHECKS] + [c(rows, quick) for c in SIZED]
+
+
+def report(verdicts: Sequence[Verdict], meta: dict) -> str:
+    """``claims.md``: a summary table, then each claim's numbers and notes."""
+    lines = [
+        "# The paper's claims against our operation counts",
+        "",
+        f"Generated by `pvosimr figures{' --quick' if meta['mode'] == 'quick' else ''}` "
+        f"({meta['mode']} run, {meta['seconds']:.0f} s, {meta['cache']}, Python "
+        f"{meta['python']}). Counts: `figures/opcounts.csv`. Metric: "
+        "`n_instructions − nnz_in − nnz_out` of the CasADi SX function q ↦ G (joint positions "
+        "and the free-flyer pose symbolic, model constants folded in).",
+        "",
+        "| claim | case | bound | ours | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {v.claim} | {v.case} | {v.bound} | {v.ours} | **{v.status}** |" for v in verdicts]
+    if meta["mode"] == "quick":
+        lines += ["", "QUICK: the small sweeps cannot decide this claim; run without --quick."]
+    lines += ["", "## Details", ""]
+    for v in verdicts:
+        lines += [f"### {v.claim} — {v.status}", "", f"- Paper: {v.paper}", f"- Ours: {v.ours}"]
+        if v.note:
+            lines.append(f"- Why: {v.note}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""``pvosimr figures``: the quick run end to end, the count cache, and the claim checks."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+
+import pytest
+
+pytest.importorskip("casadi")
+pytest.importorskip("matplotlib")
+
+from pvosimr import claims, figures, zoo  # noqa: E402
+from pvosimr.figures import Count  # noqa: E402
+from pvosimr.opcounts import CountCache, model_digest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figures")
+    summary = figures.run(out, quick=True, cache_path=out / "cache.json", progress=False)
+    return out, summary
+
+
+def test_quick_run_writes_every_artefact(quick_run):
+    out, summary = quick_run
+    for name in ("fig3", "fig4", "fig5", "fig6", "caveat"):
+        for ext in ("png", "pdf"):
+            assert (out / f"{name}.{ext}").stat().st_size > 10_000, f"{name}.{ext}"
+    with (out / "opcounts.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    expected = sum(len(c.algorithms) for c in figures.sweeps(figures.QUICK))
+    assert len(rows) == expected == len(summary["rows"])
+    assert all(int(r["ops"]) > 0 for r in rows)
+    text = (out / "claims.md").read_text()
+    for k in range(1, 9):
+        assert f"| C{k} |" in text
+    assert summary["seconds"] < 300  # the issue's bound for --quick
+
+
+def test_rerun_comes_from_the_cache(quick_run):
+    out, summary = quick_run
+    cache = CountCache(out / "cache.json")
+    again = figures.count_all(figures.sweeps(figures.QUICK), cache, progress=False)
+    assert cache.misses == 0 and cache.hits == len(again)
+    assert again == summary["rows"]
+
+
+def test_counts_on_robots_do_not_depend_on_sweep_size(quick_run):
+    """The robot panels (Figs. 5, 6, caveat) are the same in quick and full runs."""
+    _, summary = quick_run
+    fig5a = figures.bars(summary["rows"], "fig5", "a")
+    assert set(fig5a) == {"pv-osimr", "pv-osim", "efpa", "ltl-osim"}
+    robot = zoo.load("atlas", "feet_6d")
+    assert CountCache(None).count(robot.model, robot.constraints, "efpa") == fig5a["efpa"]
+
+
+def test_model_digest_sees_inertias_and_constraints():
+    robot = zoo.load("atlas", "feet_6d")
+    before = model_digest(robot.model, robot.constraints)
+    assert model_digest(robot.model, robot.constraints[:1]) != before
+    robot.model.inertias[3].mass += 1.0
+    assert model_digest(robot.model, robot.constraints) != before
+
+
+def _bar_rows(figure: str, panel: str, **ops: int) -> list[Count]:
+    return [Count(figure, panel, "m", 0, a.replace("_", "-"), v) for a, v in ops.items()]
+
+
+def test_claim_bounds_can_fail():
+    """C2's bound is [1.10, 1.30]; C5's [0.95, 1.02]; C3 needs LTL below EFPA."""
+    rows = _bar_rows("fig5", "b", pv_osimr=100, pv_osim=140, efpa=150, ltl_osim=160)
+    assert not claims._c2(rows).passed
+    rows = _bar_rows("fig5", "b", pv_osimr=100, pv_osim=120, efpa=150, ltl_osim=160)
+    assert claims._c2(rows).passed
+    rows = _bar_rows("caveat", "", pv_osimr=100, pv_osim=90, efpa=150, ltl_osim=160)
+    assert not claims._c5(rows).passed
+    rows = _bar_rows("fig6", "a", pv_osimr=100, pv_osim=90, efpa=150, ltl_osim=160)
+    assert not claims._c3(rows).passed
+
+
+def test_quick_never_turns_a_failure_into_a_pass():
+    v = claims.Verdict("C7", "", "", "", "", passed=False, quick=True)
+    assert v.status == "QUICK"
+    assert dataclasses.replace(v, claim="C4").status == "FAIL"
+
+
+@pytest.mark.slow
+def test_full_run(tmp_path):
+    """The full regeneration (minutes); ``pytest -m slow``."""
+    summary = figures.run(tmp_path, quick=False, cache_path=None, progress=False)
+    assert len(summary["rows"]) == sum(len(c.algorithms) for c in figures.sweeps(figures.FULL))
