@@ -23,7 +23,14 @@ from .constraints import as_constraint_list, constraint_matrix
 
 __all__ = ["CountCache", "default_cache_path", "model_digest", "source_digest"]
 
-_COUNTED_SOURCES = ("backend.py", "spatial.py", "symbolic.py", "kinematics.py", "topology.py")
+_COUNTED_SOURCES = (
+    "backend.py",
+    "spatial.py",
+    "symbolic.py",
+    "joint_models.py",
+    "kinematics.py",
+    "topology.py",
+)
 
 
 def default_cache_path() -> Path:

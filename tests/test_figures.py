@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("casadi")
 pytest.importorskip("matplotlib")
 
-from pvosimr import claims, figures, zoo  # noqa: E402
-from pvosimr.figures import Count  # noqa: E402
-from pvosimr.opcounts import CountCache, model_digest  # noqa: E402
+from pvosimr import claims, figures, zoo
+from pvosimr.figures import Count
+from pvosimr.opcounts import CountCache, model_digest
 
 
 @pytest.fixture(scope="module")
