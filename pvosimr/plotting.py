@@ -8,7 +8,8 @@ never needs it; :func:`tree_layout` is pure Python.
   colour, the set ``ES(i)`` of EEs each link supports (:class:`pvosimr.Topology`);
 * :func:`draw_delassus` — a heatmap of ``G`` with its constraint blocks marked;
 * :func:`draw_eigenvalues` — sorted ``|eigenvalues|`` on a log axis, with the rank threshold;
-* :func:`draw_bars` — grouped bar charts (operation counts, timings).
+* :func:`draw_bars` — grouped bar charts (operation counts per case and algorithm);
+* :func:`draw_hbars` — one horizontal bar per method, coloured by group (timings).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "draw_bars",
     "draw_delassus",
     "draw_eigenvalues",
+    "draw_hbars",
     "draw_kinematic_tree",
     "set_label",
     "tree_layout",
@@ -325,7 +327,7 @@ def draw_delassus(
     """Heatmap of ``G`` with its constraint blocks outlined and named on both axes.
 
     The colour scale is symmetric-logarithmic around 0 (``G`` mixes 1/kg linear entries with
-    larger angular ones), linear below 1e-3 of the largest entry.
+    larger angular ones): five decades below the largest entry, linear under that.
     """
     from matplotlib.colors import SymLogNorm
 
@@ -337,7 +339,7 @@ def draw_delassus(
     image = ax.imshow(
         G,
         cmap="RdBu_r",
-        norm=SymLogNorm(linthresh=1e-3 * vmax, vmin=-vmax, vmax=vmax),
+        norm=SymLogNorm(linthresh=1e-5 * vmax, vmin=-vmax, vmax=vmax),
         interpolation="nearest",
     )
     colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
@@ -442,6 +444,46 @@ def draw_bars(
         ax.set_ylim(low, high * 4)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, ncols=min(len(series), 4))
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def draw_hbars(
+    values: Mapping[str, float],
+    *,
+    xlabel: str,
+    category: Mapping[str, str] | None = None,
+    log: bool = False,
+    ax: Axes | None = None,
+    title: str | None = None,
+    fmt: str = "{:.3g}",
+) -> Axes:
+    """Horizontal bar chart, one bar per key of ``values`` (first key on top).
+
+    ``category`` maps a key to a group name (e.g. "numpy" or "C++"): bars of one group share a
+    colour and the legend lists the groups.  Each bar is labelled with ``fmt``.
+    """
+    keys = list(values)
+    groups = list(dict.fromkeys((category or {}).get(k, "") for k in keys))
+    colour = {g: f"C{j}" for j, g in enumerate(groups)}
+    ax = _new_axes(ax, (8.0, 1.2 + 0.42 * len(keys)))
+    for g in groups:
+        idx = [j for j, k in enumerate(keys) if (category or {}).get(k, "") == g]
+        bars = ax.barh(idx, [float(values[keys[j]]) for j in idx], color=colour[g], label=g or None)
+        ax.bar_label(bars, labels=[fmt.format(values[keys[j]]) for j in idx], fontsize=8, padding=3)
+    ax.set_yticks(range(len(keys)), keys)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    if log:
+        ax.set_xscale("log")
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, high * 3)
+    else:
+        ax.margins(x=0.15)
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    if any(groups):
+        ax.legend(fontsize=8, loc="lower right")
     if title:
         ax.set_title(title)
     return ax

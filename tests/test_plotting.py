@@ -134,3 +134,15 @@ def test_bars_heights_gaps_and_log_axis():
     heights = {c.get_label(): [p.get_height() for p in c.patches] for c in ax.containers}
     assert heights == {"x": [10.0], "y": [1000.0, 5.0]}
     assert [t.get_text() for t in ax.get_xticklabels()] == ["case a", "case b"]
+
+
+def test_hbars_one_bar_per_key_coloured_by_group():
+    values = {"numpy a": 800.0, "C++ b": 12.0, "numpy c": 1200.0}
+    category = {"numpy a": "numpy", "numpy c": "numpy", "C++ b": "C++"}
+    ax = plotting.draw_hbars(values, xlabel="µs", category=category, log=True)
+    assert ax.get_xscale() == "log"
+    widths = {c.get_label(): [p.get_width() for p in c.patches] for c in ax.containers}
+    assert widths == {"numpy": [800.0, 1200.0], "C++": [12.0]}
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(values)
+    colours = {c.get_label(): {p.get_facecolor() for p in c.patches} for c in ax.containers}
+    assert len(colours["numpy"]) == 1 and colours["numpy"] != colours["C++"]
