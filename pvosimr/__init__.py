@@ -40,9 +40,12 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # Optional parts load on first use: codegen needs CasADi (the symbolic extra) and a C compiler.
-    if name == "codegen":
-        import importlib
+    # Optional parts load on first use: they need CasADi (the symbolic extra); codegen also a
+    # C compiler.
+    import importlib
 
+    if name == "codegen":
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "count_operations":
+        return importlib.import_module(f"{__name__}.symbolic").count_operations
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from tqdm import tqdm
 
 from . import ALGORITHMS, __version__, compute_delassus, zoo
 from .truth import dense_delassus, rel_err
@@ -115,18 +116,6 @@ def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[s
     return cases, unavailable
 
 
-def _progress(done: int, total: int, label: str, started: float) -> None:
-    elapsed = time.perf_counter() - started
-    eta = elapsed / max(done, 1) * (total - done)
-    width = 30
-    bar = "#" * (width * done // total) + "-" * (width - width * done // total)
-    line = f"[{bar}] {done}/{total} {elapsed:5.0f}s (eta {eta:4.0f}s) {label}"
-    if sys.stderr.isatty():
-        print("\r" + line[:120].ljust(120), end="" if done < total else "\n", file=sys.stderr)
-    else:
-        print(line, file=sys.stderr)
-
-
 def validate(
     robots: Iterable[str] | None = None,
     configs: int = 3,
@@ -143,12 +132,11 @@ def validate(
     robots = list(robots or [])
     strict = bool(robots) if strict is None else strict
     cases, unavailable = _cases(robots or zoo.names(), strict=strict)
-    rows, started = [], time.perf_counter()
-    for k, robot in enumerate(cases):
-        rng = np.random.default_rng([seed, k])
-        rows.append(validate_robot(robot, configs, rng, methods))
-        if progress:
-            _progress(k + 1, len(cases), f"{robot.name} / {robot.preset}", started)
+    rows = []
+    bar = tqdm(cases, disable=not progress, unit="case", file=sys.stderr, mininterval=0.5)
+    for k, robot in enumerate(bar):
+        bar.set_postfix_str(f"{robot.name} / {robot.preset}")
+        rows.append(validate_robot(robot, configs, np.random.default_rng([seed, k]), methods))
     return rows, unavailable
 
 
