@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="the validation table for Atlas and the Shadow hand")
     sub.add_parser("validate", help="every algorithm and Pinocchio reference across the zoo")
     sub.add_parser("figures", help="the paper's Figs. 3-6 and claims C1-C8 from operation counts")
+    sub.add_parser("bench", help="time every pvosimr path against Pinocchio's C++ (timings.md)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["validate"]:
         return validation.main(argv[1:])
@@ -38,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import figures  # needs the symbolic and plots extras
 
         return figures.main(argv[1:])
+    if argv[:1] == ["bench"]:
+        from . import bench  # the plot needs the plots extra
+
+        return bench.main(argv[1:])
     args = parser.parse_args(argv)
     if args.command in (None, "demo"):
         return demo()
