@@ -466,6 +466,9 @@ def machine() -> dict[str, str]:
         "pvosimr": __version__,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
+    source = _git_state()
+    if source:
+        info["source"] = source
     with contextlib.suppress(OSError):  # no load average on some systems
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         info["load average (1, 5, 15 min) at start"] = load
@@ -479,6 +482,27 @@ def machine() -> dict[str, str]:
     except (ImportError, OSError, RuntimeError) as exc:
         info["C compiler"] = f"unavailable ({exc})"
     return info
+
+
+def _git_state() -> str:
+    """``git <commit>`` of the source tree, flagging uncommitted changes to the package."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "."], cwd=root, capture_output=True, text=True
+        )
+    except OSError:
+        return ""
+    if head.returncode != 0:
+        return ""
+    changed = [line[3:] for line in dirty.stdout.splitlines() if line[:2].strip()]
+    note = f" + uncommitted changes to {', '.join(changed)}" if changed else ""
+    return f"git {head.stdout.strip()}{note}"
 
 
 def run(
@@ -575,7 +599,7 @@ def targets(run_result: dict) -> list[tuple[str, str, str]]:
                 t1,
                 f"{_us(ours)} µs vs {_us(best)} µs ({best_name}, bare binding call): "
                 f"{ratio:.2f}×{via}",
-                "met" if ratio <= 0.5 else "not met",
+                "met" if ratio <= 0.5 else _verdict_via_reference(ours, ref),
             )
         )
     # 2. batched numpy per configuration ≤ 3 × Pinocchio's C++ per call at B = 1024
@@ -611,6 +635,12 @@ def targets(run_result: dict) -> list[tuple[str, str, str]]:
         ours = case.timings["numpy:pv-osimr"].median
         rows.append((t3, f"{_us(ours)} µs", "met" if ours <= 1e-3 else "not met"))
     return rows
+
+
+def _verdict_via_reference(ours: float, ref: list[float]) -> str:
+    if ref and ours <= 0.5 * min(ref):
+        return "not met against the bare bindings; met against the calls via pvosimr.reference"
+    return "not met"
 
 
 def _slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:
@@ -725,7 +755,11 @@ def markdown(run_result: dict) -> str:
             "",
             "Fig. 4a: fixed chain of n = k² revolute links welded (6D) every k links (m = 6k); "
             "Fig. 4b: chain of n links, every link welded (m = 6n). Slope: least-squares "
-            "log-log slope over the four largest sizes.",
+            "log-log slope over the four largest sizes. For comparison, the paper's operation "
+            "counts grow like n, n^1.5 and n² for PV-OSIMr, EFPA and PV-OSIM on the Fig. 4a "
+            "chain (k², k³, k⁴), and like n², n², n³ on the Fig. 4b chain; wall times of the "
+            "numpy paths at these sizes are dominated by per-operation interpreter overhead, "
+            "which grows with the number of block operations rather than with flops.",
         ]
         for family in dict.fromkeys(p.family for p in points):
             fam = [p for p in points if p.family == family]
@@ -757,7 +791,7 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     families = list(dict.fromkeys(p.family for p in points))
     top = 1.2 + 0.75 * max(1, len(cases))  # inches for the bar panel
     bottom = 4.2 if families else 0.0
-    fig = plt.figure(figsize=(14, top + bottom), layout="constrained")
+    fig = plt.figure(figsize=(14, top + bottom + 1.0), layout="constrained")
     grid = fig.add_gridspec(
         2 if families else 1,
         max(1, len(families)),
@@ -800,7 +834,14 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     ax.set_xlabel("wall time per call from Python (µs, log scale; bar = median, whisker = IQR)")
     ax.set_title("Delassus matrix G = J M⁻¹ Jᵀ: time per call, pvosimr and Pinocchio (same run)")
     ax.grid(axis="x", which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+    fig.legend(
+        fontsize=8,
+        loc="outside lower center",
+        ncols=4,
+        frameon=False,
+        title="top panel",
+        title_fontsize=8,
+    )
     for col, family in enumerate(families):
         sub = fig.add_subplot(grid[1, col])
         fam = [p for p in points if p.family == family]
@@ -825,7 +866,7 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
         sub.set_ylabel("wall time per call (µs)")
         sub.grid(which="both", alpha=0.3)
         low, high = sub.get_ylim()
-        sub.set_ylim(low, high * (high / low) ** 0.5)  # headroom for the legend
+        sub.set_ylim(low, high * (high / low) ** 0.3)  # headroom for the legend
         sub.legend(fontsize=7, loc="upper left", ncols=2)
     paths = []
     for suffix in (".png", ".pdf"):
