@@ -156,11 +156,48 @@ def _keep(k: Any, n: int) -> Any:
     return k
 
 
+def _unit(v: np.ndarray) -> int | None:
+    """The index ``k`` if the constant vector ``v`` (k×1 or 1×k) is the unit vector ``e_k``."""
+    nz = np.flatnonzero(v)
+    return int(nz[0]) if nz.size == 1 and v.flat[nz[0]] == 1.0 else None
+
+
+def _placed(n: int, shape: tuple[int, int], index: tuple, value: np.ndarray) -> np.ndarray:
+    out = np.zeros((n, *shape))
+    out[index] = value
+    return out
+
+
 def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x @ y`` with a stack on either side (or both), broadcast over the stack."""
-    if y.ndim == 2 and x.ndim == 3:  # stack @ constant: one 2-D product (BLAS) on the rows
-        n, r, k = x.shape
+    """``x @ y`` with a stack on either side (or both), broadcast over the stack.
+
+    numpy pays per matrix of the stack, so each shape gets its cheapest form (measured on
+    1024 6×6 matrices): a product with a constant unit vector (the motion subspace of an
+    aligned 1-DoF joint) picks or places one row or column; a stack times another constant
+    is one 2-D product on the stacked rows (BLAS); rank-1 products are broadcast
+    multiplications or ``einsum``, as are matrix–vector products, which ``np.matmul`` does
+    matrix by matrix.  Every result is a new array, as for numpy's ``@``.
+    """
+    if y.ndim == 2:
+        if x.ndim == 2:
+            return x @ y
+        n, r, k = x.shape  # stack @ constant
+        if y.shape[1] == 1 and (j := _unit(y)) is not None:  # column j of x
+            return x[:, :, j : j + 1].copy()
+        if k == 1 and y.shape[0] == 1 and (j := _unit(y)) is not None:  # x as column j
+            return _placed(n, (r, y.shape[1]), (slice(None), slice(None), j), x[:, :, 0])
         return (x.reshape(n * r, k) @ y).reshape(n, r, y.shape[1])
+    if x.ndim == 2:  # constant @ stack
+        if x.shape[0] == 1 and (i := _unit(x)) is not None:  # row i of y
+            return y[:, i : i + 1, :].copy()
+        if x.shape[1] == 1 and y.shape[1] == 1 and (i := _unit(x)) is not None:  # y as row i
+            return _placed(y.shape[0], (x.shape[0], y.shape[2]), (slice(None), i), y[:, 0, :])
+        return np.einsum("ij,njk->nik", x, y) if x.shape[0] == 1 else np.matmul(x, y)
+    r, k, c = x.shape[1], x.shape[2], y.shape[2]
+    if k == 1:  # a rank-1 product: scalar times matrix, or an outer product
+        return x * y if r == 1 or c == 1 else np.einsum("nik,nkj->nij", x, y)
+    if c == 1:  # matrix times vector
+        return np.einsum("nij,njk->nik", x, y)
     return np.matmul(x, y)
 
 
@@ -243,19 +280,42 @@ def _apply(f, x: Any) -> Any:
 
 
 def _inv_spd(x: np.ndarray) -> np.ndarray:
-    """Inverses of a stack of small symmetric positive-definite matrices (Gauss–Jordan).
+    """Inverses of a stack of small symmetric positive-definite matrices, ``L⁻ᵀ L⁻¹``.
 
-    No pivoting, which is stable for SPD matrices; a singular one gives non-finite entries in
-    its own slice only, never an exception for the whole stack.
+    Written entry by entry on vectors that run over the stack (numpy then pays per entry of
+    the d×d matrix, not per matrix: about 4× faster than ``np.linalg.inv`` for 1024 6×6).
+    Cholesky needs no pivoting on SPD matrices; a singular one gives non-finite entries in
+    its own slice only, never an exception for the whole stack.  The result is symmetric.
     """
-    n = x.shape[-1]
-    m = np.concatenate([x, np.broadcast_to(np.eye(n), x.shape)], axis=-1)
-    for k in range(n):
-        m[:, k, :] /= m[:, k, k, None].copy()
-        col = m[:, :, k, None].copy()
-        col[:, k] = 0.0
-        m -= col * m[:, None, k, :]
-    return m[:, :, n:]
+    d = x.shape[-1]
+    a = x.transpose(1, 2, 0)  # a[i, j] runs over the stack
+    L: list[list] = [[None] * d for _ in range(d)]
+    for j in range(d):
+        s = a[j, j].copy()
+        for k in range(j):
+            s -= L[j][k] * L[j][k]
+        L[j][j] = np.sqrt(s)
+        for i in range(j + 1, d):
+            s = a[i, j].copy()
+            for k in range(j):
+                s -= L[i][k] * L[j][k]
+            L[i][j] = s / L[j][j]
+    Li: list[list] = [[None] * d for _ in range(d)]  # L⁻¹, lower triangular
+    for j in range(d):
+        Li[j][j] = 1.0 / L[j][j]
+        for i in range(j + 1, d):
+            s = L[i][j] * Li[j][j]
+            for k in range(j + 1, i):
+                s = s + L[i][k] * Li[k][j]
+            Li[i][j] = -s / L[i][i]
+    out = np.empty((x.shape[0], d, d))
+    for i in range(d):
+        for j in range(i, d):  # (L⁻ᵀ L⁻¹)[i, j] = Σ_k≥j L⁻¹[k, i] L⁻¹[k, j]
+            s = Li[j][i] * Li[j][j]
+            for k in range(j + 1, d):
+                s = s + Li[k][i] * Li[k][j]
+            out[:, i, j] = out[:, j, i] = s
+    return out
 
 
 def _cholesky(x: np.ndarray) -> np.ndarray:
@@ -355,7 +415,10 @@ class BatchedNumpyBackend:
     def symmetric_from_upper(self, a: Any) -> Any:
         if type(a) is not MatrixStack:
             return NUMPY.symmetric_from_upper(a)
-        return MatrixStack(np.triu(a.a) + np.triu(a.a, 1).swapaxes(-1, -2))
+        n, m = a.a.shape[0], a.shape[0]
+        index = np.arange(m * m).reshape(m, m)
+        source = np.where(np.triu(np.ones((m, m), dtype=bool)), index, index.T).ravel()
+        return MatrixStack(np.take(a.a.reshape(n, m * m), source, axis=1).reshape(n, m, m))
 
     def permute(self, a: Any, order: list[int]) -> Any:
         idx = np.asarray(order, dtype=int)

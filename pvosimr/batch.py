@@ -24,6 +24,25 @@ from .topology import Topology
 
 __all__ = ["compute_delassus_batch"]
 
+_allocator_warm = False
+
+
+def _warm_allocator() -> None:
+    """Once per process, let glibc's malloc serve the batch's temporaries from its heap.
+
+    Every operation on a batch makes a temporary of ``batch × 36`` doubles (288 KiB at 1024):
+    above glibc's initial 128 KiB mmap threshold, each would be a fresh ``mmap`` whose pages
+    fault in on first touch, and a heap that shrinks as soon as 256 KiB are free at its top.
+    glibc raises both thresholds on its own once a large mmapped block is freed (its
+    documented dynamic threshold); freeing one 24 MiB block, never touched, does that at once.
+    Nothing changes on other allocators.  Measured on Atlas at 1024 configurations: about 20 %
+    of the batch's time.
+    """
+    global _allocator_warm
+    if not _allocator_warm:
+        np.empty(3 << 20)  # 24 MiB, freed at once
+        _allocator_warm = True
+
 
 def compute_delassus_batch(
     model: pin.Model,
@@ -47,6 +66,7 @@ def compute_delassus_batch(
     n, m = qs.shape[0], topology.m
     if n == 0 or m == 0:
         return np.zeros((n, m, m))
+    _warm_allocator()
     B = BatchedNumpyBackend(n)
     kin = batched_kinematics(B, model, qs, topology, cms)
     try:

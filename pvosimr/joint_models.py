@@ -30,11 +30,12 @@ _X, _Y, _Z = np.array([1.0, 0, 0]), np.array([0.0, 1, 0]), np.array([0.0, 0, 1])
 
 def rotation_cs(B: Backend, axis: np.ndarray, c: Any, s: Any) -> Matrix:
     """Rotation about a unit ``axis`` with cosine ``c`` and sine ``s`` (Rodrigues)."""
-    k = int(np.argmax(np.abs(axis)))
-    if np.isclose(abs(axis[k]), 1.0):  # an aligned axis: write the exact sparse matrix
+    components = [abs(float(a)) for a in axis]
+    k = components.index(max(components))
+    if abs(components[k] - 1.0) <= 1e-8 + 1e-5:  # aligned (np.isclose): the exact sparse matrix
         R = B.zeros(3, 3)
         i, j = (k + 1) % 3, (k + 2) % 3
-        sign = np.sign(axis[k])
+        sign = 1.0 if axis[k] > 0 else -1.0
         R[k, k] = 1
         R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -sign * s, sign * s
         return R

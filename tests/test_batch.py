@@ -1,0 +1,244 @@
+"""compute_delassus_batch: one vectorised run equals the single call on every row."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import random_q, random_trees
+from _truth import rel_err
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pvosimr
+from pvosimr import zoo
+from pvosimr.backend import BatchedNumpyBackend, MatrixStack, _inv_spd, _matmul
+from pvosimr.delassus import topology_for
+from pvosimr.kinematics import batched_kinematics, numeric_kinematics
+from pvosimr.zoo import presets
+
+TOL = 1e-10
+C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
+
+
+def configurations(model, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.array([random_q(model, rng) for _ in range(n)]).reshape(n, model.nq)
+
+
+def check_batch(model, cms, qs, algorithms=pvosimr.ALGORITHMS):
+    """Assert the batch equals the single call row by row (≤ TOL) and is exactly symmetric."""
+    data = model.createData()
+    for algorithm in algorithms:
+        G = pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm)
+        m = sum(3 if cm.type == C3 else 6 for cm in cms)
+        assert G.shape == (len(qs), m, m)
+        assert np.array_equal(G, G.swapaxes(1, 2)), f"{algorithm}: not exactly symmetric"
+        for b, q in enumerate(qs):
+            single = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+            err = rel_err(G[b], single)
+            assert err <= TOL, f"{algorithm}, row {b}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
+def test_atlas_every_preset_and_algorithm(atlas, preset):
+    cms = presets.ATLAS_PRESETS[preset](atlas)
+    check_batch(atlas, cms, configurations(atlas, 6, seed=1))
+
+
+def test_shadow_hand_every_algorithm():
+    robot = zoo.load("shadow_hand")
+    check_batch(robot.model, robot.constraints, configurations(robot.model, 6, seed=2))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_constraints=4), seed=st.integers(0, 2**31))
+def test_random_trees_with_every_joint_type(tree, seed):
+    model, cms = tree
+    check_batch(model, cms, configurations(model, 3, seed))
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_constraints=1), seed=st.integers(0, 2**31))
+def test_batched_kinematics_match_pinocchio_for_every_joint_type(tree, seed):
+    model, cms = tree
+    topo = pvosimr.Topology(model, cms)
+    qs = configurations(model, 2, seed)
+    kin = batched_kinematics(BatchedNumpyBackend(2), model, qs, topo, cms)
+    for b, q in enumerate(qs):
+        expected = numeric_kinematics(model, model.createData(), q, topo, cms)
+        for i in topo.links:
+            X = np.broadcast_to(getattr(kin.X[i].X, "a", kin.X[i].X), (2, 6, 6))[b]
+            S = np.broadcast_to(getattr(kin.S[i], "a", kin.S[i]), (2, *expected.S[i].shape))[b]
+            np.testing.assert_allclose(X, expected.X[i].X, atol=1e-12)
+            np.testing.assert_allclose(S, expected.S[i], atol=1e-12)
+
+
+def test_batch_of_one_and_of_none(atlas):
+    cms = presets.ATLAS_PRESETS["feet_6d"](atlas)
+    qs = configurations(atlas, 1, seed=4)
+    check_batch(atlas, cms, qs, algorithms=["pv-osimr", "naive"])
+    empty = pvosimr.compute_delassus_batch(atlas, np.zeros((0, atlas.nq)), cms)
+    assert empty.shape == (0, 12, 12)
+
+
+def test_no_constraints_gives_empty_matrices():
+    model = pin.buildSampleModelHumanoidRandom()
+    qs = configurations(model, 3)
+    assert pvosimr.compute_delassus_batch(model, qs, []).shape == (3, 0, 0)
+
+
+def test_no_loop_over_configurations(atlas, monkeypatch):
+    """Kinematics come from the joint models, not one forwardKinematics per configuration."""
+    calls = []
+    original = pin.forwardKinematics
+    monkeypatch.setattr(pin, "forwardKinematics", lambda *a: calls.append(1) or original(*a))
+    cms = presets.ATLAS_PRESETS["feet_6d"](atlas)
+    for n in (2, 40):
+        calls.clear()
+        pvosimr.compute_delassus_batch(atlas, configurations(atlas, n), cms)
+        assert len(calls) <= 1  # the neutral configuration's motion subspaces only
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.fixture
+def humanoid():
+    model = pin.buildSampleModelHumanoidRandom()
+    cms = [pin.RigidConstraintModel(C6, model, 6, pin.SE3.Random(), pin.LOCAL)]
+    return model, cms, configurations(model, 4)
+
+
+@pytest.mark.parametrize("shape", [(-1,), (4, 1, -1), (4, 3)], ids=["1-D", "3-D", "columns"])
+def test_wrong_shape(humanoid, shape):
+    model, cms, qs = humanoid
+    bad = qs[:, :3] if shape == (4, 3) else qs.reshape(shape)
+    with pytest.raises(ValueError, match=rf"expected \(batch, {model.nq}\)"):
+        pvosimr.compute_delassus_batch(model, bad, cms)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_not_finite_names_row_and_joint(humanoid, value):
+    model, cms, qs = humanoid
+    qs = qs.copy()
+    qs[2, 9] = value
+    with pytest.raises(ValueError, match=r"not finite at row 2, index 9 \(joint \d+ '"):
+        pvosimr.compute_delassus_batch(model, qs, cms)
+
+
+def test_unnormalized_quaternion_names_row_and_joint(humanoid):
+    model, cms, qs = humanoid
+    qs = qs.copy()
+    qs[3, 3:7] *= 1.01
+    with pytest.raises(ValueError, match=r"row 3 is not normalized: joint 1 'root_joint'"):
+        pvosimr.compute_delassus_batch(model, qs, cms)
+
+
+def test_unnormalized_unit_complex_names_row_and_joint():
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelRUBZ(), pin.SE3.Random(), "wheel")
+    model.appendBodyToJoint(j, pin.Inertia.Random(), pin.SE3.Identity())
+    cms = [pin.RigidConstraintModel(C3, model, j, pin.SE3.Random(), pin.LOCAL)]
+    qs = np.array([[1.0, 0.0], [0.6, 0.8], [0.6, 0.9]])
+    with pytest.raises(ValueError, match=r"row 2 is not normalized: joint 1 'wheel'.*unit complex"):
+        pvosimr.compute_delassus_batch(model, qs, cms)
+
+
+def test_normalization_tolerance_is_pinocchios(humanoid):
+    model, cms, qs = humanoid
+    for eps in (0.9e-6, -0.9e-6, 1.1e-6, -1.1e-6):
+        q = qs[0].copy()
+        q[3:7] *= 1 + eps / np.linalg.norm(q[3:7])
+        accepted = True
+        try:
+            pvosimr.compute_delassus_batch(model, q[None], cms)
+        except ValueError:
+            accepted = False
+        assert accepted == pin.isNormalized(model, q, 1e-6), eps
+
+
+def test_unknown_algorithm(humanoid):
+    model, cms, qs = humanoid
+    with pytest.raises(ValueError, match="unknown algorithm 'osim'"):
+        pvosimr.compute_delassus_batch(model, qs, cms, algorithm="osim")
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_singular_mass_matrix_names_a_row(algorithm):
+    model = pin.Model()
+    j1 = model.addJoint(0, pin.JointModelRX(), pin.SE3.Random(), "shoulder")
+    model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
+    j2 = model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), "odd_joint")
+    cms = [pin.RigidConstraintModel(C6, model, j2, pin.SE3.Random(), pin.LOCAL)]
+    qs = configurations(model, 3)
+    with pytest.raises(ValueError, match=r"singular at row 0 of qs \(3 of 3 rows\).*'odd_joint'"):
+        pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm)
+
+
+def test_topology_of_another_model(humanoid, atlas):
+    model, cms, qs = humanoid
+    other = topology_for(atlas, presets.ATLAS_PRESETS["feet_6d"](atlas))
+    with pytest.raises(ValueError, match="topology was built for another model"):
+        pvosimr.compute_delassus_batch(model, qs, cms, topology=other)
+
+
+# --------------------------------------------------------------------------- the backend
+
+
+def test_matrix_stack_acts_as_one_matrix():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 4, 3))
+    m = MatrixStack(a.copy())
+    assert m.shape == (4, 3) and m.T.shape == (3, 4)
+    np.testing.assert_array_equal(m.T.a, a.swapaxes(1, 2))
+    assert m[1, 2].a.shape == (5, 1, 1) and m[-1, -1].a[0, 0, 0] == a[0, -1, -1]
+    assert m[1:3].a.shape == (5, 2, 3) and m[:, 1].a.shape == (5, 4, 1)
+    m[0:2, 1] = 7.0
+    assert np.all(m.a[:, 0:2, 1] == 7.0) and np.all(m.a[:, 2:, 1] == a[:, 2:, 1])
+    c = rng.standard_normal((3, 2))
+    product = np.eye(4)[:, :4] @ m @ c  # ndarray operators defer to the stack
+    assert isinstance(product, MatrixStack)
+    np.testing.assert_allclose(product.a, m.a @ c)
+    np.testing.assert_allclose((1 - m * 2.0 / m[0, 0]).a, 1 - m.a * 2.0 / m.a[:, :1, :1])
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys"),
+    [
+        ((5, 6, 6), (6, 6)),
+        ((6, 6), (5, 6, 6)),
+        ((5, 6, 6), (5, 6, 6)),
+        ((5, 6, 1), (5, 1, 6)),
+        ((5, 1, 1), (5, 1, 6)),
+        ((5, 6, 6), (5, 6, 1)),
+        ((1, 6), (5, 6, 6)),
+        ((5, 6, 6), (6, 1)),
+        ((5, 6, 1), (1, 6)),
+        ((6, 1), (5, 1, 6)),
+    ],
+)
+@pytest.mark.parametrize("unit", [False, True])
+def test_matmul_forms_equal_numpy(xs, ys, unit):
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(xs), rng.standard_normal(ys)
+    if unit:  # constant unit vectors take the pick/place forms
+        for v in (x, y):
+            if v.ndim == 2 and 1 in v.shape:
+                v[...] = 0.0
+                v.flat[2] = 1.0
+    got = _matmul(x, y)
+    np.testing.assert_allclose(got, np.matmul(x, y), rtol=1e-14, atol=1e-14)
+    assert not np.shares_memory(got, x) and not np.shares_memory(got, y)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 6])
+def test_stacked_spd_inverse(d):
+    rng = np.random.default_rng(d)
+    a = rng.standard_normal((7, d, d))
+    a = a @ a.swapaxes(1, 2) + 0.1 * np.eye(d)
+    inv = _inv_spd(a)
+    np.testing.assert_allclose(inv, np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    assert np.array_equal(inv, inv.swapaxes(1, 2))
+    a[3] = 0.0  # a singular slice spoils only itself
+    with np.errstate(all="ignore"):
+        inv = _inv_spd(a)
+    assert not np.isfinite(inv[3]).all() and np.isfinite(np.delete(inv, 3, axis=0)).all()
