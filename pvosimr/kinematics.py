@@ -48,11 +48,11 @@ def model_constants(
 ) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, np.ndarray]]:
     """The configuration-independent inputs: link inertias, armature blocks and ``K_i``."""
     H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
+    rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
     for i in topology.links:
-        nv, iv = topology.tree.nv[i], topology.tree.idx_v[i]
-        a = np.asarray(model.armature[iv : iv + nv])
-        armature.append(np.diag(a) if np.any(a) else None)
+        a = rotor[topology.tree.idx_v[i] : topology.tree.idx_v[i] + topology.tree.nv[i]]
+        armature.append(np.diag(a) if a.any() else None)
     K = {e: constraint_matrix(cm) for e, cm in zip(topology.ees, constraint_models, strict=True)}
     return H, armature, K
 
