@@ -2,8 +2,10 @@
 
 Every algorithm body is written once against this interface: it uses only the matrix operators
 ``@``, ``+``, ``-``, ``.T``, slicing (reads, and slice assignment into ``zeros``) and the few
-functions below.  :data:`NUMPY` evaluates numerically; a CasADi SX backend with the same methods
-turns the very same code into a symbolic expression graph (operation counts, code generation).
+functions below.  :data:`NUMPY` evaluates numerically; :class:`BatchedNumpyBackend` evaluates
+many configurations at once, each matrix a :class:`MatrixStack`; a CasADi SX backend with the
+same methods turns the very same code into a symbolic expression graph (operation counts, code
+generation).
 """
 
 from __future__ import annotations

@@ -174,6 +174,17 @@ def test_singular_mass_matrix_names_a_row(algorithm):
         pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm)
 
 
+def test_unsupported_joint_is_named():
+    model = pin.Model()
+    j1 = model.addJoint(0, pin.JointModelRX(), pin.SE3.Random(), "shoulder")
+    model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
+    j2 = model.addJoint(j1, pin.JointModelHX(0.1), pin.SE3.Random(), "screw")
+    model.appendBodyToJoint(j2, pin.Inertia.Random(), pin.SE3.Identity())
+    cms = [pin.RigidConstraintModel(C3, model, j2, pin.SE3.Identity(), pin.LOCAL)]
+    with pytest.raises(NotImplementedError, match=r"joint 2 \('screw'\) is of type"):
+        pvosimr.compute_delassus_batch(model, np.zeros((2, model.nq)), cms)
+
+
 def test_topology_of_another_model(humanoid, atlas):
     model, cms, qs = humanoid
     other = topology_for(atlas, presets.ATLAS_PRESETS["feet_6d"](atlas))
