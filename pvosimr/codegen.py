@@ -53,6 +53,7 @@ import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list
+from .delassus import _UNIT_PARTS as UNIT_PARTS
 from .delassus import _why, check_configuration
 
 __all__ = [
@@ -71,17 +72,9 @@ _WRAPPER_VERSION = "1"
 
 _ENTRY = "pvosimr_delassus"
 
-#: ``(offset in the joint's q, length)`` of the unit-norm part of each joint with one, as
-#: ``pin.isNormalized`` checks it (``|‖part‖ − 1| < prec``).
-_UNIT_PARTS = {
-    "JointModelFreeFlyer": (3, 4),
-    "JointModelSpherical": (0, 4),
-    "JointModelPlanar": (2, 2),
-    "JointModelRUBX": (0, 2),
-    "JointModelRUBY": (0, 2),
-    "JointModelRUBZ": (0, 2),
-    "JointModelRevoluteUnboundedUnaligned": (0, 2),
-}
+#: ``(offset in the joint's q, length)`` of the unit-norm part of each joint with one: the
+#: parts ``pin.isNormalized`` checks, as :func:`pvosimr.delassus.check_configurations` knows them.
+_UNIT_PARTS = {kind: (first, stop - first) for kind, (first, stop) in UNIT_PARTS.items()}
 _NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
 
 _OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
