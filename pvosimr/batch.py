@@ -3,7 +3,8 @@
 ``compute_delassus_batch(model, qs, constraint_models)`` runs the very algorithm bodies of
 :mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backend.BatchedNumpyBackend`: every
 configuration-dependent matrix is a stack over the batch, so each matrix operation of the
-algorithm is one numpy call for all configurations, and there is no Python loop over them.
+algorithm is one numpy call for all configurations, and there is no Python loop over them
+(a batch larger than ``block_size`` runs block by block, each block vectorised).
 The joint transforms come from the backend-generic joint models (the code the symbolic path
 runs), not from one ``pin.forwardKinematics`` per configuration.
 """
@@ -50,32 +51,35 @@ def compute_delassus_batch(
     constraint_models: Iterable,
     algorithm: str = "pv-osimr",
     topology: Topology | None = None,
+    block_size: int = 1024,
 ) -> np.ndarray:
     """``G[b] = J M⁻¹ Jᵀ`` at configuration ``qs[b]`` for every row of ``qs`` (batch × nq).
 
     Returns a (batch, m, m) array; ``G[b]`` equals
-    ``compute_delassus(model, data, qs[b], constraint_models, algorithm)`` up to rounding.
-    Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched.  ``qs`` must be 2-D, finite
-    and normalized (ValueError naming the first bad row and joint); a configuration where
-    the mass matrix is singular raises ValueError naming its row.
+    ``compute_delassus(model, data, qs[b], constraint_models, algorithm)`` up to rounding, and is
+    exactly symmetric.  Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched.  ``qs``
+    must be 2-D, finite and normalized (ValueError naming the first bad row and joint); a
+    configuration where the mass matrix is singular raises ValueError naming its row.
+
+    Each operation of the algorithm is one numpy call on ``block_size`` configurations at once;
+    a larger batch runs in blocks of that size, because the per-configuration cost grows once
+    the stacks outgrow the CPU cache (measured on Atlas, 2-core Xeon with 2 MiB L2 per core:
+    about 18 µs per configuration for blocks of 1024 or 2048, about 40 µs for 4096).
     """
     sweeps = sweeps_for(algorithm)
     qs = check_configurations(model, qs)
     cms = as_constraint_list(constraint_models)
     topology = resolve_topology(model, cms, topology)
+    if block_size < 1:
+        raise ValueError(f"block_size must be positive, not {block_size}")
     n, m = qs.shape[0], topology.m
+    G = np.zeros((n, m, m))
     if n == 0 or m == 0:
-        return np.zeros((n, m, m))
+        return G
     _warm_allocator()
-    B = BatchedNumpyBackend(n)
-    kin = batched_kinematics(B, model, qs, topology, cms)
-    try:
-        with np.errstate(all="ignore"):  # a singular M shows up as non-finite G, checked below
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
-        G = np.full((n, m, m), np.nan)
-    G = G.a if isinstance(G, MatrixStack) else G
-    G = np.array(np.broadcast_to(G, (n, m, m)))
+    for start in range(0, n, block_size):
+        block = qs[start : start + block_size]
+        G[start : start + len(block)] = _block(sweeps, model, block, topology, cms)
     bad = np.flatnonzero(~np.isfinite(G).all(axis=(1, 2)))
     if bad.size:
         raise ValueError(
@@ -83,3 +87,16 @@ def compute_delassus_batch(
             f"G = J M⁻¹ Jᵀ is undefined{_why(model)}"
         )
     return G
+
+
+def _block(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cms) -> np.ndarray:
+    """The algorithm body run once on the stack of configurations ``qs``."""
+    n, m = qs.shape[0], topology.m
+    B = BatchedNumpyBackend(n)
+    kin = batched_kinematics(B, model, qs, topology, cms)
+    try:
+        with np.errstate(all="ignore"):  # a singular M shows up as non-finite G, checked above
+            G = sweeps(B, topology, kin)
+    except np.linalg.LinAlgError:
+        return np.full((n, m, m), np.nan)
+    return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))

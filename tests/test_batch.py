@@ -80,6 +80,20 @@ def test_batch_of_one_and_of_none(atlas):
     assert empty.shape == (0, 12, 12)
 
 
+def test_blocks_of_a_large_batch(atlas):
+    cms = presets.ATLAS_PRESETS["feet_4x3d"](atlas)
+    qs = configurations(atlas, 7, seed=5)
+    whole = pvosimr.compute_delassus_batch(atlas, qs, cms)
+    np.testing.assert_array_equal(
+        pvosimr.compute_delassus_batch(atlas, qs, cms, block_size=7), whole
+    )
+    in_blocks = pvosimr.compute_delassus_batch(atlas, qs, cms, block_size=3)
+    assert rel_err(in_blocks, whole) <= TOL
+    check_batch(atlas, cms, qs, algorithms=["efpa"])
+    with pytest.raises(ValueError, match="block_size must be positive"):
+        pvosimr.compute_delassus_batch(atlas, qs, cms, block_size=0)
+
+
 def test_no_constraints_gives_empty_matrices():
     model = pin.buildSampleModelHumanoidRandom()
     qs = configurations(model, 3)
@@ -169,9 +183,25 @@ def test_singular_mass_matrix_names_a_row(algorithm):
     model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
     j2 = model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), "odd_joint")
     cms = [pin.RigidConstraintModel(C6, model, j2, pin.SE3.Random(), pin.LOCAL)]
-    qs = configurations(model, 3)
-    with pytest.raises(ValueError, match=r"singular at row 0 of qs \(3 of 3 rows\).*'odd_joint'"):
-        pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm)
+    qs = configurations(model, 5)
+    with pytest.raises(ValueError, match=r"singular at row 0 of qs \(5 of 5 rows\).*'odd_joint'"):
+        pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm, block_size=2)
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_singular_row_is_named_and_the_others_compute(algorithm):
+    """A point mass on the axis of the first joint: M is singular exactly when q_tilt = 0."""
+    model = pin.Model()
+    turn = model.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "turn")
+    tilt = model.addJoint(turn, pin.JointModelRY(), pin.SE3.Identity(), "tilt")
+    point_mass = pin.Inertia(2.0, np.array([0, 0, 1.0]), np.zeros((3, 3)))
+    model.appendBodyToJoint(tilt, point_mass, pin.SE3.Identity())
+    at_mass = pin.SE3(np.eye(3), np.array([0, 0, 1.0]))
+    cms = [pin.RigidConstraintModel(C3, model, tilt, at_mass, pin.LOCAL)]
+    qs = np.array([[0.3, 0.5], [0.2, 0.7], [0.1, 0.0]])
+    with pytest.raises(ValueError, match=r"singular at row 2 of qs \(1 of 3 rows\)"):
+        pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm, block_size=2)
+    check_batch(model, cms, qs[:2], algorithms=[algorithm])
 
 
 def test_unsupported_joint_is_named():
