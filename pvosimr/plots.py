@@ -82,6 +82,7 @@ def fig4(rows: Sequence[Count], out: Path) -> list[Path]:
             ax.plot(x, ref, "k--", lw=0.8, label=f"∝ {xlabel}²")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _integer_ticks(ax, series(rows, "fig4", panel, "pv-osimr")[0])
         ax.set_xlabel(xlabel)
         ax.set_title(title)
         ax.grid(alpha=0.3, which="both")
@@ -89,6 +90,15 @@ def fig4(rows: Sequence[Count], out: Path) -> list[Path]:
     axes[0].set_ylabel("Number of operations")
     fig.suptitle("Fig. 4: scaling (slopes fitted over the five largest sizes)")
     return _save(fig, out, "fig4")
+
+
+def _integer_ticks(ax, sizes: np.ndarray) -> None:
+    """Plain integer labels at powers of two (and the largest size) on a log x axis."""
+    from matplotlib.ticker import NullFormatter
+
+    ticks = [int(v) for v in sizes if int(v) & (int(v) - 1) == 0] + [int(sizes[-1])]
+    ax.set_xticks(sorted(set(ticks)), [str(t) for t in sorted(set(ticks))])
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _bar_panel(ax, counts: dict[str, int], title: str) -> None:
