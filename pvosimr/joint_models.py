@@ -119,6 +119,14 @@ def joint_transform_up(
     return Chain((Transform(B, None if R_J is None else R_J.T, p_J), tree))
 
 
+def _subspace_at(joint: pin.JointModel, q: np.ndarray) -> np.ndarray:
+    """Pinocchio's ``S`` of one joint at ``q`` (its own data: a whole ``model.createData()``
+    costs O(n²) time and memory, seconds and gigabytes on the Fig. 4 chains)."""
+    jdata = joint.createData()
+    joint.calc(jdata, q)
+    return np.reshape(jdata.S, (6, -1))
+
+
 def joint_kinematics(
     B: Backend, model: pin.Model, q: Matrix, topology: Topology
 ) -> tuple[list[Chain], list[Matrix]]:
@@ -126,14 +134,13 @@ def joint_kinematics(
 
     Entry 0 (the world) is an empty chain and a 6×0 subspace.
     """
-    data = model.createData()
-    pin.forwardKinematics(model, data, pin.neutral(model))
+    q0 = pin.neutral(model)  # the subspaces are read there; only SphericalZYX's depends on q
     X: list[Chain] = [Chain(())]
     S: list[Matrix] = [B.zeros(6, 0)]
     for i in topology.links:
         joint = model.joints[i]
         qi = q[joint.idx_q : joint.idx_q + joint.nq]
-        S_num = np.reshape(data.joints[i].S, (6, -1))
+        S_num = _subspace_at(joint, q0)
         R_J, p_J, S_i = joint_motion(B, joint.shortname(), qi, S_num)
         X.append(joint_transform_up(B, model.jointPlacements[i], R_J, p_J))
         S.append(B.const(S_i) if isinstance(S_i, np.ndarray) else S_i)
