@@ -71,6 +71,18 @@ class Backend(Protocol):
         triangle, so the arithmetic of the lower one is never generated; numpy returns ``a``."""
 
 
+def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
+    """The block-diagonal matrix of square ``blocks``, by slice assignment into ``B.zeros``."""
+    size = sum(b.shape[0] for b in blocks)
+    out = B.zeros(size, size)
+    start = 0
+    for b in blocks:
+        stop = start + b.shape[0]
+        out[start:stop, start:stop] = b
+        start = stop
+    return out
+
+
 class NumpyBackend:
     """Numerical evaluation with numpy (float64)."""
 
@@ -119,14 +131,7 @@ class NumpyBackend:
         return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
     def blockdiag(self, blocks: list[np.ndarray]) -> np.ndarray:
-        size = sum(b.shape[0] for b in blocks)
-        out = np.zeros((size, size))
-        start = 0
-        for b in blocks:
-            stop = start + b.shape[0]
-            out[start:stop, start:stop] = b
-            start = stop
-        return out
+        return blockdiag_by_assignment(self, blocks)
 
     def symmetric_from_upper(self, a: np.ndarray) -> np.ndarray:
         upper = np.triu(a)
@@ -405,14 +410,7 @@ class BatchedNumpyBackend:
         return MatrixStack(out)
 
     def blockdiag(self, blocks: list) -> MatrixStack:
-        size = sum(b.shape[0] for b in blocks)
-        out = self.zeros(size, size)
-        start = 0
-        for b in blocks:
-            stop = start + b.shape[0]
-            out[start:stop, start:stop] = b
-            start = stop
-        return out
+        return blockdiag_by_assignment(self, blocks)
 
     def symmetric_from_upper(self, a: Any) -> Any:
         if type(a) is not MatrixStack:
