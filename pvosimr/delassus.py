@@ -64,14 +64,7 @@ def check_configuration(model: pin.Model, q) -> np.ndarray:
         raise ValueError(
             f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r})"
         )
-    bad = np.flatnonzero(~np.isfinite(q))
-    if bad.size:
-        raise ValueError(f"q is not finite at index {bad[0]} ({_joint_of_q(model, bad[0])})")
-    if not pin.isNormalized(model, q, 1e-6):
-        raise ValueError(
-            "q is not normalized: a quaternion or unit-complex part has norm ≠ 1 "
-            "(use pinocchio.normalize(model, q))"
-        )
+    _check_values(model, q[None, :], single=True)
     return q
 
 
@@ -102,12 +95,21 @@ def check_configurations(model: pin.Model, qs, tolerance: float = 1e-6) -> np.nd
             f"qs has shape {qs.shape}, expected (batch, {model.nq}): one configuration of "
             f"{model.name!r} (nq = {model.nq}) per row"
         )
+    _check_values(model, qs, single=False, tolerance=tolerance)
+    return qs
+
+
+def _check_values(model: pin.Model, qs: np.ndarray, single: bool, tolerance: float = 1e-6) -> None:
+    """Finite entries and unit quaternion / (cos, sin) parts in every row of ``qs``; the
+    ValueError names the first bad entry's joint (and its row, for a batch)."""
+    label = "q" if single else "qs"
     bad = np.argwhere(~np.isfinite(qs))
     if bad.size:
         row, index = bad[0]
-        raise ValueError(
-            f"qs is not finite at row {row}, index {index} ({_joint_of_q(model, index)})"
-        )
+        where = f"index {index}" if single else f"row {row}, index {index}"
+        raise ValueError(f"{label} is not finite at {where} ({_joint_of_q(model, index)})")
+    if single and pin.isNormalized(model, qs[0], tolerance):
+        return  # the per-call fast path: one C++ call; the loop below only names the culprit
     for i in range(1, model.njoints):
         joint = model.joints[i]
         part = _UNIT_PARTS.get(joint.shortname())
@@ -118,11 +120,16 @@ def check_configurations(model: pin.Model, qs, tolerance: float = 1e-6) -> np.nd
         bad = np.flatnonzero(~(np.abs(norms - 1.0) <= tolerance))
         if bad.size:
             what = "quaternion" if stop - first == 4 else "unit complex (cos, sin)"
+            row = "" if single else f" row {bad[0]}"
             raise ValueError(
-                f"qs row {bad[0]} is not normalized: joint {i} {model.names[i]!r} has a {what} "
+                f"{label}{row} is not normalized: joint {i} {model.names[i]!r} has a {what} "
                 f"of norm {norms[bad[0]]:.9g} ≠ 1 (use pinocchio.normalize(model, q))"
             )
-    return qs
+    if single:  # pin.isNormalized saw a joint type outside _UNIT_PARTS
+        raise ValueError(
+            "q is not normalized: a quaternion or unit-complex part has norm ≠ 1 "
+            "(use pinocchio.normalize(model, q))"
+        )
 
 
 def _joint_of_q(model: pin.Model, index: int) -> str:
