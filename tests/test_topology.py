@@ -43,3 +43,21 @@ def test_closest_common_ancestors(topo):
 
 def test_branching_chain_of_each_end_effector(topo):
     assert topo.n_chain == {7: (2,), 8: (3, 2), 9: (3, 2)}
+
+
+def test_omega_cover_on_fig1(topo):
+    # Diagonal blocks need (A(e), e); at link 2 the part {8, 9} is spared, as EE 7's product
+    # at 2 is already formed for its diagonal block, and it covers blocks (7, 8) and (7, 9).
+    assert topo.omega_cover == {(2, 7), (3, 8), (3, 9)}
+
+
+def test_omega_cover_grows_with_m_not_m_times_d():
+    from pvosimr.zoo import synthetic
+
+    robot = synthetic.chain_welded_every_link(12)
+    chain = Topology(robot.model, robot.constraints)
+    assert len(chain.omega_cover) == len(chain.ees)  # not 12 * 13 / 2 products
+    for a, e1 in enumerate(chain.ees):  # and every off-diagonal block is covered
+        for e2 in chain.ees[a + 1 :]:
+            c = chain.cca(e1, e2)
+            assert (c, e1) in chain.omega_cover or (c, e2) in chain.omega_cover

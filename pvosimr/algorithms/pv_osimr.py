@@ -106,15 +106,17 @@ def _cemps(topo: Topology, props: _Propagators) -> dict[int, dict[int, Matrix]]:
 def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order.
 
-    Lines 23–28 evaluate eq. 13 as ``^cK_i (^0Ω_c ^cK_jᵀ)``: the bracket is formed once per
-    EE j and branching ancestor c and shared by every block of column j, and by j's diagonal
-    block, ``^0Ω_j = ^{A(j)}Ω_j + ^{A(j)}K_j (^0Ω_{A(j)} ^{A(j)}K_jᵀ)`` (eq. 18 at an EE, where
-    ``^{A(j)}P_j = ^{A(j)}K_jᵀ`` by line 20).
+    Lines 23–28 evaluate eq. 13 as ``^cK_i (^0Ω_c ^cK_jᵀ)``, or as the transpose of
+    ``^cK_j (^0Ω_c ^cK_iᵀ)``: the bracket is formed once per (c, e) of
+    :attr:`~pvosimr.topology.Topology.omega_cover`, the fewest products that cover every block,
+    and shared by every block that uses it and by e's diagonal block,
+    ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at an EE, where
+    ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
     props, Omega = _backward(B, topo, kin)
     Omega0 = _forward(topo, props, Omega)
     K = _cemps(topo, props)
-    Y = {(c, e): Omega0[c] @ K[e][c].T for e in topo.ees for c in K[e]}  # ^0Ω_c ^cK_eᵀ
+    Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in topo.omega_cover}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m, topo.m)
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
@@ -126,5 +128,8 @@ def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
             if c == 0:
                 continue  # only the world in common: no coupling
             rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
-            G[ri, rj] = K[ei][c] @ Y[c, ej]  # eq. 13 (line 25)
+            if (c, ej) in Y:  # eq. 13 (line 25)
+                G[ri, rj] = K[ei][c] @ Y[c, ej]
+            else:
+                G[ri, rj] = (K[ej][c] @ Y[c, ei]).T
     return B.symmetric_from_upper(G)
