@@ -66,3 +66,40 @@ def test_pv_osimr_count_does_not_depend_on_constraint_order(atlas):
     cms = presets.ATLAS_PRESETS["hands_feet_6d"](atlas)
     given = symbolic.count_operations(atlas, cms, "pv-osimr")
     assert symbolic.count_operations(atlas, cms[::-1], "pv-osimr") == given
+
+
+def _tilted(model: pin.Model, joint: int, angle: float) -> pin.Model:
+    """A copy of ``model`` whose joint placement is turned by ``angle`` about (1, 1, 1)."""
+    tilted = pin.Model(model)
+    turn = pin.SE3(pin.exp3(angle * np.ones(3) / np.sqrt(3)), np.zeros(3))
+    tilted.jointPlacements[joint] = tilted.jointPlacements[joint] * turn
+    return tilted
+
+
+def test_rounding_residue_in_constants_costs_nothing():
+    # A model file's rounding (π written to 12 digits, MJCF quaternions) leaves entries of
+    # 1e-13 .. 1e-17 where the model means zero; they fold away, a real tilt does not.
+    from pvosimr.zoo import synthetic
+
+    robot = synthetic.chain_welded_every_k(2)
+    exact = symbolic.count_operations(robot.model, robot.constraints, "pv-osimr")
+    residue = _tilted(robot.model, 2, 2e-13)
+    assert symbolic.count_operations(residue, robot.constraints, "pv-osimr") == exact
+    tilt = _tilted(robot.model, 2, 1e-3)
+    assert symbolic.count_operations(tilt, robot.constraints, "pv-osimr") > exact
+    # and the folded function still agrees with numpy on the model with the residue
+    q = random_q(residue, np.random.default_rng(5))
+    G_sx = np.array(symbolic.delassus_function(residue, robot.constraints, "pv-osimr")(q))
+    G_np = pvosimr.compute_delassus(residue, residue.createData(), q, robot.constraints)
+    assert np.abs(G_sx - G_np).max() / np.abs(G_np).max() <= 1e-10
+
+
+@pytest.mark.parametrize("algorithm", ["pv-osimr", "efpa"])
+def test_sx_function_equals_numpy_on_the_shadow_hand(algorithm):
+    from pvosimr import zoo
+
+    hand = zoo.load("shadow_hand")  # MJCF: its rotations carry 1e-17 residue, folded in SX
+    f = symbolic.delassus_function(hand.model, hand.constraints, algorithm)
+    q = random_q(hand.model, np.random.default_rng(4))
+    G_np = pvosimr.compute_delassus(hand.model, hand.model.createData(), q, hand.constraints)
+    assert np.abs(np.array(f(q)) - G_np).max() / np.abs(G_np).max() <= 1e-10
