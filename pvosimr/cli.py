@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("validate", help="every algorithm and Pinocchio reference across the zoo")
     sub.add_parser("figures", help="the paper's Figs. 3-6 and claims C1-C8 from operation counts")
     sub.add_parser("bench", help="time every pvosimr path against Pinocchio's C++ (timings.md)")
+    sub.add_parser("count", help="operation counts of q -> G for a zoo robot or a URDF/MJCF file")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["validate"]:
         return validation.main(argv[1:])
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import bench  # the plot needs the plots extra
 
         return bench.main(argv[1:])
+    if argv[:1] == ["count"]:
+        from . import opcounts  # counting needs the symbolic extra
+
+        return opcounts.main(argv[1:])
     args = parser.parse_args(argv)
     if args.command in (None, "demo"):
         return demo()

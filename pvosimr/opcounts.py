@@ -5,14 +5,21 @@ the cache key hashes exactly those: the model's joints, placements, inertias and
 constraint's joint, frame and reference placement, and the source of every module the count
 goes through.  Editing an algorithm (or the backend, the transforms, the symbolic kinematics)
 therefore invalidates its counts; nothing else does.
+
+:func:`main` is ``pvosimr count``: the counts of one robot (a zoo name or a URDF/MJCF file with
+``--point``/``--weld`` constraints) as a table on stdout.
 """
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import hashlib
+import importlib.util
 import json
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -20,8 +27,9 @@ import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list, constraint_matrix
+from .delassus import ALGORITHMS
 
-__all__ = ["CountCache", "default_cache_path", "model_digest", "source_digest"]
+__all__ = ["CountCache", "default_cache_path", "main", "model_digest", "source_digest"]
 
 _COUNTED_SOURCES = (
     "backend.py",
@@ -105,3 +113,214 @@ class CountCache:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._counts, sort_keys=True))
         tmp.replace(self.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# ``pvosimr count``: the counts of one robot (a zoo name or a model file) from the shell.
+
+_MODEL_FILES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf"}
+
+
+DEFAULT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "naive")
+
+
+def _count_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pvosimr count",
+        description="Operation counts of the CasADi SX function q -> G (the paper's cost "
+        "metric) for a zoo robot or a URDF/MJCF model file.",
+    )
+    parser.add_argument("robot", metavar="ROBOT", help="zoo name (pvosimr.zoo.names()) or file")
+    parser.add_argument("--preset", metavar="NAME", help="constraint preset of a zoo robot")
+    for kind, what in (("point", "3D point contact"), ("weld", "6D weld")):
+        parser.add_argument(
+            f"--{kind}",
+            dest="constraints",
+            action="append",
+            type=lambda frame, kind=kind: (kind, frame),
+            metavar="FRAME",
+            help=f"a {what} at this frame (repeatable; command-line order is kept)",
+        )
+    parser.add_argument(
+        "--free-flyer", action="store_true", help="add a free-flyer root joint (model files only)"
+    )
+    parser.add_argument(
+        "--algorithms",
+        default=",".join(DEFAULT_ALGORITHMS),
+        metavar="A,B,...",
+        help="comma-separated algorithms (default: %(default)s; 'naive' on request)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--cache",
+        type=Path,
+        default=default_cache_path(),
+        metavar="PATH",
+        help="operation-count cache file (default: %(default)s)",
+    )
+    where.add_argument("--no-cache", action="store_true", help="keep counts in memory only")
+    return parser
+
+
+def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    """The requested algorithms, in order, without repeats; every one must exist."""
+    wanted = tuple(dict.fromkeys(a.strip() for a in text.split(",") if a.strip()))
+    unknown = [a for a in wanted if a not in ALGORITHMS]
+    if unknown or not wanted:
+        what = f"unknown algorithm(s) {', '.join(map(repr, unknown))}" if unknown else "none given"
+        parser.error(f"--algorithms: {what}; valid: {', '.join(ALGORITHMS)}")
+    return wanted
+
+
+def _load_file(path: Path, free_flyer: bool, parser: argparse.ArgumentParser) -> pin.Model:
+    """A Pinocchio model from a URDF (``.urdf``) or MJCF (``.xml``/``.mjcf``) file."""
+    kind = _MODEL_FILES.get(path.suffix.lower())
+    if kind is None:
+        parser.error(f"{path}: unsupported model file type {path.suffix!r} (.urdf, .xml, .mjcf)")
+    if kind == "urdf":
+        build = pin.buildModelFromUrdf
+    else:  # buildModelFromMJCF's root-joint overload is deprecated (it returns a tuple)
+        build = pin.buildModelFromMJCFAndRootJoint if free_flyer else pin.buildModelFromMJCF
+    try:
+        return build(str(path), pin.JointModelFreeFlyer()) if free_flyer else build(str(path))
+    except (ValueError, RuntimeError) as exc:
+        parser.error(f"{path}: cannot build a Pinocchio model from it: {exc}")
+
+
+def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:
+    from . import zoo
+
+    if Path(name).suffix.lower() in _MODEL_FILES or os.sep in name:
+        parser.error(f"no such model file: {name}")
+    valid = zoo.names()
+    close = difflib.get_close_matches(name, valid, n=3)
+    hint = f"did you mean {', '.join(close)}?" if close else f"zoo names: {', '.join(valid)}"
+    parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
+
+
+def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
+    """The zoo robot ``name`` with ``preset`` (default: its first)."""
+    from . import zoo
+
+    try:
+        robot = zoo.load(name)
+    except ValueError as exc:
+        if name in zoo.names() or not str(exc).startswith("unknown robot"):
+            parser.error(str(exc))
+        _unknown_robot(name, parser)
+    except (FileNotFoundError, ModuleNotFoundError) as exc:
+        parser.error(f"robot {name!r} is not available: {exc}")
+    if preset is not None:
+        if preset not in robot.presets:
+            parser.error(
+                f"unknown preset {preset!r} for robot {name!r}; its presets: "
+                f"{', '.join(robot.presets)}"
+            )
+        robot = robot.with_preset(preset)
+    return robot
+
+
+def _build_constraints(
+    model: pin.Model, requested: list[tuple[str, str]], parser: argparse.ArgumentParser
+) -> list[pin.RigidConstraintModel]:
+    """``--point``/``--weld`` constraints in command-line order (frame errors end the run)."""
+    from . import constraints
+
+    builders = {"point": constraints.point, "weld": constraints.weld}
+    try:
+        return [builders[kind](model, frame) for kind, frame in requested]
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
+    """``(label, model, constraint models)`` from ROBOT and the constraint options."""
+    path = Path(args.robot)
+    if path.is_file():
+        if args.preset is not None:
+            parser.error("--preset is for zoo robots; give a model file --point/--weld instead")
+        model = _load_file(path, args.free_flyer, parser)
+        if not args.constraints:
+            parser.error(f"{path}: no constraints; pass --point FRAME and/or --weld FRAME")
+        label = f"{path.name} (model {model.name!r})"
+        return label, model, _build_constraints(model, args.constraints, parser)
+    if args.free_flyer:
+        parser.error("--free-flyer is for model files; zoo robots come with their root joint")
+    if args.constraints and args.preset is not None:
+        parser.error("give either --preset or --point/--weld, not both")
+    robot = _load_zoo(args.robot, args.preset, parser)
+    if args.constraints:
+        label = f"{robot.name} (constraints from the command line)"
+        return label, robot.model, _build_constraints(robot.model, args.constraints, parser)
+    return f"{robot.name} (preset {robot.preset})", robot.model, list(robot.constraints)
+
+
+def header(label: str, model: pin.Model, constraint_models: list) -> str:
+    """One line: nq, nv, m, the constraints by kind, and the branching links.
+
+    Branching links are the real links of ``Topology.N`` (two or more constrained subtrees
+    meet there); the world and the EE nodes, which N also holds, are not counted.
+    """
+    from .constraints import constraint_dim
+    from .topology import Topology
+
+    topology = Topology(model, constraint_models)
+    branching = [i for i in topology.N if 0 < i < topology.njoints]
+    dims = [constraint_dim(cm) for cm in constraint_models]
+    kinds = ", ".join(
+        f"{dims.count(d)} {word}" for d, word in ((6, "weld"), (3, "point")) if d in dims
+    )
+    plural = "" if len(branching) == 1 else "s"
+    return (
+        f"{label}: nq {model.nq}, nv {model.nv}, m {topology.m}, "
+        f"{len(constraint_models)} constraints ({kinds}), {len(branching)} branching link{plural}"
+    )
+
+
+def table(counts: dict[str, int]) -> list[str]:
+    """Aligned rows: algorithm, operations, ratio to the cheapest; cheapest first."""
+    rows = sorted(counts.items(), key=lambda item: item[1])
+    cheapest = rows[0][1]
+    width = max(len("algorithm"), *(len(a) for a, _ in rows))
+    ops_width = max(len("operations"), *(len(f"{n:,}") for _, n in rows))
+    lines = [f"{'algorithm':<{width}}  {'operations':>{ops_width}}  ratio"]
+    lines += [f"{a:<{width}}  {n:>{ops_width},}  {n / cheapest:5.3f}" for a, n in rows]
+    return lines
+
+
+def count_algorithms(
+    model: pin.Model, constraint_models: list, algorithms: Sequence[str], counts: CountCache
+) -> dict[str, int]:
+    """Every algorithm's count through ``counts``, with a progress bar on stderr."""
+    from tqdm import tqdm
+
+    out: dict[str, int] = {}
+    with tqdm(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
+        for algorithm in bar:
+            bar.set_postfix_str(algorithm)
+            out[algorithm] = counts.count(model, constraint_models, algorithm)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pvosimr count ROBOT [...]``: the counts table on stdout (see ``--help``)."""
+    parser = _count_parser()
+    args = parser.parse_args(argv)
+    algorithms = _parse_algorithms(args.algorithms, parser)
+    label, model, constraint_models = _resolve(args, parser)
+    try:
+        line = header(label, model, constraint_models)
+    except (ValueError, NotImplementedError) as exc:
+        parser.error(str(exc))
+    if importlib.util.find_spec("casadi") is None:
+        parser.error("operation counts need CasADi: pip install 'pvosimr[symbolic]'")
+    store = CountCache(None if args.no_cache else args.cache)
+    try:
+        counts = count_algorithms(model, constraint_models, algorithms, store)
+    finally:
+        store.save()
+    print(line)
+    print("\n".join(table(counts)))
+    where = "memory only" if args.no_cache else str(args.cache)
+    print(f"{store.hits} cached, {store.misses} counted (cache: {where})", file=sys.stderr)
+    return 0

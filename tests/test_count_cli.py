@@ -1,0 +1,127 @@
+"""``pvosimr count``: the shell's counts equal the Python API's; bad input ends with a message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("casadi")
+
+import pinocchio as pin
+
+import pvosimr
+from pvosimr import cli, opcounts, zoo
+from pvosimr.constraints import point, weld
+
+FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
+
+# Two one-link arms on a base: small enough to count in milliseconds.
+TWO_ARMS_MJCF = """<mujoco model="two_arms">
+  <worldbody>
+    <body name="base" pos="0 0 1">
+      <inertial pos="0 0 0" mass="2" diaginertia="0.1 0.2 0.3"/>
+      <body name="left" pos="0 0.2 0">
+        <joint name="left_hinge" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.1" mass="1" diaginertia="0.01 0.02 0.03"/>
+        <site name="left_tip" pos="0 0 -0.2"/>
+      </body>
+      <body name="right" pos="0 -0.2 0">
+        <joint name="right_hinge" type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0 -0.1" mass="1" diaginertia="0.01 0.02 0.03"/>
+        <site name="right_tip" pos="0 0 -0.2"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def run(capsys, *argv: str) -> tuple[str, dict[str, int], str]:
+    """``pvosimr count ARGV``: its header line, its table as {algorithm: ops}, its stderr."""
+    assert cli.main(["count", *argv]) == 0
+    captured = capsys.readouterr()
+    header, columns, *rows = captured.out.splitlines()
+    assert columns.split() == ["algorithm", "operations", "ratio"]
+    counts = {row.split()[0]: int(row.split()[1].replace(",", "")) for row in rows}
+    assert list(counts.values()) == sorted(counts.values())  # cheapest first
+    assert rows[0].split()[2] == "1.000"
+    return header, counts, captured.err
+
+
+def api_counts(model: pin.Model, cms: list) -> dict[str, int]:
+    return {a: pvosimr.count_operations(model, cms, a) for a in FOUR}
+
+
+@pytest.fixture
+def two_arms(tmp_path: Path) -> Path:
+    path = tmp_path / "two_arms.xml"
+    path.write_text(TWO_ARMS_MJCF)
+    return path
+
+
+@pytest.fixture(scope="module")
+def solo12_urdf() -> Path:
+    robots_loader = pytest.importorskip("example_robot_data.robots_loader")
+    relative = "solo_description/robots/solo12.urdf"
+    return Path(robots_loader.getModelPath(relative)) / relative
+
+
+def test_zoo_robot_with_preset_matches_the_api(capsys):
+    robot = zoo.load("solo12", "feet_3d")
+    header, counts, _ = run(capsys, "solo12", "--preset", "feet_3d", "--no-cache")
+    assert counts == api_counts(robot.model, robot.constraints)
+    assert header.startswith("solo12 (preset feet_3d): nq 19, nv 18, m 12, 4 constraints")
+    assert header.endswith("1 branching link")  # the base, where the four legs meet
+
+
+def test_counts_are_cached(capsys, tmp_path):
+    cache = tmp_path / "counts.json"
+    _, first, err = run(capsys, "solo12", "--cache", str(cache), "--algorithms", "efpa,naive")
+    assert cache.is_file() and set(first) == {"efpa", "naive"}
+    assert "0 cached, 2 counted" in err
+    _, again, err = run(capsys, "solo12", "--cache", str(cache), "--algorithms", "efpa,naive")
+    assert again == first
+    assert "2 cached, 0 counted" in err
+
+
+def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):
+    argv = ["--free-flyer", "--point", "FL_FOOT", "--point", "HR_FOOT", "--no-cache"]
+    header, counts, _ = run(capsys, str(solo12_urdf), *argv)
+    model = pin.buildModelFromUrdf(str(solo12_urdf), pin.JointModelFreeFlyer())
+    assert counts == api_counts(model, [point(model, "FL_FOOT"), point(model, "HR_FOOT")])
+    assert "nq 19, nv 18, m 6, 2 constraints (2 point)" in header
+
+
+def test_mjcf_file_keeps_constraint_order(capsys, two_arms):
+    argv = ["--free-flyer", "--weld", "right_tip", "--point", "left_tip", "--no-cache"]
+    header, counts, _ = run(capsys, str(two_arms), *argv)
+    model = pin.buildModelFromMJCFAndRootJoint(str(two_arms), pin.JointModelFreeFlyer())
+    assert counts == api_counts(model, [weld(model, "right_tip"), point(model, "left_tip")])
+    assert "nq 9, nv 8, m 9, 2 constraints (1 weld, 1 point), 1 branching link" in header
+    args = opcounts._count_parser().parse_args(["x", "--weld", "a", "--point", "b", "--weld", "c"])
+    assert args.constraints == [("weld", "a"), ("point", "b"), ("weld", "c")]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sol12"], "unknown robot 'sol12': not a zoo name and not an existing file; did you mean"),
+        (["sol12"], "solo12"),
+        (["no/such/robot.urdf", "--point", "x"], "no such model file: no/such/robot.urdf"),
+        (["solo12", "--preset", "feet_6d"], "unknown preset 'feet_6d' for robot 'solo12'"),
+        (["solo12", "--point", "FL_FOT"], "unknown frame 'FL_FOT'"),
+        (["MJCF"], "no constraints; pass --point FRAME and/or --weld FRAME"),
+        (["MJCF", "--weld", "left_tipp"], "unknown frame 'left_tipp' in model 'two_arms'"),
+        (["solo12", "--algorithms", "pv-osimr,fast"], "unknown algorithm(s) 'fast'; valid:"),
+        (["solo12", "--free-flyer"], "--free-flyer is for model files"),
+        (["solo12", "--preset", "feet_3d", "--weld", "FL_FOOT"], "either --preset or --point"),
+    ],
+)
+def test_errors_name_the_problem(capsys, two_arms, argv, message):
+    argv = [str(two_arms) if a == "MJCF" else a for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["count", *argv])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and not captured.out
