@@ -8,7 +8,8 @@ a shared machine hit all methods alike:
 - ``numpy:<algorithm>``: :func:`pvosimr.compute_delassus` for every algorithm;
 - ``batch:pv-osimr``: ``pvosimr.compute_delassus_batch`` on B configurations at once, per
   configuration (only when the library has it);
-- ``codegen:pv-osimr``: :func:`pvosimr.codegen.compile` (C from CasADi, called through ctypes);
+- ``codegen:pv-osimr``: :func:`pvosimr.codegen.compile` (C from CasADi, called as a CPython
+  extension, or through ctypes where Python's headers are missing: the timings record which);
   ``codegen-external:pv-osimr`` the same library through ``casadi.external``;
 - ``pin-efpa``, ``pin-pv-osimr``: Pinocchio's C++ ``computeDelassusMatrix`` and
   ``computePvDelassusMatrix`` called as bare bindings (constraint datas and the
@@ -89,7 +90,7 @@ LABELS = {
     "numpy:ltl-osim": "pvosimr numpy LTL-OSIM",
     "numpy:naive": "pvosimr numpy naive",
     "batch:pv-osimr": f"pvosimr numpy batch PV-OSIMr (per config, B={BATCH_SIZE})",
-    "codegen:pv-osimr": "pvosimr codegen PV-OSIMr (ctypes)",
+    "codegen:pv-osimr": "pvosimr codegen PV-OSIMr",
     "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
     "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
     "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
@@ -297,6 +298,7 @@ def _methods(
             singles["codegen:pv-osimr"] = compiled
             result.codegen = {
                 "flags": list(codegen_flags),
+                "binding": compiled.binding,
                 "compiled_in_this_run": compiled.compiled,
                 "compile_seconds": compiled.compile_seconds if compiled.compiled else None,
                 "n_instructions": compiled.n_instructions,
@@ -723,8 +725,8 @@ def markdown(run_result: dict) -> str:
                     lines.append(f"- {c.name}, {LABELS.get(k, k)}: {why}")
         lines += ["", "## Generated C (codegen)", ""]
         lines += [
-            "| case | CasADi instructions | C source | compile time | flags |",
-            "|---|---:|---:|---:|---|",
+            "| case | CasADi instructions | C source | compile time | flags | called as |",
+            "|---|---:|---:|---:|---|---|",
         ]
         for c in cases:
             g = c.codegen
@@ -737,7 +739,7 @@ def markdown(run_result: dict) -> str:
             )
             lines.append(
                 f"| {c.name} | {g['n_instructions']} | {g['source_bytes'] / 1e3:.0f} kB | "
-                f"{built} | `{' '.join(g['flags'])}` |"
+                f"{built} | `{' '.join(g['flags'])}` | {g.get('binding', 'ctypes')} |"
             )
         worst = max((c.errors.get(k, 0.0) for c in cases for k in c.errors), default=0.0)
         lines += [

@@ -1,25 +1,30 @@
-"""Compiled ``q ↦ G``: C generated from the CasADi function, built once, called through ctypes.
+"""Compiled ``q ↦ G``: C generated from the CasADi function, built once, called from Python.
 
 :func:`compile` turns :func:`pvosimr.symbolic.delassus_function` (the algorithm on CasADi SX,
 model constants and constraint placements folded in) into C with CasADi's ``CodeGenerator``,
 appends a small entry point ``pvosimr_delassus(q, G, w, iw, check)``, compiles it with the
-system C compiler into a shared library and loads it with :mod:`ctypes`::
+system C compiler into a shared library and loads it::
 
     from pvosimr import codegen
     delassus = codegen.compile(robot.model, robot.constraints)   # "pv-osimr" by default
     G = delassus(q)                                             # m × m numpy array
 
-Per call, Python copies ``q`` into a preallocated buffer and makes one foreign call; the C entry
-point checks ``q`` (finite, unit quaternions / unit complex numbers, the tolerance of
-``pin.isNormalized``) and the result (finite), so the common case does no numpy work beyond two
-copies.  Any rejected or unusual input goes through :func:`pvosimr.delassus.check_configuration`,
-which raises the library's usual ``ValueError``.  (``casadi.external`` loads the same library,
-but its generic per-call path costs several times the computation itself on Atlas.)
+The C entry point checks ``q`` (finite, unit quaternions / unit complex numbers, the tolerance
+of ``pin.isNormalized``) and the result (finite).  Where Python's and numpy's C headers are
+installed, the library is also a CPython extension module whose one function takes a float64
+``q`` array and returns a new ``G`` array: a call costs about the generated code's own time
+(``binding == "extension"``).  Otherwise, and for any other kind of ``q``, it is called through
+:mod:`ctypes` (``binding == "ctypes"``, about 1.5 µs more per call): Python copies ``q`` into a
+preallocated buffer and makes one foreign call.  Any rejected or unusual input goes through
+:func:`pvosimr.delassus.check_configuration`, which raises the library's usual ``ValueError``.
+(``casadi.external`` loads the same library, but its generic per-call path costs several times
+the computation itself on Atlas.)
 
 Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
 source (which spells out every model constant and constraint placement), the compiler (its path
-and ``--version``) and the flags: the compiler runs again only when one of them changes.
+and ``--version``), the flags and, for the extension, the Python and numpy versions: the compiler
+runs again only when one of them changes.
 
 The compiled function is a snapshot: editing the model (inertias, placements, armature) or the
 constraint placements afterwards needs a new :func:`compile` (cached if it was built before).
@@ -38,10 +43,14 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import shlex
 import shutil
 import subprocess
+import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -68,7 +77,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C entry point or the build command changes meaning.
-_WRAPPER_VERSION = "1"
+_WRAPPER_VERSION = "2"
 
 _ENTRY = "pvosimr_delassus"
 
@@ -78,6 +87,7 @@ _UNIT_PARTS = {kind: (first, stop - first) for kind, (first, stop) in UNIT_PARTS
 _NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
 
 _OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
+_NOT_FAST = -1  # the extension's answer for a q that is not a C-contiguous float64 array of nq
 _F64 = np.dtype(np.float64)
 
 
@@ -216,6 +226,70 @@ CASADI_SYMBOL_EXPORT int {_ENTRY}(const casadi_real* q, casadi_real* G, casadi_r
 """
 
 
+def _python_headers() -> list[str] | None:
+    """Include folders with ``Python.h`` and ``numpy/arrayobject.h``, or None if one is missing."""
+    python = sysconfig.get_paths().get("include", "")
+    numpy_include = np.get_include()
+    found = os.path.isfile(os.path.join(python, "Python.h")) and os.path.isfile(
+        os.path.join(numpy_include, "numpy", "arrayobject.h")
+    )
+    return [python, numpy_include] if found else None
+
+
+def _extension_source(module: str, info: dict) -> str:
+    """C making the library a CPython extension ``module`` with ``delassus(q) -> G | int``.
+
+    ``delassus`` takes an aligned, C-contiguous float64 array of ``nq`` values and returns a new
+    Fortran-ordered m × m array, or an int: the entry point's code, or ``_NOT_FAST`` for any
+    other ``q`` (the caller then takes the general path).  The work arrays are thread-local
+    and the GIL is released while the generated code runs, so threads evaluate in parallel.
+    """
+    return f"""
+/* ---- CPython extension (wrapper version {_WRAPPER_VERSION}) ---- */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+static PyObject* pvosimr_py_delassus(PyObject* self, PyObject* arg) {{
+  static _Thread_local casadi_real w[{max(1, info["sz_w"])}];
+  static _Thread_local casadi_int iw[{max(1, info["sz_iw"])}];
+  npy_intp dims[2] = {{{info["m"]}, {info["m"]}}};
+  PyArrayObject* q = (PyArrayObject*)arg;
+  PyObject* G;
+  int rc;
+  (void)self;
+  if (!PyArray_CheckExact(arg) || PyArray_TYPE(q) != NPY_DOUBLE || PyArray_NDIM(q) != 1
+      || PyArray_DIM(q, 0) != {info["nq"]} || !PyArray_IS_C_CONTIGUOUS(q)
+      || !PyArray_ISALIGNED(q))
+    return PyLong_FromLong({_NOT_FAST});
+  G = PyArray_EMPTY(2, dims, NPY_DOUBLE, 1);
+  if (G == NULL) return NULL;
+  Py_BEGIN_ALLOW_THREADS  /* other threads may evaluate meanwhile: w and iw are per thread */
+  rc = {_ENTRY}((const casadi_real*)PyArray_DATA(q),
+                (casadi_real*)PyArray_DATA((PyArrayObject*)G), w, iw, 1);
+  Py_END_ALLOW_THREADS
+  if (rc == 0) return G;
+  Py_DECREF(G);
+  return PyLong_FromLong(rc);
+}}
+
+static PyMethodDef pvosimr_py_methods[] = {{
+  {{"delassus", pvosimr_py_delassus, METH_O, "G at q (float64, nq), or an int code"}},
+  {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef pvosimr_py_module = {{
+  PyModuleDef_HEAD_INIT, "{module}", NULL, -1, pvosimr_py_methods
+}};
+
+PyMODINIT_FUNC PyInit_{module}(void) {{
+  import_array();
+  return PyModule_Create(&pvosimr_py_module);
+}}
+"""
+
+
 def generate_source(
     model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
 ) -> tuple[str, dict]:
@@ -240,6 +314,7 @@ def generate_source(
         "sz_iw": int(f.sz_iw()),
         "checks_q": parts is not None,
         "n_instructions": int(f.n_instructions()),
+        "extension": None,  # set by compile() when it builds the CPython extension too
     }
     return source, info
 
@@ -253,10 +328,12 @@ class CompiledDelassus:
     Attributes: ``model``, ``algorithm``, ``m``, ``nq``, ``library`` (path of the shared
     library), ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether
     this :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
-    library came from the cache), ``n_instructions`` (of the CasADi function).
+    library came from the cache), ``n_instructions`` (of the CasADi function), ``binding``
+    (``"extension"`` or ``"ctypes"``: how a float64 ``q`` array is passed, see the module
+    docstring).
 
-    Calls are serialised by a lock (the buffers are shared); use one object per thread for
-    parallel evaluation.
+    Calls through ctypes are serialised by a lock (the buffers are shared); calls through the
+    extension run in parallel across threads (per-thread work arrays, the GIL released).
     """
 
     def __init__(
@@ -301,6 +378,8 @@ class CompiledDelassus:
         self._lock = threading.Lock()
         # Everything __call__ needs, in one attribute (fewer lookups on the hot path).
         self._fast = (self._q, self._G, self._invoke, self._lock, (self.nq,), self._check)
+        self._extension = None if info["extension"] is None else _load(info["extension"], library)
+        self.binding = "ctypes" if self._extension is None else "extension"
 
     def __repr__(self) -> str:
         return (
@@ -310,6 +389,12 @@ class CompiledDelassus:
 
     def __call__(self, q) -> np.ndarray:
         """The m × m Delassus matrix at ``q`` (a new array; ``ValueError`` on bad ``q``)."""
+        if self._extension is not None:
+            G = self._extension(q)
+            if G.__class__ is np.ndarray:
+                return G
+            if G != _NOT_FAST:
+                return self._retry(G, q)
         q_buf, G, invoke, lock, shape, check = self._fast
         if q.__class__ is not np.ndarray or q.dtype is not _F64 or q.shape != shape or not check:
             q = check_configuration(self.model, q)  # the general path: any sequence, any model
@@ -335,6 +420,15 @@ class CompiledDelassus:
                 f"{_why(self.model)}"
             )
         raise CodegenError(f"the generated function {self.library.name} failed (code {rc})")
+
+
+def _load(module: str, library: Path):
+    """The ``delassus`` function of the library loaded as the CPython extension ``module``."""
+    loader = importlib.machinery.ExtensionFileLoader(module, str(library))
+    spec = importlib.util.spec_from_loader(module, loader)
+    extension = importlib.util.module_from_spec(spec)
+    loader.exec_module(extension)
+    return extension.delassus
 
 
 class _Empty:
@@ -378,31 +472,41 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
     if info["m"] == 0:
         return _Empty(model, algorithm)  # type: ignore[return-value]
     compiler = find_compiler()
+    headers = _python_headers() if info["checks_q"] else None
+    if headers is not None:
+        info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
+        source += _extension_source(info["extension"], info)
+    abi = f"{sys.implementation.cache_tag} numpy {np.__version__}" if headers else "ctypes"
     key = hashlib.sha256(
         "\0".join(
-            [_WRAPPER_VERSION, source, _compiler_identity(tuple(compiler)), shlex.join(flags)]
+            [_WRAPPER_VERSION, source, _compiler_identity(tuple(compiler)), shlex.join(flags), abi]
         ).encode()
     ).hexdigest()[:24]
     folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     folder = folder / "codegen"
     stem = f"{info['fname']}_{model.nq}q_{info['m']}m_{key}"
     library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"
+    build = functools.partial(_build, compiler, flags, source, library, c_file, headers or [])
     compiled, seconds = False, 0.0
     if not library.exists():
-        seconds = _build(compiler, flags, source, library, c_file)
-        compiled = True
+        seconds, compiled = build(), True
     try:
         return CompiledDelassus(model, algorithm, library, c_file, info, flags, compiled, seconds)
-    except OSError:
+    except (OSError, ImportError):
         if compiled:
             raise
         # A damaged cache entry (e.g. a truncated file): build it again, once.
-        seconds = _build(compiler, flags, source, library, c_file)
+        seconds = build()
         return CompiledDelassus(model, algorithm, library, c_file, info, flags, True, seconds)
 
 
 def _build(
-    compiler: list[str], flags: tuple[str, ...], source: str, library: Path, c_file: Path
+    compiler: list[str],
+    flags: tuple[str, ...],
+    source: str,
+    library: Path,
+    c_file: Path,
+    includes: list[str],
 ) -> float:
     """Write the source and compile it; both files appear atomically (safe across processes)."""
     library.parent.mkdir(parents=True, exist_ok=True)
@@ -412,7 +516,11 @@ def _build(
     tmp = str(library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so")
     start = time.perf_counter()
     try:
-        _run_compiler([*compiler, *flags, "-shared", "-fPIC", "-o", tmp, str(c_file), "-lm"])
+        extension = [f"-I{folder}" for folder in includes]
+        if includes and sys.platform == "darwin":
+            extension.append("-Wl,-undefined,dynamic_lookup")  # Python's symbols at load time
+        command = [*compiler, *flags, *extension, "-shared", "-fPIC", "-o", tmp, str(c_file)]
+        _run_compiler([*command, "-lm"])
         os.replace(tmp, library)
     finally:
         if os.path.exists(tmp):

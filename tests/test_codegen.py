@@ -193,3 +193,36 @@ def test_default_cache_dir(monkeypatch, tmp_path):
     assert codegen.default_cache_dir() == tmp_path / "pvosimr"
     monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path / "x"))
     assert codegen.default_cache_dir() == tmp_path / "x"
+
+
+def test_binding_is_the_extension_where_headers_exist(every_joint_tree):
+    model, _, f = every_joint_tree
+    expected = "extension" if codegen._python_headers() else "ctypes"
+    assert f.binding == expected
+    q = random_q(model, np.random.default_rng(8))
+    strided = np.repeat(q, 2)[::2]  # not contiguous: the general path, same numbers
+    assert rel_err(f(strided), f(q)) == 0.0
+
+
+def test_ctypes_binding_without_headers(every_joint_tree, cache, monkeypatch):
+    model, cms, extension = every_joint_tree
+    monkeypatch.setattr(codegen, "_python_headers", lambda: None)
+    f = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    assert f.binding == "ctypes" and f.library != extension.library
+    q = random_q(model, np.random.default_rng(9))
+    assert rel_err(f(q), pvosimr.compute_delassus(model, model.createData(), q, cms)) <= 1e-10
+    for bad, message in _bad_configurations(model):
+        with pytest.raises(ValueError, match=message):
+            f(bad)
+
+
+def test_threads_get_their_own_work_arrays(atlas_feet):
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, _, f = atlas_feet
+    rng = np.random.default_rng(10)
+    qs = [random_configuration(model, rng) for _ in range(64)]
+    expected = [f(q) for q in qs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(f, qs * 20))
+    assert all(np.array_equal(G, expected[k % 64]) for k, G in enumerate(got))
