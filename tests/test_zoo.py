@@ -223,10 +223,40 @@ def test_chain_welded_every_link_sizes(n: int) -> None:
     assert _branching_links(robot) == list(range(1, n))
 
 
+def test_chain_welded_every_link_skew_makes_it_spatial() -> None:
+    """skew = 0 is the planar reference chain; skew ≠ 0 turns each joint frame about x."""
+    planar = zoo.chain_welded_every_link(5, skew=0.0)
+    assert planar.name == "chain_welded_every_link_n5"
+    spatial = zoo.chain_welded_every_link(5, skew=1.0)
+    assert spatial.name == "chain_welded_every_link_n5_skew1"
+    for j in range(2, 6):
+        np.testing.assert_array_equal(planar.model.jointPlacements[j].rotation, np.eye(3))
+        np.testing.assert_allclose(
+            spatial.model.jointPlacements[j].rotation, pin.utils.rotate("x", 1.0)
+        )
+    rng = np.random.default_rng(3)
+    J_flat = pin.computeJointJacobians(
+        planar.model, planar.model.createData(), planar.q_random(rng)
+    )
+    assert np.abs(J_flat[2:5]).max() < 1e-12  # vz, ωx, ωy never move in the plane
+    q = spatial.q_random(rng)
+    data = spatial.model.createData()
+    J = pin.computeJointJacobians(spatial.model, data, q)
+    assert np.abs(J[2:5]).max() > 0.1  # vz, ωx, ωy move: not planar any more
+    truth = pvosimr.compute_delassus(spatial.model, data, q, spatial.constraints, "naive")
+    for algorithm in pvosimr.ALGORITHMS:
+        G = pvosimr.compute_delassus(spatial.model, data, q, spatial.constraints, algorithm)
+        assert rel_err(G, truth) <= TOL, algorithm
+    with pytest.raises(ValueError, match="skew"):
+        zoo.chain_welded_every_link(3, skew=float("nan"))
+
+
 def test_synthetic_names_load_by_pattern() -> None:
     assert zoo.load("stem_b3_L7").model.nv == 6 + 6 + 42
     assert zoo.load("chain_welded_every_k_k3", "welds_6d").m == 18
     assert zoo.load("chain_welded_every_link_n4").m == 24
+    skewed = zoo.load("chain_welded_every_link_n4_skew0.5")
+    assert skewed.name == "chain_welded_every_link_n4_skew0.5" and skewed.m == 24
     with pytest.raises(ValueError, match="positive"):
         zoo.load("stem_b0_L5")
 

@@ -16,29 +16,40 @@ from .articulated import JointStep, articulated_sweep
 
 __all__ = ["efpa_sweeps"]
 
+Pairs = dict[tuple[int, int], Matrix]
+"""Matrices indexed by (link k, EE j): ``^kK_j`` or ``^0Ω_k ^kK_jᵀ``."""
 
-def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
-    """The Delassus matrix G (m × m) by EFPA, blocks in constraint-list order."""
-    K: dict[tuple[int, int], Matrix] = {}  # (k, j) -> ^kK_j
-    for e in topo.ees:  # line 4: ^{π(j)}K_j = K_j
-        K[topo.link_of[e], e] = kin.K[e]
+
+def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[Pairs, dict[int, JointStep]]:
+    """Lines 4–11: the ABI recursion and ``^kK_j`` for every link k and every EE j ∈ ES(k)."""
+    K: Pairs = {(topo.link_of[e], e): kin.K[e] for e in topo.ees}  # line 4: ^{π(j)}K_j = K_j
     steps: dict[int, JointStep] = {}
-    for i, step in articulated_sweep(B, topo, kin):  # lines 5–11
+    for i, step in articulated_sweep(B, topo, kin):
         steps[i] = step
         p = topo.parent[i]
         if p > 0:
             for e in topo.ES[i]:
                 K[p, e] = step.rows_to_parent(K[i, e])  # line 11
-    Y: dict[tuple[int, int], Matrix] = {}  # (i, j) -> ^0Ω_i ^iK_jᵀ
-    for i in topo.links:  # lines 12–17
-        step, p = steps.get(i), topo.parent[i]
+    return K, steps
+
+
+def _forward(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pairs:
+    """Lines 12–17: ``^0Ω_i ^iK_jᵀ`` for every link i and every EE j ∈ ES(i), root side first."""
+    Y: Pairs = {}
+    for i in topo.links:
+        step, p = steps[i], topo.parent[i]
         for e in topo.ES[i]:
             KS = K[i, e] @ step.S
             Y[i, e] = step.S @ (step.Dinv @ KS.T)  # ^{π(i)}Ω_i ^iK_jᵀ
             if p > 0:
                 Y[i, e] = Y[i, e] + step.motion_from_parent(Y[p, e])  # line 15
+    return Y
+
+
+def _assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
+    """Lines 18–19: every block from the CEMP of one EE and ``Y`` of the other at their cca."""
     G = B.zeros(topo.m, topo.m)
-    for a, ei in enumerate(topo.ees):  # lines 18–19
+    for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
         for b in range(a, len(topo.ees)):
             ej = topo.ees[b]
@@ -48,3 +59,9 @@ def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
             rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
             G[ri, rj] = K[c, ei] @ Y[c, ej]
     return B.symmetric_from_upper(G)
+
+
+def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
+    """The Delassus matrix G (m × m) by EFPA, blocks in constraint-list order."""
+    K, steps = _backward(B, topo, kin)
+    return _assemble(B, topo, K, _forward(topo, K, steps))

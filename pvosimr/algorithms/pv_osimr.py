@@ -103,19 +103,17 @@ def _cemps(topo: Topology, props: _Propagators) -> dict[int, dict[int, Matrix]]:
     return K
 
 
-def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
-    """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order.
+def _assemble(
+    B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix], K: dict
+) -> Matrix:
+    """Lines 23–28: eq. 13 for every block, as ``^cK_i (^0Ω_c ^cK_jᵀ)`` or as the transpose of
+    ``^cK_j (^0Ω_c ^cK_iᵀ)``.
 
-    Lines 23–28 evaluate eq. 13 as ``^cK_i (^0Ω_c ^cK_jᵀ)``, or as the transpose of
-    ``^cK_j (^0Ω_c ^cK_iᵀ)``: the bracket is formed once per (c, e) of
-    :attr:`~pvosimr.topology.Topology.omega_cover`, the fewest products that cover every block,
-    and shared by every block that uses it and by e's diagonal block,
-    ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at an EE, where
-    ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
+    The bracket is formed once per (c, e) of :attr:`~pvosimr.topology.Topology.omega_cover`,
+    the fewest products that cover every block, and shared by every block that uses it and by
+    e's diagonal block, ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at
+    an EE, where ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
-    props, Omega = _backward(B, topo, kin)
-    Omega0 = _forward(topo, props, Omega)
-    K = _cemps(topo, props)
     Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in topo.omega_cover}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m, topo.m)
     for a, ei in enumerate(topo.ees):
@@ -133,3 +131,9 @@ def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
             else:
                 G[ri, rj] = (K[ej][c] @ Y[c, ei]).T
     return B.symmetric_from_upper(G)
+
+
+def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
+    """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order."""
+    props, Omega = _backward(B, topo, kin)
+    return _assemble(B, topo, Omega, _forward(topo, props, Omega), _cemps(topo, props))

@@ -12,7 +12,8 @@ Names, in the order :func:`names` lists them:
    * ``chain_welded_every_k_k{k}``: Fig. 4a, fixed chain of k² links welded every k links
      (listed: k = 4);
    * ``chain_welded_every_link_n{n}``: Fig. 4b, fixed chain of n links, every link welded
-     (listed: n = 10);
+     (listed: n = 10); ``chain_welded_every_link_n{n}_skew{s}`` is its spatial variant, each
+     joint frame turned by s radians about the parent's x axis;
 
 3. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
 """
@@ -44,9 +45,12 @@ SYNTHETIC_DEFAULTS: tuple[str, ...] = (
 """Synthetic mechanisms listed by :func:`names` (others load by pattern)."""
 
 _SYNTHETIC: tuple[tuple[re.Pattern[str], Callable[..., Robot]], ...] = (
-    (re.compile(r"stem_b(\d+)_L(\d+)"), lambda b, L: stem_with_branches(L, b)),
-    (re.compile(r"chain_welded_every_k_k(\d+)"), chain_welded_every_k),
-    (re.compile(r"chain_welded_every_link_n(\d+)"), chain_welded_every_link),
+    (re.compile(r"stem_b(\d+)_L(\d+)"), lambda b, L: stem_with_branches(int(L), int(b))),
+    (re.compile(r"chain_welded_every_k_k(\d+)"), lambda k: chain_welded_every_k(int(k))),
+    (
+        re.compile(r"chain_welded_every_link_n(\d+)(?:_skew(-?\d+(?:\.\d+)?))?"),
+        lambda n, skew: chain_welded_every_link(int(n), skew=float(skew or 0)),
+    ),
 )
 
 
@@ -85,7 +89,7 @@ def _synthetic(name: str) -> Robot | None:
     for pattern, builder in _SYNTHETIC:
         match = pattern.fullmatch(name)
         if match:
-            return builder(*(int(g) for g in match.groups()))
+            return builder(*match.groups())
     return None
 
 

@@ -91,11 +91,14 @@ class _TreeBuilder:
         link: str,
         joint: pin.JointModel | None = None,
         offset: float = LINK_LENGTH,
+        skew: float = 0.0,
     ) -> int:
-        """Add ``link`` on ``parent`` (its joint ``offset`` along the parent's x axis)."""
+        """Add ``link`` on ``parent``: its joint ``offset`` along the parent's x axis, its frame
+        turned by ``skew`` radians about that axis."""
         model = self.model
         joint = pin.JointModelRZ() if joint is None else joint
-        placement = pin.SE3(np.eye(3), np.array([offset if parent else 0.0, 0.0, 0.0]))
+        rotation = pin.utils.rotate("x", skew) if parent else np.eye(3)
+        placement = pin.SE3(rotation, np.array([offset if parent else 0.0, 0.0, 0.0]))
         jid = model.addJoint(parent, joint, placement, f"{link}_joint")
         model.appendBodyToJoint(jid, self._inertia, pin.SE3.Identity())
         joint_frame = model.addJointFrame(jid, -1)
@@ -144,11 +147,11 @@ def stem_with_branches(
     return Robot.build(model.name, model, {"branch_tips_6d": welds(*tips)})
 
 
-def _welded_chain(name: str, n: int, welded: list[int]) -> Robot:
+def _welded_chain(name: str, n: int, welded: list[int], skew: float = 0.0) -> Robot:
     tree = _TreeBuilder(name)
     parent = 0
     for i in range(1, n + 1):
-        parent = tree.add(parent, f"link_{i}")
+        parent = tree.add(parent, f"link_{i}", skew=skew)
     model = tree.finish()
     return Robot.build(name, model, {"welds_6d": welds(*(f"link_{i}" for i in welded))})
 
@@ -162,10 +165,16 @@ def chain_welded_every_k(k: int) -> Robot:
     return _welded_chain(f"chain_welded_every_k_k{k}", k * k, list(range(k, k * k + 1, k)))
 
 
-def chain_welded_every_link(n: int) -> Robot:
+def chain_welded_every_link(n: int, *, skew: float = 0.0) -> Robot:
     """Fig. 4b: a fixed-base chain of ``n`` links with a 6D weld on every link (m = 6n).
 
-    Zoo name ``chain_welded_every_link_n{n}``, preset ``welds_6d``.
+    Zoo name ``chain_welded_every_link_n{n}``, preset ``welds_6d``.  With the reference link
+    the chain is planar; ``skew`` turns each joint's frame by that many radians about the
+    parent's x axis (the ``skew`` of spatial_v2's ``autoTree``), making it spatial: zoo name
+    ``chain_welded_every_link_n{n}_skew{skew}``.
     """
     n = _positive_int(n, "n")
-    return _welded_chain(f"chain_welded_every_link_n{n}", n, list(range(1, n + 1)))
+    if not np.isfinite(skew):
+        raise ValueError(f"skew must be a finite angle in radians, got {skew!r}")
+    name = f"chain_welded_every_link_n{n}" + (f"_skew{skew:g}" if skew else "")
+    return _welded_chain(name, n, list(range(1, n + 1)), skew=skew)
