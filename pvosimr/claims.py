@@ -217,7 +217,8 @@ def _c8(rows, quick: bool) -> Verdict:
         note = (
             f"At n = {x[-1]:.0f} PV-OSIMr needs {ratio:.2f}× EFPA's operations, not clearly "
             "fewer. On this chain every block's cca is the upper EE's own link, so EFPA's "
-            "line 19 multiplies by that EE's constant K_i and costs nothing, while PV-OSIMr's "
+            "line 19 multiplies by that EE's constant K_i, which costs nothing here (the welds "
+            "sit at the link frames: K_i = I), while PV-OSIMr's "
             "eq. 13 multiplies a propagated, dense CEMP by ^0Ω_c K_iᵀ for every block. Per "
             "(link, EE) pair that product costs about as much as EFPA's line-15 step, which "
             "applies the joint's propagator in factored form (through S_i and U_i, as every "
