@@ -67,6 +67,21 @@ def _marginal(q: SX, G: SX, before: list) -> int:
     return _operations(q, [G, *before]) - _operations(q, before)
 
 
+def _stages(q: SX, G: SX, stages: list[tuple[str, list]]) -> dict[str, int]:
+    """Each stage's share of G's count: (name, what the stage computes), in sweep order.
+
+    A stage costs what G needs beyond the stages before it, less what it needs beyond the
+    stages up to and including it; the last stage's outputs are G itself.
+    """
+    done: list = []
+    given = [_operations(q, [G])]
+    for _, outputs in stages[:-1]:
+        done = done + outputs
+        given.append(_marginal(q, G, done))
+    given.append(0)
+    return {name: given[k] - given[k + 1] for k, (name, _) in enumerate(stages)}
+
+
 def _step_outputs(steps: Iterable[JointStep]) -> list:
     return [m for s in steps for m in (s.U, s.Dinv)]
 
@@ -77,17 +92,18 @@ def _pv_osimr(B, topo: Topology, kin, q: SX) -> Breakdown:
     K = pv_osimr._cemps(topo, props)
     G = ca.densify(pv_osimr._assemble(B, topo, Omega, Omega0, K))  # as count_operations
     sweeps = [*props.P.values(), *Omega.values(), *Omega0.values()]
-    sweeps += _step_outputs(props.step.values())
     cemps = [k for by_node in K.values() for k in by_node.values()]
-    assembly = _marginal(q, G, sweeps + cemps)
-    walk = _marginal(q, G, sweeps) - assembly
     return Breakdown(
         "PV-OSIMr",
-        {
-            "ABI, eqs. 16–18 (O(n))": _operations(q, [G]) - walk - assembly,
-            "CEMPs, eq. 19": walk,
-            "eq. 13 products (lines 23–28)": assembly,
-        },
+        _stages(
+            q,
+            G,
+            [
+                ("ABI, eqs. 16–18 (O(n))", sweeps + _step_outputs(props.step.values())),
+                ("CEMPs, eq. 19", cemps),
+                ("eq. 13 products (lines 23–28)", [G]),
+            ],
+        ),
     )
 
 
@@ -95,16 +111,17 @@ def _efpa(B, topo: Topology, kin, q: SX) -> Breakdown:
     K, steps = efpa._backward(B, topo, kin)
     Y = efpa._forward(topo, K, steps)
     G = ca.densify(efpa._assemble(B, topo, K, Y))
-    cemps = [*K.values(), *_step_outputs(steps.values())]
-    assembly = _marginal(q, G, cemps + list(Y.values()))
-    forward = _marginal(q, G, cemps) - assembly
     return Breakdown(
         "EFPA",
-        {
-            "ABI, CEMPs (lines 5–11)": _operations(q, [G]) - forward - assembly,
-            "line 15 (O(md))": forward,
-            "line 19 assembly": assembly,
-        },
+        _stages(
+            q,
+            G,
+            [
+                ("ABI, CEMPs (lines 5–11)", [*K.values(), *_step_outputs(steps.values())]),
+                ("line 15 (O(md))", list(Y.values())),
+                ("line 19 assembly", [G]),
+            ],
+        ),
     )
 
 
