@@ -25,7 +25,6 @@ def test_tiny_bench_writes_the_files(tmp_path, monkeypatch, capsys):
     for heading in ("## Machine", "## Targets", "## Time per call", "## Ratio to Pinocchio"):
         assert heading in md
     assert "| ratio pvosimr numpy PV-OSIMr |" in md
-    assert "| ratio Pinocchio C++ EFPA (computeDelassusMatrix) | 1.00× |" in md
     assert "## Time against problem size" in md and "| slope |" in md
     # Atlas is not in this run: the targets say so instead of inventing a verdict.
     assert md.count("not measured (atlas/feet_6d not in this run)") == 3
@@ -41,6 +40,10 @@ def test_tiny_bench_writes_the_files(tmp_path, monkeypatch, capsys):
     if "codegen:pv-osimr" not in case["skipped"]:
         assert "codegen:pv-osimr" in timed and case["codegen"]["compiled_in_this_run"]
     assert all(t["median_us"] > 0 and t["samples"] >= 2 for t in timed.values())
+    # Ratios divide by the faster bare Pinocchio call of this run (which one is faster on a
+    # two-link chain is down to timing noise), so that call's own row reads exactly 1.00×.
+    divisor = min(bench.PIN, key=lambda k: timed[k]["median_us"])
+    assert f"| ratio {bench.LABELS[divisor]} | 1.00× |" in md
     assert {p["family"] for p in data["scaling"]} == set(bench.SCALING_SIZES)
     assert "timings.md" in capsys.readouterr().out
 
