@@ -37,6 +37,7 @@ __all__ = [
     "count_operations",
     "delassus_function",
     "fold",
+    "function_cost",
     "symbolic_kinematics",
 ]
 
@@ -172,7 +173,11 @@ def delassus_function(
     return ca.Function(f"delassus_{algorithm.replace('-', '_')}", [q], [G], ["q"], ["G"])
 
 
-def count_operations(model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:
-    """The paper's cost metric: ``f.n_instructions() - f.nnz_in() - f.nnz_out()`` of q ↦ G."""
-    f = delassus_function(model, constraint_models, algorithm)
+def function_cost(f: ca.Function) -> int:
+    """The paper's cost metric of a CasADi function: ``n_instructions - nnz_in - nnz_out``."""
     return int(f.n_instructions() - f.nnz_in() - f.nnz_out())
+
+
+def count_operations(model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:
+    """The paper's cost metric (:func:`function_cost`) of the function q ↦ G."""
+    return function_cost(delassus_function(model, constraint_models, algorithm))

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from pvosimr.algorithms import efpa, pv_osimr
 from pvosimr.algorithms.articulated import JointStep
-from pvosimr.symbolic import CASADI, SX, symbolic_kinematics
+from pvosimr.symbolic import CASADI, SX, function_cost, symbolic_kinematics
 from pvosimr.topology import Topology
 from pvosimr.zoo import Robot, synthetic
 
@@ -58,8 +58,7 @@ class Breakdown:
 def _operations(q: SX, outputs: Iterable) -> int:
     """The paper's metric for a function of ``q`` returning every matrix in ``outputs``."""
     flat = [ca.vec(o) for o in outputs if o.numel()]
-    f = ca.Function("f", [q], [ca.vertcat(*flat)] if flat else [])
-    return int(f.n_instructions() - f.nnz_in() - f.nnz_out())
+    return function_cost(ca.Function("f", [q], [ca.vertcat(*flat)] if flat else []))
 
 
 def _marginal(q: SX, G: SX, before: list) -> int:
@@ -67,19 +66,21 @@ def _marginal(q: SX, G: SX, before: list) -> int:
     return _operations(q, [G, *before]) - _operations(q, before)
 
 
-def _stages(q: SX, G: SX, stages: list[tuple[str, list]]) -> dict[str, int]:
-    """Each stage's share of G's count: (name, what the stage computes), in sweep order.
+def _stages(q: SX, G: SX, stages: list[tuple[str, list]], last: str) -> dict[str, int]:
+    """Each stage's share of G's count: ``stages`` are (name, what it computes) in sweep order,
+    ``last`` names the stage that forms G from them.
 
     A stage costs what G needs beyond the stages before it, less what it needs beyond the
-    stages up to and including it; the last stage's outputs are G itself.
+    stages up to and including it.
     """
     done: list = []
     given = [_operations(q, [G])]
-    for _, outputs in stages[:-1]:
+    for _, outputs in stages:
         done = done + outputs
         given.append(_marginal(q, G, done))
     given.append(0)
-    return {name: given[k] - given[k + 1] for k, (name, _) in enumerate(stages)}
+    names = [name for name, _ in stages] + [last]
+    return {name: given[k] - given[k + 1] for k, name in enumerate(names)}
 
 
 def _step_outputs(steps: Iterable[JointStep]) -> list:
@@ -101,8 +102,8 @@ def _pv_osimr(B, topo: Topology, kin, q: SX) -> Breakdown:
             [
                 ("ABI, eqs. 16–18 (O(n))", sweeps + _step_outputs(props.step.values())),
                 ("CEMPs, eq. 19", cemps),
-                ("eq. 13 products (lines 23–28)", [G]),
             ],
+            last="eq. 13 products (lines 23–28)",
         ),
     )
 
@@ -119,8 +120,8 @@ def _efpa(B, topo: Topology, kin, q: SX) -> Breakdown:
             [
                 ("ABI, CEMPs (lines 5–11)", [*K.values(), *_step_outputs(steps.values())]),
                 ("line 15 (O(md))", list(Y.values())),
-                ("line 19 assembly", [G]),
             ],
+            last="line 19 assembly",
         ),
     )
 
