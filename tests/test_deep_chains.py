@@ -16,7 +16,6 @@ import pvosimr
 from pvosimr.backend import NUMPY, BatchedNumpyBackend, MatrixStack
 
 TOL = 1e-9
-RECURSIVE = ("pv-osimr", "pv-osim", "efpa")
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
 
@@ -27,13 +26,13 @@ def chain(kind: str, n: int, seed: int = 0):
 
 
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])
-def test_deep_chain_recursive_algorithms_match_dense_truth(kind, n):
+def test_deep_chain_every_algorithm_matches_dense_truth(kind, n):
     model, cms = chain(kind, n)
     q = random_q(model, np.random.default_rng(1))
     assert np.linalg.cond(mass_matrix(model, q)) < 1e8  # well inside the accuracy promise
     truth = dense_delassus(model, q, cms)
     data = model.createData()
-    for algorithm in RECURSIVE:
+    for algorithm in pvosimr.ALGORITHMS:
         G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
         assert rel_err(G, truth) <= TOL, (algorithm, rel_err(G, truth))
         Gb = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm)[0]
@@ -51,3 +50,17 @@ def test_inverses_are_exactly_symmetric(d):
     assert np.allclose(x @ np.tril(a) + x @ np.tril(a, -1).T, np.eye(d), atol=1e-12)
     stack = BatchedNumpyBackend(2).inv(MatrixStack(np.stack([a, a])))
     assert np.array_equal(stack.a, stack.a.swapaxes(1, 2))
+
+
+def test_ltl_ancestor_runs_cover_exactly_the_ancestors():
+    from pvosimr.algorithms.ltl_osim import ancestor_runs
+
+    lam = (-1, 0, 1, 1, 3, 0, 5, -1, 7)  # two roots, branches at dofs 0, 1 and 7
+    runs = ancestor_runs(lam)
+    for k, rk in enumerate(runs):
+        expected, i = [], lam[k]
+        while i != -1:
+            expected.append(i)
+            i = lam[i]
+        assert [j for r in rk for j in range(r.start, r.stop)] == sorted(expected)
+    assert runs[4] == (slice(0, 2), slice(3, 4))

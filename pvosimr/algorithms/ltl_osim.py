@@ -8,47 +8,71 @@ ever touched.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
 from .joint_space import constraint_jacobian, dof_parents, mass_matrix
 
-__all__ = ["ltl_factor", "ltl_osim_sweeps"]
+__all__ = ["ancestor_runs", "ltl_factor", "ltl_osim_sweeps"]
 
 
-def _ancestors(lam: list[int], k: int):
-    i = lam[k]
-    while i != -1:
-        yield i
-        i = lam[i]
+@lru_cache(maxsize=32)
+def ancestor_runs(lam: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
+    """For each dof ``k``, its ancestors ``λ(k), λ(λ(k)), …`` as ascending runs of consecutive
+    indices (slices).  Joints numbered root to leaves keep a path's dofs in a few runs — one on a
+    chain — so each step of the factorization is a handful of block operations, not O(d²)
+    scalar ones, and only ancestor pairs are ever touched."""
+    runs = []
+    for k in range(len(lam)):
+        bounds: list[list[int]] = []
+        i = lam[k]
+        while i != -1:
+            if bounds and bounds[-1][0] == i + 1:
+                bounds[-1][0] = i
+            else:
+                bounds.append([i, i + 1])
+            i = lam[i]
+        runs.append(tuple(slice(a, b) for a, b in reversed(bounds)))
+    return tuple(runs)
 
 
 def ltl_factor(B: Backend, M: Matrix, lam: list[int]) -> Matrix:
-    """Lower-triangular ``L`` with ``M = Lᵀ L`` (Featherstone RBDA Table 6.3), in place on ``M``."""
+    """Lower-triangular ``L`` with ``M = Lᵀ L`` (Featherstone RBDA Table 6.3), in place on ``M``.
+
+    Step ``k`` (leaves first): ``M[k,k] ← √M[k,k]``, ``M[k,i] ← M[k,i] / M[k,k]`` and
+    ``M[i,j] ← M[i,j] − M[k,i] M[k,j]`` for ancestors ``j ⪯ i`` of ``k``, applied run by run of
+    :func:`ancestor_runs`.  Only the lower triangle is read afterwards; the block update also
+    writes the mirror entries of a run, which nothing reads (a symbolic backend drops them).
+    """
+    runs = ancestor_runs(tuple(lam))
     for k in reversed(range(len(lam))):
+        row = slice(k, k + 1)
         M[k, k] = B.sqrt(M[k, k])
-        for i in _ancestors(lam, k):
-            M[k, i] = M[k, i] / M[k, k]
-        for i in _ancestors(lam, k):
-            M[i, i] = M[i, i] - M[k, i] * M[k, i]
-            for j in _ancestors(lam, i):
-                M[i, j] = M[i, j] - M[k, i] * M[k, j]
+        for r in runs[k]:
+            M[row, r] = M[row, r] / M[k, k]
+        for a, ri in enumerate(runs[k]):
+            for rj in runs[k][: a + 1]:  # runs of ancestors of ri's dofs, ri included
+                M[ri, rj] = M[ri, rj] - M[row, ri].T @ M[row, rj]
     n = len(lam)
     L = B.zeros(n, n)
     for k in range(n):
         L[k, k] = M[k, k]
-        for i in _ancestors(lam, k):
-            L[k, i] = M[k, i]
+        for r in runs[k]:
+            L[k : k + 1, r] = M[k : k + 1, r]
     return L
 
 
 def _right_solve(L: Matrix, J: Matrix, lam: list[int]) -> Matrix:
     """``Y = J L⁻¹`` column by column, leaves first, pushing each column to its ancestors."""
+    runs = ancestor_runs(tuple(lam))
     Y = J
     for k in reversed(range(len(lam))):
-        Y[:, k] = Y[:, k] / L[k, k]
-        for i in _ancestors(lam, k):
-            Y[:, i] = Y[:, i] - Y[:, k] * L[k, i]
+        col = slice(k, k + 1)
+        Y[:, col] = Y[:, col] / L[k, k]
+        for r in runs[k]:
+            Y[:, r] = Y[:, r] - Y[:, col] @ L[col, r]
     return Y
 
 
