@@ -7,20 +7,26 @@
     robot = zoo.load("atlas_two_shadow_hands", "fingertips_3d_feet_6d")
     robot.model, robot.constraints, robot.presets, robot.q_random(rng)
     zoo.stem_with_branches(stem_links=50, branches=4)   # any size of the Fig. 3 mechanism
+    zoo.load_case("solo12/feet_3d")            # the command lines' ROBOT[/PRESET]
+    zoo.from_file("arm.urdf", [("weld", "tool0")], free_flyer=False)   # a user's model file
 
 Modules: :mod:`.sources` (kinematics-only model loaders), :mod:`.presets` (constraint-set
 builders), :mod:`.paper` (Atlas + Shadow hands), :mod:`.synthetic` (Fig. 3/4 mechanisms),
-:mod:`.erd` (example-robot-data presets and skips), :mod:`.registry` (names/load).
+:mod:`.joint_types` (helical, universal, composite, ellipsoid and mimic robots), :mod:`.erd`
+(example-robot-data presets and skips), :mod:`.files` (a user's URDF/MJCF file),
+:mod:`.registry` (names/load).
 """
 
 from . import presets, sources
 from .erd import ERD_PRESETS, ERD_SKIPPED
+from .files import MODEL_FILE_TYPES, from_file, leaf_frames, looks_like_model_file, model_from_file
+from .joint_types import JOINT_TYPE_ROBOTS
 from .paper import (
     atlas_shadow_hand_model,
     atlas_two_shadow_hands_model,
     prefixed_shadow_hand_model,
 )
-from .registry import SYNTHETIC_DEFAULTS, load, names, skipped
+from .registry import SYNTHETIC_DEFAULTS, load, load_case, names, parse_case, skipped
 from .robot import Robot, random_configuration
 from .sources import (
     SHADOW_FINGERTIPS,
@@ -37,6 +43,8 @@ from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_
 __all__ = [
     "ERD_PRESETS",
     "ERD_SKIPPED",
+    "JOINT_TYPE_ROBOTS",
+    "MODEL_FILE_TYPES",
     "SHADOW_FINGERTIPS",
     "SYNTHETIC_DEFAULTS",
     "Robot",
@@ -49,9 +57,15 @@ __all__ = [
     "erd_model",
     "erd_names",
     "find_model_file",
+    "from_file",
+    "leaf_frames",
     "load",
+    "load_case",
+    "looks_like_model_file",
+    "model_from_file",
     "model_search_path",
     "names",
+    "parse_case",
     "prefixed_shadow_hand_model",
     "presets",
     "random_configuration",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pinocchio as pin
 
+from .files import leaf_frames
 from .presets import Preset, com_points, combine, points, welds
 
 __all__ = ["ERD_PRESETS", "ERD_SKIPPED", "erd_presets", "fallback_presets"]
@@ -179,13 +180,7 @@ ERD_SKIPPED: dict[str, str] = {
 
 def fallback_presets(model: pin.Model) -> dict[str, Preset]:
     """``leaves_6d``: a 6D weld on the body frame of every leaf joint (robots not in the table)."""
-    parents = set(model.parents[1:])
-    leaves = [j for j in range(1, model.njoints) if j not in parents]
-    frames = []
-    for j in leaves:
-        body = [f.name for f in model.frames if f.parentJoint == j and f.type == pin.FrameType.BODY]
-        frames.append(body[0] if body else model.names[j])
-    return {"leaves_6d": welds(*frames)}
+    return {"leaves_6d": welds(*leaf_frames(model))}
 
 
 def erd_presets(name: str, model: pin.Model) -> dict[str, Preset]:

@@ -15,10 +15,12 @@ from ..constraints import find_frame, point, weld
 
 __all__ = [
     "ATLAS_PRESETS",
+    "CONSTRAINT_KINDS",
     "Preset",
     "atlas_sole_corners",
     "com_points",
     "combine",
+    "from_frames",
     "points",
     "sole_corners",
     "welds",
@@ -60,6 +62,28 @@ def com_points(*frames: str) -> Preset:
         return out
 
     return build
+
+
+CONSTRAINT_KINDS = {"point": 3, "weld": 6}
+"""Constraint kinds :func:`from_frames` builds, with their dimension."""
+
+
+def from_frames(requested: Sequence[tuple[str, str]]) -> tuple[str, Preset]:
+    """A preset of ``(kind, frame)`` pairs, in the given order, and its name.
+
+    ``kind`` is ``"point"`` (3D point contact at the frame origin) or ``"weld"`` (6D weld).
+    The name joins ``{frame}_3d`` / ``{frame}_6d`` with ``+``; e.g.
+    ``from_frames([("weld", "tool0")])`` is ``("tool0_6d", welds("tool0"))``.
+    """
+    requested = [(str(kind), str(frame)) for kind, frame in requested]
+    bad = [kind for kind, _ in requested if kind not in CONSTRAINT_KINDS]
+    if bad:
+        raise ValueError(f"unknown constraint kind(s) {bad}; valid: {list(CONSTRAINT_KINDS)}")
+    if not requested:
+        raise ValueError("no constraints requested (give at least one point or weld frame)")
+    builders = {"point": point, "weld": weld}
+    name = "+".join(f"{frame}_{CONSTRAINT_KINDS[kind]}d" for kind, frame in requested)
+    return name, lambda model: [builders[kind](model, frame) for kind, frame in requested]
 
 
 def combine(*presets: Preset) -> Preset:

@@ -15,7 +15,11 @@ Names, in the order :func:`names` lists them:
      (listed: n = 10); ``chain_welded_every_link_n{n}_skew{s}`` is its spatial variant, each
      joint frame turned by s radians about the parent's x axis;
 
-3. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
+3. the robots built around Pinocchio 4.1's joint types: ``screw_arm`` (helical),
+   ``universal_biped`` (universal), ``composite_arms`` (composite), ``ellipsoid_shoulders``
+   (ellipsoid) and ``panda_mimic`` (mimic; needs example-robot-data), see
+   :mod:`pvosimr.zoo.joint_types`;
+4. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from collections.abc import Callable
 
 from . import sources
 from .erd import ERD_PRESETS, ERD_SKIPPED, erd_presets
+from .joint_types import JOINT_TYPE_ROBOTS
 from .paper import PAPER_ROBOTS
 from .robot import Robot
 from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
 
-__all__ = ["SYNTHETIC_DEFAULTS", "load", "names", "skipped"]
+__all__ = ["SYNTHETIC_DEFAULTS", "load", "load_case", "names", "parse_case", "skipped"]
 
 SYNTHETIC_DEFAULTS: tuple[str, ...] = (
     "stem_b1_L10",
@@ -77,7 +82,7 @@ def names() -> list[str]:
     ``PVOSIMR_MODEL_PATH``; the Shadow hand robots need ``gymnasium-robotics``).
     """
     erd = [n for n in _erd_all() if n not in ERD_SKIPPED]
-    return [*PAPER_ROBOTS, *SYNTHETIC_DEFAULTS, *erd]
+    return [*PAPER_ROBOTS, *SYNTHETIC_DEFAULTS, *JOINT_TYPE_ROBOTS, *erd]
 
 
 def skipped() -> dict[str, str]:
@@ -114,8 +119,8 @@ def load(name: str, preset: str | None = None) -> Robot:
     """
     if not isinstance(name, str):
         raise TypeError(f"robot name must be a str, got {type(name).__name__}")
-    if name in PAPER_ROBOTS:
-        build, presets = PAPER_ROBOTS[name]
+    if name in PAPER_ROBOTS or name in JOINT_TYPE_ROBOTS:
+        build, presets = PAPER_ROBOTS.get(name) or JOINT_TYPE_ROBOTS[name]
         return Robot.build(name, build(), presets, preset)
     robot = _synthetic(name)
     if robot is not None:
@@ -126,3 +131,19 @@ def load(name: str, preset: str | None = None) -> Robot:
         model = sources.erd_model(name)
         return Robot.build(name, model, erd_presets(name, model), preset)
     raise _unknown(name)
+
+
+def parse_case(spec: str) -> tuple[str, str | None]:
+    """``"robot/preset"`` -> ``("robot", "preset")``; a bare ``"robot"`` -> ``("robot", None)``.
+
+    The command lines' ``ROBOT[/PRESET]`` form (robot and preset names hold no ``/``).
+    """
+    name, _, preset = str(spec).partition("/")
+    if not name or "/" in preset:
+        raise ValueError(f"robot case {spec!r} is not of the form ROBOT or ROBOT/PRESET")
+    return name, (preset or None)
+
+
+def load_case(spec: str) -> Robot:
+    """The robot of ``"robot"`` (its first preset) or ``"robot/preset"``: see :func:`load`."""
+    return load(*parse_case(spec))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
-from .presets import Preset
+from .presets import Preset, from_frames
 
 __all__ = ["Robot", "random_configuration"]
 
@@ -84,6 +84,15 @@ class Robot:
     def with_preset(self, preset: str) -> Robot:
         """The same robot (same ``model`` object) with another constraint preset."""
         return Robot.build(self.name, self.model, self._builders, preset)
+
+    def with_constraints(self, requested: Sequence[tuple[str, str]]) -> Robot:
+        """The same robot with one preset made of ``(kind, frame)`` pairs, in order.
+
+        See :func:`pvosimr.zoo.presets.from_frames` (kinds ``"point"``, ``"weld"``); an unknown
+        frame raises ValueError naming the closest frames of the model.
+        """
+        name, preset = from_frames(requested)
+        return Robot.build(self.name, self.model, {name: preset})
 
     def q_random(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A random valid configuration: see :func:`random_configuration`."""

@@ -289,13 +289,15 @@ def _erd_srdf(model: pin.Model, cls: Any, root: Path) -> None:
     pin.loadReferenceConfigurations(model, str(srdf), False)
 
 
-def erd_model(name: str) -> pin.Model:
+def erd_model(name: str, *, mimic: bool = False) -> pin.Model:
     """Kinematics-only load of the ``example_robot_data`` robot ``name`` (e.g. "talos").
 
     Follows the loader class (URDF path, free-flyer root, SRDF rotor parameters and
     reference configurations, free-flyer position limits of +-1, the special cases of
     ``talos_legs`` and ``human``) but builds only :func:`pinocchio.buildModelFromUrdf`:
     no geometry, no meshes. ``nq``/``nv`` equal those of ``example_robot_data.load(name).model``.
+    ``mimic=True`` turns the URDF's ``<mimic>`` joints into ``JointModelMimic`` joints (fewer
+    degrees of freedom); by default they are independent joints, as in example-robot-data.
 
     Raises:
         ValueError: unknown name.
@@ -329,9 +331,9 @@ def erd_model(name: str) -> pin.Model:
     root = _erd_model_root(rel)
     urdf = str(root / rel)
     if cls.free_flyer:
-        model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
+        model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer(), mimic=mimic)
     else:
-        model = pin.buildModelFromUrdf(urdf)
+        model = pin.buildModelFromUrdf(urdf, mimic=mimic)
 
     if _is_a(cls, "TalosLegsLoader"):
         # Like example_robot_data, drop torso/arms/head; unlike it (which re-adds frame

@@ -1,0 +1,304 @@
+"""Robots built around the joint types Pinocchio 4.1 added: helical, universal, composite,
+ellipsoid and mimic.
+
+Every mechanism here is built in Python with ``pin.Model.addJoint`` (joints depth-first) and
+solid-box links (:func:`box_link`: uniform density, the centre of mass at the box centre);
+all constraints sit at tip frames offset from the joint origins, so no constraint placement is
+the identity.  Joint axes are deliberately not aligned with the link frames where the joint
+type allows it, so the new joint kinematics are exercised in full:
+
+* ``screw_arm`` (fixed base, nv = 4): a vertical lead screw (``HZ``, pitch 0.05 m/rad)
+  carries a carriage; on it an arm (``RY``) holding a tilted screwdriver
+  (``HelicalUnaligned``, axis (0, 0.6, 0.8), pitch -0.02 m/rad) and a screw along its x
+  axis (``HX``, pitch 0.01 m/rad), side by side.  Presets ``tips_6d`` and ``tips_3d``.
+* ``universal_biped`` (free-flyer pelvis, nv = 16): two legs, each a ``Universal`` hip
+  (x then y), a knee (``RY``) and a ``Universal`` ankle (y then x, axes turned 0.3 rad
+  about z).  Presets ``feet_6d`` and ``feet_3d`` (a point at each sole centre).
+* ``composite_arms`` (fixed base, nv = 13): a waist (``RZ``) and two arms, each a 3-DoF
+  ``Composite`` shoulder (``RZ``, ``RY``, ``RX`` with 2 cm offsets between the axes), an
+  elbow (``RY``) and a 2-DoF ``Composite`` wrist (``RevoluteUnaligned`` then ``RX``).
+  Presets ``tools_6d`` and ``left_tool_3d``.
+* ``ellipsoid_shoulders`` (fixed thorax, nv = 14): a scapula gliding on the thorax over an
+  ``Ellipsoid`` joint (radii 0.07, 0.15, 0.08 m) on each side, then a ``Spherical``
+  gleno-humeral joint and an elbow (``RY``).  Presets ``hands_6d`` and ``hands_3d``.
+* ``panda_mimic`` (fixed base, nv = 8): example-robot-data's Franka Panda loaded with
+  ``mimic=True``: its second finger becomes a ``JointModelMimic`` of the first (the URDF's
+  ``<mimic>``), so the two fingers share one degree of freedom.  Presets ``fingers_3d`` and
+  ``fingers_3d_tool_6d``.
+
+Position limits: ±π on one-coordinate joints (the helical ones included), none on the
+others; :func:`pvosimr.zoo.random_configuration` draws within them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pinocchio as pin
+
+from .presets import Preset, combine, points, welds
+from .sources import erd_model
+
+__all__ = [
+    "JOINT_TYPE_ROBOTS",
+    "box_link",
+    "composite_arms_model",
+    "ellipsoid_shoulders_model",
+    "panda_mimic_model",
+    "screw_arm_model",
+    "universal_biped_model",
+]
+
+
+def box_link(mass: float, size: tuple[float, float, float], com: tuple[float, ...]) -> pin.Inertia:
+    """Inertia of a solid box of ``size`` (full edge lengths) centred at ``com``.
+
+    Rotational inertia about the centre ``m/12 diag(y²+z², x²+z², x²+y²)``.
+    """
+    x, y, z = size
+    rotational = mass / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
+    return pin.Inertia(mass, np.asarray(com, dtype=float), rotational)
+
+
+def _se3(xyz: tuple[float, float, float], axis: str = "z", angle: float = 0.0) -> pin.SE3:
+    return pin.SE3(pin.utils.rotate(axis, angle), np.asarray(xyz, dtype=float))
+
+
+class _Builder:
+    """Adds links depth-first; each link gets a BODY frame named after it."""
+
+    def __init__(self, name: str) -> None:
+        self.model = pin.Model()
+        self.model.name = name
+
+    def link(
+        self,
+        parent: int,
+        name: str,
+        joint: pin.JointModel,
+        placement: pin.SE3,
+        inertia: pin.Inertia,
+    ) -> int:
+        model = self.model
+        jid = model.addJoint(parent, joint, placement, f"{name}_joint")
+        model.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+        joint_frame = model.addJointFrame(jid, -1)
+        model.addFrame(
+            pin.Frame(name, jid, joint_frame, pin.SE3.Identity(), pin.FrameType.BODY), False
+        )
+        return jid
+
+    def tip(self, joint: int, name: str, placement: pin.SE3) -> None:
+        """An operational frame ``name`` on ``joint`` (constraint sites)."""
+        model = self.model
+        parent_frame = model.getFrameId(f"{model.names[joint]}")
+        model.addFrame(pin.Frame(name, joint, parent_frame, placement, pin.FrameType.OP_FRAME))
+
+    def finish(self) -> pin.Model:
+        """±π on every one-coordinate joint; free-flyer translations within ±1 m."""
+        model = self.model
+        lower = np.array(model.lowerPositionLimit, dtype=float)
+        upper = np.array(model.upperPositionLimit, dtype=float)
+        for j in model.joints[1:]:
+            if j.nq == 1:
+                lower[j.idx_q], upper[j.idx_q] = -np.pi, np.pi
+            elif j.shortname() == "JointModelFreeFlyer":
+                lower[j.idx_q : j.idx_q + 7], upper[j.idx_q : j.idx_q + 7] = -1.0, 1.0
+        model.lowerPositionLimit, model.upperPositionLimit = lower, upper
+        return model
+
+
+def screw_arm_model() -> pin.Model:
+    """``screw_arm``: a lead screw, a shoulder and two helical end joints (nv = 4)."""
+    b = _Builder("screw_arm")
+    carriage = b.link(
+        0,
+        "carriage",
+        pin.JointModelHZ(0.05),
+        _se3((0, 0, 0.1)),
+        box_link(3.0, (0.2, 0.2, 0.1), (0, 0, 0)),
+    )
+    upper = b.link(
+        carriage,
+        "upper_arm",
+        pin.JointModelRY(),
+        _se3((0.1, 0, 0.05), "x", 0.2),
+        box_link(1.5, (0.4, 0.06, 0.06), (0.2, 0, 0)),
+    )
+    driver = b.link(
+        upper,
+        "driver",
+        pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02),
+        _se3((0.4, 0, 0), "y", 0.4),
+        box_link(0.4, (0.03, 0.03, 0.15), (0, 0.01, 0.07)),
+    )
+    b.tip(driver, "driver_tip", _se3((0, 0.02, 0.15), "x", 0.3))
+    screw = b.link(
+        upper,
+        "screw",
+        pin.JointModelHX(0.01),
+        _se3((0.4, 0.05, 0), "z", -0.5),
+        box_link(0.3, (0.12, 0.02, 0.02), (0.06, 0, 0)),
+    )
+    b.tip(screw, "screw_tip", _se3((0.12, 0, 0.01)))
+    return b.finish()
+
+
+def universal_biped_model() -> pin.Model:
+    """``universal_biped``: free-flyer pelvis, Universal hips and ankles, revolute knees."""
+    b = _Builder("universal_biped")
+    pelvis = b.link(
+        0,
+        "pelvis",
+        pin.JointModelFreeFlyer(),
+        pin.SE3.Identity(),
+        box_link(8.0, (0.2, 0.3, 0.15), (0, 0, 0.02)),
+    )
+    x, y = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+    for side, sign in (("left", 1.0), ("right", -1.0)):
+        thigh = b.link(
+            pelvis,
+            f"{side}_thigh",
+            pin.JointModelUniversal(x, y),
+            _se3((0, sign * 0.1, -0.08)),
+            box_link(3.0, (0.08, 0.08, 0.4), (0, 0, -0.2)),
+        )
+        shank = b.link(
+            thigh,
+            f"{side}_shank",
+            pin.JointModelRY(),
+            _se3((0, 0, -0.4)),
+            box_link(2.0, (0.06, 0.06, 0.4), (0, 0, -0.2)),
+        )
+        foot = b.link(
+            shank,
+            f"{side}_foot",
+            pin.JointModelUniversal(y, x),
+            _se3((0, 0, -0.4), "z", sign * 0.3),
+            box_link(0.8, (0.2, 0.08, 0.04), (0.04, 0, -0.03)),
+        )
+        b.tip(foot, f"{side}_sole", _se3((0.04, 0, -0.05)))
+    return b.finish()
+
+
+def _composite(*parts: tuple[pin.JointModel, pin.SE3]) -> pin.JointModelComposite:
+    """One composite joint: ``parts`` in order, each at its placement in the previous one."""
+    composite = pin.JointModelComposite(len(parts))
+    for joint, placement in parts:
+        composite.addJoint(joint, placement)
+    return composite
+
+
+def composite_arms_model() -> pin.Model:
+    """``composite_arms``: a waist and two arms with composite shoulders and wrists (nv = 13)."""
+    b = _Builder("composite_arms")
+    torso = b.link(
+        0,
+        "torso",
+        pin.JointModelRZ(),
+        _se3((0, 0, 0.8)),
+        box_link(10.0, (0.25, 0.4, 0.5), (0, 0, 0.25)),
+    )
+    for side, sign in (("left", 1.0), ("right", -1.0)):
+        shoulder = _composite(
+            (pin.JointModelRZ(), pin.SE3.Identity()),
+            (pin.JointModelRY(), _se3((0, sign * 0.02, 0))),
+            (pin.JointModelRX(), _se3((0.02, 0, 0), "y", 0.3)),
+        )
+        upper = b.link(
+            torso,
+            f"{side}_upper_arm",
+            shoulder,
+            _se3((0, sign * 0.25, 0.45), "x", -sign * 0.4),
+            box_link(2.0, (0.3, 0.07, 0.07), (0.15, 0, 0)),
+        )
+        fore = b.link(
+            upper,
+            f"{side}_forearm",
+            pin.JointModelRY(),
+            _se3((0.3, 0, 0)),
+            box_link(1.2, (0.28, 0.05, 0.05), (0.14, 0, 0)),
+        )
+        wrist = _composite(
+            (pin.JointModelRevoluteUnaligned(np.array([0.0, 0.8, 0.6])), pin.SE3.Identity()),
+            (pin.JointModelRX(), _se3((0.03, 0, 0), "z", 0.2)),
+        )
+        hand = b.link(
+            fore,
+            f"{side}_hand",
+            wrist,
+            _se3((0.28, 0, 0)),
+            box_link(0.5, (0.1, 0.08, 0.03), (0.05, 0, 0)),
+        )
+        b.tip(hand, f"{side}_tool", _se3((0.12, 0, 0.01), "y", 0.5))
+    return b.finish()
+
+
+def ellipsoid_shoulders_model() -> pin.Model:
+    """``ellipsoid_shoulders``: scapulae on Ellipsoid joints, spherical shoulders (nv = 14)."""
+    b = _Builder("ellipsoid_shoulders")
+    for side, sign in (("left", 1.0), ("right", -1.0)):
+        scapula = b.link(
+            0,
+            f"{side}_scapula",
+            pin.JointModelEllipsoid(0.07, 0.15, 0.08),
+            _se3((-0.05, sign * 0.08, 1.3), "z", sign * 0.3),
+            box_link(0.6, (0.02, 0.12, 0.15), (0, 0, -0.02)),
+        )
+        humerus = b.link(
+            scapula,
+            f"{side}_humerus",
+            pin.JointModelSpherical(),
+            _se3((0.02, sign * 0.1, 0.02)),
+            box_link(2.0, (0.06, 0.06, 0.3), (0, 0, -0.15)),
+        )
+        forearm = b.link(
+            humerus,
+            f"{side}_forearm",
+            pin.JointModelRY(),
+            _se3((0, 0, -0.3), "x", sign * 0.1),
+            box_link(1.2, (0.05, 0.05, 0.27), (0, 0, -0.13)),
+        )
+        b.tip(forearm, f"{side}_hand", _se3((0, 0, -0.3), "y", 0.2))
+    return b.finish()
+
+
+def panda_mimic_model() -> pin.Model:
+    """``panda_mimic``: example-robot-data's Panda with its finger ``<mimic>`` (nv = 8)."""
+    model = erd_model("panda", mimic=True)
+    model.name = "panda_mimic"
+    return model
+
+
+_PANDA_FINGERS = points("panda_leftfinger", "panda_rightfinger")
+
+JOINT_TYPE_ROBOTS: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] = {
+    "screw_arm": (
+        screw_arm_model,
+        {"tips_6d": welds("driver_tip", "screw_tip"), "tips_3d": points("driver_tip", "screw_tip")},
+    ),
+    "universal_biped": (
+        universal_biped_model,
+        {"feet_6d": welds("left_sole", "right_sole"), "feet_3d": points("left_sole", "right_sole")},
+    ),
+    "composite_arms": (
+        composite_arms_model,
+        {"tools_6d": welds("left_tool", "right_tool"), "left_tool_3d": points("left_tool")},
+    ),
+    "ellipsoid_shoulders": (
+        ellipsoid_shoulders_model,
+        {
+            "hands_6d": welds("left_hand", "right_hand"),
+            "hands_3d": points("left_hand", "right_hand"),
+        },
+    ),
+    "panda_mimic": (
+        panda_mimic_model,
+        {
+            "fingers_3d": _PANDA_FINGERS,
+            "fingers_3d_tool_6d": combine(_PANDA_FINGERS, welds("panda_hand_tcp")),
+        },
+    ),
+}
+"""Zoo name -> (model builder, presets); the first preset is the default."""
