@@ -8,8 +8,11 @@ one implementation of each supported joint type's motion, in backend operations 
 SX, :func:`pvosimr.kinematics.batched_kinematics` on stacks of numpy matrices.
 
 A scalar is a 1×1 matrix of the backend (``q[k]`` of the configuration column).  The
-expressions follow Pinocchio's joint models (Eigen's quaternion-to-matrix formula, the
-(cos, sin) pairs of unbounded and planar joints), so they agree with it to rounding.
+expressions follow Pinocchio's joint models (``M_J(q) = (R, p)`` maps joint-child coordinates
+to joint-parent coordinates; ``S`` maps ``v_i`` to the joint velocity in the child frame,
+linear part first), so they agree with ``jdata.M`` and ``jdata.S`` to rounding.  No axis is
+ever rounded to a coordinate axis: the sparse rotation of an aligned joint is used only for
+axes that are ``±e_k`` to the last few ulps.
 """
 
 from __future__ import annotations
@@ -23,16 +26,42 @@ from .backend import Backend, Matrix
 from .spatial import Chain, Transform
 from .topology import Topology
 
-__all__ = ["joint_kinematics", "joint_motion", "joint_transform_up", "rotation_cs"]
+__all__ = [
+    "aligned_index",
+    "joint_kinematics",
+    "joint_motion",
+    "joint_transform_up",
+    "rotation_cs",
+    "unit_parts",
+]
 
 _X, _Y, _Z = np.array([1.0, 0, 0]), np.array([0.0, 1, 0]), np.array([0.0, 0, 1])
 
+#: An axis is ``±e_k`` when ``| |a_k| − 1 |`` and every other ``|a_j|`` are at most this: the
+#: rounding of a normalized coordinate axis (a few ulps of 1), never a deliberate tilt.
+ALIGNED_TOLERANCE = 1e-15
+
+Motion = tuple[Matrix | None, Matrix | None, Matrix | np.ndarray]
+
+
+def aligned_index(axis: np.ndarray) -> int | None:
+    """``k`` if the unit ``axis`` is ``±e_k`` to rounding, else None."""
+    a = np.abs(np.asarray(axis, dtype=float).reshape(3))
+    k = int(np.argmax(a))
+    others = np.delete(a, k)
+    if abs(a[k] - 1.0) <= ALIGNED_TOLERANCE and np.all(others <= ALIGNED_TOLERANCE):
+        return k
+    return None
+
 
 def rotation_cs(B: Backend, axis: np.ndarray, c: Any, s: Any) -> Matrix:
-    """Rotation about a unit ``axis`` with cosine ``c`` and sine ``s`` (Rodrigues)."""
-    components = [abs(float(a)) for a in axis]
-    k = components.index(max(components))
-    if abs(components[k] - 1.0) <= 1e-8 + 1e-5:  # aligned (np.isclose): the exact sparse matrix
+    """Rotation about a unit ``axis`` with cosine ``c`` and sine ``s``.
+
+    Rodrigues, ``R = c 1 + s a× + (1 − c) a aᵀ`` (Pinocchio's ``toRotationMatrix``); for an axis
+    ``±e_k`` (:func:`aligned_index`) the same matrix with its structural zeros and ones.
+    """
+    k = aligned_index(axis)
+    if k is not None:
         R = B.zeros(3, 3)
         i, j = (k + 1) % 3, (k + 2) % 3
         sign = 1.0 if axis[k] > 0 else -1.0
@@ -62,43 +91,261 @@ def _rotation_zyx(B: Backend, a: Any, b: Any, c: Any) -> Matrix:
     )
 
 
-def joint_motion(
-    B: Backend, kind: str, qi: Matrix, S: np.ndarray
-) -> tuple[Matrix | None, Matrix | None, Matrix | np.ndarray]:
+# --------------------------------------------------------------------------- joint types
+
+
+def _concrete(joint: Any) -> Any:
+    """The typed joint model (``JointModelRX``, ...) behind a generic ``pin.JointModel``."""
+    return joint.extract() if hasattr(joint, "extract") else joint
+
+
+def _constant_subspace(joint: Any) -> np.ndarray:
+    """Pinocchio's ``S`` of a joint whose subspace does not depend on ``q`` (read at neutral).
+
+    Read from a copy with its own indexes (0, 0), so that it needs neither the model's whole
+    configuration (O(n) per joint, O(n²) on a long chain) nor a joint already in a model.
+    """
+    local = pin.JointModel(joint)
+    local.setIndexes(1, 0, 0)
+    jdata = local.createData()
+    local.calc(jdata, np.asarray(local.lieGroup().neutral, dtype=float))
+    return np.reshape(jdata.S, (6, -1)).copy()
+
+
+def _revolute(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    S = _constant_subspace(joint)
+    return rotation_cs(B, S[3:, 0], B.cos(qi[0]), B.sin(qi[0])), None, S
+
+
+def _revolute_unbounded(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """(cos q, sin q) stored in ``q_i``."""
+    S = _constant_subspace(joint)
+    return rotation_cs(B, S[3:, 0], qi[0], qi[1]), None, S
+
+
+def _prismatic(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    S = _constant_subspace(joint)
+    return None, B.column(S[:3, 0]) * qi[0], S
+
+
+def _helical(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """Screw about axis ``a`` with pitch ``h``: ``R = rot(a, q)``, ``p = h q a``,
+    ``S = (h a, a)``; a zero pitch leaves ``p`` out."""
+    S = _constant_subspace(joint)
+    R = rotation_cs(B, S[3:, 0], B.cos(qi[0]), B.sin(qi[0]))
+    return R, (B.column(S[:3, 0]) * qi[0] if S[:3, 0].any() else None), S
+
+
+def _translation(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    return None, qi[0:3], _constant_subspace(joint)
+
+
+def _spherical(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    return _rotation_quaternion(B, qi[0], qi[1], qi[2], qi[3]), None, _constant_subspace(joint)
+
+
+def _free_flyer(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    R = _rotation_quaternion(B, qi[3], qi[4], qi[5], qi[6])
+    return R, qi[0:3], _constant_subspace(joint)
+
+
+def _planar(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """``q_i = (x, y, cos θ, sin θ)``: rotation about z, translation in the xy-plane."""
+    R = rotation_cs(B, _Z, qi[2], qi[3])
+    return R, B.vstack([qi[0], qi[1], 0]), _constant_subspace(joint)
+
+
+def _spherical_zyx(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """``R = R_z(a) R_y(b) R_x(c)``; ``S``'s angular columns ``(−sb, cb sc, cb cc)``,
+    ``(0, cc, −sc)``, ``e_x``: singular where ``cos b = 0``."""
+    a, b, c = qi[0], qi[1], qi[2]
+    angular = B.hstack(
+        [
+            B.vstack([-B.sin(b), B.cos(b) * B.sin(c), B.cos(b) * B.cos(c)]),
+            B.vstack([0, B.cos(c), -B.sin(c)]),
+            B.vstack([1, 0, 0]),
+        ]
+    )
+    return _rotation_zyx(B, a, b, c), None, B.vstack([B.zeros(3, 3), angular])
+
+
+def _universal(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """Two orthogonal axes ``a1``, ``a2``: ``R = rot(a1, q0) rot(a2, q1)``;
+    ``S`` angular ``[rot(a2, q1)ᵀ a1, a2]``, of rank 2 everywhere (``a1 ⊥ a2``)."""
+    j = _concrete(joint)
+    a1, a2 = np.asarray(j.axis1, dtype=float), np.asarray(j.axis2, dtype=float)
+    R1 = rotation_cs(B, a1, B.cos(qi[0]), B.sin(qi[0]))
+    R2 = rotation_cs(B, a2, B.cos(qi[1]), B.sin(qi[1]))
+    angular = B.hstack([R2.T @ B.column(a1), B.column(a2)])
+    return R1 @ R2, None, B.vstack([B.zeros(3, 2), angular])
+
+
+def _ellipsoid(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """A point on an ellipsoid of radii ``(r_x, r_y, r_z)``, the frame turning with its normal.
+
+    ``R = R_x(q0) R_y(q1) R_z(q2)``, ``p = (r_x n_x, r_y n_y, r_z n_z)`` with the normal
+    ``n = R e_z = (s1, −s0 c1, c0 c1)``; ``S = [Rᵀ ∂p/∂q ; ω]`` with the angular columns
+    ``Rᵀ e_x``, ``R_z(q2)ᵀ e_y``, ``e_z``, so ``S`` loses rank where ``cos q1 = 0``.
+    """
+    j = _concrete(joint)
+    rx, ry, rz = float(j.radius_x), float(j.radius_y), float(j.radius_z)
+    c0, s0 = B.cos(qi[0]), B.sin(qi[0])
+    c1, s1 = B.cos(qi[1]), B.sin(qi[1])
+    c2, s2 = B.cos(qi[2]), B.sin(qi[2])
+    R = B.vstack(
+        [
+            B.hstack([c1 * c2, -c1 * s2, s1]),
+            B.hstack([c0 * s2 + c2 * s0 * s1, c0 * c2 - s0 * s1 * s2, -c1 * s0]),
+            B.hstack([s0 * s2 - c0 * c2 * s1, c0 * s1 * s2 + c2 * s0, c0 * c1]),
+        ]
+    )
+    angular = B.hstack(
+        [B.vstack([c1 * c2, -c1 * s2, s1]), B.vstack([s2, c2, 0]), B.vstack([0, 0, 1])]
+    )
+    if rx == ry == rz == 0.0:
+        return R, None, B.vstack([B.zeros(3, 3), angular])
+
+    def scaled(r: float, x: Any) -> Any:
+        return 0 if r == 0.0 else r * x
+
+    p = B.vstack([scaled(rx, s1), scaled(ry, -s0 * c1), scaled(rz, c0 * c1)])
+    dp = B.hstack(
+        [
+            B.vstack([0, scaled(ry, -c0 * c1), scaled(rz, -s0 * c1)]),
+            B.vstack([scaled(rx, c1), scaled(ry, s0 * s1), scaled(rz, -c0 * s1)]),
+        ]
+    )
+    linear = B.hstack([R.T @ dp, B.zeros(3, 1)])
+    return R, p, B.vstack([linear, angular])
+
+
+def _placement(B: Backend, M: pin.SE3) -> tuple[Matrix | None, Matrix | None]:
+    """A constant SE3 as ``(R, p)``, ``None`` for an identity rotation or a zero translation."""
+    R, p = M.rotation, M.translation[:, None]
+    return (
+        None if np.array_equal(R, np.eye(3)) else B.const(R),
+        None if not p.any() else B.const(p),
+    )
+
+
+def _compose(B: Backend, a: tuple, b: tuple) -> tuple[Matrix | None, Matrix | None]:
+    """``(R_a, p_a)(R_b, p_b) = (R_a R_b, R_a p_b + p_a)``, ``None`` meaning 1 or 0."""
+    (Ra, pa), (Rb, pb) = a, b
+    R = Rb if Ra is None else Ra if Rb is None else Ra @ Rb
+    if pb is not None and Ra is not None:
+        pb = Ra @ pb
+    p = pb if pa is None else pa if pb is None else pa + pb
+    return R, p
+
+
+def _act_inv(B: Backend, M: tuple, S: Matrix | np.ndarray) -> Matrix | np.ndarray:
+    """``M⁻¹ S``: motions from the frame ``M`` is expressed in to ``M``'s own frame."""
+    R, p = M
+    if R is None and p is None:
+        return S
+    if isinstance(S, np.ndarray):
+        S = B.const(S)
+    return Transform(B, None if R is None else R.T, p).motion(S)
+
+
+def _hstack(B: Backend, blocks: list) -> Matrix | np.ndarray:
+    if all(isinstance(b, np.ndarray) for b in blocks):
+        return np.hstack(blocks)
+    return B.hstack([B.const(b) if isinstance(b, np.ndarray) else b for b in blocks])
+
+
+def _composite(B: Backend, joint: Any, qi: Matrix) -> Motion:
+    """Sub-joints ``k = 0..n−1`` in series, sub-joint ``k`` placed by ``P_k`` in the previous one.
+
+    ``M = P_0 M_0(q_0) P_1 M_1(q_1) ⋯ P_{n−1} M_{n−1}``; ``S``'s columns of sub-joint ``k``
+    are its own ``S_k`` carried to the last sub-joint's frame, ``L_{k+1}⁻¹ S_k`` with
+    ``L_{k+1} = P_{k+1} M_{k+1} ⋯ P_{n−1} M_{n−1}`` (Pinocchio's ``iMlast``).  Sub-joints take
+    consecutive parts of ``q_i``; composites may nest.
+    """
+    j = _concrete(joint)
+    subs, placements = list(j.joints), list(j.jointPlacements)
+    starts = np.cumsum([0] + [s.nq for s in subs])
+    last: tuple = (None, None)  # L_{k+1}, from the last sub-joint back
+    columns: list = [None] * len(subs)
+    for k in reversed(range(len(subs))):
+        R_k, p_k, S_k = joint_motion(B, subs[k], qi[int(starts[k]) : int(starts[k + 1])])
+        columns[k] = _act_inv(B, last, S_k)
+        last = _compose(B, _compose(B, _placement(B, placements[k]), (R_k, p_k)), last)
+    R, p = last
+    return R, p, _hstack(B, columns)
+
+
+_MOTIONS = {
+    "RX": _revolute,
+    "RY": _revolute,
+    "RZ": _revolute,
+    "RevoluteUnaligned": _revolute,
+    "RUBX": _revolute_unbounded,
+    "RUBY": _revolute_unbounded,
+    "RUBZ": _revolute_unbounded,
+    "RevoluteUnboundedUnaligned": _revolute_unbounded,
+    "PX": _prismatic,
+    "PY": _prismatic,
+    "PZ": _prismatic,
+    "PrismaticUnaligned": _prismatic,
+    "HX": _helical,
+    "HY": _helical,
+    "HZ": _helical,
+    "HelicalUnaligned": _helical,
+    "Translation": _translation,
+    "Spherical": _spherical,
+    "FreeFlyer": _free_flyer,
+    "Planar": _planar,
+    "SphericalZYX": _spherical_zyx,
+    "Universal": _universal,
+    "Ellipsoid": _ellipsoid,
+    "Composite": _composite,
+}
+
+
+def joint_motion(B: Backend, joint: Any, qi: Matrix) -> Motion:
     """``(R, p, S)`` of the joint transform ``M_J(q_i)`` and its motion subspace.
 
-    ``R`` is ``None`` for a joint that does not rotate, ``p`` ``None`` for one that does not
-    translate.  ``S`` is Pinocchio's (constant) subspace, which also tells the axis of
-    unaligned joints, returned as is (a numpy array); only SphericalZYX has a
-    configuration-dependent one, returned as a backend matrix.
+    ``joint`` is a Pinocchio joint model (generic or typed), ``qi`` its part of ``q``
+    (``nq_i × 1``).  ``R`` is ``None`` for a joint that does not rotate, ``p`` ``None`` for one
+    that does not translate.  A constant ``S`` is returned as Pinocchio's own numbers (a numpy
+    array, which also gives the axis of unaligned joints); one that depends on ``q``
+    (SphericalZYX, Universal, Ellipsoid, most composites) as a backend matrix.
     """
-    short = kind.removeprefix("JointModel")
-    if short in ("RX", "RY", "RZ", "RevoluteUnaligned"):
-        return rotation_cs(B, S[3:, 0], B.cos(qi[0]), B.sin(qi[0])), None, S
-    if short in ("RUBX", "RUBY", "RUBZ", "RevoluteUnboundedUnaligned"):
-        return rotation_cs(B, S[3:, 0], qi[0], qi[1]), None, S
-    if short in ("PX", "PY", "PZ", "PrismaticUnaligned"):
-        return None, B.column(S[:3, 0]) * qi[0], S
-    if short == "Translation":
-        return None, qi[0:3], S
-    if short == "Spherical":
-        return _rotation_quaternion(B, qi[0], qi[1], qi[2], qi[3]), None, S
-    if short == "FreeFlyer":
-        return _rotation_quaternion(B, qi[3], qi[4], qi[5], qi[6]), qi[0:3], S
-    if short == "Planar":
-        R = rotation_cs(B, _Z, qi[2], qi[3])
-        return R, B.vstack([qi[0], qi[1], 0]), S
-    if short == "SphericalZYX":
-        a, b, c = qi[0], qi[1], qi[2]
-        angular = B.hstack(
-            [
-                B.vstack([-B.sin(b), B.cos(b) * B.sin(c), B.cos(b) * B.cos(c)]),
-                B.vstack([0, B.cos(c), -B.sin(c)]),
-                B.vstack([1, 0, 0]),
-            ]
-        )
-        return _rotation_zyx(B, a, b, c), None, B.vstack([B.zeros(3, 3), angular])
-    raise NotImplementedError(f"no joint kinematics for {kind}")
+    kind = joint.shortname()
+    motion = _MOTIONS.get(kind.removeprefix("JointModel"))
+    if motion is None:
+        raise NotImplementedError(f"no joint kinematics for {kind}")
+    return motion(B, joint, qi)
+
+
+_UNIT_PARTS = {
+    "FreeFlyer": ((3, 7),),
+    "Spherical": ((0, 4),),
+    "Planar": ((2, 4),),
+    "RUBX": ((0, 2),),
+    "RUBY": ((0, 2),),
+    "RUBZ": ((0, 2),),
+    "RevoluteUnboundedUnaligned": ((0, 2),),
+}
+
+
+def unit_parts(joint: Any) -> tuple[tuple[int, int], ...]:
+    """``(first, stop)`` in the joint's own ``q_i`` of every part that must have unit norm.
+
+    Quaternions (FreeFlyer, Spherical) and unit complex numbers ``(cos, sin)`` (RUB*,
+    RevoluteUnboundedUnaligned, Planar), also inside composites (recursively, offset by the
+    sub-joint's place in ``q_i``); ``()`` for a joint on a vector space.
+    """
+    short = joint.shortname().removeprefix("JointModel")
+    if short != "Composite":
+        return _UNIT_PARTS.get(short, ())
+    parts: list[tuple[int, int]] = []
+    start = 0
+    for sub in _concrete(joint).joints:
+        parts += [(start + a, start + b) for a, b in unit_parts(sub)]
+        start += sub.nq
+    return tuple(parts)
 
 
 def joint_transform_up(
@@ -119,14 +366,6 @@ def joint_transform_up(
     return Chain((Transform(B, None if R_J is None else R_J.T, p_J), tree))
 
 
-def _subspace_at(joint: pin.JointModel, q: np.ndarray) -> np.ndarray:
-    """Pinocchio's ``S`` of one joint at ``q`` (its own data: a whole ``model.createData()``
-    costs O(n²) time and memory, seconds and gigabytes on the Fig. 4 chains)."""
-    jdata = joint.createData()
-    joint.calc(jdata, q)
-    return np.reshape(jdata.S, (6, -1))
-
-
 def joint_kinematics(
     B: Backend, model: pin.Model, q: Matrix, topology: Topology
 ) -> tuple[list[Chain], list[Matrix]]:
@@ -134,14 +373,12 @@ def joint_kinematics(
 
     Entry 0 (the world) is an empty chain and a 6×0 subspace.
     """
-    q0 = pin.neutral(model)  # the subspaces are read there; only SphericalZYX's depends on q
     X: list[Chain] = [Chain(())]
     S: list[Matrix] = [B.zeros(6, 0)]
     for i in topology.links:
         joint = model.joints[i]
         qi = q[joint.idx_q : joint.idx_q + joint.nq]
-        S_num = _subspace_at(joint, q0)
-        R_J, p_J, S_i = joint_motion(B, joint.shortname(), qi, S_num)
+        R_J, p_J, S_i = joint_motion(B, joint, qi)
         X.append(joint_transform_up(B, model.jointPlacements[i], R_J, p_J))
         S.append(B.const(S_i) if isinstance(S_i, np.ndarray) else S_i)
     return X, S

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list, constraint_dim
@@ -22,6 +23,7 @@ from .constraints import as_constraint_list, constraint_dim
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
 
 #: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name.
+#: Composites may nest any of them, composites included.
 SUPPORTED_JOINTS = frozenset(
     {
         "JointModelFreeFlyer",
@@ -41,6 +43,13 @@ SUPPORTED_JOINTS = frozenset(
         "JointModelPY",
         "JointModelPZ",
         "JointModelPrismaticUnaligned",
+        "JointModelHX",
+        "JointModelHY",
+        "JointModelHZ",
+        "JointModelHelicalUnaligned",
+        "JointModelUniversal",
+        "JointModelEllipsoid",
+        "JointModelComposite",
     }
 )
 
@@ -82,14 +91,59 @@ def _short(kind: str) -> str:
     return kind.removeprefix("JointModel")
 
 
+#: Tolerance on ``|‖a‖ − 1|`` of a joint axis and on ``|a1 · a2|`` of a universal joint's axes.
+AXIS_TOLERANCE = 1e-9
+
+
+def _typed(joint):
+    """The typed joint model behind a generic ``pin.JointModel`` (its parameters' accessors)."""
+    return joint.extract() if hasattr(joint, "extract") else joint
+
+
+def _axis_problem(joint) -> str | None:
+    """Why a joint's axes are not what its kinematics assume (unit, orthogonal), or None.
+
+    Pinocchio checks this only in debug builds; a release build silently computes a transform
+    that is not a rigid motion from a non-unit axis, and so would every path here.
+    """
+    typed = _typed(joint)
+    names = [name for name in ("axis", "axis1", "axis2") if hasattr(typed, name)]
+    axes = [np.asarray(getattr(typed, name), dtype=float) for name in names]
+    for a in axes:
+        if not abs(float(np.linalg.norm(a)) - 1.0) <= AXIS_TOLERANCE:
+            return f"its axis {a.tolist()} is not a unit vector (norm {np.linalg.norm(a):.12g})"
+    if len(axes) == 2 and not abs(float(axes[0] @ axes[1])) <= AXIS_TOLERANCE:
+        return f"its axes {axes[0].tolist()} and {axes[1].tolist()} are not orthogonal"
+    return None
+
+
+def _joint_problem(joint) -> tuple[type[Exception], str] | None:
+    """The exception type and reason why pvosimr cannot take ``joint`` (composites are looked
+    into, recursively), or None."""
+    kind = joint.shortname()
+    if kind not in SUPPORTED_JOINTS:
+        return NotImplementedError, (
+            f"is of type {kind}, which pvosimr does not support "
+            f"(supported: {', '.join(sorted(_short(s) for s in SUPPORTED_JOINTS))})"
+        )
+    if kind == "JointModelComposite":
+        for k, sub in enumerate(_typed(joint).joints):
+            problem = _joint_problem(sub)
+            if problem is not None:
+                return problem[0], f"is a composite whose sub-joint {k} {problem[1]}"
+        return None
+    reason = _axis_problem(joint)
+    return None if reason is None else (ValueError, f"({_short(kind)}) is invalid: {reason}")
+
+
 def _check_joints(model: pin.Model) -> None:
+    """NotImplementedError for a joint type pvosimr has no kinematics for, ValueError for an
+    axis that is not unit (or universal axes that are not orthogonal); both name the joint."""
     for i in range(1, model.njoints):
-        kind = model.joints[i].shortname()
-        if kind not in SUPPORTED_JOINTS:
-            raise NotImplementedError(
-                f"joint {i} ({model.names[i]!r}) is of type {kind}, which pvosimr does not support "
-                f"(supported: {', '.join(sorted(_short(s) for s in SUPPORTED_JOINTS))})"
-            )
+        problem = _joint_problem(model.joints[i])
+        if problem is not None:
+            error, reason = problem
+            raise error(f"joint {i} ({model.names[i]!r}) {reason}")
 
 
 @dataclass(frozen=True)

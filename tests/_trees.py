@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 __all__ = [
     "DEFAULT_JOINT_TYPES",
     "FIG1_PARENTS",
+    "MIDDLE_ANGLE_SINGULAR",
     "TreeSpec",
     "build_tree",
     "fig1_tree",
@@ -53,7 +54,22 @@ DEFAULT_JOINT_TYPES: tuple[str, ...] = (
     "Planar",
     "Translation",
     "FreeFlyer",
+    "HX",
+    "HY",
+    "HZ",
+    "HelicalUnaligned",
+    "Universal",
+    "Ellipsoid",
+    "Composite",
 )
+
+#: Joints whose motion subspace loses rank where their middle angle q_i[1] is ±π/2 (gimbal
+#: lock): SphericalZYX (R_z R_y R_x) and Ellipsoid (R_x R_y R_z).
+MIDDLE_ANGLE_SINGULAR = frozenset({"JointModelSphericalZYX", "JointModelEllipsoid"})
+
+#: Smallest singular value of a composite's S that random_q accepts (its angular columns are
+#: unit, its linear ones of the order of the sub-joint offsets, ≤ 0.3 m).
+COMPOSITE_MIN_SIGMA = 0.05
 
 CONTACT_TYPES: tuple[pin.ContactType, ...] = (
     pin.ContactType.CONTACT_3D,
@@ -114,6 +130,21 @@ def random_inertia(rng: np.random.Generator) -> pin.Inertia:
     return pin.Inertia(mass, com, 0.5 * (inertia + inertia.T))
 
 
+def _leaves(joint) -> list:
+    """The non-composite joints of ``joint`` (itself, or a composite's, recursively), typed."""
+    typed = joint.extract() if hasattr(joint, "extract") else joint
+    if typed.shortname() != "JointModelComposite":
+        return [typed]
+    return [leaf for sub in typed.joints for leaf in _leaves(sub)]
+
+
+def _composite_sigma(joint, q: np.ndarray) -> float:
+    """Smallest singular value of a joint's motion subspace at the model configuration q."""
+    jdata = joint.createData()
+    joint.calc(jdata, q)
+    return float(np.linalg.svd(np.reshape(jdata.S, (6, -1)), compute_uv=False)[-1])
+
+
 def random_q(
     model: pin.Model,
     rng: np.random.Generator,
@@ -126,16 +157,34 @@ def random_q(
     quaternions (FreeFlyer, Spherical) are unit and the (cos, sin) pairs of RUB and
     Planar joints lie on the unit circle whatever the model's position limits are.
 
-    SphericalZYX joints are singular (gimbal lock: the mass matrix loses rank) when their
-    middle angle is ±π/2; unless ``zyx_pitch_max`` is None that angle is kept within
-    ±zyx_pitch_max so the mass matrix stays well conditioned.
+    SphericalZYX and Ellipsoid joints (also inside composites) are singular (gimbal lock: the
+    mass matrix loses rank) when their middle angle is ±π/2; unless ``zyx_pitch_max`` is None
+    that angle is kept within ±zyx_pitch_max so the mass matrix stays well conditioned.  For
+    the same reason a composite's velocity part is drawn again (up to 50 times) while the
+    smallest singular value of its S is below ``COMPOSITE_MIN_SIGMA``.
     """
     v = rng.uniform(-scale, scale, model.nv)
     if zyx_pitch_max is not None and scale > zyx_pitch_max:
         for joint in model.joints:
-            if joint.shortname() == "JointModelSphericalZYX":
-                v[joint.idx_v + 1] *= zyx_pitch_max / scale
-    return pin.integrate(model, pin.neutral(model), v)
+            for leaf in _leaves(joint):
+                if leaf.shortname() in MIDDLE_ANGLE_SINGULAR:
+                    v[leaf.idx_v + 1] *= zyx_pitch_max / scale
+    q = pin.integrate(model, pin.neutral(model), v)
+    if zyx_pitch_max is None:
+        return q
+    for joint in model.joints[1:]:
+        if joint.shortname() != "JointModelComposite":
+            continue
+        part = slice(joint.idx_v, joint.idx_v + joint.nv)
+        for _ in range(50):
+            if _composite_sigma(joint, q) >= COMPOSITE_MIN_SIGMA:
+                break
+            v[part] = rng.uniform(-scale, scale, joint.nv)
+            for leaf in _leaves(joint):
+                if leaf.shortname() in MIDDLE_ANGLE_SINGULAR and scale > zyx_pitch_max:
+                    v[leaf.idx_v + 1] *= zyx_pitch_max / scale
+            q = pin.integrate(model, pin.neutral(model), v)
+    return q
 
 
 # --------------------------------------------------------------------------- joints
@@ -186,8 +235,75 @@ _SIMPLE_JOINTS: dict[str, Callable[[], object]] = {
 }
 
 
+def _orthogonal_axes(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two orthonormal axes: a pair of coordinate axes one time in three, else random."""
+    if rng.random() < 1 / 3:
+        i, j = rng.choice(3, size=2, replace=False)
+        return np.eye(3)[i] * rng.choice([-1, 1]), np.eye(3)[j] * rng.choice([-1, 1])
+    a = random_unit_vector(rng)
+    b = np.cross(a, random_unit_vector(rng))
+    while np.linalg.norm(b) < 1e-2:
+        b = np.cross(a, random_unit_vector(rng))
+    return a, b / np.linalg.norm(b)
+
+
+def _pitch(rng: np.random.Generator) -> float:
+    """A helical pitch in ±0.5 m/rad, zero one time in six."""
+    return 0.0 if rng.random() < 1 / 6 else float(rng.uniform(-0.5, 0.5))
+
+
+#: nv of every joint kind but Composite (whose nv is that of its contents).
+_NV = {
+    **dict.fromkeys(("RX", "RY", "RZ", "RevoluteUnaligned", "RUBX", "RUBY", "RUBZ"), 1),
+    **dict.fromkeys(("RevoluteUnboundedUnaligned", "PX", "PY", "PZ"), 1),
+    **dict.fromkeys(("PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned"), 1),
+    **dict.fromkeys(("Spherical", "SphericalZYX", "Planar", "Translation", "Ellipsoid"), 3),
+    "Universal": 2,
+    "FreeFlyer": 6,
+}
+
+#: A composite's nv stays within this (a rigid body has 6 dofs).
+_COMPOSITE_MAX_NV = 6
+
+
+def _random_composite(rng: np.random.Generator, max_nv: int, depth: int) -> pin.JointModel:
+    """A composite of 1 to 3 random sub-joints (any kind; a nested composite while ``depth``
+    allows) at random placements, of nv ≤ ``max_nv``, whose S has full column rank at generic
+    q (checked at a few random configurations: e.g. two spherical joints never do)."""
+    while True:
+        composite, nv = None, 0
+        for _ in range(int(rng.integers(1, 4))):
+            kinds = [k for k, n in _NV.items() if nv + n <= max_nv]
+            if depth > 0 and nv + 1 < max_nv:
+                kinds.append("Composite")
+            if not kinds:
+                break
+            kind = kinds[int(rng.integers(len(kinds)))]
+            if kind == "Composite":
+                sub = _random_composite(rng, max_nv - nv, depth - 1)
+            else:
+                sub = make_joint(kind, rng)
+            placement = random_placement(rng, scale=0.3)
+            if composite is None:
+                composite = pin.JointModelComposite(sub, placement)
+            else:
+                composite.addJoint(sub, placement)
+            nv += sub.nv
+        if _generic_full_rank(composite, rng):
+            return composite
+
+
+def _generic_full_rank(joint, rng: np.random.Generator) -> bool:
+    model = pin.Model()
+    model.addJoint(0, joint, pin.SE3.Identity(), "j")
+    sigmas = [
+        _composite_sigma(model.joints[1], random_q(model, rng, zyx_pitch_max=1.2)) for _ in range(4)
+    ]
+    return max(sigmas) >= 2 * COMPOSITE_MIN_SIGMA
+
+
 def make_joint(kind: str, rng: np.random.Generator) -> object:
-    """A Pinocchio joint model of the named kind (random axis for the unaligned ones)."""
+    """A Pinocchio joint model of the named kind (random axes, pitches, radii, contents)."""
     if kind in _SIMPLE_JOINTS:
         return _SIMPLE_JOINTS[kind]()
     if kind == "RevoluteUnaligned":
@@ -196,6 +312,17 @@ def make_joint(kind: str, rng: np.random.Generator) -> object:
         return pin.JointModelPrismaticUnaligned(_unaligned_axis(rng))
     if kind == "RevoluteUnboundedUnaligned":
         return _revolute_unbounded_unaligned(_unaligned_axis(rng))
+    if kind in ("HX", "HY", "HZ"):
+        return getattr(pin, f"JointModel{kind}")(_pitch(rng))
+    if kind == "HelicalUnaligned":
+        return pin.JointModelHelicalUnaligned(_unaligned_axis(rng), _pitch(rng))
+    if kind == "Universal":
+        return pin.JointModelUniversal(*_orthogonal_axes(rng))
+    if kind == "Ellipsoid":
+        radii = rng.uniform(0.02, 0.4, 3) * (rng.random(3) < 0.8)
+        return pin.JointModelEllipsoid(*map(float, radii))
+    if kind == "Composite":
+        return _random_composite(rng, _COMPOSITE_MAX_NV, depth=2)
     raise ValueError(f"unknown joint kind {kind!r}")
 
 
