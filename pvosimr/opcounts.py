@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from .cli_options import add_model_file_options, robot_from_file, with_frames
 from .constraints import as_constraint_list, constraint_matrix
 from .delassus import ALGORITHMS
 
@@ -118,9 +119,6 @@ class CountCache:
 # ---------------------------------------------------------------------------------------------
 # ``pvosimr count``: the counts of one robot (a zoo name or a model file) from the shell.
 
-_MODEL_FILES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf"}
-
-
 DEFAULT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "naive")
 
 
@@ -132,18 +130,7 @@ def _count_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("robot", metavar="ROBOT", help="zoo name (pvosimr.zoo.names()) or file")
     parser.add_argument("--preset", metavar="NAME", help="constraint preset of a zoo robot")
-    for kind, what in (("point", "3D point contact"), ("weld", "6D weld")):
-        parser.add_argument(
-            f"--{kind}",
-            dest="constraints",
-            action="append",
-            type=lambda frame, kind=kind: (kind, frame),
-            metavar="FRAME",
-            help=f"a {what} at this frame (repeatable; command-line order is kept)",
-        )
-    parser.add_argument(
-        "--free-flyer", action="store_true", help="add a free-flyer root joint (model files only)"
-    )
+    add_model_file_options(parser)
     parser.add_argument(
         "--algorithms",
         default=",".join(DEFAULT_ALGORITHMS),
@@ -172,25 +159,10 @@ def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, 
     return wanted
 
 
-def _load_file(path: Path, free_flyer: bool, parser: argparse.ArgumentParser) -> pin.Model:
-    """A Pinocchio model from a URDF (``.urdf``) or MJCF (``.xml``/``.mjcf``) file."""
-    kind = _MODEL_FILES.get(path.suffix.lower())
-    if kind is None:
-        parser.error(f"{path}: unsupported model file type {path.suffix!r} (.urdf, .xml, .mjcf)")
-    if kind == "urdf":
-        build = pin.buildModelFromUrdf
-    else:  # buildModelFromMJCF's root-joint overload is deprecated (it returns a tuple)
-        build = pin.buildModelFromMJCFAndRootJoint if free_flyer else pin.buildModelFromMJCF
-    try:
-        return build(str(path), pin.JointModelFreeFlyer()) if free_flyer else build(str(path))
-    except (ValueError, RuntimeError) as exc:
-        parser.error(f"{path}: cannot build a Pinocchio model from it: {exc}")
-
-
 def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:
     from . import zoo
 
-    if Path(name).suffix.lower() in _MODEL_FILES or os.sep in name:
+    if zoo.looks_like_model_file(name):
         parser.error(f"no such model file: {name}")
     valid = zoo.names()
     close = difflib.get_close_matches(name, valid, n=3)
@@ -220,38 +192,26 @@ def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
     return robot
 
 
-def _build_constraints(
-    model: pin.Model, requested: list[tuple[str, str]], parser: argparse.ArgumentParser
-) -> list[pin.RigidConstraintModel]:
-    """``--point``/``--weld`` constraints in command-line order (frame errors end the run)."""
-    from . import constraints
-
-    builders = {"point": constraints.point, "weld": constraints.weld}
-    try:
-        return [builders[kind](model, frame) for kind, frame in requested]
-    except ValueError as exc:
-        parser.error(str(exc))
-
-
 def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
     """``(label, model, constraint models)`` from ROBOT and the constraint options."""
     path = Path(args.robot)
     if path.is_file():
         if args.preset is not None:
             parser.error("--preset is for zoo robots; give a model file --point/--weld instead")
-        model = _load_file(path, args.free_flyer, parser)
-        if not args.constraints:
-            parser.error(f"{path}: no constraints; pass --point FRAME and/or --weld FRAME")
-        label = f"{path.name} (model {model.name!r})"
-        return label, model, _build_constraints(model, args.constraints, parser)
+        robot = robot_from_file(path, args, parser)
+        label = f"{path.name} (model {robot.model.name!r})"
+        return label, robot.model, list(robot.constraints)
     if args.free_flyer:
         parser.error("--free-flyer is for model files; zoo robots come with their root joint")
+    if args.mimic:
+        parser.error("--mimic is for model files; zoo robots come with their joints")
     if args.constraints and args.preset is not None:
         parser.error("give either --preset or --point/--weld, not both")
     robot = _load_zoo(args.robot, args.preset, parser)
     if args.constraints:
+        robot = with_frames(robot, args, parser)
         label = f"{robot.name} (constraints from the command line)"
-        return label, robot.model, _build_constraints(robot.model, args.constraints, parser)
+        return label, robot.model, list(robot.constraints)
     return f"{robot.name} (preset {robot.preset})", robot.model, list(robot.constraints)
 
 

@@ -7,10 +7,11 @@ all constraints sit at tip frames offset from the joint origins, so no constrain
 the identity.  Joint axes are deliberately not aligned with the link frames where the joint
 type allows it, so the new joint kinematics are exercised in full:
 
-* ``screw_arm`` (fixed base, nv = 4): a vertical lead screw (``HZ``, pitch 0.05 m/rad)
-  carries a carriage; on it an arm (``RY``) holding a tilted screwdriver
-  (``HelicalUnaligned``, axis (0, 0.6, 0.8), pitch -0.02 m/rad) and a screw along its x
-  axis (``HX``, pitch 0.01 m/rad), side by side.  Presets ``tips_6d`` and ``tips_3d``.
+* ``screw_arm`` (fixed base, nv = 8): a vertical lead screw (``HZ``, pitch 0.05 m/rad)
+  carries a carriage; on it an arm (``RZ``, ``RY``) whose forearm holds a spherical wrist
+  with a tilted screwdriver (``HelicalUnaligned``, axis (0, 0.6, 0.8), pitch -0.02 m/rad)
+  and, beside it, a screw along the forearm's x axis (``HX``, pitch 0.01 m/rad).  Presets
+  ``driver_6d`` (a weld at the screwdriver tip) and ``tips_3d`` (points at both tips).
 * ``universal_biped`` (free-flyer pelvis, nv = 16): two legs, each a ``Universal`` hip
   (x then y), a knee (``RY``) and a ``Universal`` ankle (y then x, axes turned 0.3 rad
   about z).  Presets ``feet_6d`` and ``feet_3d`` (a point at each sole centre).
@@ -23,8 +24,11 @@ type allows it, so the new joint kinematics are exercised in full:
   gleno-humeral joint and an elbow (``RY``).  Presets ``hands_6d`` and ``hands_3d``.
 * ``panda_mimic`` (fixed base, nv = 8): example-robot-data's Franka Panda loaded with
   ``mimic=True``: its second finger becomes a ``JointModelMimic`` of the first (the URDF's
-  ``<mimic>``), so the two fingers share one degree of freedom.  Presets ``fingers_3d`` and
-  ``fingers_3d_tool_6d``.
+  ``<mimic>``), so the two fingers share one degree of freedom.  Presets ``fingers_3d`` (a
+  point on each finger) and ``tool_6d`` (a weld at the hand's TCP).
+
+Every preset has no more constraint rows than the degrees of freedom that move them, so G is
+positive definite at generic configurations (Pinocchio's Cholesky reference needs that).
 
 Position limits: ±π on one-coordinate joints (the helical ones included), none on the
 others; :func:`pvosimr.zoo.random_configuration` draws within them.
@@ -37,7 +41,7 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
-from .presets import Preset, combine, points, welds
+from .presets import Preset, points, welds
 from .sources import erd_model
 
 __all__ = [
@@ -110,7 +114,7 @@ class _Builder:
 
 
 def screw_arm_model() -> pin.Model:
-    """``screw_arm``: a lead screw, a shoulder and two helical end joints (nv = 4)."""
+    """``screw_arm``: a lead screw, an arm with a spherical wrist and two helical end joints."""
     b = _Builder("screw_arm")
     carriage = b.link(
         0,
@@ -122,23 +126,37 @@ def screw_arm_model() -> pin.Model:
     upper = b.link(
         carriage,
         "upper_arm",
-        pin.JointModelRY(),
+        pin.JointModelRZ(),
         _se3((0.1, 0, 0.05), "x", 0.2),
         box_link(1.5, (0.4, 0.06, 0.06), (0.2, 0, 0)),
     )
-    driver = b.link(
+    fore = b.link(
         upper,
+        "forearm",
+        pin.JointModelRY(),
+        _se3((0.4, 0, 0)),
+        box_link(1.0, (0.3, 0.05, 0.05), (0.15, 0, 0)),
+    )
+    wrist = b.link(
+        fore,
+        "wrist",
+        pin.JointModelSpherical(),
+        _se3((0.3, 0, 0), "y", 0.4),
+        box_link(0.3, (0.05, 0.05, 0.05), (0.01, 0, 0)),
+    )
+    driver = b.link(
+        wrist,
         "driver",
         pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02),
-        _se3((0.4, 0, 0), "y", 0.4),
+        _se3((0.04, 0, 0)),
         box_link(0.4, (0.03, 0.03, 0.15), (0, 0.01, 0.07)),
     )
     b.tip(driver, "driver_tip", _se3((0, 0.02, 0.15), "x", 0.3))
     screw = b.link(
-        upper,
+        fore,
         "screw",
         pin.JointModelHX(0.01),
-        _se3((0.4, 0.05, 0), "z", -0.5),
+        _se3((0.3, 0.05, 0), "z", -0.5),
         box_link(0.3, (0.12, 0.02, 0.02), (0.06, 0, 0)),
     )
     b.tip(screw, "screw_tip", _se3((0.12, 0, 0.01)))
@@ -271,12 +289,10 @@ def panda_mimic_model() -> pin.Model:
     return model
 
 
-_PANDA_FINGERS = points("panda_leftfinger", "panda_rightfinger")
-
 JOINT_TYPE_ROBOTS: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] = {
     "screw_arm": (
         screw_arm_model,
-        {"tips_6d": welds("driver_tip", "screw_tip"), "tips_3d": points("driver_tip", "screw_tip")},
+        {"driver_6d": welds("driver_tip"), "tips_3d": points("driver_tip", "screw_tip")},
     ),
     "universal_biped": (
         universal_biped_model,
@@ -296,8 +312,8 @@ JOINT_TYPE_ROBOTS: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] 
     "panda_mimic": (
         panda_mimic_model,
         {
-            "fingers_3d": _PANDA_FINGERS,
-            "fingers_3d_tool_6d": combine(_PANDA_FINGERS, welds("panda_hand_tcp")),
+            "fingers_3d": points("panda_leftfinger", "panda_rightfinger"),
+            "tool_6d": welds("panda_hand_tcp"),
         },
     ),
 }
