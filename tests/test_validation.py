@@ -1,10 +1,12 @@
 """The validation harness on a small zoo: report contents, JSON twin, exit status."""
 
 import json
+from pathlib import Path
 
 import numpy as np
+import pytest
 
-from pvosimr import validation
+from pvosimr import ALGORITHMS, cli, validation, zoo
 
 
 def test_validate_writes_a_passing_report(tmp_path):
@@ -54,3 +56,175 @@ def test_demo_prints_the_table_for_the_papers_robots(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "| shadow_hand | fingertips_3d |" in out and "PASS" in out
+
+
+# ----------------------------------------------------------------------------- the command line
+
+# Two revolute links on a fixed base and a finger that mimics the second joint (URDF <mimic>).
+ARM_URDF = """<robot name="mimic_arm">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.2 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="lower"><inertial><origin xyz="0.15 0 0"/><mass value="1"/>
+    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="finger"><inertial><origin xyz="0.02 0 0"/><mass value="0.1"/>
+    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0.4 0 0" rpy="0.3 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="finger_joint" type="revolute"><parent link="lower"/><child link="finger"/>
+    <origin xyz="0.3 0 0"/><axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/>
+    <mimic joint="elbow" multiplier="0.5" offset="0.1"/></joint>
+</robot>
+"""
+
+
+@pytest.fixture
+def arm_urdf(tmp_path, monkeypatch):
+    """The URDF above, and the working directory moved to an empty folder (nothing written)."""
+    path = tmp_path / "mimic_arm.urdf"
+    path.write_text(ARM_URDF)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return path
+
+
+def _rows(out: str) -> dict[str, list[str]]:
+    """The printed Markdown table: ``robot/preset`` -> its cells."""
+    cells = [line.strip("|").split("|") for line in out.splitlines() if line.startswith("| ")]
+    head = [c.strip() for c in cells[0]]
+    assert head[:4] == ["robot", "preset", "nv", "m"]
+    return {f"{c[0].strip()}/{c[1].strip()}": [x.strip() for x in c] for c in cells[1:]}
+
+
+def test_a_urdf_file_runs_every_method_against_the_truth(arm_urdf, capsys):
+    argv = [str(arm_urdf), "--weld", "finger", "--point", "lower", "--configs", "2"]
+    assert cli.main(["validate", *argv]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert list(rows) == ["mimic_arm.urdf/finger_6d+lower_3d"]  # command-line order kept
+    cells = rows["mimic_arm.urdf/finger_6d+lower_3d"]
+    assert cells[2:4] == ["3", "9"]  # without --mimic the finger is an independent joint
+    assert all(float(c) <= validation.TOLERANCE for c in cells[4 : 4 + len(ALGORITHMS)])
+    assert "PASS" in out
+    assert not list(Path.cwd().iterdir())  # a file run writes no report unless asked
+
+
+def test_a_file_run_writes_its_report_where_out_says(arm_urdf, tmp_path):
+    out = tmp_path / "report"
+    argv = [str(arm_urdf), "--point", "finger", "--configs", "1", "--out", str(out)]
+    assert validation.main(argv) == 0
+    (row,) = json.loads((out / "report.json").read_text())["rows"]
+    assert (row["robot"], row["preset"], row["nv"], row["m"]) == (
+        "mimic_arm.urdf",
+        "finger_3d",
+        3,
+        3,
+    )
+    assert all(row["errors"][a] <= validation.TOLERANCE for a in ALGORITHMS)
+    assert "damped" not in (out / "report.md").read_text()  # the zoo-wide section only
+
+
+def test_mimic_file_is_validated_or_declined_never_wrong(arm_urdf, capsys):
+    """With --mimic the finger follows the elbow (nv 2); an algorithm either matches the
+    truth or declines the mimic joint with NotImplementedError (reported, exit 2 if all do)."""
+    code = cli.main(["validate", str(arm_urdf), "--mimic", "--weld", "finger", "--configs", "1"])
+    captured = capsys.readouterr()
+    cells = _rows(captured.out)["mimic_arm.urdf/finger_6d"]
+    assert cells[2:4] == ["2", "6"]
+    results = cells[4 : 4 + len(ALGORITHMS)]
+    for cell in results:
+        assert cell == "unsupported" or float(cell) <= validation.TOLERANCE
+    if all(c == "unsupported" for c in results):
+        assert code == 2 and "nothing validated" in captured.err
+        assert "JointModelMimic" in captured.err
+    else:
+        assert code == 0
+
+
+def test_robots_take_robot_or_robot_slash_preset(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["--robots", "solo12/feet_3d", "chain_welded_every_k_k2", "--configs", "1"]
+    assert validation.main(argv) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert list(rows) == ["solo12/feet_3d", "chain_welded_every_k_k2/welds_6d"]
+    assert not list(tmp_path.iterdir())  # a --robots run does not touch validation/
+    talos = zoo.load("talos")
+    assert validation.main(["--robots", "talos", "--configs", "1"]) == 0
+    assert list(_rows(capsys.readouterr().out)) == [f"talos/{p}" for p in talos.presets]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["no/such/arm.urdf", "--weld", "x"], "no such model file: no/such/arm.urdf"),
+        (["ur5"], "no such model file: ur5; 'ur5' is a zoo robot: pvosimr validate --robots ur5"),
+        (["URDF", "--weld", "fingr"], "unknown frame 'fingr' in model 'mimic_arm'. Did you mean"),
+        (["URDF"], "no constraints given; the leaf links of model 'mimic_arm' are finger"),
+        (["URDF", "--robots", "ur5", "--weld", "finger"], "a model FILE or --robots, not both"),
+        (["--robots", "ur5", "--weld", "tool0"], "--weld: only with a model FILE"),
+        (["--robots", "ur55"], "unknown robot 'ur55'. Did you mean 'ur5'"),
+        (["--robots", "ur5/tool_7d"], "unknown preset 'tool_7d' for robot 'ur5'; valid presets:"),
+        (["--robots", "ur5/a/b"], "is not of the form ROBOT or ROBOT/PRESET"),
+        (["URDF", "--weld", "finger", "--configs", "0"], "--configs must be at least 1"),
+        # a free-flyer on the massless base link turns like the shoulder: M is singular
+        (["URDF", "--free-flyer", "--weld", "finger"], "the mass matrix is not positive definite"),
+    ],
+)
+def test_errors_name_the_problem(arm_urdf, capsys, argv, message):
+    argv = [str(arm_urdf) if a == "URDF" else a for a in argv]
+    try:
+        code = cli.main(["validate", *argv])
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    assert code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and not captured.out
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+def _refuse(algorithm: str, monkeypatch) -> None:
+    real = validation.compute_delassus
+
+    def refusing(model, data, q, cms, algorithm=algorithm, _refused=algorithm):
+        if algorithm == _refused:
+            raise NotImplementedError(f"{_refused} does not do this joint")
+        return real(model, data, q, cms, algorithm=algorithm)
+
+    monkeypatch.setattr(validation, "compute_delassus", refusing)
+
+
+def test_a_refusal_on_established_joints_fails(tmp_path, monkeypatch):
+    _refuse("efpa", monkeypatch)
+    assert validation.main(["--robots", "ur5", "--configs", "1", "--out", str(tmp_path)]) == 1
+    md = (tmp_path / "report.md").read_text()
+    assert "**FAIL**" in md and "failed ❌" in md and "efpa does not do this joint" in md
+
+
+def test_a_refusal_on_newer_joint_types_is_reported_as_unsupported(tmp_path, monkeypatch):
+    _refuse("efpa", monkeypatch)
+    argv = ["--robots", "screw_arm/tips_3d", "--configs", "1", "--out", str(tmp_path)]
+    assert validation.main(argv) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert "**PASS**" in md and "| unsupported |" in md
+    assert "- `efpa` on 1 case(s) (screw_arm/tips_3d): efpa does not do this joint" in md
+    (row,) = json.loads((tmp_path / "report.json").read_text())["rows"]
+    assert set(row["unsupported"]) == {"efpa"} and "efpa" not in row["errors"]
+
+
+def test_a_wrong_number_on_newer_joint_types_still_fails(tmp_path, monkeypatch):
+    real = validation.compute_delassus
+
+    def off(model, data, q, cms, algorithm):
+        G = real(model, data, q, cms, algorithm=algorithm)
+        return G + 1e-7 * np.abs(G).max() if algorithm == "pv-osimr" else G
+
+    monkeypatch.setattr(validation, "compute_delassus", off)
+    argv = ["--robots", "universal_biped/feet_3d", "--configs", "1", "--out", str(tmp_path)]
+    assert validation.main(argv) == 1
+    assert "**FAIL**" in (tmp_path / "report.md").read_text()

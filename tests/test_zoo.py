@@ -423,3 +423,81 @@ def test_missing_hand_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(sources, "_package_dir", lambda name: None)
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'pvosimr\[models\]'"):
         zoo.load("shadow_hand")
+
+
+# ----------------------------------------------------------------------------- cases and files
+
+
+def test_parse_case_and_load_case() -> None:
+    assert zoo.parse_case("solo12") == ("solo12", None)
+    assert zoo.parse_case("solo12/feet_3d") == ("solo12", "feet_3d")
+    with pytest.raises(ValueError, match="ROBOT or ROBOT/PRESET"):
+        zoo.parse_case("a/b/c")
+    robot = zoo.load_case("chain_welded_every_link_n3/welds_6d")
+    assert (robot.name, robot.preset, robot.m) == ("chain_welded_every_link_n3", "welds_6d", 18)
+    with pytest.raises(ValueError, match=r"unknown preset 'x' .*\['welds_6d'\]"):
+        zoo.load_case("chain_welded_every_link_n3/x")
+
+
+URDF = """<robot name="two_links">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0.1 0 0"/><mass value="1"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ja" type="continuous"><parent link="base"/><child link="a"/>
+    <axis xyz="0 0 1"/></joint>
+  <joint name="jb" type="continuous"><parent link="a"/><child link="b"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/></joint>
+</robot>
+"""
+
+
+def test_from_file_keeps_constraint_order_and_matches_constraints_module(tmp_path: Path) -> None:
+    path = tmp_path / "two_links.urdf"
+    path.write_text(URDF)
+    robot = zoo.from_file(path, [("weld", "b"), ("point", "a")], free_flyer=True)
+    assert (robot.name, robot.preset, robot.presets) == (
+        "two_links.urdf",
+        "b_6d+a_3d",
+        ("b_6d+a_3d",),
+    )
+    assert robot.model.nv == 8 and robot.m == 9
+    expected = [
+        pvosimr.constraints.weld(robot.model, "b"),
+        pvosimr.constraints.point(robot.model, "a"),
+    ]
+    for cm, ref in zip(robot.constraints, expected, strict=True):
+        assert (cm.name, cm.type, cm.joint1_id) == (ref.name, ref.type, ref.joint1_id)
+        assert cm.joint1_placement.isApprox(ref.joint1_placement)
+    again = robot.with_constraints([("point", "b")])
+    assert again.model is robot.model and again.preset == "b_3d" and again.m == 3
+
+
+def test_from_file_errors_name_the_problem(tmp_path: Path) -> None:
+    path = tmp_path / "two_links.urdf"
+    path.write_text(URDF)
+    with pytest.raises(FileNotFoundError, match=r"no such model file: .*missing\.urdf"):
+        zoo.from_file(tmp_path / "missing.urdf", [("weld", "b")])
+    with pytest.raises(
+        ValueError, match=r"unknown frame 'bb' in model 'two_links'\. Did you mean 'b'"
+    ):
+        zoo.from_file(path, [("weld", "bb")])
+    with pytest.raises(
+        ValueError, match="no constraints given; the leaf links of model 'two_links' are b"
+    ):
+        zoo.from_file(path, [])
+    with pytest.raises(ValueError, match=r"unknown constraint kind\(s\) \['contact'\]"):
+        zoo.from_file(path, [("contact", "b")])
+    mjcf = tmp_path / "x.xml"
+    mjcf.write_text("<mujoco/>")
+    with pytest.raises(ValueError, match="mimic joints come from URDF"):
+        zoo.model_from_file(mjcf, mimic=True)
+    bad = tmp_path / "robot.sdf"
+    bad.write_text("<sdf/>")
+    with pytest.raises(ValueError, match=r"unsupported model file type '\.sdf'"):
+        zoo.model_from_file(bad)
+    broken = tmp_path / "broken.urdf"
+    broken.write_text("<robot name='x'><link name='a'>")
+    with pytest.raises(ValueError, match="cannot build a Pinocchio model from it"):
+        zoo.model_from_file(broken)
