@@ -29,7 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pvosimr", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="the validation table for Atlas and the Shadow hand")
-    sub.add_parser("validate", help="every algorithm and Pinocchio reference across the zoo")
+    sub.add_parser(
+        "validate",
+        help="every algorithm and Pinocchio reference against the dense truth: across the zoo, "
+        "on zoo cases (--robots ROBOT[/PRESET]) or on a URDF/MJCF file (FILE --point/--weld)",
+    )
     sub.add_parser("figures", help="the paper's Figs. 3-6 and claims C1-C8 from operation counts")
     sub.add_parser("bench", help="time every pvosimr path against Pinocchio's C++ (timings.md)")
     sub.add_parser("count", help="operation counts of q -> G for a zoo robot or a URDF/MJCF file")
