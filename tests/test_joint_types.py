@@ -237,7 +237,9 @@ def test_where_new_joints_lose_rank():
     for _ in range(20):
         q = random_q(model, rng)
         assert abs(q[2]) <= 1.2
-        assert np.linalg.svd(_pinocchio(joint, q)[2], compute_uv=False)[-1] >= np.sqrt(1 - np.sin(1.2))
+        assert np.linalg.svd(_pinocchio(joint, q)[2], compute_uv=False)[-1] >= np.sqrt(
+            1 - np.sin(1.2)
+        )
 
 
 # --------------------------------------------------------------------------- exact axes
@@ -391,3 +393,32 @@ def test_every_default_type_in_one_tree_agrees_with_the_truth():
             assert rel_err(batch[b], truth) <= 1e-9
             if algorithm == "pv-osimr":
                 assert rel_err(np.array(f(q)), truth) <= 1e-9
+
+
+def test_urdf_axis_a_quarter_degree_off_x():
+    """A URDF axis ``1 0.004 0`` (a RevoluteUnaligned 0.23° off x) on the batch and CasADi paths."""
+    links = "".join(
+        f'<link name="l{i}"><inertial><mass value="{1 + i}"/>'
+        f'<origin xyz="0.1 0.05 {0.1 * i}"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/>'
+        "</inertial></link>"
+        for i in range(4)
+    )
+    joints = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+        f'<origin xyz="0.3 0.1 0.2" rpy="0.1 0.2 {0.3 * i}"/><axis xyz="1 0.004 0"/>'
+        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        for i in range(1, 4)
+    )
+    model = pin.buildModelFromXML(f'<robot name="tilted">{links}{joints}</robot>')
+    assert {j.shortname() for j in model.joints[1:]} == {"JointModelRevoluteUnaligned"}
+    cms = [pin.RigidConstraintModel(C6, model, 3, random_placement(np.random.default_rng(0)))]
+    rng = np.random.default_rng(4)
+    qs = np.array([random_q(model, rng) for _ in range(3)])
+    batch = compute_delassus_batch(model, qs, cms)
+    f = symbolic.delassus_function(model, cms)
+    for b, q in enumerate(qs):
+        G = pvosimr.compute_delassus(model, model.createData(), q, cms)
+        assert rel_err(G, dense_delassus(model, q, cms)) <= DELASSUS_TOL
+        assert rel_err(batch[b], G) <= DELASSUS_TOL
+        assert rel_err(np.array(f(q)), G) <= DELASSUS_TOL
