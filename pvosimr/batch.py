@@ -17,10 +17,14 @@ import numpy as np
 import pinocchio as pin
 
 from .algorithms import sweeps_for
-from .backend import BatchedNumpyBackend, MatrixStack
-from .constraints import as_constraint_list
-from .delassus import _why, check_configurations, resolve_topology
-from .kinematics import batched_kinematics
+from .constraints import as_constraint_list, check_placements
+from .delassus import (
+    UndefinedError,
+    check_configurations,
+    delassus_at,
+    resolve_topology,
+    sweep_stack,
+)
 from .topology import Topology
 
 __all__ = ["compute_delassus_batch"]
@@ -58,8 +62,11 @@ def compute_delassus_batch(
     Returns a (batch, m, m) array; ``G[b]`` equals
     ``compute_delassus(model, data, qs[b], constraint_models, algorithm)`` up to rounding, and is
     exactly symmetric.  Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched.  ``qs``
-    must be 2-D, finite and normalized (ValueError naming the first bad row and joint); a
-    configuration where the mass matrix is singular raises ValueError naming its row.
+    must be 2-D, real, finite, in range and normalized (error naming the first bad row and
+    joint).  A row whose vectorised sweep meets a pivot that is not positive definite in
+    floating point is computed as the single call computes it (so both compute G on the same
+    configurations); where that fails too, ValueError names the first such row and says
+    whether M is singular there or the recursion lost its precision.
 
     Each operation of the algorithm is one numpy call on ``block_size`` configurations at once;
     a larger batch runs in blocks of that size, because the per-configuration cost grows once
@@ -69,6 +76,7 @@ def compute_delassus_batch(
     sweeps = sweeps_for(algorithm)
     qs = check_configurations(model, qs)
     cms = as_constraint_list(constraint_models)
+    check_placements(cms)
     topology = resolve_topology(model, cms, topology)
     if block_size < 1:
         raise ValueError(f"block_size must be positive, not {block_size}")
@@ -79,24 +87,27 @@ def compute_delassus_batch(
     _warm_allocator()
     for start in range(0, n, block_size):
         block = qs[start : start + block_size]
-        G[start : start + len(block)] = _block(sweeps, model, block, topology, cms)
+        G[start : start + len(block)] = sweep_stack(sweeps, model, block, topology, cms)
     bad = np.flatnonzero(~np.isfinite(G).all(axis=(1, 2)))
     if bad.size:
-        raise ValueError(
-            f"the mass matrix is singular at row {bad[0]} of qs ({bad.size} of {n} rows), "
-            f"G = J M⁻¹ Jᵀ is undefined{_why(model)}"
-        )
+        _single_calls(algorithm, model, qs, topology, cms, G, bad)
     return G
 
 
-def _block(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cms) -> np.ndarray:
-    """The algorithm body run once on the stack of configurations ``qs``."""
-    n, m = qs.shape[0], topology.m
-    B = BatchedNumpyBackend(n)
-    kin = batched_kinematics(B, model, qs, topology, cms)
-    try:
-        with np.errstate(all="ignore"):  # a singular M shows up as non-finite G, checked above
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
-        return np.full((n, m, m), np.nan)
-    return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))
+def _single_calls(
+    algorithm: str, model: pin.Model, qs: np.ndarray, topology: Topology, cms, G, rows
+) -> None:
+    """``G[r]`` of the single call for each of ``rows``, or ValueError naming the first row
+    where the single call fails too (and how many do)."""
+    data = model.createData()
+    failed: list[tuple[int, UndefinedError]] = []
+    for r in rows:
+        try:
+            G[r] = delassus_at(algorithm, model, data, qs[r], topology, cms)
+        except UndefinedError as undefined:
+            failed.append((int(r), undefined))
+    if failed:
+        row, first = failed[0]
+        raise ValueError(
+            f"{first.what} at row {row} of qs ({len(failed)} of {len(qs)} rows){first.why}"
+        )

@@ -17,6 +17,8 @@ import pinocchio as pin
 
 __all__ = [
     "as_constraint_list",
+    "check_placement",
+    "check_placements",
     "constraint_dim",
     "constraint_matrix",
     "find_frame",
@@ -77,6 +79,50 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
         raise ValueError(
             f"unsupported constraint type {cm.type} (CONTACT_3D or CONTACT_6D)"
         ) from None
+
+
+_ORTHONORMAL_TOL = 1e-9  # ‖RᵀR − I‖ of a rotation read from a file with 9+ digits
+_CHECKED_PLACEMENTS: set[bytes] = set()  # homogeneous matrices that passed check_placement
+
+
+def check_placement(placement: pin.SE3) -> str:
+    """What is wrong with ``placement`` as a rigid transform ("" if nothing): a non-finite
+    entry, a rotation ``R`` with ``‖RᵀR − I‖ > 1e-9`` (max norm), or a reflection (det R < 0).
+
+    ``pin.SE3`` stores any 3×3 matrix; its ``actionInverse`` takes ``Rᵀ`` for ``R⁻¹``, so a
+    matrix that is not a rotation gives a constraint matrix of the wrong frame, silently.
+    """
+    M = placement.homogeneous
+    if not np.isfinite(M).all():
+        return f"is not finite: {np.round(M[:3], 6).tolist()}"
+    R = M[:3, :3]
+    shown = np.round(R, 6).tolist()
+    error = float(np.abs(R.T @ R - np.eye(3)).max())
+    if error > _ORTHONORMAL_TOL:
+        return f"has a rotation that is not orthonormal (‖RᵀR − I‖ = {error:.2e}): {shown}"
+    if np.linalg.det(R) < 0:
+        return f"has a rotation with determinant {np.linalg.det(R):.6g} (a reflection): {shown}"
+    return ""
+
+
+def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> None:
+    """ValueError naming the first constraint whose ``joint1_placement`` is not a rigid
+    transform (:func:`check_placement`).
+
+    Placements are read on every call, so is this check: a placement seen before is found in
+    a set by the bytes of its homogeneous matrix (about 0.5 µs), the full check runs once.
+    """
+    for k, cm in enumerate(constraint_models):
+        key = cm.joint1_placement.homogeneous.tobytes()
+        if key in _CHECKED_PLACEMENTS:
+            continue
+        problem = check_placement(cm.joint1_placement)
+        if problem:
+            label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+            raise ValueError(f"{label}: joint1_placement {problem}")
+        if len(_CHECKED_PLACEMENTS) >= 4096:
+            _CHECKED_PLACEMENTS.clear()
+        _CHECKED_PLACEMENTS.add(key)
 
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:

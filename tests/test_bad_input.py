@@ -126,18 +126,6 @@ def _model_with(joint: pin.JointModel) -> pin.Model:
     return model
 
 
-@pytest.mark.parametrize(
-    "joint",
-    [pin.JointModelUniversal(np.array([1.0, 0, 0]), np.array([0, 1.0, 0])), pin.JointModelHX(0.1)],
-    ids=["universal", "helical"],
-)
-def test_unsupported_joint_type_is_named(joint):
-    model = _model_with(joint)
-    cms = [pin.RigidConstraintModel(C3, model, 2, pin.SE3.Identity(), pin.LOCAL)]
-    with pytest.raises(NotImplementedError, match=r"joint 2 \('odd_joint'\) is of type"):
-        pvosimr.pv_osimr(model, model.createData(), pin.neutral(model), cms)
-
-
 def test_mimic_joint_is_refused():
     model = pin.Model()
     j1 = model.addJoint(0, pin.JointModelRZ(), pin.SE3.Random(), "primary")
