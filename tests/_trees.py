@@ -145,6 +145,17 @@ def _composite_sigma(joint, q: np.ndarray) -> float:
     return float(np.linalg.svd(np.reshape(jdata.S, (6, -1)), compute_uv=False)[-1])
 
 
+def _tame_middle_angles(v: np.ndarray, joints, scale: float, pitch_max: float) -> None:
+    """Scale the middle angle of every gimbal-lock-prone joint (composites' included) in
+    ``joints`` from ±scale into ±pitch_max."""
+    if scale <= pitch_max:
+        return
+    for joint in joints:
+        for leaf in _leaves(joint):
+            if leaf.shortname() in MIDDLE_ANGLE_SINGULAR:
+                v[leaf.idx_v + 1] *= pitch_max / scale
+
+
 def random_q(
     model: pin.Model,
     rng: np.random.Generator,
@@ -160,29 +171,23 @@ def random_q(
     SphericalZYX and Ellipsoid joints (also inside composites) are singular (gimbal lock: the
     mass matrix loses rank) when their middle angle is ±π/2; unless ``zyx_pitch_max`` is None
     that angle is kept within ±zyx_pitch_max so the mass matrix stays well conditioned.  For
-    the same reason a composite's velocity part is drawn again (up to 50 times) while the
-    smallest singular value of its S is below ``COMPOSITE_MIN_SIGMA``.
+    the same reason (and also unless it is None) a composite's velocity part is drawn again,
+    up to 50 times, while the smallest singular value of its S is below
+    ``COMPOSITE_MIN_SIGMA``.
     """
     v = rng.uniform(-scale, scale, model.nv)
-    if zyx_pitch_max is not None and scale > zyx_pitch_max:
-        for joint in model.joints:
-            for leaf in _leaves(joint):
-                if leaf.shortname() in MIDDLE_ANGLE_SINGULAR:
-                    v[leaf.idx_v + 1] *= zyx_pitch_max / scale
-    q = pin.integrate(model, pin.neutral(model), v)
     if zyx_pitch_max is None:
-        return q
+        return pin.integrate(model, pin.neutral(model), v)
+    _tame_middle_angles(v, model.joints[1:], scale, zyx_pitch_max)
+    q = pin.integrate(model, pin.neutral(model), v)
     for joint in model.joints[1:]:
         if joint.shortname() != "JointModelComposite":
             continue
-        part = slice(joint.idx_v, joint.idx_v + joint.nv)
         for _ in range(50):
             if _composite_sigma(joint, q) >= COMPOSITE_MIN_SIGMA:
                 break
-            v[part] = rng.uniform(-scale, scale, joint.nv)
-            for leaf in _leaves(joint):
-                if leaf.shortname() in MIDDLE_ANGLE_SINGULAR and scale > zyx_pitch_max:
-                    v[leaf.idx_v + 1] *= zyx_pitch_max / scale
+            v[joint.idx_v : joint.idx_v + joint.nv] = rng.uniform(-scale, scale, joint.nv)
+            _tame_middle_angles(v, [joint], scale, zyx_pitch_max)
             q = pin.integrate(model, pin.neutral(model), v)
     return q
 
