@@ -6,6 +6,7 @@ import pytest
 
 import pvosimr
 from pvosimr import constraints
+from pvosimr.truth import dense_delassus, rel_err
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
@@ -159,3 +160,241 @@ def test_massless_subtree_makes_the_matrix_undefined(algorithm):
         pvosimr.compute_delassus(
             model, model.createData(), pin.neutral(model), cms, algorithm=algorithm
         )
+
+
+# --------------------------------------------------------------------------- non-real q
+
+
+def _joint_at(model, index):
+    return next(
+        i
+        for i in range(1, model.njoints)
+        if model.idx_qs[i] <= index < model.idx_qs[i] + model.nqs[i]
+    )
+
+
+def test_complex_q_is_refused(case):
+    model, data, q, cms = case
+    z = q.astype(complex)
+    z[9] += 1e-3j
+    j = _joint_at(model, 9)
+    with pytest.raises(TypeError, match=rf"q must be real.*index 9 \(joint {j} '.*imaginary"):
+        pvosimr.compute_delassus(model, data, z, cms)
+    with pytest.raises(TypeError, match=r"q must be real.*imaginary part is zero.*q\.real"):
+        pvosimr.compute_delassus(model, data, q.astype(complex), cms)
+
+
+@pytest.mark.parametrize(
+    ("entry", "kind"), [("0.25", "str"), (0.25 + 1j, "complex"), (True, "bool"), (None, "NoneType")]
+)
+def test_object_q_names_its_first_non_real_entry(case, entry, kind):
+    model, data, q, cms = case
+    items = list(q)
+    items[4] = entry
+    j = _joint_at(model, 4)
+    with pytest.raises(TypeError, match=rf"q must be real.*index 4 \(joint {j} '.*a {kind}"):
+        pvosimr.compute_delassus(model, data, np.array(items, dtype=object), cms)
+
+
+def test_object_q_of_real_numbers_is_accepted(case):
+    model, data, q, cms = case
+    expected = pvosimr.compute_delassus(model, data, q, cms)
+    items = np.array([int(x) if x == int(x) else float(x) for x in q], dtype=object)
+    np.testing.assert_array_equal(pvosimr.compute_delassus(model, data, items, cms), expected)
+
+
+def test_strings_are_not_parsed(case):
+    model, data, q, cms = case
+    with pytest.raises(TypeError, match=r"q must be real numbers, not <U.*index 0 \(joint 1 "):
+        pvosimr.compute_delassus(model, data, [str(x) for x in q], cms)
+
+
+def test_complex_batch_names_row_index_and_joint(case):
+    model, _, q, cms = case
+    qs = np.array([q, q, q], dtype=complex)
+    qs[2, 11] += 2e-9j
+    j = _joint_at(model, 11)
+    with pytest.raises(TypeError, match=rf"qs must be real.*row 2, index 11 \(joint {j} '"):
+        pvosimr.compute_delassus_batch(model, qs, cms)
+
+
+# --------------------------------------------------------------------------- placements
+
+
+def _with_rotation(placement: pin.SE3, rotation) -> pin.SE3:
+    out = pin.SE3(placement)
+    out.rotation = rotation
+    return out
+
+
+_NOT_ROTATIONS = {
+    "scaled": (np.diag([1.0, 1.0, 1.0 + 1e-6]), r"not orthonormal \(‖RᵀR − I‖ = 2"),
+    "sheared": (np.array([[1.0, 1e-3, 0], [0, 1, 0], [0, 0, 1]]), r"not orthonormal"),
+    "reflection": (np.diag([1.0, 1.0, -1.0]), r"determinant -1 \(a reflection\)"),
+    "nan": (np.full((3, 3), np.nan), r"not finite"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(_NOT_ROTATIONS))
+def test_constraint_placement_must_be_a_rigid_transform(case, bad):
+    model, data, q, cms = case
+    rotation, message = _NOT_ROTATIONS[bad]
+    cms[1].name = "left_hand"
+    cms[1].joint1_placement = _with_rotation(cms[1].joint1_placement, rotation)
+    match = rf"constraint 1 \('left_hand'\): joint1_placement .*{message}"
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus(model, data, q, cms)
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus_batch(model, q[None], cms)
+
+
+def test_constraint_placement_with_a_non_finite_translation(case):
+    model, data, q, cms = case
+    placement = pin.SE3(cms[0].joint1_placement)
+    placement.translation = np.array([0.0, np.inf, 0.0])
+    cms[0].joint1_placement = placement
+    with pytest.raises(ValueError, match=r"constraint 0: joint1_placement is not finite"):
+        pvosimr.compute_delassus(model, data, q, cms)
+
+
+def test_rotation_rounded_to_nine_digits_is_accepted(case):
+    """A rotation written to a file with 9 digits (‖RᵀR − I‖ ~ 1e-10) is a rotation."""
+    model, data, q, cms = case
+    cms[0].joint1_placement = _with_rotation(
+        cms[0].joint1_placement, np.round(cms[0].joint1_placement.rotation, 9)
+    )
+    pvosimr.compute_delassus(model, data, q, cms)
+
+
+@pytest.mark.parametrize("bad", sorted(_NOT_ROTATIONS))
+def test_joint_placement_must_be_a_rigid_transform(case, bad):
+    model, _, q, cms = case
+    model = model.copy()
+    rotation, message = _NOT_ROTATIONS[bad]
+    model.jointPlacements[5] = _with_rotation(model.jointPlacements[5], rotation)
+    match = rf"model\.jointPlacements\[5\] \(joint 5 '{model.names[5]}'\) .*{message}"
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus(model, model.createData(), q, cms)
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus_batch(model, q[None], cms)
+
+
+# --------------------------------------------------------------------------- inertias, armature
+
+
+def _edit_inertia(model, i, mass=None, lever=None, rotational=None):
+    inertia = pin.Inertia(model.inertias[i])
+    if mass is not None:
+        inertia.mass = mass
+    if lever is not None:
+        inertia.lever = np.asarray(lever, dtype=float)
+    if rotational is not None:  # the setter checks symmetry only, the constructor positivity
+        inertia.inertia = np.asarray(rotational, dtype=float)
+    model.inertias[i] = inertia
+
+
+def _nan_rotational_inertia(model, i):
+    """Pinocchio's constructor refuses a NaN inertia (not symmetric); its parameters do not."""
+    parameters = model.inertias[i].toDynamicParameters()
+    parameters[6] = np.nan  # I_yy
+    model.inertias[i] = pin.Inertia.FromDynamicParameters(parameters)
+
+
+_BAD_BODIES = {
+    "nan mass": (dict(mass=np.nan), r"non-finite mass"),
+    "inf lever": (dict(lever=[0.0, np.inf, 0.0]), r"non-finite centre of mass"),
+    "nan inertia": (None, r"non-finite inertia"),
+    "negative mass": (dict(mass=-2.0), r"negative mass \(-2 kg\)"),
+    "indefinite inertia": (
+        dict(rotational=np.diag([0.1, 0.1, -0.05])),
+        r"rotational inertia about its centre of mass that is not positive semi-definite",
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_BODIES))
+def test_bad_body_is_named(case, bad):
+    model, _, q, cms = case
+    model = model.copy()
+    edit, message = _BAD_BODIES[bad]
+    if edit is None:
+        _nan_rotational_inertia(model, 7)
+    else:
+        _edit_inertia(model, 7, **edit)
+    match = rf"model\.inertias\[7\] \(the body of joint 7 '{model.names[7]}'\) has a {message}"
+    for algorithm in pvosimr.ALGORITHMS:
+        with pytest.raises(ValueError, match=match):
+            pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm=algorithm)
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus_batch(model, q[None], cms)
+
+
+@pytest.mark.parametrize(("value", "what"), [(np.nan, "not finite"), (-0.1, "negative")])
+def test_bad_armature_names_the_joint(case, value, what):
+    model, _, q, cms = case
+    model = model.copy()
+    armature = np.array(model.armature)
+    dof = model.idx_vs[9]
+    armature[dof] = value
+    model.armature = armature
+    match = rf"model\.armature\[{dof}\] = .* is {what} \(joint 9 '{model.names[9]}'\)"
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus(model, model.createData(), q, cms)
+    with pytest.raises(ValueError, match=match):
+        pvosimr.compute_delassus_batch(model, q[None], cms)
+
+
+def test_model_edited_between_calls_is_checked_again(case):
+    """The model check is cached, but an edit of model.inertias in between is still seen."""
+    model, _, q, cms = case
+    model = model.copy()
+    data = model.createData()
+    expected = pvosimr.compute_delassus(model, data, q, cms)
+    kept = pin.Inertia(model.inertias[3])
+    _edit_inertia(model, 3, mass=np.nan)
+    with pytest.raises(ValueError, match=r"model\.inertias\[3\] .*non-finite mass"):
+        pvosimr.compute_delassus(model, data, q, cms)
+    model.inertias[3] = kept
+    np.testing.assert_array_equal(pvosimr.compute_delassus(model, data, q, cms), expected)
+    model.jointPlacements[4] = _with_rotation(model.jointPlacements[4], np.diag([1.0, 1, -1]))
+    with pytest.raises(ValueError, match=r"model\.jointPlacements\[4\] .*reflection"):
+        pvosimr.compute_delassus_batch(model, q[None], cms)
+
+
+# --------------------------------------------------------------------------- q out of range
+
+
+def _slider_arm() -> pin.Model:
+    model = pin.Model()
+    parent = 0
+    for name, joint in (("shoulder", pin.JointModelRX()), ("slider", pin.JointModelPX())):
+        parent = model.addJoint(parent, joint, pin.SE3.Random(), name)
+        model.appendBodyToJoint(parent, pin.Inertia.Random(), pin.SE3.Identity())
+    wrist = model.addJoint(parent, pin.JointModelRY(), pin.SE3.Random(), "wrist")
+    model.appendBodyToJoint(wrist, pin.Inertia.Random(), pin.SE3.Identity())
+    return model
+
+
+@pytest.mark.parametrize("value", [1e200, -1e160])
+def test_translation_beyond_float_range_is_out_of_range(value):
+    model = _slider_arm()
+    cms = [pin.RigidConstraintModel(C6, model, 3, pin.SE3.Random(), pin.LOCAL)]
+    q = np.array([0.3, value, 0.2])
+    for algorithm in pvosimr.ALGORITHMS:
+        with pytest.raises(ValueError, match=r"q is out of range at index 1 \(joint 2 'slider'\)"):
+            pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm=algorithm)
+        with pytest.raises(ValueError, match=r"qs is out of range at row 1, index 1 \(joint 2 "):
+            pvosimr.compute_delassus_batch(model, np.array([q * 0, q]), cms, algorithm=algorithm)
+
+
+def test_long_translation_within_range_is_computed():
+    """1e6 m along the slider: far, but the sweeps stay exact (checked against the truth)."""
+    model = _slider_arm()
+    cms = [pin.RigidConstraintModel(C6, model, 3, pin.SE3.Random(), pin.LOCAL)]
+    q = np.array([0.3, 1e6, 0.2])
+    truth = dense_delassus(model, q, cms)
+    for algorithm in pvosimr.ALGORITHMS:
+        G = pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm=algorithm)
+        assert rel_err(G, truth) <= 1e-9, algorithm
+        G = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm=algorithm)[0]
+        assert rel_err(G, truth) <= 1e-9, algorithm
