@@ -4,7 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import random_q, random_trees
-from _truth import rel_err
+from _truth import dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -287,3 +287,116 @@ def test_stacked_spd_inverse(d):
     with np.errstate(all="ignore"):
         inv = _inv_spd(a)
     assert not np.isfinite(inv[3]).all() and np.isfinite(np.delete(inv, 3, axis=0)).all()
+
+
+# --------------------------------------------------------------------------- when G is undefined
+
+
+def _rotation(rng) -> np.ndarray:
+    x = rng.standard_normal(4)
+    return pin.Quaternion(*(x / np.linalg.norm(x))).matrix()
+
+
+def mixed_mass_tree(seed: int, n: int = 25) -> tuple[pin.Model, list]:
+    """A random tree whose masses span 1e-6 .. 1e4 kg: inner links anywhere in that range, the
+    tips 1e-6 .. 1e-5 kg, each body of radius 1e-5 .. 0.3 m (cond(M) up to ~1e19)."""
+    rng = np.random.default_rng(seed)
+    kinds = ("RX", "RY", "RZ", "PX", "PY", "PZ", "Spherical")
+    parents, path = [], [0]
+    for i in range(1, n + 1):
+        parent = path[len(path) - 1 - int(rng.integers(0, len(path)))]
+        del path[path.index(parent) + 1 :]
+        path.append(i)
+        parents.append(parent)
+    tips = [i for i in range(1, n + 1) if i not in parents]
+    model = pin.Model()
+    for i, parent in enumerate(parents, 1):
+        joint = getattr(pin, "JointModel" + kinds[int(rng.integers(len(kinds)))])()
+        placement = pin.SE3(_rotation(rng), rng.uniform(-0.5, 0.5, 3))
+        j = model.addJoint(parent, joint, placement, f"j{i}")
+        mass = 10.0 ** (rng.uniform(-6, -5) if i in tips else rng.uniform(-6, 4))
+        radius = 10.0 ** rng.uniform(-5, -0.5)
+        s = mass * (radius * rng.uniform(0.3, 1, 3)) ** 2
+        R = _rotation(rng)
+        inertia = R @ np.diag([s[1] + s[2], s[0] + s[2], s[0] + s[1]]) @ R.T
+        body = pin.Inertia(mass, rng.uniform(-radius, radius, 3), 0.5 * (inertia + inertia.T))
+        model.appendBodyToJoint(j, body, pin.SE3.Identity())
+    cms = [
+        pin.RigidConstraintModel(
+            C6 if rng.random() < 0.5 else C3,
+            model,
+            int(rng.choice(tips)),
+            pin.SE3(_rotation(rng), rng.uniform(-0.1, 0.1, 3)),
+            pin.LOCAL,
+        )
+        for _ in range(int(rng.integers(1, 4)))
+    ]
+    return model, cms
+
+
+def test_mixed_mass_tree_computes_on_both_paths():
+    """M is positive definite (cond ≈ 7e18, graded): at the first configuration one pivot of
+    the numpy recursion is not positive definite in float64 while the batched one is; both
+    paths must compute G there, equal to each other and to the dense truth."""
+    model, cms = mixed_mass_tree(0)
+    rng = np.random.default_rng(0)
+    qs = np.array(
+        [
+            pin.integrate(model, pin.neutral(model), rng.uniform(-np.pi, np.pi, model.nv))
+            for _ in range(4)
+        ]
+    )
+    data = model.createData()
+    for algorithm in pvosimr.ALGORITHMS:
+        G = pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm)
+        for b, q in enumerate(qs):
+            single = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+            assert rel_err(G[b], single) <= TOL, (algorithm, b)
+            assert rel_err(single, dense_delassus(model, q, cms)) <= 1e-9, (algorithm, b)
+
+
+def _verdict(call) -> str:
+    try:
+        call()
+    except ValueError as error:
+        return str(error).split(" at ")[0]
+    return "computed"
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_singular_verdict_is_the_same_on_both_paths(algorithm):
+    """A massless leaf without armature: M is singular at every q, on both paths."""
+    model = pin.Model()
+    j1 = model.addJoint(0, pin.JointModelRX(), pin.SE3.Random(), "shoulder")
+    model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
+    j2 = model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), "massless")
+    cms = [pin.RigidConstraintModel(C3, model, j2, pin.SE3.Random(), pin.LOCAL)]
+    for q in configurations(model, 3):
+        single = _verdict(
+            lambda q=q: pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm)
+        )
+        batch = _verdict(lambda q=q: pvosimr.compute_delassus_batch(model, q[None], cms, algorithm))
+        assert single == batch == "the mass matrix is singular"
+
+
+def test_failed_recursion_on_a_definite_mass_matrix_is_not_called_singular(monkeypatch):
+    """Should both arithmetic paths meet a pivot that is not positive definite where pin.crba's
+    M is (a loss of precision), the error says so, with cond(M), on both paths alike."""
+    from pvosimr import delassus
+
+    model, cms = mixed_mass_tree(0)
+    q = configurations(model, 1)[0]
+    nan_stack = lambda sweeps, model, qs, topology, cms: np.full((len(qs), 6, 6), np.nan)  # noqa: E731
+    monkeypatch.setattr(delassus, "_sweep", lambda *args: None)
+    monkeypatch.setattr(delassus, "sweep_stack", nan_stack)
+    monkeypatch.setattr(pvosimr.batch, "sweep_stack", nan_stack)
+    match = (
+        r"the pv-osimr sweeps lost their precision .*positive definite .*cond\(M\) ≈ .*not singular"
+    )
+    with pytest.raises(ValueError, match=match) as single:
+        pvosimr.compute_delassus(model, model.createData(), q, cms)
+    assert "at this q" in str(single.value)
+    with pytest.raises(ValueError, match=match) as batch:
+        pvosimr.compute_delassus_batch(model, np.array([q, q]), cms)
+    assert "at row 0 of qs (2 of 2 rows)" in str(batch.value)
+    assert str(batch.value).split(":", 1)[1] == str(single.value).split(":", 1)[1]
