@@ -1,0 +1,109 @@
+"""The accuracy study (pvosimr.accuracy): its --quick run, its truths and its acceptance numbers.
+
+The quick run includes an 80-link spherical chain (cond(M) ≈ 4e6), on which a non-symmetric
+inverse of ``D_i`` in the numpy path grows to O(1) relative error: the acceptance assertion
+below fails if it comes back.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import pvosimr
+from pvosimr import accuracy, truth
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("accuracy")
+    results = accuracy.main(["--quick", "--out", str(out), "--no-progress"])
+    return results, out
+
+
+def _pvosimr_errors(record):
+    return {p: e for p, e in record["errors"].items() if not p.startswith("pin-")}
+
+
+def test_quick_study_every_pvosimr_path_within_tolerance_where_cond_le_1e8(quick):
+    results, _ = quick
+    checked = 0
+    for rec in results["depth"] + results["cond"]:
+        if rec["cond"] > accuracy.ACCEPT_COND:
+            continue
+        for path, err in _pvosimr_errors(rec).items():
+            where = f"{rec['family']} n={rec['n']} ratio={rec['ratio']:.0e} {path}"
+            assert isinstance(err, float), f"{where}: {err}"  # no raise on a well-posed case
+            assert err <= accuracy.TOL, f"{where}: {err:.2e}"
+            checked += 1
+    assert checked >= 80
+
+
+def test_quick_study_covers_the_deep_spherical_chain_on_every_backend(quick):
+    results, _ = quick
+    (deep,) = [r for r in results["depth"] if r["family"] == "Spherical" and r["n"] == 80]
+    assert deep["reference"] == "dense" and deep["cond"] <= accuracy.ACCEPT_COND
+    for algorithm in accuracy.RECURSIVE:
+        for backend in ("numpy", "batch", "casadi"):
+            assert f"{backend}:{algorithm}" in deep["errors"]
+    # the double dense truth is itself checked against the extended-precision one
+    assert deep["truth_vs_wide"] <= 1e-12
+    assert any(p.startswith("codegen:") for r in results["depth"] for p in r["errors"])
+
+
+def test_quick_study_writes_its_outputs(quick):
+    results, out = quick
+    payload = json.loads((out / "accuracy.json").read_text())
+    assert len(payload["depth"]) == len(results["depth"])
+    assert payload["acceptance"]["Spherical"]["nv"] == 240
+    report = (out / "accuracy.md").read_text()
+    assert "## Acceptance: worst error where cond(M) ≤ 1e8" in report
+    assert "## Summary" in report
+    assert (out / "accuracy.png").stat().st_size > 10_000
+
+
+def test_dense_truth_with_a_shared_data_is_pvosimr_truth():
+    model, cms = accuracy.ChainCase("mixed", 24, seed=3).build()
+    q = accuracy.random_q(model, np.random.default_rng(0))
+    G, G_lu, M = accuracy.dense_truth(model, model.createData(), q, cms)
+    assert np.array_equal(G, truth.dense_delassus(model, q, cms))
+    assert truth.rel_err(G_lu, G) <= 1e-12
+    assert np.array_equal(M, truth.mass_matrix(model, q))
+
+
+@pytest.mark.parametrize("kind", ["decimal", "longdouble"])
+def test_wide_truth_agrees_with_the_dense_truth_on_a_well_conditioned_mixed_chain(kind):
+    model, cms = accuracy.ChainCase("mixed", 24, seed=1).build()
+    q = accuracy.random_q(model, np.random.default_rng(2))
+    G_wide, M_wide = accuracy.wide_truth(model, q, cms, kind)
+    assert truth.rel_err(G_wide, truth.dense_delassus(model, q, cms)) <= 1e-12
+    assert truth.rel_err(M_wide, truth.mass_matrix(model, q)) <= 1e-13
+
+
+def test_wide_truth_is_more_precise_than_double():
+    """Decimal and longdouble agree far below double rounding on an ill-conditioned chain."""
+    model, cms = accuracy.ChainCase("Spherical", 6, "alternating", 1e12).build()
+    q = accuracy.random_q(model, np.random.default_rng(0))
+    dec, M = accuracy.wide_truth(model, q, cms, "decimal")
+    ld, _ = accuracy.wide_truth(model, q, cms, "longdouble")
+    assert np.linalg.cond(M) > 1e12
+    assert np.max(np.abs(dec - ld)) <= 1e-6 * np.max(np.abs(dec))
+
+
+def test_mixed_chains_use_every_supported_joint_type():
+    kinds = accuracy.mixed_kinds()
+    assert {f"JointModel{k}" for k in kinds} == set(pvosimr.SUPPORTED_JOINTS)
+    model, _ = accuracy.ChainCase("mixed", len(kinds)).build()
+    built = {model.joints[i].shortname() for i in range(1, model.njoints)}
+    assert built == set(pvosimr.SUPPORTED_JOINTS)
+
+
+def test_mass_ratio_knob_drives_cond():
+    conds = []
+    for ratio in (1.0, 1e6, 1e12):
+        model, _ = accuracy.ChainCase("Spherical", 6, "alternating", ratio).build()
+        q = accuracy.random_q(model, np.random.default_rng(0))
+        conds.append(np.linalg.cond(truth.mass_matrix(model, q)))
+    assert conds[0] < 1e4 and conds[1] > 1e6 and conds[2] > 1e12
+    with pytest.raises(ValueError, match="unknown mass profile 'steep'"):
+        accuracy.mass_scales(4, "steep", 10.0)
