@@ -46,12 +46,10 @@ Motion = tuple[Matrix | None, Matrix | None, Matrix | np.ndarray]
 
 def aligned_index(axis: np.ndarray) -> int | None:
     """``k`` if the unit ``axis`` is ``±e_k`` to rounding, else None."""
-    a = np.abs(np.asarray(axis, dtype=float).reshape(3))
-    k = int(np.argmax(a))
-    others = np.delete(a, k)
-    if abs(a[k] - 1.0) <= ALIGNED_TOLERANCE and np.all(others <= ALIGNED_TOLERANCE):
-        return k
-    return None
+    a = [abs(float(x)) for x in np.ravel(axis)]  # plain floats: called per joint and call
+    k = a.index(max(a))
+    aligned = abs(a[k] - 1.0) <= ALIGNED_TOLERANCE
+    return k if aligned and all(a[j] <= ALIGNED_TOLERANCE for j in range(3) if j != k) else None
 
 
 def rotation_cs(B: Backend, axis: np.ndarray, c: Any, s: Any) -> Matrix:
@@ -99,16 +97,24 @@ def _concrete(joint: Any) -> Any:
     return joint.extract() if hasattr(joint, "extract") else joint
 
 
-def _constant_subspace(joint: Any) -> np.ndarray:
-    """Pinocchio's ``S`` of a joint whose subspace does not depend on ``q`` (read at neutral).
+_zeros = np.zeros(64)  # read-only configuration buffer for _constant_subspace, grown on demand
 
-    Read from a copy with its own indexes (0, 0), so that it needs neither the model's whole
-    configuration (O(n) per joint, O(n²) on a long chain) nor a joint already in a model.
+
+def _constant_subspace(joint: Any) -> np.ndarray:
+    """Pinocchio's ``S`` of a joint whose subspace does not depend on ``q``.
+
+    Read at ``q = 0`` (any ``q`` gives the same ``S``) from a shared zero vector, so that a
+    long chain does not build a configuration per joint; a joint not yet in a model (indexes
+    −1) is read from a copy with indexes (0, 0).
     """
-    local = pin.JointModel(joint)
-    local.setIndexes(1, 0, 0)
-    jdata = local.createData()
-    local.calc(jdata, np.asarray(local.lieGroup().neutral, dtype=float))
+    global _zeros
+    if joint.idx_q < 0:
+        joint = pin.JointModel(joint)
+        joint.setIndexes(1, 0, 0)
+    if _zeros.size < joint.idx_q + joint.nq:
+        _zeros = np.zeros(2 * (joint.idx_q + joint.nq))
+    jdata = joint.createData()
+    joint.calc(jdata, _zeros)
     return np.reshape(jdata.S, (6, -1)).copy()
 
 
