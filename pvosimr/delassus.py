@@ -8,6 +8,7 @@ once, so that bad input raises instead of producing a silently wrong matrix.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from collections import OrderedDict
@@ -97,7 +98,8 @@ def check_model(model: pin.Model) -> ModelCheck:
     """
     checked = _CHECKED.get(id(model))
     if checked is not None and model == checked.snapshot:
-        _CHECKED.move_to_end(id(model))
+        with contextlib.suppress(KeyError):  # another thread may have just evicted it
+            _CHECKED.move_to_end(id(model))
         return checked
     _check_bodies(model)
     _check_joint_placements(model)
