@@ -365,7 +365,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_unsupported(rows),
         "",
-        "## Methods that failed on a case",
+        "## Methods that raised an error (a pvosimr algorithm here fails the run)",
         "",
         *_refusals(rows),
     ]
