@@ -17,14 +17,17 @@ axes that are ``±e_k`` to the last few ulps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
 from .backend import Backend, Matrix
 from .spatial import Chain, Transform
-from .topology import Topology
+
+if TYPE_CHECKING:
+    from .mimic import MimicCoupling
+    from .topology import Topology
 
 __all__ = [
     "aligned_index",
@@ -354,6 +357,20 @@ def unit_parts(joint: Any) -> tuple[tuple[int, int], ...]:
     return tuple(parts)
 
 
+def mimic_motion(B: Backend, coupling: MimicCoupling, q_primary: Matrix) -> Motion:
+    """``(R, p, S)`` of a mimic joint at ``θ = s q_primary + o`` in the relaxed tree: its screw
+    ``[v; w]`` (revolute, prismatic or helical) turned by ``θ |w|`` about ``w`` and moved by
+    ``θ v``, as Pinocchio's 1-DoF joints are."""
+    theta = coupling.scaling * q_primary + coupling.offset
+    v, w = coupling.screw[:3], coupling.screw[3:]
+    R = None
+    if np.any(w):
+        norm = float(np.linalg.norm(w))
+        R = rotation_cs(B, w / norm, B.cos(norm * theta), B.sin(norm * theta))
+    p = B.column(v) * theta if np.any(v) else None
+    return R, p, coupling.screw[:, None]
+
+
 def joint_transform_up(
     B: Backend, placement: pin.SE3, R_J: Matrix | None, p_J: Matrix | None
 ) -> Chain:
@@ -381,10 +398,13 @@ def joint_kinematics(
     """
     X: list[Chain] = [Chain(())]
     S: list[Matrix] = [B.zeros(6, 0)]
+    mimics = {c.joint: c for c in topology.couplings}
     for i in topology.links:
         joint = model.joints[i]
-        qi = q[joint.idx_q : joint.idx_q + joint.nq]
-        R_J, p_J, S_i = joint_motion(B, joint, qi)
+        if i in mimics:  # its q is the primary's (same idx_q), scaled and offset
+            R_J, p_J, S_i = mimic_motion(B, mimics[i], q[joint.idx_q : joint.idx_q + 1])
+        else:
+            R_J, p_J, S_i = joint_motion(B, joint, q[joint.idx_q : joint.idx_q + joint.nq])
         X.append(joint_transform_up(B, model.jointPlacements[i], R_J, p_J))
         S.append(B.const(S_i) if isinstance(S_i, np.ndarray) else S_i)
     return X, S

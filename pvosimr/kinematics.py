@@ -50,10 +50,15 @@ def model_constants(
     H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
     rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
-    for i in topology.links:
-        a = rotor[topology.tree.idx_v[i] : topology.tree.idx_v[i] + topology.tree.nv[i]]
+    for i in topology.links:  # reduced dofs: a mimic joint has none, and no rotor of its own
+        joint = model.joints[i]
+        a = rotor[joint.idx_v : joint.idx_v + joint.nv]
         armature.append(np.diag(a) if a.any() else None)
-    K = {e: constraint_matrix(cm) for e, cm in zip(topology.ees, constraint_models, strict=True)}
+    n = len(constraint_models)
+    cms = zip(topology.ees[:n], constraint_models, strict=True)
+    K = {e: constraint_matrix(cm) for e, cm in cms}
+    rows = [row for c in topology.couplings for _, row in c.rows]
+    K.update(zip(topology.ees[n:], rows, strict=True))  # the mimic couplings' constant rows
     return H, armature, K
 
 
@@ -65,6 +70,8 @@ def numeric_kinematics(
     X = [DenseTransform(NUMPY, np.eye(6))]
     X += [DenseTransform(NUMPY, data.liMi[i].actionInverse) for i in topology.links]
     S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
+    for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
+        S[c.joint] = c.screw[:, None]
     H, armature, K = model_constants(model, topology, constraint_models)
     return Kinematics(X=X, S=S, H=H, armature=armature, K=K)
 

@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list, constraint_dim
+from .mimic import mimic_couplings
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
 
@@ -50,6 +51,7 @@ SUPPORTED_JOINTS = frozenset(
         "JointModelUniversal",
         "JointModelEllipsoid",
         "JointModelComposite",
+        "JointModelMimic",
     }
 )
 
@@ -148,6 +150,9 @@ def _check_joints(model: pin.Model) -> None:
 
 @dataclass(frozen=True)
 class _Tree:
+    """The relaxed tree's dofs: a mimic joint moves on its own (``nvExtended``, ``idx_vExtended``);
+    the same as ``nv``, ``idx_v`` for a model without mimic joints."""
+
     parents: tuple[int, ...]
     nv: tuple[int, ...]
     idx_v: tuple[int, ...]
@@ -169,6 +174,12 @@ class Topology:
     - ``cca(e1, e2)``: closest common ancestor of two EEs (a link in N, or 0 for the world);
     - ``n_chain[e]``: the branching ancestors of EE ``e`` from A(e) up, excluding the world;
     - ``omega_cover``: the (c, e) for which PV-OSIMr forms ``^0Ω_c ^cK_eᵀ`` (see there).
+
+    Mimic joints (:mod:`pvosimr.mimic`): the sweeps run on the relaxed tree, where each mimic
+    joint moves on its own, and each coupling adds one-row EEs after the constraints' (its
+    ``rows``, in ``couplings`` order; ``coupling_matrix`` sums them into the coupling rows).
+    ``m`` counts the constraint rows only, the rows of G; ``m_relaxed = sum(dims)`` all rows the
+    sweeps produce, ``nv_relaxed`` the relaxed tree's dofs.
     """
 
     def __init__(self, model: pin.Model, constraint_models: Iterable) -> None:
@@ -176,20 +187,23 @@ class Topology:
         self.signature = constraint_signature(model, constraint_models)
         self.model = model
         self.njoints = nj = model.njoints
-        self.nq, self.nv = model.nq, model.nv
+        self.nq, self.nv, self.nv_relaxed = model.nq, model.nv, model.nvExtended
         self.tree = _Tree(
             tuple(model.parents),
-            tuple(j.nv for j in model.joints),
-            tuple(j.idx_v for j in model.joints),
+            tuple(j.nvExtended for j in model.joints),
+            tuple(j.idx_vExtended for j in model.joints),
         )
         self.links = range(1, nj)
-        self.dims = tuple(dim for _, dim in self.signature)
-        self.m = sum(self.dims)
+        self.couplings = mimic_couplings(model)
+        swept = self.signature + tuple((link, 1) for c in self.couplings for link, _ in c.rows)
+        self.dims = tuple(dim for _, dim in swept)
+        self.m = sum(dim for _, dim in self.signature)
+        self.m_relaxed = sum(self.dims)
         self.offsets = tuple(sum(self.dims[:k]) for k in range(len(self.dims)))
-        self.ees = tuple(nj + k for k in range(len(self.signature)))
-        self.link_of = {e: j for e, (j, _) in zip(self.ees, self.signature, strict=True)}
+        self.ees = tuple(nj + k for k in range(len(swept)))
+        self.link_of = {e: j for e, (j, _) in zip(self.ees, swept, strict=True)}
         self.dim_of = {e: dim for e, dim in zip(self.ees, self.dims, strict=True)}
-        self.parent = list(model.parents) + [j for j, _ in self.signature]
+        self.parent = list(model.parents) + [j for j, _ in swept]
         self.parent[0] = -1
         self._build_supports()
         self._build_branching()
@@ -285,6 +299,16 @@ class Topology:
             spared = max(sorted(cost), key=cost.__getitem__)
             cover |= {(c, e) for b, ees in by_branch.items() if b != spared for e in ees}
         return frozenset(cover)
+
+    @cached_property
+    def coupling_matrix(self) -> np.ndarray:
+        """``T`` (couplings × coupling EEs): coupling ``k``'s row is the sum of its EEs' rows."""
+        T = np.zeros((len(self.couplings), self.m_relaxed - self.m))
+        start = 0
+        for k, c in enumerate(self.couplings):
+            T[k, start : start + len(c.rows)] = 1.0
+            start += len(c.rows)
+        return T
 
     def cca(self, e1: int, e2: int) -> int:
         """Closest common ancestor of two different EEs (in N; 0 if only the world)."""

@@ -29,11 +29,30 @@ def _check_constraint(cm: pin.RigidConstraintModel) -> None:
         raise NotImplementedError(f"unsupported contact type {cm.type}")
 
 
+def _has_mimic(model: pin.Model) -> bool:
+    return model.nvExtended != model.nv
+
+
 def mass_matrix(model: pin.Model, q: np.ndarray, data: pin.Data | None = None) -> np.ndarray:
-    """Joint-space mass matrix from ``pin.crba`` (armature included), fully symmetric."""
+    """Joint-space mass matrix from ``pin.crba`` (armature included), fully symmetric.
+
+    With mimic joints, ``M = Σ_i J_iᵀ I_i J_i + armature`` from Pinocchio's joint Jacobians
+    instead: pin 4.1's ``crba`` is silently wrong on some mimic trees (0.13 off in M on a tree
+    whose mimic joint carries links of its own, on another branch than its primary) while its
+    Jacobians match finite differences of its kinematics — except for the mimic of a helical
+    joint, whose Jacobian misses the pitch: there this truth is wrong too.
+    """
     if data is None:
         data = model.createData()
-    crba = pin.crba(model, data, np.asarray(q, dtype=float))
+    q = np.asarray(q, dtype=float)
+    if _has_mimic(model):
+        pin.computeJointJacobians(model, data, q)
+        M = np.diag(np.asarray(model.armature, dtype=float))
+        for i in range(1, model.njoints):
+            J = np.reshape(pin.getJointJacobian(model, data, i, pin.LOCAL), (6, model.nv))
+            M += J.T @ model.inertias[i].matrix() @ J
+        return 0.5 * (M + M.T)
+    crba = pin.crba(model, data, q)
     upper = np.triu(np.reshape(np.array(crba, dtype=float), (model.nv, model.nv)))
     return upper + np.triu(upper, 1).T
 

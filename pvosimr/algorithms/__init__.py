@@ -1,5 +1,9 @@
 """One module per algorithm; each body ``*_sweeps(B, topology, kinematics)`` runs on any backend."""
 
+from ..backend import Backend, Matrix
+from ..kinematics import Kinematics
+from ..mimic import schur_reduce
+from ..topology import Topology
 from .efpa import efpa_sweeps
 from .ltl_osim import ltl_osim_sweeps
 from .naive import naive_sweeps
@@ -17,13 +21,21 @@ SWEEPS = {
 
 
 def sweeps_for(algorithm: str):
-    """The body of the algorithm named ``algorithm`` (``ValueError`` naming the choices)."""
+    """The body of the algorithm named ``algorithm`` (``ValueError`` naming the choices), run on
+    the relaxed tree and reduced to the model's own dofs where it has mimic joints."""
     try:
-        return SWEEPS[algorithm]
+        sweeps = SWEEPS[algorithm]
     except KeyError:
         raise ValueError(
             f"unknown algorithm {algorithm!r}; choose one of {tuple(SWEEPS)}"
         ) from None
+
+    def run(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
+        G = sweeps(B, topo, kin)
+        return schur_reduce(B, G, topo.m, topo.coupling_matrix) if topo.couplings else G
+
+    run.__name__ = sweeps.__name__
+    return run
 
 
 __all__ = ["SWEEPS", "sweeps_for", *(f.__name__ for f in SWEEPS.values())]

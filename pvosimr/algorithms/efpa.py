@@ -48,7 +48,7 @@ def _forward(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pairs:
 
 def _assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
     """Lines 18–19: every block from the CEMP of one EE and ``Y`` of the other at their cca."""
-    G = B.zeros(topo.m, topo.m)
+    G = B.zeros(topo.m_relaxed, topo.m_relaxed)
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
         for b in range(a, len(topo.ees)):

@@ -24,7 +24,7 @@ def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     for i in reversed(topo.links):  # composite inertias, leaves to root
         if parent[i] > 0:
             Ic[parent[i]] = B.symmetric(Ic[parent[i]] + kin.X[i].congruence(Ic[i]))
-    M = B.zeros(topo.nv, topo.nv)
+    M = B.zeros(topo.nv_relaxed, topo.nv_relaxed)
     for i in topo.links:
         F = Ic[i] @ kin.S[i]
         di = _dofs(topo, i)
@@ -42,7 +42,7 @@ def mass_matrix(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
 
 def constraint_jacobian(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """``J(q)`` (m × nv): EE rows ``K_e X_{i←k} S_k`` over the ancestors ``k`` of its link."""
-    J = B.zeros(topo.m, topo.nv)
+    J = B.zeros(topo.m_relaxed, topo.nv_relaxed)
     for a, e in enumerate(topo.ees):
         rows = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[e])
         Kk = kin.K[e]  # rows acting on link k's motion, k walking to the root
@@ -57,7 +57,7 @@ def constraint_jacobian(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
 
 def dof_parents(topo: Topology) -> list[int]:
     """λ of the dof tree: each dof's parent dof (−1 at a root), joints numbered root to leaves."""
-    lam = [-1] * topo.nv
+    lam = [-1] * topo.nv_relaxed
     for i in topo.links:
         first = topo.tree.idx_v[i]
         p = topo.parent[i]

@@ -115,7 +115,7 @@ def _assemble(
     an EE, where ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
     Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in topo.omega_cover}  # ^0Ω_c ^cK_eᵀ
-    G = B.zeros(topo.m, topo.m)
+    G = B.zeros(topo.m_relaxed, topo.m_relaxed)
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
         A = topo.A[ei]

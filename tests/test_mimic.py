@@ -1,0 +1,144 @@
+"""Mimic joints: every algorithm on every backend, through the Schur complement on the relaxed
+tree (pvosimr.mimic), against a dense truth that never meets a mimic joint: Pinocchio's crba and
+Jacobians of the tree *without* mimic joints, reduced by the map Φ from the model's velocities
+to the relaxed tree's (``J = J_r Φ``, ``M = Φᵀ M_r Φ``).  Pinocchio's own crba and Jacobians of
+the mimic model are right for revolute and prismatic mimics but miss a helical mimic's pitch
+(pin 4.1), so they serve as a second truth only there."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import TreeSpec, build_tree, random_q
+from _truth import constraint_jacobian, dense_delassus, mass_matrix, rel_err
+
+import pvosimr
+from pvosimr.symbolic import delassus_function
+
+TOL = 1e-9
+C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
+ONE_DOF = ("RX", "RY", "RZ", "RevoluteUnaligned", "PX", "PY", "PZ", "PrismaticUnaligned", "HX",
+           "HY", "HZ", "HelicalUnaligned")  # fmt: skip
+
+
+def mimic_tree(seed: int, n: int = 9):
+    """A random tree of 1-DoF joints (under a free-flyer or fixed) with 1–3 mimic couplings:
+    a mimic joint may follow a joint in another branch, its own parent or a child."""
+    rng = np.random.default_rng(seed)
+    parents, path = [], [0]
+    for i in range(1, n + 1):
+        parent = path[-1 - int(rng.integers(0, len(path)))]
+        del path[path.index(parent) + 1 :]
+        path.append(i)
+        parents.append(parent)
+    kinds = [str(rng.choice(ONE_DOF)) for _ in range(n)]
+    first = 2 if rng.random() < 0.5 else 1  # joint 1 a free-flyer, or a 1-DoF root
+    if first == 2:
+        kinds[0] = "FreeFlyer"
+    links = rng.choice(np.arange(1, n + 1), size=3)
+    cons = [(int(j), C6 if k % 2 else C3) for k, j in enumerate(links)]
+    relaxed, cms = build_tree(TreeSpec(parents, kinds, cons, bool(rng.random() < 0.5), seed))
+    model, pairs = relaxed, []
+    mimics: set[int] = set()
+    primaries: set[int] = set()
+    for _ in range(int(rng.integers(1, 4))):
+        free = [j for j in range(first, n + 1) if j not in mimics]
+        a, b = sorted(int(j) for j in rng.choice(free, size=2, replace=False))
+        if b in primaries:  # Pinocchio wants the mimic after its primary, and no chains
+            continue
+        if relaxed.joints[b].shortname() == "JointModelHelicalUnaligned":
+            continue  # pin 4.1's forwardKinematics segfaults on a mimic of this type
+        scaling, offset = rng.uniform(0.3, 2.0) * rng.choice([-1.0, 1.0]), rng.uniform(-0.5, 0.5)
+        model = pin.transformJointIntoMimic(model, a, b, scaling, offset)
+        pairs.append((b, a, scaling, offset))
+        mimics.add(b)
+        primaries.add(a)
+    assert any(j.shortname() == "JointModelMimic" for j in model.joints)
+    cms = [pin.RigidConstraintModel(cm.type, model, cm.joint1_id, cm.joint1_placement, pin.LOCAL)
+           for cm in cms]  # fmt: skip
+    model.lowerPositionLimit = -np.pi * np.ones(model.nq)
+    model.upperPositionLimit = np.pi * np.ones(model.nq)
+    armature = relaxed.armature.copy()  # a mimic joint has no rotor inertia of its own
+    armature[[relaxed.joints[m].idx_v for m, *_ in pairs]] = 0.0
+    relaxed.armature = armature
+    return model, cms, relaxed, pairs
+
+
+def reduced_truth(model, cms, relaxed, pairs, q):
+    """``J_r Φ (Φᵀ M_r Φ)⁻¹ Φᵀ J_rᵀ`` from Pinocchio on the tree without mimic joints."""
+    mimic = {m: (p, s, o) for m, p, s, o in pairs}
+    q_r, Phi = np.zeros(relaxed.nq), np.zeros((relaxed.nv, model.nv))
+    for i in range(1, relaxed.njoints):
+        jr, j = relaxed.joints[i], model.joints[i]
+        if i in mimic:  # 1-DoF: θ = s q_p + o, θ̇ = s q̇_p
+            p, s, o = mimic[i]
+            q_r[jr.idx_q] = s * q[model.joints[p].idx_q] + o
+            Phi[jr.idx_v, model.joints[p].idx_v] = s
+        else:
+            q_r[jr.idx_q : jr.idx_q + jr.nq] = q[j.idx_q : j.idx_q + j.nq]
+            Phi[jr.idx_v : jr.idx_v + jr.nv, j.idx_v : j.idx_v + j.nv] = np.eye(jr.nv)
+    J = constraint_jacobian(relaxed, q_r, cms) @ Phi
+    M = Phi.T @ mass_matrix(relaxed, q_r) @ Phi
+    Y = np.linalg.solve(np.linalg.cholesky(M), J.T)
+    return Y.T @ Y
+
+
+def truths(model, cms, relaxed, pairs, q):
+    """The reduced truth, and Pinocchio's own when no mimic is helical (then both must agree)."""
+    truth = reduced_truth(model, cms, relaxed, pairs, q)
+    if not any(relaxed.joints[m].shortname().startswith("JointModelH") for m, *_ in pairs):
+        assert rel_err(dense_delassus(model, q, cms), truth) <= TOL
+    return truth
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mimic_trees_every_algorithm_numpy_and_batch(seed):
+    model, cms, relaxed, pairs = mimic_tree(seed)
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(3)])
+    data = model.createData()
+    for algorithm in pvosimr.ALGORITHMS:
+        batch = pvosimr.compute_delassus_batch(model, qs, cms, algorithm)
+        for q, Gb in zip(qs, batch, strict=True):
+            truth = truths(model, cms, relaxed, pairs, q)
+            G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
+            assert np.array_equal(G, G.T)
+            assert rel_err(G, truth) <= TOL, (algorithm, rel_err(G, truth))
+            assert rel_err(Gb, truth) <= TOL, (algorithm, "batch", rel_err(Gb, truth))
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_mimic_trees_casadi(seed):
+    model, cms, relaxed, pairs = mimic_tree(seed)
+    q = random_q(model, np.random.default_rng(seed))
+    truth = truths(model, cms, relaxed, pairs, q)
+    for algorithm in pvosimr.ALGORITHMS:
+        G = np.array(delassus_function(model, cms, algorithm)(q))
+        assert rel_err(G, truth) <= TOL, (algorithm, rel_err(G, truth))
+
+
+def test_coupling_rows_give_the_mimic_rate():
+    """Σ rows · v_link = θ̇_mimic − s q̇_primary for any velocity of the relaxed tree."""
+    from pvosimr.kinematics import numeric_kinematics
+
+    for seed in range(6):
+        model, cms, *_ = mimic_tree(seed)
+        topo = pvosimr.Topology(model, cms)
+        rng = np.random.default_rng(seed)
+        q = random_q(model, rng)
+        kin = numeric_kinematics(model, model.createData(), q, topo, cms)
+        u = rng.standard_normal(topo.nv_relaxed)
+        v = [np.zeros((6, 1))]
+        for i in topo.links:
+            dofs = slice(topo.tree.idx_v[i], topo.tree.idx_v[i] + topo.tree.nv[i])
+            v.append(kin.X[i].motion(v[topo.parent[i]]) + kin.S[i] @ u[dofs, None])
+        for c in topo.couplings:
+            rate = sum(float((row @ v[link])[0, 0]) for link, row in c.rows)
+            expected = u[topo.tree.idx_v[c.joint]] - c.scaling * u[topo.tree.idx_v[c.primary]]
+            assert abs(rate - expected) <= 1e-12 * max(1.0, np.abs(u).max())
+
+
+def test_zero_scaling_is_refused_by_name():
+    base, _ = build_tree(TreeSpec([0, 1, 1], ["RZ", "RX", "RY"], [], False, 0))
+    frozen = pin.transformJointIntoMimic(base, 2, 3, 0.0, 0.1)
+    with pytest.raises(NotImplementedError, match=r"joint 3 .* scaling 0"):
+        pvosimr.Topology(frozen, [])
