@@ -62,8 +62,8 @@ import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list
-from .delassus import _UNIT_PARTS as UNIT_PARTS
-from .delassus import _why, check_configuration
+from .delassus import check_configuration, check_model, topology_for, undefined_error
+from .joint_models import unit_parts
 
 __all__ = [
     "CodegenError",
@@ -77,13 +77,12 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C entry point or the build command changes meaning.
-_WRAPPER_VERSION = "2"
+_WRAPPER_VERSION = "3"
 
 _ENTRY = "pvosimr_delassus"
 
 #: ``(offset in the joint's q, length)`` of the unit-norm part of each joint with one: the
 #: parts ``pin.isNormalized`` checks, as :func:`pvosimr.delassus.check_configurations` knows them.
-_UNIT_PARTS = {kind: (first, stop - first) for kind, (first, stop) in UNIT_PARTS.items()}
 _NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
 
 _OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
@@ -181,29 +180,31 @@ def _run_compiler(command: list[str]) -> None:
 # --------------------------------------------------------------------------- C source
 
 
-def _unit_parts(model: pin.Model) -> list[tuple[int, int]] | None:
-    """``(start, length)`` in q of every unit-norm part, or None if a joint is not in the table."""
-    parts = []
-    for joint in model.joints[1:]:
-        kind = joint.shortname()
-        if kind in _UNIT_PARTS:
-            offset, length = _UNIT_PARTS[kind]
-            parts.append((joint.idx_q + offset, length))
-        elif joint.nq != joint.nv:
-            return None  # an unknown manifold: leave the check to check_configuration
-    return parts
+def _unit_parts(model: pin.Model) -> list[tuple[int, int]]:
+    """``(start, length)`` in q of every unit-norm part (inside composites too)."""
+    return [
+        (joint.idx_q + first, stop - first)
+        for joint in model.joints[1:]
+        for first, stop in unit_parts(joint)
+    ]
 
 
 def _entry_point(
-    fname: str, nq: int, m: int, sizes: tuple[int, int], parts: list[tuple[int, int]] | None
+    fname: str,
+    nq: int,
+    m: int,
+    sizes: tuple[int, int],
+    parts: list[tuple[int, int]],
+    q_bound: float,
 ) -> str:
     """C for ``pvosimr_delassus(q, G, w, iw, check)``: check q, evaluate, check G.
 
-    Returns 0 (ok), 1 (q rejected: not finite or not normalized), 2 (G not finite) or 3 (the
-    generated function failed).  With ``check == 0`` q is not looked at.
+    Returns 0 (ok), 1 (q rejected: beyond ``q_bound`` — the model's range, see
+    :func:`pvosimr.delassus.check_model` — not finite, or not normalized), 2 (G not finite) or
+    3 (the generated function failed).  With ``check == 0`` q is not looked at.
     """
     checks = []
-    for start, length in parts or ():
+    for start, length in parts:
         terms = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
         checks.append(f"    if (!(fabs(sqrt({terms}) - 1.0) < {_NORM_TOLERANCE!r})) return 1;")
     return f"""
@@ -214,7 +215,7 @@ CASADI_SYMBOL_EXPORT int {_ENTRY}(const casadi_real* q, casadi_real* G, casadi_r
   casadi_real* res[{max(1, sizes[1])}];
   casadi_int i;
   if (check) {{
-    for (i = 0; i < {nq}; ++i) if (!isfinite(q[i])) return 1;
+    for (i = 0; i < {nq}; ++i) if (!(fabs(q[i]) <= {q_bound!r})) return 1;
 {chr(10).join(checks)}
   }}
   arg[0] = q;
@@ -304,7 +305,8 @@ def generate_source(
     cg.add(f)
     m = int(f.size1_out(0))
     parts = _unit_parts(model)
-    entry = _entry_point(fname, model.nq, m, (int(f.sz_arg()), int(f.sz_res())), parts)
+    q_bound = float(np.min(check_model(model).q_bound, initial=np.inf))
+    entry = _entry_point(fname, model.nq, m, (int(f.sz_arg()), int(f.sz_res())), parts, q_bound)
     source = cg.dump() + entry
     info = {
         "fname": fname,
@@ -312,7 +314,6 @@ def generate_source(
         "m": m,
         "sz_w": int(f.sz_w()),
         "sz_iw": int(f.sz_iw()),
-        "checks_q": parts is not None,
         "n_instructions": int(f.n_instructions()),
         "extension": None,  # set by compile() when it builds the CPython extension too
     }
@@ -339,6 +340,7 @@ class CompiledDelassus:
     def __init__(
         self,
         model: pin.Model,
+        constraint_models: list,
         algorithm: str,
         library: Path,
         source: Path,
@@ -348,6 +350,7 @@ class CompiledDelassus:
         compile_seconds: float,
     ) -> None:
         self.model = model
+        self.constraint_models = constraint_models
         self.algorithm = algorithm
         self.library = library
         self.source = source
@@ -357,7 +360,6 @@ class CompiledDelassus:
         self.nq = info["nq"]
         self.m = info["m"]
         self.n_instructions = info["n_instructions"]
-        self._check = 1 if info["checks_q"] else 0
         self._lib = ctypes.CDLL(str(library))
         fn = getattr(self._lib, _ENTRY)
         fn.restype = ctypes.c_int
@@ -377,7 +379,7 @@ class CompiledDelassus:
         )
         self._lock = threading.Lock()
         # Everything __call__ needs, in one attribute (fewer lookups on the hot path).
-        self._fast = (self._q, self._G, self._invoke, self._lock, (self.nq,), self._check)
+        self._fast = (self._q, self._G, self._invoke, self._lock, (self.nq,))
         self._extension = None if info["extension"] is None else _load(info["extension"], library)
         self.binding = "ctypes" if self._extension is None else "extension"
 
@@ -395,12 +397,12 @@ class CompiledDelassus:
                 return G
             if G != _NOT_FAST:
                 return self._retry(G, q)
-        q_buf, G, invoke, lock, shape, check = self._fast
-        if q.__class__ is not np.ndarray or q.dtype is not _F64 or q.shape != shape or not check:
-            q = check_configuration(self.model, q)  # the general path: any sequence, any model
+        q_buf, G, invoke, lock, shape = self._fast
+        if q.__class__ is not np.ndarray or q.dtype is not _F64 or q.shape != shape:
+            q = check_configuration(self.model, q)  # the general path: any sequence
         with lock:
             q_buf[:] = q
-            rc = invoke(check)
+            rc = invoke(1)
             if rc == _OK:
                 return G.copy()
         return self._retry(rc, q)
@@ -414,10 +416,10 @@ class CompiledDelassus:
                 rc = self._invoke(0)
                 if rc == _OK:
                     return self._G.copy()
-        if rc == _NON_FINITE_G:
-            raise ValueError(
-                f"the mass matrix is singular at this q, G = J M⁻¹ Jᵀ is undefined"
-                f"{_why(self.model)}"
+        if rc == _NON_FINITE_G:  # the library's verdict: singular M, or precision lost
+            topology = topology_for(self.model, self.constraint_models)
+            raise undefined_error(
+                self.algorithm, self.model, q, topology, self.constraint_models
             )
         raise CodegenError(f"the generated function {self.library.name} failed (code {rc})")
 
@@ -472,7 +474,7 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
     if info["m"] == 0:
         return _Empty(model, algorithm)  # type: ignore[return-value]
     compiler = find_compiler()
-    headers = _python_headers() if info["checks_q"] else None
+    headers = _python_headers()
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += _extension_source(info["extension"], info)
@@ -491,13 +493,15 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
     if not library.exists():
         seconds, compiled = build(), True
     try:
-        return CompiledDelassus(model, algorithm, library, c_file, info, flags, compiled, seconds)
+        return CompiledDelassus(
+            model, cms, algorithm, library, c_file, info, flags, compiled, seconds
+        )
     except (OSError, ImportError):
         if compiled:
             raise
         # A damaged cache entry (e.g. a truncated file): build it again, once.
         seconds = build()
-        return CompiledDelassus(model, algorithm, library, c_file, info, flags, True, seconds)
+        return CompiledDelassus(model, cms, algorithm, library, c_file, info, flags, True, seconds)
 
 
 def _build(

@@ -39,6 +39,7 @@ __all__ = [
     "pv_osim",
     "pv_osimr",
     "topology_for",
+    "undefined_error",
 ]
 
 #: Algorithm names accepted by :func:`compute_delassus`.
@@ -187,20 +188,6 @@ def _joint_of_v(model: pin.Model, index: int) -> str:
 
 
 # --------------------------------------------------------------------------- configurations
-
-
-#: Unit quaternion / (cos, sin) parts ``(first, stop)`` in ``q_i`` by joint type, for the
-#: C checks of :mod:`pvosimr.codegen`; this module asks :func:`unit_parts`, which also sees
-#: inside composite joints.
-_UNIT_PARTS = {
-    "JointModelFreeFlyer": (3, 7),
-    "JointModelSpherical": (0, 4),
-    "JointModelPlanar": (2, 4),
-    "JointModelRUBX": (0, 2),
-    "JointModelRUBY": (0, 2),
-    "JointModelRUBZ": (0, 2),
-    "JointModelRevoluteUnboundedUnaligned": (0, 2),
-}
 
 
 def check_configuration(model: pin.Model, q) -> np.ndarray:
@@ -388,7 +375,7 @@ def delassus_at(
     positive definite in floating point, the batched arithmetic (the joint models'
     kinematics, the stacked inverse) gets the same ``q``, so that this call and
     :func:`~pvosimr.batch.compute_delassus_batch` (which falls back on this function) compute
-    G on the same configurations.  Only when both fail does :func:`_undefined` decide, with
+    G on the same configurations.  Only when both fail does :func:`undefined_error` decide, with
     the dense truth, whether M itself is singular.
     """
     sweeps = sweeps_for(algorithm)
@@ -397,7 +384,7 @@ def delassus_at(
     if G is None:
         G = sweep_stack(sweeps, model, q[None], topology, cms)[0]
         if not np.isfinite(G).all():
-            raise _undefined(algorithm, model, q, topology, cms)
+            raise undefined_error(algorithm, model, q, topology, cms)
     return G
 
 
@@ -425,7 +412,9 @@ def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cm
     return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))
 
 
-def _undefined(algorithm: str, model: pin.Model, q: np.ndarray, topology: Topology, cms):
+def undefined_error(
+    algorithm: str, model: pin.Model, q: np.ndarray, topology: Topology, cms
+) -> UndefinedError:
     """Why the sweeps failed at ``q``, decided with the dense truth (error path only).
 
     ``M`` from ``pin.crba`` is factored leaves first (``M = Lᵀ L``, the order of the

@@ -6,6 +6,7 @@ import pytest
 from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 
 import pvosimr
+from pvosimr.joint_models import unit_parts
 from pvosimr.truth import rel_err
 from pvosimr.zoo import presets
 from pvosimr.zoo.robot import random_configuration
@@ -143,11 +144,13 @@ def _bad_configurations(model):
     inf = q.copy()
     inf[0] = np.inf
     yield inf, "not finite"
+    huge = q.copy()
+    huge[0] = 1e200  # finite, but beyond what float64 kinematics can carry
+    yield huge, "out of range"
     for joint in model.joints[1:]:
-        if joint.nq != joint.nv:  # free-flyer, spherical, planar, RUB: a unit-norm part
-            off = codegen._UNIT_PARTS[joint.shortname()][0]
+        for first, _ in unit_parts(joint):  # quaternions and (cos, sin), composites included
             bad = q.copy()
-            bad[joint.idx_q + off] += 1e-2  # norm 1 + 5e-5 > pin's 1e-6
+            bad[joint.idx_q + first] += 1e-2  # norm 1 + 5e-5 > pin's 1e-6
             yield bad, "not normalized"
 
 
@@ -158,7 +161,7 @@ def test_bad_q_raises(every_joint_tree):
         with pytest.raises(ValueError, match=message):
             f(q)
         seen += 1
-    assert seen >= 5 + 6  # the shapes, non-finite values and six unit-norm parts
+    assert seen >= 6 + 6  # shapes, non-finite and huge values, six unit-norm parts
 
 
 def test_bad_q_raises_on_atlas(atlas_feet):
@@ -226,3 +229,14 @@ def test_threads_get_their_own_work_arrays(atlas_feet):
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(f, qs * 20))
     assert all(np.array_equal(G, expected[k % 64]) for k, G in enumerate(got))
+
+
+def test_mimic_gripper_compiles_to_the_numpy_matrix(cache):
+    """A mimic coupling (Schur complement on the relaxed tree) in generated code."""
+    from pvosimr import zoo
+
+    robot = zoo.load("panda_mimic", "fingers_3d")
+    f = codegen.compile(robot.model, robot.constraints, cache_dir=cache)
+    q = robot.q_random(np.random.default_rng(0))
+    G = pvosimr.compute_delassus(robot.model, robot.model.createData(), q, robot.constraints)
+    assert rel_err(f(q), G) <= 1e-12
