@@ -91,11 +91,12 @@ def test_wide_truth_is_more_precise_than_double():
 
 
 def test_mixed_chains_use_every_supported_joint_type():
+    # a mimic joint couples two joints: it is not a link type of a chain (see test_mimic)
+    expected = set(pvosimr.SUPPORTED_JOINTS) - {"JointModelMimic"}
     kinds = accuracy.mixed_kinds()
-    assert {f"JointModel{k}" for k in kinds} == set(pvosimr.SUPPORTED_JOINTS)
+    assert {f"JointModel{k}" for k in kinds} == expected
     model, _ = accuracy.ChainCase("mixed", len(kinds)).build()
-    built = {model.joints[i].shortname() for i in range(1, model.njoints)}
-    assert built == set(pvosimr.SUPPORTED_JOINTS)
+    assert {model.joints[i].shortname() for i in range(1, model.njoints)} == expected
 
 
 def test_mass_ratio_knob_drives_cond():
@@ -107,3 +108,22 @@ def test_mass_ratio_knob_drives_cond():
     assert conds[0] < 1e4 and conds[1] > 1e6 and conds[2] > 1e12
     with pytest.raises(ValueError, match="unknown mass profile 'steep'"):
         accuracy.mass_scales(4, "steep", 10.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NumpyBackend.symmetric and BatchedNumpyBackend.symmetric return their argument "
+    "unsymmetrized: the rounding asymmetry of Xᵀ H X and H^A − U D⁻¹ Uᵀ is amplified through "
+    "heavy/light links (CasADi, which symmetrizes exactly, is at 4e-14 here)",
+)
+def test_recursive_numpy_paths_hold_at_a_mass_ratio_of_1e6():
+    model, cms = accuracy.ChainCase("Spherical", 12, "alternating", 1e6).build()
+    q = accuracy.random_q(model, np.random.default_rng(7))
+    wide, M = accuracy.wide_truth(model, q, cms, "decimal")
+    assert np.linalg.cond(M) < 1e9
+    data = model.createData()
+    for algorithm in accuracy.RECURSIVE:
+        G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
+        Gb = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm)[0]
+        assert truth.rel_err(G, wide) <= accuracy.TOL, (algorithm, truth.rel_err(G, wide))
+        assert truth.rel_err(Gb, wide) <= accuracy.TOL, (algorithm, truth.rel_err(Gb, wide))
