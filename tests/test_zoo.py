@@ -298,7 +298,8 @@ def _fd_joint_jacobians(model: pin.Model, q: np.ndarray, eps: float = 1e-6) -> n
 def test_joint_type_robots_and_their_dense_truth(name: str) -> None:
     """The robot has its joint types, every preset has m ≤ nv and a positive definite G, and
     Pinocchio's crba and Jacobians (the dense truth's inputs) agree with finite differences of
-    its forward kinematics: M = Σ Jᵢᵀ Iᵢ Jᵢ + diag(armature) with Jᵢ from the differences."""
+    its forward kinematics: M = Σ Jᵢᵀ Iᵢ Jᵢ + diag(armature) with Jᵢ from the differences.
+    Every algorithm computes G on them (no refusal) within 1e-9 of that truth."""
     nv, kinds = JOINT_TYPES[name]
     robot = _load_or_skip(name)
     model = robot.model
@@ -318,7 +319,11 @@ def test_joint_type_robots_and_their_dense_truth(name: str) -> None:
     for preset in robot.presets:
         r = robot.with_preset(preset)
         assert 0 < r.m <= nv
-        assert np.linalg.eigvalsh(dense_delassus(model, q, r.constraints)).min() > 1e-9
+        truth = dense_delassus(model, q, r.constraints)
+        assert np.linalg.eigvalsh(truth).min() > 1e-9
+        for algorithm in pvosimr.ALGORITHMS:  # every algorithm supports these robots' joints
+            G = pvosimr.compute_delassus(model, data, q, r.constraints, algorithm=algorithm)
+            assert rel_err(G, truth) <= TOL, f"{name}/{preset}/{algorithm}"
 
 
 @needs_erd
