@@ -75,10 +75,15 @@ class Backend(Protocol):
         """``a[order][:, order]``: rows and columns reordered symmetrically."""
 
     def symmetric(self, a: Matrix) -> Matrix:
-        """``a``, known to be symmetric (up to rounding): a symbolic backend keeps only its upper
-        triangle, so the arithmetic of the lower one is never generated; numeric backends return
-        ``a`` (its rounding asymmetry stays at rounding level because :meth:`inv` is exactly
-        symmetric: ``U D⁻¹ Uᵀ`` is then symmetric whatever ``U``)."""
+        """``a``, known to be symmetric up to rounding, made exactly symmetric.
+
+        Every backend must, for the reason given at :meth:`inv`: a rounding asymmetry left in
+        an articulated inertia ``H^A = Xᵀ (…) X`` is carried into ``U = H^A S`` and amplified at
+        the next joint by the oblique projector ``S D⁻¹ Sᵀ H^A``, whose norm grows with the mass
+        ratio between neighbouring links (alternating 1 kg and 1e-6 kg links: 1e-9 relative
+        error after 12 spherical joints).  Numeric backends average ``a`` and ``aᵀ``; a
+        symbolic one keeps only the upper triangle, so the arithmetic of the lower one is
+        never generated."""
 
 
 def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
@@ -114,8 +119,7 @@ class NumpyBackend:
         if a.shape == (1, 1):
             return 1.0 / a
         lower_inv = np.linalg.inv(np.linalg.cholesky(a))  # LinAlgError unless positive definite
-        x = lower_inv.T @ lower_inv
-        return 0.5 * (x + x.T)  # exactly symmetric (see Backend.inv)
+        return self.symmetric(lower_inv.T @ lower_inv)
 
     def cholesky(self, a: np.ndarray) -> np.ndarray:
         return np.linalg.cholesky(a)
@@ -154,7 +158,9 @@ class NumpyBackend:
         return a[np.ix_(idx, idx)]
 
     def symmetric(self, a: np.ndarray) -> np.ndarray:
-        return a
+        s = a + a.T
+        s *= 0.5
+        return s
 
 
 NUMPY = NumpyBackend()
@@ -437,4 +443,8 @@ class BatchedNumpyBackend:
         return _apply(lambda x: x[..., idx[:, None], idx], a)
 
     def symmetric(self, a: Any) -> Any:
-        return a
+        if type(a) is not MatrixStack:
+            return NUMPY.symmetric(a)
+        s = a.a + a.a.swapaxes(-1, -2)
+        s *= 0.5
+        return MatrixStack(s)

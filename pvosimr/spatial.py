@@ -58,7 +58,9 @@ class DenseTransform:
         return K @ self.X
 
     def congruence(self, H: Matrix) -> Matrix:
-        return self.B.symmetric(self.X.T @ H @ self.X)
+        # Not symmetrized: every caller adds it to a symmetric matrix and symmetrizes the sum,
+        # and numerically each symmetrization is a call of its own.
+        return self.X.T @ H @ self.X
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,13 @@ def symbolic_kinematics(
 def delassus_function(
     model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
 ) -> ca.Function:
-    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list."""
+    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list.
+
+    It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
+    precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
+    gives a G that is not the model's.  :func:`pvosimr.codegen.compile` wraps the same function
+    with those checks.
+    """
     cms = as_constraint_list(constraint_models)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)

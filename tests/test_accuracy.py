@@ -110,12 +110,6 @@ def test_mass_ratio_knob_drives_cond():
         accuracy.mass_scales(4, "steep", 10.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NumpyBackend.symmetric and BatchedNumpyBackend.symmetric return their argument "
-    "unsymmetrized: the rounding asymmetry of Xᵀ H X and H^A − U D⁻¹ Uᵀ is amplified through "
-    "heavy/light links (CasADi, which symmetrizes exactly, is at 4e-14 here)",
-)
 def test_recursive_numpy_paths_hold_at_a_mass_ratio_of_1e6():
     model, cms = accuracy.ChainCase("Spherical", 12, "alternating", 1e6).build()
     q = accuracy.random_q(model, np.random.default_rng(7))
