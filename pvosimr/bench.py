@@ -355,11 +355,6 @@ def _methods(
     return methods
 
 
-def _parse_case(spec: str) -> tuple[str, str | None]:
-    name, _, preset = spec.partition("/")
-    return name, (preset or None)
-
-
 def time_case(
     spec: str,
     *,
@@ -371,8 +366,7 @@ def time_case(
     seed: int = 0,
 ) -> CaseResult:
     """Time every method on one ``robot[/preset]`` case."""
-    name, preset = _parse_case(spec)
-    robot = zoo.load(name, preset)
+    robot = zoo.load_case(spec)
     rng = np.random.default_rng(seed)
     qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
     m = sum(cm.residualSize() for cm in robot.constraints)

@@ -5,10 +5,8 @@ Pinocchio reference (:mod:`pvosimr.reference`) is compared with the dense truth
 ``J M⁻¹ Jᵀ`` built from Pinocchio's ``crba`` and joint Jacobians (:mod:`pvosimr.truth`).
 The metric is ``max|ΔG| / max(1, max|G|)``.  Results go to a Markdown report a person reads at
 a glance and to its JSON twin; the run fails if any pvosimr algorithm exceeds the tolerance or
-fails in any other way.  The one accepted refusal is a ``NotImplementedError`` on a model with a
-joint of a type in :data:`REFUSABLE_JOINTS` (helical, universal, composite, ellipsoid, mimic):
-the report lists it as "unsupported" with its reason.  On any other model every algorithm must
-compute G.
+fails in any other way: every algorithm takes every joint type of Pinocchio 4.1, so a
+``NotImplementedError`` fails the run like any other error.
 
 ``pvosimr validate`` runs the whole zoo (report in ``validation/``), named zoo cases
 (``--robots ROBOT[/PRESET] …``) or a model file (``pvosimr validate FILE --point/--weld FRAME``);
@@ -35,11 +33,9 @@ from .cli_options import add_model_file_options, model_file_options_used, robot_
 from .truth import dense_delassus, rel_err
 
 __all__ = [
-    "REFUSABLE_JOINTS",
     "TOLERANCE",
     "Row",
     "main",
-    "refusable_joints",
     "summary",
     "table",
     "validate",
@@ -50,20 +46,6 @@ __all__ = [
 TOLERANCE = 1e-9
 ZOO_REPORT_DIR = "validation"
 """Where the zoo-wide run writes its report (the repository's committed report)."""
-REFUSABLE_JOINTS = frozenset(
-    {
-        "JointModelHX",
-        "JointModelHY",
-        "JointModelHZ",
-        "JointModelHelicalUnaligned",
-        "JointModelUniversal",
-        "JointModelComposite",
-        "JointModelEllipsoid",
-        "JointModelMimic",
-    }
-)
-"""Joint types an algorithm may decline with ``NotImplementedError`` (Pinocchio 4.1's newer
-types); a refusal on a model without any of them fails the run."""
 DAMPED_CASES = (("atlas", "feet_6d"), ("shadow_hand", "fingertips_3d"), ("talos", "feet_6d"))
 
 
@@ -79,29 +61,12 @@ class Row:
     errors: dict[str, float] = field(default_factory=dict)
     times_us: dict[str, float] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
-    unsupported: dict[str, str] = field(default_factory=dict)  # accepted refusals, with reason
     seconds: float = 0.0
     pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
 
     def passes(self) -> bool:
-        """Every pvosimr algorithm is within the tolerance or declined the model's joint types
-        (``unsupported``); references are only reported."""
-        return all(
-            a in self.unsupported or self.errors.get(a, np.inf) <= TOLERANCE for a in ALGORITHMS
-        )
-
-    def checked(self) -> bool:
-        """At least one pvosimr algorithm computed G on this case."""
-        return any(a in self.errors for a in ALGORITHMS)
-
-
-def refusable_joints(model: pin.Model) -> list[str]:
-    """Names of the joints of ``model`` whose type is in :data:`REFUSABLE_JOINTS`."""
-    return [
-        model.names[j]
-        for j in range(1, model.njoints)
-        if model.joints[j].shortname() in REFUSABLE_JOINTS
-    ]
+        """Every pvosimr algorithm ran and is within the tolerance (references only reported)."""
+        return all(self.errors.get(a, np.inf) <= TOLERANCE for a in ALGORITHMS)
 
 
 def _methods() -> dict[str, Callable]:
@@ -128,23 +93,14 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     data = model.createData()
     row = Row(robot.name, robot.preset, model.nv, sum(c.residualSize() for c in cms), configs)
     times: dict[str, list[float]] = {name: [] for name in methods}
-    may_refuse = bool(refusable_joints(model))
     for _ in range(configs):
         q = robot.q_random(rng)
         truth = _truth(robot, q)
         results = {}
         for name, method in methods.items():
-            if name in row.unsupported:
-                continue
             try:
                 method(model, data, q, cms)  # warm caches (topology, initPvDelassus)
                 G, seconds = _timed(method, model, data, q, cms)
-            except NotImplementedError as exc:
-                if may_refuse and name in ALGORITHMS:
-                    row.unsupported[name] = str(exc)
-                else:
-                    row.failures[name] = f"NotImplementedError: {exc}"
-                continue
             except Exception as exc:  # a method that cannot run is reported, not hidden
                 row.failures[name] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -235,8 +191,6 @@ def _fmt(err: float | None) -> str:
 
 
 def _cell(row: Row, method: str) -> str:
-    if method in row.unsupported:
-        return "unsupported"
     if method in row.failures:
         return "failed ❌" if method in ALGORITHMS else "failed"
     return _fmt(row.errors.get(method))
@@ -299,35 +253,10 @@ def _refusals(rows: list[Row]) -> list[str]:
     ]
 
 
-def _unsupported(rows: list[Row]) -> list[str]:
-    """Algorithms that declined a case's joint types, grouped by reason and cases."""
-    by_reason: dict[str, dict[str, list[str]]] = {}
-    for r in rows:
-        for method, message in r.unsupported.items():
-            by_reason.setdefault(message, {}).setdefault(f"{r.robot}/{r.preset}", []).append(method)
-    if not by_reason:
-        return ["- None: every pvosimr algorithm computed G on every case."]
-    lines = []
-    for message, cases in by_reason.items():
-        methods = sorted({m for ms in cases.values() for m in ms}, key=ALGORITHMS.index)
-        lines.append(
-            f"- {', '.join(f'`{m}`' for m in methods)} on {len(cases)} case(s) "
-            f"({', '.join(cases)}): {message}"
-        )
-    return lines
-
-
 def summary(rows: list[Row]) -> str:
-    """One line: PASS/FAIL, and how many cases some algorithm declined or none checked."""
+    """One line: PASS/FAIL and the number of cases."""
     ok = all(r.passes() for r in rows)
-    declined = sum(1 for r in rows if r.unsupported)
-    unchecked = [f"{r.robot}/{r.preset}" for r in rows if not r.checked()]
-    line = f"{'PASS' if ok else 'FAIL'}: {len(rows)} robot × preset cases"
-    if declined:
-        line += f"; on {declined} some algorithm declined the joint types (unsupported)"
-    if unchecked:
-        line += f"; on {len(unchecked)} no pvosimr algorithm ran ({', '.join(unchecked)})"
-    return line
+    return f"{'PASS' if ok else 'FAIL'}: {len(rows)} robot × preset cases"
 
 
 def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
@@ -348,9 +277,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "Each cell is the worst relative error `max|G − G_dense| / max(1, max|G_dense|)` over the "
         "configurations, against the dense `J M⁻¹ Jᵀ` built from Pinocchio's `crba` and joint "
         f"Jacobians (Cholesky). Tolerance {TOLERANCE:g}; ❌ marks a value above it, or a pvosimr "
-        "algorithm that failed. *unsupported*: the algorithm declined the model's joint types "
-        "with `NotImplementedError` (accepted only on helical, universal, composite, ellipsoid "
-        "or mimic joints; listed below). The times are median wall times per call from Python "
+        "algorithm that failed. The times are median wall times per call from Python "
         "(one call each, noisy: see `pvosimr bench`).",
         "",
         *table(rows),
@@ -360,10 +287,6 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "## Where Pinocchio's references disagree with the dense truth",
         "",
         *_disagreements(rows, references),
-        "",
-        "## pvosimr algorithms that do not support a case's joints",
-        "",
-        *_unsupported(rows),
         "",
         "## Methods that raised an error (a pvosimr algorithm here fails the run)",
         "",
@@ -413,19 +336,18 @@ def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_
     return "\n".join(lines)
 
 
-def _declined(rows: list[Row]) -> list[str]:
-    """One line per case and reason: the pvosimr algorithms that declined or failed."""
+def _failed(rows: list[Row]) -> list[str]:
+    """One line per case and reason: the pvosimr algorithms that failed."""
     lines = []
     for r in rows:
-        for verdict, found in (("unsupported by", r.unsupported), ("FAILED:", r.failures)):
-            by_reason: dict[str, list[str]] = {}
-            for method, reason in found.items():
-                if method in ALGORITHMS:
-                    by_reason.setdefault(reason, []).append(method)
-            lines += [
-                f"{r.robot}/{r.preset}: {verdict} {', '.join(methods)}: {reason}"
-                for reason, methods in by_reason.items()
-            ]
+        by_reason: dict[str, list[str]] = {}
+        for method, reason in r.failures.items():
+            if method in ALGORITHMS:
+                by_reason.setdefault(reason, []).append(method)
+        lines += [
+            f"{r.robot}/{r.preset}: FAILED: {', '.join(methods)}: {reason}"
+            for reason, methods in by_reason.items()
+        ]
     return lines
 
 
@@ -504,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
     if not zoo_wide:
         print("\n".join(table(rows)))
-        for line in _declined(rows):
+        for line in _failed(rows):
             print(line, file=sys.stderr)
     if out is not None:
         meta = {
@@ -524,8 +446,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:
         print(f"FAIL: pvosimr above {TOLERANCE:g} or failed on {', '.join(bad)}", file=sys.stderr)
         return 1
-    if not any(r.checked() for r in rows):
-        print("nothing validated: every pvosimr algorithm declined every case", file=sys.stderr)
-        return 2
-    print(f"every pvosimr algorithm that supports a case is within {TOLERANCE:g} on it")
+    print(f"every pvosimr algorithm is within {TOLERANCE:g} on every case")
     return 0
