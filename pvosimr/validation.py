@@ -298,12 +298,40 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     extra = meta.get("damped_inverse")
     if extra:
         md += ["", "## `pin.computeDampedDelassusMatrixInverse` from Python", "", extra]
+    md += accuracy_section(out)
     md_path, json_path = out / "report.md", out / "report.json"
     md_path.write_text("\n".join(md) + "\n")
     json_path.write_text(
         json.dumps({"meta": meta, "pass": ok, "rows": [asdict(r) for r in rows]}, indent=1)
     )
     return md_path, json_path
+
+
+def accuracy_section(out: Path) -> list[str]:
+    """The summary of the accuracy study (``python -m pvosimr.accuracy``) written beside the
+    report, with its figure: the zoo's robots are shallow and well conditioned, so how accuracy
+    ends with depth and mass ratio is measured there, on chains up to 300 links."""
+    study = out / "accuracy.md"
+    if not study.exists():
+        return []
+    lines = study.read_text().splitlines()
+    start = lines.index("## Summary") + 1 if "## Summary" in lines else len(lines)
+    stop = next((k for k in range(start, len(lines)) if lines[k].startswith("## ")), len(lines))
+    summary = [line for line in lines[start:stop] if line.startswith("- ")]
+    if not summary:
+        return []
+    figure = ["", "![error against depth and cond(M)](accuracy.png)"]
+    return [
+        "",
+        "## Accuracy against chain depth and conditioning",
+        "",
+        "From `python -m pvosimr.accuracy` (every pvosimr path and Pinocchio's two C++ routines "
+        "on Spherical, FreeFlyer and mixed chains up to 300 links; tables in "
+        "[accuracy.md](accuracy.md)):",
+        "",
+        *summary,
+        *(figure if (out / "accuracy.png").exists() else []),
+    ]
 
 
 def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_CASES) -> str:

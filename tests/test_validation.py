@@ -211,3 +211,18 @@ def test_a_wrong_number_on_newer_joint_types_fails(tmp_path, monkeypatch):
     argv = ["--robots", "universal_biped/feet_3d", "--configs", "1", "--out", str(tmp_path)]
     assert validation.main(argv) == 1
     assert "**FAIL**" in (tmp_path / "report.md").read_text()
+
+
+def test_report_carries_the_accuracy_study_summary(tmp_path):
+    """The accuracy study written beside the report lends it its summary and figure."""
+    assert validation.accuracy_section(tmp_path) == []
+    (tmp_path / "accuracy.md").write_text(
+        "# study\n\n| table |\n\n## Summary\n\n- within 1e-11 where cond(M) <= 1e8\n- ends there\n"
+        "\n## Paths that raised\n\n- a failure listed in the study only\n"
+    )
+    (tmp_path / "accuracy.png").write_bytes(b"")
+    code = validation.main(["--robots", "ur5", "--configs", "1", "--out", str(tmp_path)])
+    md = (tmp_path / "report.md").read_text()
+    assert code == 0 and "## Accuracy against chain depth and conditioning" in md
+    assert "- within 1e-11 where cond(M) <= 1e8\n- ends there" in md and "(accuracy.png)" in md
+    assert "| table |" not in md and "a failure listed in the study only" not in md
