@@ -21,7 +21,9 @@ __all__ = [
     "DEFAULT_JOINT_TYPES",
     "FIG1_PARENTS",
     "MIDDLE_ANGLE_SINGULAR",
+    "MIMICABLE",
     "TreeSpec",
+    "add_mimics",
     "build_tree",
     "fig1_tree",
     "random_inertia",
@@ -30,6 +32,7 @@ __all__ = [
     "random_rotation",
     "random_trees",
     "random_unit_vector",
+    "reduced_truth",
     "tree_specs",
 ]
 
@@ -473,3 +476,71 @@ def fig1_tree(seed: int = 0) -> Tree:
     model, constraints = build_tree(spec)
     model.name = "pvosimr_fig1"
     return model, constraints
+
+
+# --------------------------------------------------------------------------- mimic couplings
+
+#: Joint kinds that can take part in a mimic coupling (1-DoF screws with nq = 1).
+MIMICABLE: tuple[str, ...] = (
+    "RX", "RY", "RZ", "RevoluteUnaligned", "PX", "PY", "PZ", "PrismaticUnaligned",
+    "HX", "HY", "HZ", "HelicalUnaligned",
+)  # fmt: skip
+
+
+def add_mimics(
+    relaxed: pin.Model, cms: list, rng: np.random.Generator, count: int
+) -> tuple[pin.Model, list, list[tuple[int, int, float, float]]]:
+    """``relaxed`` with up to ``count`` of its 1-DoF joints turned into mimics of others
+    (``pin.transformJointIntoMimic``), the constraints rebuilt on it, and the couplings
+    ``(mimic, primary, scaling, offset)``.  A mimic may follow a joint in another branch, its
+    parent or a child.  ``relaxed`` keeps its joints (the truth's tree); a mimic joint's
+    armature is zeroed there, as the mimic model has none for it."""
+    kinds = [j.shortname().removeprefix("JointModel") for j in relaxed.joints]
+    model, pairs, mimics, primaries = relaxed, [], set(), set()
+    for _ in range(count):
+        free = [j for j in range(1, relaxed.njoints) if j not in mimics and kinds[j] in MIMICABLE]
+        if len(free) < 2:
+            break
+        a, b = sorted(int(j) for j in rng.choice(free, size=2, replace=False))
+        if b in primaries:  # Pinocchio wants the mimic after its primary, and no chains
+            continue
+        if kinds[b] == "HelicalUnaligned":
+            continue  # pin 4.1's forwardKinematics segfaults on a mimic of this type
+        scaling, offset = rng.uniform(0.3, 2.0) * rng.choice([-1.0, 1.0]), rng.uniform(-0.5, 0.5)
+        model = pin.transformJointIntoMimic(model, a, b, scaling, offset)
+        pairs.append((b, a, float(scaling), float(offset)))
+        mimics.add(b)
+        primaries.add(a)
+    if not pairs:
+        return relaxed, cms, []
+    cms = [pin.RigidConstraintModel(cm.type, model, cm.joint1_id, cm.joint1_placement, pin.LOCAL)
+           for cm in cms]  # fmt: skip
+    model.lowerPositionLimit = -np.pi * np.ones(model.nq)
+    model.upperPositionLimit = np.pi * np.ones(model.nq)
+    armature = relaxed.armature.copy()
+    armature[[relaxed.joints[m].idx_v for m, *_ in pairs]] = 0.0
+    relaxed.armature = armature
+    return model, cms, pairs
+
+
+def reduced_truth(model: pin.Model, cms: list, relaxed: pin.Model, pairs: list, q) -> np.ndarray:
+    """``J_r Φ (Φᵀ M_r Φ)⁻¹ Φᵀ J_rᵀ`` from Pinocchio on the tree without mimic joints, ``Φ`` the
+    map from the mimic model's velocities to the relaxed tree's: a truth that never meets a
+    mimic joint (Pinocchio 4.1's own miss a helical mimic's pitch)."""
+    from pvosimr.truth import constraint_jacobian, mass_matrix
+
+    mimic = {m: (p, s, o) for m, p, s, o in pairs}
+    q_r, Phi = np.zeros(relaxed.nq), np.zeros((relaxed.nv, model.nv))
+    for i in range(1, relaxed.njoints):
+        jr, j = relaxed.joints[i], model.joints[i]
+        if i in mimic:  # 1-DoF: θ = s q_p + o, θ̇ = s q̇_p
+            p, s, o = mimic[i]
+            q_r[jr.idx_q] = s * q[model.joints[p].idx_q] + o
+            Phi[jr.idx_v, model.joints[p].idx_v] = s
+        else:
+            q_r[jr.idx_q : jr.idx_q + jr.nq] = q[j.idx_q : j.idx_q + j.nq]
+            Phi[jr.idx_v : jr.idx_v + jr.nv, j.idx_v : j.idx_v + j.nv] = np.eye(jr.nv)
+    J = constraint_jacobian(relaxed, q_r, cms) @ Phi
+    M = Phi.T @ mass_matrix(relaxed, q_r) @ Phi
+    Y = np.linalg.solve(np.linalg.cholesky(M), J.T)
+    return Y.T @ Y

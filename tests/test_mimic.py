@@ -8,23 +8,29 @@ the mimic model are right for revolute and prismatic mimics but miss a helical m
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
-from _truth import constraint_jacobian, dense_delassus, mass_matrix, rel_err
+from _trees import (
+    DEFAULT_JOINT_TYPES,
+    MIMICABLE,
+    TreeSpec,
+    add_mimics,
+    build_tree,
+    random_q,
+    reduced_truth,
+)
+from _truth import dense_delassus, rel_err
 
 import pvosimr
 from pvosimr.symbolic import delassus_function
 
 TOL = 1e-9
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
-ONE_DOF = ("RX", "RY", "RZ", "RevoluteUnaligned", "PX", "PY", "PZ", "PrismaticUnaligned", "HX",
-           "HY", "HZ", "HelicalUnaligned")  # fmt: skip
-OTHERS = tuple(k for k in DEFAULT_JOINT_TYPES if k not in ONE_DOF and k != "FreeFlyer")
+OTHERS = tuple(k for k in DEFAULT_JOINT_TYPES if k not in MIMICABLE and k != "FreeFlyer")
 
 
 def mimic_tree(seed: int, n: int = 9):
     """A random tree (under a free-flyer or fixed) with 1–3 mimic couplings between its 1-DoF
-    joints: a mimic joint may follow a joint in another branch, its parent or a child; a quarter
-    of the joints are of the other types (spherical, universal, composite, ...)."""
+    joints (:func:`_trees.add_mimics`); a quarter of the joints are of the other types
+    (spherical, universal, composite, ...)."""
     rng = np.random.default_rng(seed)
     parents, path = [], [0]
     for i in range(1, n + 1):
@@ -32,63 +38,20 @@ def mimic_tree(seed: int, n: int = 9):
         del path[path.index(parent) + 1 :]
         path.append(i)
         parents.append(parent)
-    kinds = [str(rng.choice(ONE_DOF if rng.random() < 0.75 else OTHERS)) for _ in range(n)]
-    first = 2 if rng.random() < 0.5 else 1  # joint 1 a free-flyer, or a 1-DoF root
-    if first == 2:
+    kinds = [str(rng.choice(MIMICABLE if rng.random() < 0.75 else OTHERS)) for _ in range(n)]
+    if rng.random() < 0.5:
         kinds[0] = "FreeFlyer"
     links = rng.choice(np.arange(1, n + 1), size=3)
     cons = [(int(j), C6 if k % 2 else C3) for k, j in enumerate(links)]
     relaxed, cms = build_tree(TreeSpec(parents, kinds, cons, bool(rng.random() < 0.5), seed))
-    model, pairs = relaxed, []
-    mimics: set[int] = set()
-    primaries: set[int] = set()
-    for _ in range(int(rng.integers(1, 4))):
-        free = [j for j in range(first, n + 1) if j not in mimics and kinds[j - 1] in ONE_DOF]
-        if len(free) < 2:
-            break
-        a, b = sorted(int(j) for j in rng.choice(free, size=2, replace=False))
-        if b in primaries:  # Pinocchio wants the mimic after its primary, and no chains
-            continue
-        if relaxed.joints[b].shortname() == "JointModelHelicalUnaligned":
-            continue  # pin 4.1's forwardKinematics segfaults on a mimic of this type
-        scaling, offset = rng.uniform(0.3, 2.0) * rng.choice([-1.0, 1.0]), rng.uniform(-0.5, 0.5)
-        model = pin.transformJointIntoMimic(model, a, b, scaling, offset)
-        pairs.append((b, a, scaling, offset))
-        mimics.add(b)
-        primaries.add(a)
+    model, cms, pairs = add_mimics(relaxed, cms, rng, int(rng.integers(1, 4)))
     if not pairs:
         return mimic_tree(seed + 1000, n)
-    cms = [pin.RigidConstraintModel(cm.type, model, cm.joint1_id, cm.joint1_placement, pin.LOCAL)
-           for cm in cms]  # fmt: skip
-    model.lowerPositionLimit = -np.pi * np.ones(model.nq)
-    model.upperPositionLimit = np.pi * np.ones(model.nq)
-    armature = relaxed.armature.copy()  # a mimic joint has no rotor inertia of its own
-    armature[[relaxed.joints[m].idx_v for m, *_ in pairs]] = 0.0
-    relaxed.armature = armature
     return model, cms, relaxed, pairs
 
 
 def test_generator_makes_mimic_trees():
     assert all(mimic_tree(seed)[3] for seed in range(20))
-
-
-def reduced_truth(model, cms, relaxed, pairs, q):
-    """``J_r Φ (Φᵀ M_r Φ)⁻¹ Φᵀ J_rᵀ`` from Pinocchio on the tree without mimic joints."""
-    mimic = {m: (p, s, o) for m, p, s, o in pairs}
-    q_r, Phi = np.zeros(relaxed.nq), np.zeros((relaxed.nv, model.nv))
-    for i in range(1, relaxed.njoints):
-        jr, j = relaxed.joints[i], model.joints[i]
-        if i in mimic:  # 1-DoF: θ = s q_p + o, θ̇ = s q̇_p
-            p, s, o = mimic[i]
-            q_r[jr.idx_q] = s * q[model.joints[p].idx_q] + o
-            Phi[jr.idx_v, model.joints[p].idx_v] = s
-        else:
-            q_r[jr.idx_q : jr.idx_q + jr.nq] = q[j.idx_q : j.idx_q + j.nq]
-            Phi[jr.idx_v : jr.idx_v + jr.nv, j.idx_v : j.idx_v + j.nv] = np.eye(jr.nv)
-    J = constraint_jacobian(relaxed, q_r, cms) @ Phi
-    M = Phi.T @ mass_matrix(relaxed, q_r) @ Phi
-    Y = np.linalg.solve(np.linalg.cholesky(M), J.T)
-    return Y.T @ Y
 
 
 def truths(model, cms, relaxed, pairs, q):

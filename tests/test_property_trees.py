@@ -4,7 +4,9 @@ Each tree is drawn from a seed (structure and numbers), so a failure names a see
 :class:`~_trees.TreeSpec` that rebuild it.  The default run checks a fast subset; the slow run
 (``pytest -m slow``) checks 2,000 trees: numpy and batched numpy for every algorithm at two
 configurations each, the CasADi function (evaluated numerically) for one algorithm on every
-tenth tree, all at ``max|ΔG| / max(1, max|G|) ≤ 1e-9``.
+tenth tree, all at ``max|ΔG| / max(1, max|G|) ≤ 1e-9``.  On every fourth tree up to two of
+the 1-DoF joints become mimic joints (:func:`_trees.add_mimics`); their truth is Pinocchio's on
+the tree without them, reduced (:func:`_trees.reduced_truth`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from collections import Counter
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import CONTACT_TYPES, DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
+from _trees import (
+    CONTACT_TYPES,
+    DEFAULT_JOINT_TYPES,
+    TreeSpec,
+    add_mimics,
+    build_tree,
+    random_q,
+    reduced_truth,
+)
 
 import pvosimr
 from pvosimr.batch import compute_delassus_batch
@@ -24,6 +34,8 @@ from pvosimr.truth import dense_delassus, rel_err
 TOL = 1e-9
 SLOW_TREES = 2000
 CASADI_EVERY = 10
+MIMIC_EVERY = 4
+EVERY_TYPE = {*DEFAULT_JOINT_TYPES, "Mimic"}
 
 
 def random_spec(seed: int) -> TreeSpec:
@@ -62,10 +74,15 @@ def _kinds_in(model: pin.Model) -> set[str]:
 def check_tree(seed: int, casadi: bool) -> tuple[dict[str, float], pin.Model]:
     """Every algorithm, numpy and batched, at two configurations; the worst error per path."""
     spec = random_spec(seed)
-    model, cms = build_tree(spec)
+    relaxed, cms = build_tree(spec)
     rng = np.random.default_rng(seed + 1)
+    count = 2 if seed % MIMIC_EVERY == 0 else 0
+    model, cms, pairs = add_mimics(relaxed, cms, rng, count)
     qs = np.array([random_q(model, rng) for _ in range(2)])
-    truths = [dense_delassus(model, q, cms) for q in qs]
+    truths = [
+        reduced_truth(model, cms, relaxed, pairs, q) if pairs else dense_delassus(model, q, cms)
+        for q in qs
+    ]
     data = model.createData()
     worst = {"numpy": 0.0, "batch": 0.0, "casadi": 0.0}
     for algorithm in pvosimr.ALGORITHMS:
@@ -102,7 +119,7 @@ def run(seeds: range) -> tuple[dict[str, float], Counter]:
 def test_random_trees_fast_subset():
     pytest.importorskip("casadi")
     _, seen = run(range(40))
-    assert set(seen) >= set(DEFAULT_JOINT_TYPES), set(DEFAULT_JOINT_TYPES) - set(seen)
+    assert set(seen) >= EVERY_TYPE, EVERY_TYPE - set(seen)
 
 
 @pytest.mark.slow
@@ -111,7 +128,7 @@ def test_random_trees_every_joint_type_every_algorithm_every_path():
     start = time.perf_counter()
     worst, seen = run(range(SLOW_TREES))
     elapsed = time.perf_counter() - start
-    assert set(seen) >= set(DEFAULT_JOINT_TYPES), set(DEFAULT_JOINT_TYPES) - set(seen)
+    assert set(seen) >= EVERY_TYPE, EVERY_TYPE - set(seen)
     print(
         f"\n{SLOW_TREES} trees in {elapsed:.0f} s; worst relative error: "
         + ", ".join(f"{path} {err:.2e}" for path, err in worst.items())
