@@ -180,9 +180,19 @@ def _q_bound(model: pin.Model) -> np.ndarray:
 
 
 def _joint_of_v(model: pin.Model, index: int) -> str:
+    """The joint that owns entry ``index`` of a velocity vector (``"joint 3 'elbow'"``)."""
+    return _joint_owning(model, index, lambda j: (j.idx_v, j.nv))
+
+
+def _joint_of_q(model: pin.Model, index: int) -> str:
+    """The joint that owns entry ``index`` of a configuration vector."""
+    return _joint_owning(model, index, lambda j: (j.idx_q, j.nq))
+
+
+def _joint_owning(model: pin.Model, index: int, span) -> str:
     for i in range(1, model.njoints):
-        j = model.joints[i]
-        if j.idx_v <= index < j.idx_v + j.nv:
+        first, size = span(model.joints[i])
+        if first <= index < first + size:
             return f"joint {i} {model.names[i]!r}"
     return "no joint"
 
@@ -309,14 +319,6 @@ def _check_values(
             "q is not normalized: a quaternion or unit-complex part has norm ≠ 1 "
             "(use pinocchio.normalize(model, q))"
         )
-
-
-def _joint_of_q(model: pin.Model, index: int) -> str:
-    for i in range(1, model.njoints):
-        j = model.joints[i]
-        if j.idx_q <= index < j.idx_q + j.nq:
-            return f"joint {i} {model.names[i]!r}"
-    return "no joint"
 
 
 def resolve_topology(model: pin.Model, cms, topology: Topology | None) -> Topology:
