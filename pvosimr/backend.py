@@ -10,6 +10,7 @@ generation).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -81,9 +82,16 @@ class Backend(Protocol):
         an articulated inertia ``H^A = Xᵀ (…) X`` is carried into ``U = H^A S`` and amplified at
         the next joint by the oblique projector ``S D⁻¹ Sᵀ H^A``, whose norm grows with the mass
         ratio between neighbouring links (alternating 1 kg and 1e-6 kg links: 1e-9 relative
-        error after 12 spherical joints).  Numeric backends average ``a`` and ``aᵀ``; a
-        symbolic one keeps only the upper triangle, so the arithmetic of the lower one is
-        never generated."""
+        error after 12 spherical joints).  Every backend keeps the upper triangle
+        (:meth:`symmetric_from_upper`): numerically one gather, symbolically the arithmetic of
+        the lower triangle is never generated."""
+
+
+@lru_cache(maxsize=64)
+def upper_mirror(n: int) -> np.ndarray:
+    """Flat indices that read an n×n matrix's upper triangle into both triangles."""
+    index = np.arange(n * n).reshape(n, n)
+    return np.where(np.triu(np.ones((n, n), dtype=bool)), index, index.T).ravel()
 
 
 def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
@@ -150,17 +158,15 @@ class NumpyBackend:
         return blockdiag_by_assignment(self, blocks)
 
     def symmetric_from_upper(self, a: np.ndarray) -> np.ndarray:
-        upper = np.triu(a)
-        return upper + np.triu(a, 1).T
+        n = a.shape[0]
+        return a.take(upper_mirror(n)).reshape(n, n)  # one gather: cheaper than triu + triu.T
 
     def permute(self, a: np.ndarray, order: list[int]) -> np.ndarray:
         idx = np.asarray(order, dtype=int)
         return a[np.ix_(idx, idx)]
 
     def symmetric(self, a: np.ndarray) -> np.ndarray:
-        s = a + a.T
-        s *= 0.5
-        return s
+        return self.symmetric_from_upper(a)
 
 
 NUMPY = NumpyBackend()
@@ -434,17 +440,11 @@ class BatchedNumpyBackend:
         if type(a) is not MatrixStack:
             return NUMPY.symmetric_from_upper(a)
         n, m = a.a.shape[0], a.shape[0]
-        index = np.arange(m * m).reshape(m, m)
-        source = np.where(np.triu(np.ones((m, m), dtype=bool)), index, index.T).ravel()
-        return MatrixStack(np.take(a.a.reshape(n, m * m), source, axis=1).reshape(n, m, m))
+        return MatrixStack(np.take(a.a.reshape(n, m * m), upper_mirror(m), axis=1).reshape(n, m, m))
 
     def permute(self, a: Any, order: list[int]) -> Any:
         idx = np.asarray(order, dtype=int)
         return _apply(lambda x: x[..., idx[:, None], idx], a)
 
     def symmetric(self, a: Any) -> Any:
-        if type(a) is not MatrixStack:
-            return NUMPY.symmetric(a)
-        s = a.a + a.a.swapaxes(-1, -2)
-        s *= 0.5
-        return MatrixStack(s)
+        return self.symmetric_from_upper(a)

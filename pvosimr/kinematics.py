@@ -50,9 +50,8 @@ def model_constants(
     H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
     rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
-    for i in topology.links:  # reduced dofs: a mimic joint has none, and no rotor of its own
-        joint = model.joints[i]
-        a = rotor[joint.idx_v : joint.idx_v + joint.nv]
+    for i in topology.links:  # the model's dofs: a mimic joint has none, and no rotor of its own
+        a = rotor[topology.model_dofs[i]]
         armature.append(np.diag(a) if a.any() else None)
     n = len(constraint_models)
     cms = zip(topology.ees[:n], constraint_models, strict=True)

@@ -194,6 +194,8 @@ class Topology:
             tuple(j.idx_vExtended for j in model.joints),
         )
         self.links = range(1, nj)
+        #: each joint's own dofs in the model's velocity (and armature) vector; none for a mimic
+        self.model_dofs = tuple(slice(j.idx_v, j.idx_v + j.nv) for j in model.joints)
         self.couplings = mimic_couplings(model)
         swept = self.signature + tuple((link, 1) for c in self.couplings for link, _ in c.rows)
         self.dims = tuple(dim for _, dim in swept)
