@@ -13,7 +13,7 @@
 // Boost.Python registry when `import pinocchio` ran (pvosimr imports pinocchio first), so this
 // module needs no eigenpy header and no eigenpy link: only Pinocchio's headers, Eigen, Boost.
 //
-// Built by setup.py against the installed `pin` wheel; see the flags there.
+// Compiled on first use by pvosimr/bridge.py against the installed `pin` wheel; see the flags there.
 
 #include <cstddef>
 #include <sstream>

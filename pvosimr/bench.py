@@ -250,7 +250,7 @@ def _pinocchio_bare(model: pin.Model, cms: list) -> dict[str, Callable]:
     cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in scms])
     out = {"pin-efpa": lambda q: pin.computeDelassusMatrix(model, data, q, scms, cds, 0.0)}
     if reference.extension_available():
-        pv = reference._pv(model, cms).pv  # the initPvDelassus-prepared C++ object
+        pv = reference.pinocchio_pv_object(model, cms)
         out["pin-pv-osimr"] = lambda q: pv.compute(model, q)
     return out
 

@@ -47,7 +47,6 @@ import importlib.machinery
 import importlib.util
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -61,6 +60,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from . import toolchain
 from .constraints import as_constraint_list
 from .delassus import check_configuration, check_model, topology_for, undefined_error
 from .joint_models import unit_parts
@@ -94,7 +94,7 @@ class CodegenError(RuntimeError):
     """The generated C could not be turned into a loadable library."""
 
 
-class CompilerNotFoundError(CodegenError, OSError):
+class CompilerNotFoundError(CodegenError, toolchain.CompilerNotFoundError):
     """No C compiler: neither ``$CC`` nor ``cc``/``gcc``/``clang`` on ``PATH``."""
 
 
@@ -106,56 +106,26 @@ class CompilationError(CodegenError):
 
 
 def default_cache_dir() -> Path:
-    """``$PVOSIMR_CACHE_DIR``, else ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``."""
-    explicit = os.environ.get("PVOSIMR_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "pvosimr"
+    """pvosimr's cache folder, :func:`pvosimr.toolchain.cache_dir`; libraries go to ``codegen/``."""
+    return toolchain.cache_dir()
 
 
-_NO_COMPILER_FIX = (
-    "Install one (Debian/Ubuntu: `apt-get install gcc`; Fedora: `dnf install gcc`; macOS: "
-    "`xcode-select --install`) or point the CC environment variable at it (CC=/path/to/gcc)."
-)
+_NO_COMPILER_FIX = toolchain.how_to_get_compiler("c")
 
 
 def find_compiler() -> list[str]:
     """The C compiler command: ``$CC`` (split like a shell would) or ``cc``/``gcc``/``clang``."""
-    env = os.environ.get("CC", "").strip()
-    if env:
-        argv = shlex.split(env)
-        exe = shutil.which(argv[0])
-        if exe is None:
-            raise CompilerNotFoundError(
-                f"CC={env!r} is not an executable on PATH. Fix CC or unset it to use cc/gcc. "
-                + _NO_COMPILER_FIX
-            )
-        return [exe, *argv[1:]]
-    for name in ("cc", "gcc", "clang"):
-        exe = shutil.which(name)
-        if exe is not None:
-            return [exe]
-    raise CompilerNotFoundError(
-        "pvosimr.codegen needs a C compiler, and none was found (no $CC, and none of cc, gcc, "
-        "clang on PATH). " + _NO_COMPILER_FIX
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def _compiler_identity(argv: tuple[str, ...]) -> str:
-    """Path and first line of ``--version``: part of the cache key."""
     try:
-        out = subprocess.run(
-            [*argv, "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-        version = (out.stdout or out.stderr).strip().splitlines()[:1]
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise CompilerNotFoundError(
-            f"the C compiler {' '.join(argv)!r} cannot be run ({exc}). " + _NO_COMPILER_FIX
-        ) from exc
-    return " ".join(argv) + " | " + (version[0] if version else "unknown version")
+        return toolchain.find_compiler("c", needed_by="pvosimr.codegen")
+    except toolchain.CompilerNotFoundError as exc:
+        raise CompilerNotFoundError(str(exc)) from None
+
+
+def _compiler_identity(argv: tuple[str, ...]) -> str:
+    try:
+        return toolchain.compiler_identity(argv)
+    except toolchain.CompilerNotFoundError as exc:
+        raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
 
 
 def _run_compiler(command: list[str]) -> None:

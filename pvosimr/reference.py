@@ -18,8 +18,8 @@ order — exactly like :func:`pvosimr.compute_delassus`:
     singular G included (the pivots of the constraint block are not used to form G).
 ``pin-pv-osimr``
     Pinocchio's C++ ``initPvDelassus`` + ``computePvDelassusMatrix``, which ``pin`` does not
-    bind, through the compiled module ``pvosimr._pinocchio_pv`` (built at install time against
-    the installed ``pin`` wheel, see ``setup.py``).  ``initPvDelassus`` runs once per
+    bind, through :mod:`pvosimr.bridge` (compiled on first use against the installed ``pin``
+    wheel; it needs a C++ compiler, nothing else here does).  ``initPvDelassus`` runs once per
     (model, constraint list) — see :func:`cache_info` — on a ``pinocchio::Data`` owned by the
     compiled object, because it records the constraint topology in the Data it is given and
     cannot be rerun on the same Data; the ``data`` argument is therefore not used by this one.
@@ -45,24 +45,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from . import bridge
 from .constraints import as_constraint_list
 from .delassus import check_configuration
 from .topology import constraint_signature
-
-try:
-    from . import _pinocchio_pv
-except ImportError as exc:  # source tree without a build, or a broken build
-    _pinocchio_pv = None
-    _EXTENSION_PROBLEM = f"it cannot be imported ({exc})"
-else:
-    if pin.__version__ != _pinocchio_pv.PINOCCHIO_VERSION:
-        _EXTENSION_PROBLEM = (
-            f"it was built against Pinocchio {_pinocchio_pv.PINOCCHIO_VERSION} but pin "
-            f"{pin.__version__} is installed (the C++ ABI must match)"
-        )
-        _pinocchio_pv = None
-    else:
-        _EXTENSION_PROBLEM = ""
 
 __all__ = [
     "REFERENCES",
@@ -72,28 +58,21 @@ __all__ = [
     "extension_available",
     "pinocchio_cholesky",
     "pinocchio_efpa",
+    "pinocchio_pv_object",
     "pinocchio_pv_osimr",
+    "unavailable",
 ]
 
-_REBUILD = (
-    "Rebuild it by reinstalling pvosimr from its source tree with a C++17 compiler available: "
-    "`pip install -e .` (development) or `pip install .` — the build pulls the matching pin "
-    "wheel and cmeel-eigen and compiles pvosimr/_pinocchio_pv.cpp (about a minute)."
-)
-
-
 def extension_available() -> bool:
-    """Whether the compiled ``pvosimr._pinocchio_pv`` (Pinocchio's C++ PV-OSIMr) is usable."""
-    return _pinocchio_pv is not None
+    """Whether Pinocchio's C++ PV-OSIMr is usable here (its bridge loads, built if needed)."""
+    return bridge.status() is None
 
 
-def _extension():
-    if _pinocchio_pv is None:
-        raise ImportError(
-            f"pin-pv-osimr needs the compiled module pvosimr._pinocchio_pv, but "
-            f"{_EXTENSION_PROBLEM}. {_REBUILD}"
-        )
-    return _pinocchio_pv
+def unavailable() -> dict[str, str]:
+    """The references that cannot run here, each with the reason (only ``pin-pv-osimr`` can be:
+    it needs the bridge, which needs a C++ compiler)."""
+    why = bridge.status()
+    return {} if why is None else {"pin-pv-osimr": why}
 
 
 # --------------------------------------------------------------------------- cache
@@ -159,7 +138,7 @@ def cache_info() -> dict[str, int]:
         "hits": _STATS["hits"],
         "misses": _STATS["misses"],
         "entries": len(_CACHE),
-        "pv_inits": _pinocchio_pv.init_calls() if _pinocchio_pv is not None else 0,
+        "pv_inits": bridge.load().init_calls() if extension_available() else 0,
     }
 
 
@@ -211,12 +190,17 @@ def pinocchio_cholesky(
     return G
 
 
-def _pv(model: pin.Model, constraint_models: Iterable) -> _Entry:
-    ext = _extension()
-    entry = _entry(model, constraint_models)
+def _pv(entry: _Entry, model: pin.Model) -> _Entry:
+    """``entry`` with its compiled PV-OSIMr object (the bridge loads, built if needed)."""
     if entry.pv is None:
-        entry.pv = ext.PvDelassus(model, entry.cms)  # runs initPvDelassus, once
+        entry.pv = bridge.load().PvDelassus(model, entry.cms)  # runs initPvDelassus, once
     return entry
+
+
+def pinocchio_pv_object(model: pin.Model, constraint_models: Iterable):
+    """The cached C++ object on which ``initPvDelassus`` ran, for timing ``compute(model, q)``
+    (which checks only the size of ``q``) without the Python around it."""
+    return _pv(_entry(model, constraint_models), model).pv
 
 
 def pinocchio_pv_osimr(
@@ -225,13 +209,16 @@ def pinocchio_pv_osimr(
     """Pinocchio's C++ ``computePvDelassusMatrix`` after a one-off ``initPvDelassus``.
 
     ``data`` is accepted for the common signature but not used: the compiled object computes
-    in its own ``pinocchio::Data``, the one ``initPvDelassus`` prepared.  Raises ``ImportError``
-    when the compiled module is missing (e.g. an unbuilt source tree).
+    in its own ``pinocchio::Data``, the one ``initPvDelassus`` prepared.  Bad constraints or
+    ``q`` raise as for the other references; then, where the bridge cannot be built here (no
+    C++ compiler, no Eigen headers, ...), :class:`pvosimr.bridge.BridgeUnavailableError` (an
+    ``ImportError``) says why and how to get it.
     """
-    entry = _pv(model, constraint_models)
+    entry = _entry(model, constraint_models)
+    q = check_configuration(model, q)
     if entry.m == 0:
         return np.zeros((0, 0))
-    return entry.pv.compute(model, check_configuration(model, q))
+    return _pv(entry, model).pv.compute(model, q)
 
 
 #: The references, by name: each is ``f(model, data, q, constraint_models) -> G``.
@@ -273,7 +260,7 @@ def damped_delassus_inverse_defect(
 
     cms = as_constraint_list(constraint_models)
     q = check_configuration(model, q)
-    entry = _pv(model, cms)
+    entry = _pv(_entry(model, cms), model)
     if mu <= 0:
         raise ValueError("mu must be positive")
     g_dense = dense_delassus(model, q, cms)

@@ -11,7 +11,7 @@ from _truth import dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pvosimr import reference
+from pvosimr import bridge, reference, toolchain
 from pvosimr.constraints import point, weld
 from pvosimr.reference import REFERENCES
 from pvosimr.zoo import sources
@@ -24,6 +24,25 @@ C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 # returning NaN.  That refusal is accepted only where G is singular; a finite result must
 # always be within the tolerance.
 SINGULAR_COND = 1e8
+
+
+def bridge_missing_for_want_of_a_compiler() -> bool:
+    """True only where the bridge is unavailable because no C++ compiler is installed; where a
+    compiler exists, an unavailable bridge fails the test that needs it."""
+    why = bridge.status()
+    if why is None:
+        return False
+    try:
+        toolchain.find_compiler("c++")
+    except toolchain.CompilerNotFoundError:
+        return True
+    pytest.fail(f"a C++ compiler is installed, yet the bridge is unavailable: {why}")
+
+
+@pytest.fixture
+def needs_bridge():
+    if bridge_missing_for_want_of_a_compiler():
+        pytest.skip("Pinocchio's C++ PV-OSIMr needs the bridge, and there is no C++ compiler")
 
 
 def check_cholesky(model, cms, q, truth):
@@ -39,6 +58,8 @@ def check_cholesky(model, cms, q, truth):
 def check_references(model, cms, q, names=tuple(REFERENCES)):
     truth = dense_delassus(model, q, cms)
     worst = 0.0
+    if "pin-pv-osimr" in names and bridge_missing_for_want_of_a_compiler():
+        names = tuple(n for n in names if n != "pin-pv-osimr")
     for name in names:
         G = REFERENCES[name](model, model.createData(), q, cms)
         assert isinstance(G, np.ndarray)
@@ -74,9 +95,9 @@ def humanoid():
     return pin.buildSampleModelHumanoidRandom()
 
 
-def test_registry():
+def test_registry(needs_bridge):
     assert set(REFERENCES) == {"pin-efpa", "pin-pv-osimr", "pin-cholesky"}
-    assert reference.extension_available(), "pvosimr._pinocchio_pv was not built"
+    assert reference.extension_available() and reference.unavailable() == {}
 
 
 def test_sample_humanoid_mixed_contacts(humanoid):
@@ -128,6 +149,8 @@ def test_pinocchio_vector_and_tuple_accepted(humanoid):
     for cm in cms:
         vec.append(cm)
     for name, f in REFERENCES.items():
+        if name in reference.unavailable() and bridge_missing_for_want_of_a_compiler():
+            continue
         G = f(humanoid, humanoid.createData(), q, cms)
         np.testing.assert_array_equal(f(humanoid, humanoid.createData(), q, vec), G, name)
         np.testing.assert_array_equal(f(humanoid, humanoid.createData(), q, tuple(cms)), G, name)
@@ -196,7 +219,7 @@ def test_random_trees(tree, seed):
 # --------------------------------------------------------------------------- PV-OSIMr specifics
 
 
-def test_init_pv_delassus_runs_once_per_constraint_list(humanoid):
+def test_init_pv_delassus_runs_once_per_constraint_list(humanoid, needs_bridge):
     rng = np.random.default_rng(5)
     cms = humanoid_constraints(humanoid, rng, ["rleg6_joint", "lleg6_joint"], [C6, C3])
     reference.clear_cache()
@@ -224,7 +247,7 @@ def test_init_pv_delassus_runs_once_per_constraint_list(humanoid):
     assert rel_err(G, dense_delassus(humanoid, q, moved)) <= TOL
 
 
-def test_pv_has_no_state_across_calls(humanoid):
+def test_pv_has_no_state_across_calls(humanoid, needs_bridge):
     rng = np.random.default_rng(6)
     cms = humanoid_constraints(
         humanoid, rng, ["rleg6_joint", "lleg6_joint", "rarm6_joint"], [C6, C3, C3]
@@ -238,15 +261,6 @@ def test_pv_has_no_state_across_calls(humanoid):
     np.testing.assert_array_equal(G1, G1.T)
     G1[0, 0] = 1e9  # a fresh array each call, not a view on the C++ buffer
     assert reference.pinocchio_pv_osimr(humanoid, humanoid.createData(), q1, cms)[0, 0] != 1e9
-
-
-def test_missing_extension_raises_import_error(monkeypatch, humanoid):
-    monkeypatch.setattr(reference, "_pinocchio_pv", None)
-    monkeypatch.setattr(reference, "_EXTENSION_PROBLEM", "it cannot be imported (test)")
-    cms = [pin.RigidConstraintModel(C6, humanoid, 1, pin.SE3.Identity(), pin.LOCAL)]
-    with pytest.raises(ImportError, match=r"pip install -e \."):
-        reference.pinocchio_pv_osimr(humanoid, humanoid.createData(), pin.neutral(humanoid), cms)
-    assert not reference.extension_available()
 
 
 def test_bad_input(humanoid):
@@ -266,8 +280,8 @@ def test_bad_input(humanoid):
         assert f(humanoid, humanoid.createData(), q, []).shape == (0, 0)
 
 
-def test_compiled_object_checks_its_input(humanoid):
-    ext = reference._pinocchio_pv
+def test_compiled_object_checks_its_input(humanoid, needs_bridge):
+    ext = bridge.load()
     assert pin.__version__ == ext.PINOCCHIO_VERSION
 
     def on(joint, frame=pin.LOCAL, kind=C6):
@@ -289,7 +303,7 @@ def test_compiled_object_checks_its_input(humanoid):
 # --------------------------------------------------------------------------- damped inverse
 
 
-def test_damped_inverse_defect_is_visible(humanoid):
+def test_damped_inverse_defect_is_visible(humanoid, needs_bridge):
     """pin.computeDampedDelassusMatrixInverse from Python misses initPvDelassus: wrong result."""
     rng = np.random.default_rng(7)
     cms = humanoid_constraints(
@@ -305,7 +319,7 @@ def test_damped_inverse_defect_is_visible(humanoid):
     assert defect["pv_numpy"] <= TOL, defect
 
 
-def test_damped_inverse_defect_skips_the_out_of_bounds_case(humanoid):
+def test_damped_inverse_defect_skips_the_out_of_bounds_case(humanoid, needs_bridge):
     rng = np.random.default_rng(8)
     cms = humanoid_constraints(humanoid, rng, ["rleg6_joint", "rleg6_joint"], [C6, C3])
     defect = reference.damped_delassus_inverse_defect(humanoid, random_q(humanoid, rng), cms)

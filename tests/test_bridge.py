@@ -1,0 +1,80 @@
+"""The bridge to Pinocchio's C++ PV-OSIMr: built on first use against the installed pin, and
+a clear answer where it cannot be built (no compiler), with every other path still working."""
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from test_reference import needs_bridge  # noqa: F401 (a fixture)
+
+from pvosimr import bridge, compute_delassus, reference, toolchain, validation, zoo
+from pvosimr.constraints import weld
+
+
+@pytest.fixture
+def no_compiler(monkeypatch, tmp_path):
+    """A machine without a C++ compiler: $CXX points nowhere, and nothing is loaded or cached."""
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(bridge, "_loaded", {})
+    reference.clear_cache()
+    yield
+    reference.clear_cache()
+
+
+@pytest.fixture(scope="module")
+def manipulator():
+    model = pin.buildSampleModelManipulator()
+    return model, [weld(model, model.frames[-1].name)]
+
+
+def test_built_against_the_pin_in_use(needs_bridge):  # noqa: F811
+    module = bridge.load()
+    assert module.PINOCCHIO_VERSION == pin.__version__
+    library = bridge.plan().library()
+    assert library.is_file() and f"pin{pin.__version__}-" in library.name
+    assert library.parent == toolchain.cache_dir() / "bridge"
+
+
+def test_cache_name_changes_with_pin_and_compiler(needs_bridge):  # noqa: F811
+    plan = bridge.plan()
+    other_pin = dataclasses.replace(plan, pinocchio_version="3.9.0")
+    other_flags = dataclasses.replace(plan, defines=(*plan.defines, "EXTRA"))
+    names = {p.library().name for p in (plan, other_pin, other_flags)}
+    assert len(names) == 3
+
+
+def test_no_compiler_a_clear_error_and_everything_else_works(no_compiler, manipulator):
+    model, cms = manipulator
+    q = pin.neutral(model)
+    with pytest.raises(bridge.BridgeUnavailableError) as err:
+        reference.pinocchio_pv_osimr(model, model.createData(), q, cms)
+    message = str(err.value)
+    assert "CXX=" in message and 'pip install "pvosimr[bridge]"' in message
+    assert "pin-efpa" in message  # says what still works
+    assert isinstance(err.value, ImportError)
+    assert not reference.extension_available()
+    assert set(reference.unavailable()) == {"pin-pv-osimr"}
+    # bad input is still named as such, before the missing bridge
+    with pytest.raises(ValueError, match="q has shape"):
+        reference.pinocchio_pv_osimr(model, model.createData(), q[:-1], cms)
+    G = compute_delassus(model, model.createData(), q, cms)
+    np.testing.assert_allclose(reference.pinocchio_efpa(model, model.createData(), q, cms), G)
+
+
+def test_validate_without_the_bridge_reports_it_and_still_judges(no_compiler, tmp_path):
+    robot = zoo.load("talos", "feet_6d")
+    rows = validation.validate_cases([robot], configs=1, progress=False)
+    (row,) = rows
+    assert row.passes()
+    assert "pin-pv-osimr" not in row.errors and "pin-pv-osimr" not in row.failures
+    assert row.errors["pin-efpa"] <= validation.TOLERANCE
+    md, _ = validation.write_report(
+        rows,
+        tmp_path / "out",
+        {"command": "test", "configs": 1, "seed": 0, "seconds": 0.0, "machine": "test"},
+    )
+    text = md.read_text()
+    assert "## Pinocchio references not run here" in text and "**pin-pv-osimr**" in text
+    assert "CXX=" in text
