@@ -31,9 +31,33 @@ needs_erd = pytest.mark.skipif(not HAS_ERD, reason="example-robot-data loaders n
 
 def test_model_search_path_splits_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(sources.MODEL_PATH_ENV, os.pathsep.join([str(tmp_path / "a"), "", "b"]))
-    assert model_search_path() == [tmp_path / "a", Path("b")]
+    monkeypatch.setenv("PWD", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert model_search_path() == [tmp_path / "a", tmp_path / "b"]
     monkeypatch.delenv(sources.MODEL_PATH_ENV)
     assert model_search_path() == []
+
+
+def test_relative_model_path_from_where_the_user_started(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Jupyter kernel runs in the notebook's folder but inherits the shell's $PWD."""
+    started, notebooks = tmp_path / "repo", tmp_path / "repo" / "notebooks"
+    urdf = tmp_path / "models" / "robot" / "r.urdf"
+    for folder in (notebooks, urdf.parent):
+        folder.mkdir(parents=True)
+    urdf.write_text("<robot/>")
+    monkeypatch.setenv(sources.MODEL_PATH_ENV, "../models")
+    monkeypatch.setenv("PWD", str(started))
+    monkeypatch.chdir(notebooks)
+    assert model_search_path() == [tmp_path / "models", started / "models"]
+    assert sources.find_model_file("robot/r.urdf") == urdf
+    # not found: the message names every place tried, absolute
+    monkeypatch.setenv(sources.MODEL_PATH_ENV, "nowhere")
+    where = sources.searched("robot/r.urdf")
+    assert str(started / "nowhere" / "robot" / "r.urdf") in where
+    assert str(notebooks / "nowhere" / "robot" / "r.urdf") in where
+    assert "PVOSIMR_MODEL_PATH='nowhere'" in where
 
 
 # ----------------------------------------------------------------------------- Atlas

@@ -48,10 +48,36 @@ _SHADOW_ROOT_BODY = "world_anchor"
 # --------------------------------------------------------------------------- search path
 
 
+def _start_folders() -> list[Path]:
+    """Where a relative search-path entry may be meant from: the folder the user's shell was in
+    (``$PWD``, which a Jupyter kernel inherits while its current folder is the notebook's), then
+    the current folder."""
+    folders = [Path(os.environ["PWD"])] if os.path.isabs(os.environ.get("PWD", "")) else []
+    return list(dict.fromkeys([*folders, Path.cwd()]))
+
+
 def model_search_path() -> list[Path]:
-    """Folders listed in ``$PVOSIMR_MODEL_PATH`` (``os.pathsep``-separated), in order."""
+    """Folders listed in ``$PVOSIMR_MODEL_PATH`` (``os.pathsep``-separated), in order, absolute.
+
+    A relative entry is taken from the folder the user started in (``$PWD``), then from the
+    current folder: ``PVOSIMR_MODEL_PATH=../shared/models jupyter lab`` works in a notebook
+    although the kernel runs in the notebook's folder.
+    """
     raw = os.environ.get(MODEL_PATH_ENV, "")
-    return [Path(part).expanduser() for part in raw.split(os.pathsep) if part.strip()]
+    folders: list[Path] = []
+    for part in (p.strip() for p in raw.split(os.pathsep)):
+        if not part:
+            continue
+        path = Path(part).expanduser()
+        folders += [path] if path.is_absolute() else [f / path for f in _start_folders()]
+    return [Path(os.path.normpath(f)) for f in dict.fromkeys(folders)]
+
+
+def searched(relative: str | os.PathLike[str]) -> str:
+    """Where :func:`find_model_file` looked for ``relative``, for an error message."""
+    raw = os.environ.get(MODEL_PATH_ENV, "")
+    places = ", ".join(str(p / relative) for p in model_search_path())
+    return f"{MODEL_PATH_ENV}={raw!r}: " + (places or "no folder")
 
 
 def find_model_file(relative: str | os.PathLike[str]) -> Path | None:
@@ -94,9 +120,8 @@ def atlas_urdf_path() -> Path:
     found, why = _atlas_from_robot_descriptions()
     if found is not None:
         return found
-    searched = ", ".join(str(p) for p in model_search_path()) or "(empty)"
     raise FileNotFoundError(
-        f"Atlas URDF '{ATLAS_URDF}' not found. Searched {MODEL_PATH_ENV}: {searched}; "
+        f"Atlas URDF '{ATLAS_URDF}' not found. Searched {searched(ATLAS_URDF)}; "
         f"{why}. To fix: set {MODEL_PATH_ENV} to a folder containing {ATLAS_URDF} "
         f"(folders separated by '{os.pathsep}'), or, with internet access, "
         "`pip install robot_descriptions` so that robot_descriptions.atlas_v4_description "
