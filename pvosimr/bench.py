@@ -48,12 +48,14 @@ import numpy as np
 import pinocchio as pin
 
 from . import ALGORITHMS, __version__, compute_delassus, zoo
+from .cli_options import at_least_one, directory, non_negative, require_extra, usage_error
 from .truth import rel_err
 
 __all__ = [
     "DEFAULT_CASES",
     "SCALING_SIZES",
     "Timing",
+    "build_parser",
     "main",
     "run",
     "write",
@@ -891,37 +893,97 @@ def write(run_result: dict, out: Path) -> list[Path]:
     return [md, js, *plot(run_result, out / "timings")]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _flags(text: str) -> tuple[str, ...]:
+    """``--codegen-flags``: split as a shell would."""
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``pvosimr bench``."""
     parser = argparse.ArgumentParser(
         prog="pvosimr bench",
         description="Time every pvosimr path against Pinocchio's C++ on the paper's robots "
-        "and the Fig. 4 chains; write timings.md/.json/.png/.pdf.",
+        "and the Fig. 4 chains; write timings.md/.json/.png/.pdf (needs matplotlib).",
     )
     parser.add_argument(
         "--robots",
         nargs="+",
-        default=list(DEFAULT_CASES),
         metavar="ROBOT[/PRESET]",
-        help="cases to time (a bare robot name means its first preset; default: %(default)s)",
+        help="cases to time (a bare robot name means its first preset; default: "
+        f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed)",
     )
-    parser.add_argument("--repeats", type=int, default=30, help="samples per method (30)")
-    parser.add_argument("--out", type=Path, default=Path("figures"), help="output folder")
-    parser.add_argument("--no-scaling", action="store_true", help="skip the Fig. 4 size sweep")
+    parser.add_argument(
+        "--repeats",
+        type=at_least_one,
+        default=30,
+        metavar="N",
+        help="samples per method, at least 1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        type=directory,
+        default=Path("figures"),
+        metavar="DIR",
+        help="output folder (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-scaling", action="store_true", help="skip the Fig. 4 size sweep (default: run it)"
+    )
     parser.add_argument(
         "--quick-scaling",
         action="store_true",
-        help="only the small sizes of the Fig. 4 sweep (up to n = 16)",
+        help="only the small sizes of the Fig. 4 sweep, up to n = 16 (default: every size)",
     )
-    parser.add_argument("--no-codegen", action="store_true", help="skip the compiled path")
+    parser.add_argument(
+        "--no-codegen", action="store_true", help="skip the compiled path (default: time it)"
+    )
     parser.add_argument(
         "--codegen-flags",
-        default="-O3",
-        help="compiler flags of the generated C (default -O3; -O1 builds large models far "
+        type=_flags,
+        default=("-O3",),
+        metavar="FLAGS",
+        help="compiler flags of the generated C (default: -O3; -O1 builds large models far "
         "faster at about the same speed)",
     )
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="B of the batch path")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--batch-size",
+        type=at_least_one,
+        default=BATCH_SIZE,
+        metavar="B",
+        help="configurations per call of the batch path, at least 1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative,
+        default=0,
+        metavar="SEED",
+        help="seed of the random configurations, at least 0 (default: %(default)s)",
+    )
+    return parser
+
+
+def _check_cases(specs: Sequence[str], prog: str) -> int | None:
+    """Exit status 2 and the reason when a requested case is unknown or its model missing."""
+    for spec in specs:
+        try:
+            zoo.load_case(spec)
+        except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
+            return usage_error(prog, f"--robots {spec}: {exc}")
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    require_extra(parser.prog, "matplotlib")  # the plot comes last: fail before timing
+    if args.robots is not None:
+        bad = _check_cases(args.robots, parser.prog)
+        if bad is not None:
+            return bad
     if args.no_scaling:
         scaling: dict = {}
     elif args.quick_scaling:
@@ -932,11 +994,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         scaling = SCALING_SIZES
     result = run(
-        args.robots,
+        args.robots or DEFAULT_CASES,
         repeats=args.repeats,
         scaling=scaling,
         codegen=not args.no_codegen,
-        codegen_flags=tuple(shlex.split(args.codegen_flags)),
+        codegen_flags=args.codegen_flags,
         batch_size=args.batch_size,
         seed=args.seed,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),

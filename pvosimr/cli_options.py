@@ -1,19 +1,113 @@
-"""Command-line options shared by ``pvosimr count`` and ``pvosimr validate``.
+"""Command-line pieces shared by the ``pvosimr`` commands.
 
-A model file (URDF or MJCF) with ``--point FRAME`` / ``--weld FRAME`` constraints (repeatable,
-command-line order kept), ``--free-flyer`` and ``--mimic``; the robot itself comes from
-:func:`pvosimr.zoo.from_file`.  Errors end the run through ``parser.error`` (exit status 2)
-with the message of the zoo: the missing file, the unknown frame and its closest names.
+- Argument types that refuse a user's mistake while parsing (exit status 2, one
+  ``pvosimr CMD: error: argument --X: ...`` line): :func:`at_least_one`, :func:`non_negative`,
+  :func:`directory`, :func:`file_path`.
+- :func:`require_extra`: a command that needs an optional dependency says which extra to
+  install, before it writes anything.
+- A model file (URDF or MJCF) with ``--point FRAME`` / ``--weld FRAME`` constraints (repeatable,
+  command-line order kept), ``--free-flyer`` and ``--mimic``; the robot itself comes from
+  :func:`pvosimr.zoo.from_file`.  Errors end the run through ``parser.error`` (exit status 2)
+  with the message of the zoo: the missing file, the unknown frame and its closest names.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 from pathlib import Path
 
 from . import zoo
 
-__all__ = ["MODEL_FILE_OPTIONS", "add_model_file_options", "robot_from_file", "with_frames"]
+__all__ = [
+    "EXTRAS",
+    "MODEL_FILE_OPTIONS",
+    "add_model_file_options",
+    "at_least_one",
+    "directory",
+    "file_path",
+    "non_negative",
+    "require_extra",
+    "robot_from_file",
+    "usage_error",
+    "with_frames",
+]
+
+EXTRAS = {"casadi": ("CasADi", "symbolic"), "matplotlib": ("matplotlib", "plots")}
+"""Optional module -> (what to call it, the pvosimr extra that installs it)."""
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def at_least_one(text: str) -> int:
+    """An integer >= 1 (a count: configurations, repeats, batch size)."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """An integer >= 0 (a random seed)."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _blocking_file(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is not a directory (nothing can be
+    created below it), else None."""
+    for parent in path.absolute().parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def directory(text: str) -> Path:
+    """An output folder: an existing directory or one that can be created."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a directory; {text} is a file")
+    blocker = _blocking_file(path)
+    if blocker is not None:
+        raise argparse.ArgumentTypeError(f"must be a directory; {blocker} is a file")
+    return path
+
+
+def file_path(text: str) -> Path:
+    """A file to read and write (a cache): an existing file or one that can be created."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a file; {text} is a directory")
+    blocker = _blocking_file(path)
+    if blocker is not None:
+        raise argparse.ArgumentTypeError(f"cannot be created; {blocker} is a file")
+    return path
+
+
+def usage_error(prog: str, message: str) -> int:
+    """Report a user's mistake found after parsing as ``parser.error`` does, without the usage:
+    one line on stderr; returns exit status 2."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def require_extra(prog: str, *modules: str) -> None:
+    """Exit with status 2 and one line naming the extra to install when a module is missing."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            what, extra = EXTRAS[module]
+            print(f'{prog}: needs {what}: pip install "pvosimr[{extra}]"', file=sys.stderr)
+            raise SystemExit(2) from None
 
 MODEL_FILE_OPTIONS = ("--point", "--weld", "--free-flyer", "--mimic")
 
@@ -31,7 +125,9 @@ def add_model_file_options(parser: argparse.ArgumentParser) -> None:
             help=f"a {what} at this frame (repeatable; command-line order is kept)",
         )
     parser.add_argument(
-        "--free-flyer", action="store_true", help="add a free-flyer root joint (model files only)"
+        "--free-flyer",
+        action="store_true",
+        help="add a free-flyer root joint (model files only; default: the file's root is fixed)",
     )
     parser.add_argument(
         "--mimic",

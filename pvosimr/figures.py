@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 
 from . import zoo
+from .cli_options import directory, file_path, require_extra, usage_error
 from .opcounts import CountCache, default_cache_path
 from .zoo import synthetic
 
-__all__ = ["Count", "Sweep", "main", "run", "sweeps"]
+__all__ = ["Count", "Sweep", "build_parser", "main", "run", "sweeps"]
 
 RECURSIVE = ("pv-osimr", "pv-osim", "efpa")
 ALL_FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
@@ -179,17 +180,61 @@ def run(out: Path, quick: bool, cache_path: Path | None, progress: bool = True) 
     return {"rows": rows, "verdicts": verdicts, "figures": written, **meta}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+PAPER_ROBOTS = ("atlas", "shadow_hand")
+"""The model sources Figs. 5-6 and the caveat are built from."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``pvosimr figures``."""
     parser = argparse.ArgumentParser(
-        prog="pvosimr figures", description="Regenerate the paper's Figs. 3-6 and claims.md."
+        prog="pvosimr figures",
+        description="Regenerate the paper's Figs. 3-6 and claims.md from operation counts "
+        "(needs CasADi and matplotlib).",
     )
-    parser.add_argument("--quick", action="store_true", help="small synthetic sweeps (< 5 min)")
-    parser.add_argument("--out", type=Path, default=Path("figures"), help="output folder")
     parser.add_argument(
-        "--cache", type=Path, default=default_cache_path(), help="operation-count cache file"
+        "--quick",
+        action="store_true",
+        help="small synthetic sweeps, a few minutes (default: the full sweeps)",
     )
-    parser.add_argument("--no-cache", action="store_true", help="count everything afresh")
+    parser.add_argument(
+        "--out",
+        type=directory,
+        default=Path("figures"),
+        metavar="DIR",
+        help="output folder (default: %(default)s)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--cache",
+        type=file_path,
+        default=default_cache_path(),
+        metavar="PATH",
+        help="operation-count cache file (default: %(default)s)",
+    )
+    where.add_argument(
+        "--no-cache", action="store_true", help="count everything afresh (default: cached)"
+    )
+    return parser
+
+
+def _missing_model(prog: str) -> int | None:
+    """Exit status 2 and the fix when a model the robot figures need is not installed."""
+    for name in PAPER_ROBOTS:
+        try:
+            zoo.load(name)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            return usage_error(prog, f"Figs. 5-6 need the {name} model: {exc}")
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pvosimr figures``: see ``--help``; exit 0 when written, 2 on bad input."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    require_extra(parser.prog, "casadi", "matplotlib")
+    missing = _missing_model(parser.prog)
+    if missing is not None:
+        return missing
     summary = run(args.out, args.quick, None if args.no_cache else args.cache)
     for v in summary["verdicts"]:
         print(f"{v.claim}: {v.status:7s} {v.ours}")

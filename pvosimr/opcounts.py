@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -26,11 +25,24 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from .cli_options import add_model_file_options, robot_from_file, with_frames
+from .cli_options import (
+    add_model_file_options,
+    file_path,
+    require_extra,
+    robot_from_file,
+    with_frames,
+)
 from .constraints import as_constraint_list, constraint_matrix
 from .delassus import ALGORITHMS
 
-__all__ = ["CountCache", "default_cache_path", "main", "model_digest", "source_digest"]
+__all__ = [
+    "CountCache",
+    "build_parser",
+    "default_cache_path",
+    "main",
+    "model_digest",
+    "source_digest",
+]
 
 _COUNTED_SOURCES = (
     "backend.py",
@@ -122,14 +134,21 @@ class CountCache:
 DEFAULT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "naive")
 
 
-def _count_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``pvosimr count``."""
     parser = argparse.ArgumentParser(
         prog="pvosimr count",
         description="Operation counts of the CasADi SX function q -> G (the paper's cost "
         "metric) for a zoo robot or a URDF/MJCF model file.",
     )
-    parser.add_argument("robot", metavar="ROBOT", help="zoo name (pvosimr.zoo.names()) or file")
-    parser.add_argument("--preset", metavar="NAME", help="constraint preset of a zoo robot")
+    parser.add_argument(
+        "robot", metavar="ROBOT", help="a zoo name (pvosimr.zoo.names()) or a URDF/MJCF file"
+    )
+    parser.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="constraint preset of a zoo robot (default: the robot's first preset)",
+    )
     add_model_file_options(parser)
     parser.add_argument(
         "--algorithms",
@@ -140,12 +159,14 @@ def _count_parser() -> argparse.ArgumentParser:
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--cache",
-        type=Path,
+        type=file_path,
         default=default_cache_path(),
         metavar="PATH",
         help="operation-count cache file (default: %(default)s)",
     )
-    where.add_argument("--no-cache", action="store_true", help="keep counts in memory only")
+    where.add_argument(
+        "--no-cache", action="store_true", help="keep counts in memory only (default: cached)"
+    )
     return parser
 
 
@@ -195,6 +216,8 @@ def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
 def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
     """``(label, model, constraint models)`` from ROBOT and the constraint options."""
     path = Path(args.robot)
+    if path.is_dir():
+        parser.error(f"{args.robot} is a directory, not a model file")
     if path.is_file():
         if args.preset is not None:
             parser.error("--preset is for zoo robots; give a model file --point/--weld instead")
@@ -264,16 +287,15 @@ def count_algorithms(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr count ROBOT [...]``: the counts table on stdout (see ``--help``)."""
-    parser = _count_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
+    require_extra(parser.prog, "casadi")
     algorithms = _parse_algorithms(args.algorithms, parser)
     label, model, constraint_models = _resolve(args, parser)
     try:
         line = header(label, model, constraint_models)
     except (ValueError, NotImplementedError) as exc:
         parser.error(str(exc))
-    if importlib.util.find_spec("casadi") is None:
-        parser.error("operation counts need CasADi: pip install 'pvosimr[symbolic]'")
     store = CountCache(None if args.no_cache else args.cache)
     try:
         counts = count_algorithms(model, constraint_models, algorithms, store)

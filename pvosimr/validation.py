@@ -8,7 +8,8 @@ a glance and to its JSON twin; the run fails if any pvosimr algorithm exceeds th
 fails in any other way: every algorithm takes every joint type of Pinocchio 4.1, so a
 ``NotImplementedError`` fails the run like any other error.
 
-``pvosimr validate`` runs the whole zoo (report in ``validation/``), named zoo cases
+``pvosimr validate`` runs the whole zoo (report in ``pvosimr-report/`` of the current folder;
+``--out validation`` rewrites the repository's committed report), named zoo cases
 (``--robots ROBOT[/PRESET] …``) or a model file (``pvosimr validate FILE --point/--weld FRAME``);
 the last two print their table and write a report only where ``--out`` says.
 """
@@ -29,12 +30,21 @@ import pinocchio as pin
 from tqdm import tqdm
 
 from . import ALGORITHMS, __version__, compute_delassus, reference, zoo
-from .cli_options import add_model_file_options, model_file_options_used, robot_from_file
+from .cli_options import (
+    add_model_file_options,
+    at_least_one,
+    directory,
+    model_file_options_used,
+    non_negative,
+    robot_from_file,
+    usage_error,
+)
 from .truth import dense_delassus, rel_err
 
 __all__ = [
     "TOLERANCE",
     "Row",
+    "build_parser",
     "main",
     "summary",
     "table",
@@ -44,8 +54,9 @@ __all__ = [
 ]
 
 TOLERANCE = 1e-9
-ZOO_REPORT_DIR = "validation"
-"""Where the zoo-wide run writes its report (the repository's committed report)."""
+ZOO_REPORT_DIR = "pvosimr-report"
+"""Where the zoo-wide run writes its report, relative to the current folder (the repository's
+committed report, ``validation/``, is rewritten only with ``--out validation``)."""
 DAMPED_CASES = (("atlas", "feet_6d"), ("shadow_hand", "fingertips_3d"), ("talos", "feet_6d"))
 
 
@@ -382,7 +393,8 @@ def _failed(rows: list[Row]) -> list[str]:
     return lines
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``pvosimr validate``."""
     parser = argparse.ArgumentParser(
         prog="pvosimr validate",
         description="Every pvosimr algorithm and Pinocchio reference against the dense "
@@ -401,14 +413,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ROBOT[/PRESET]",
         help="zoo cases (a bare robot name means every preset; default: the whole zoo)",
     )
-    parser.add_argument("--configs", type=int, default=3, help="random configurations per case")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--configs",
+        type=at_least_one,
+        default=3,
+        metavar="N",
+        help="random configurations per case, at least 1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative,
+        default=0,
+        metavar="SEED",
+        help="seed of the random configurations, at least 0 (default: %(default)s)",
+    )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=directory,
         metavar="DIR",
-        help=f"write DIR/report.md and report.json (default: {ZOO_REPORT_DIR}/ for the whole "
-        "zoo; a FILE or --robots run only prints its table unless --out is given)",
+        help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/ for the whole "
+        "zoo; --out validation rewrites the repository's committed report; a FILE or --robots "
+        "run only prints its table unless --out is given)",
     )
     return parser
 
@@ -418,6 +443,8 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
     path = Path(args.file)
     if args.robots:
         parser.error("give a model FILE or --robots, not both")
+    if path.is_dir():
+        parser.error(f"{args.file} is a directory, not a model file")
     if not path.is_file():
         hint = ""
         if not zoo.looks_like_model_file(args.file):
@@ -430,10 +457,8 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr validate``: see ``--help``; exit 0 on PASS, 1 on FAIL, 2 on bad input."""
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.configs < 1:
-        parser.error(f"--configs must be at least 1, got {args.configs}")
     started = time.perf_counter()
     zoo_wide = args.file is None and not args.robots
     if args.file is not None:
@@ -445,13 +470,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             cases, unavailable = _cases(args.robots or zoo.names(), strict=not zoo_wide)
         except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:
-            print(f"pvosimr validate: {exc}", file=sys.stderr)
-            return 2
+            return usage_error(parser.prog, str(exc))
     try:
         rows = validate_cases(cases, args.configs, args.seed)
     except ValueError as exc:  # the dense truth is undefined (singular mass matrix)
-        print(f"pvosimr validate: {exc}", file=sys.stderr)
-        return 2
+        return usage_error(parser.prog, str(exc))
     for name, reason in unavailable.items():
         print(f"not validated: {name}: {reason}", file=sys.stderr)
     out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)

@@ -145,7 +145,7 @@ def test_robots_take_robot_or_robot_slash_preset(tmp_path, monkeypatch, capsys):
     assert validation.main(argv) == 0
     rows = _rows(capsys.readouterr().out)
     assert list(rows) == ["solo12/feet_3d", "chain_welded_every_k_k2/welds_6d"]
-    assert not list(tmp_path.iterdir())  # a --robots run does not touch validation/
+    assert not list(tmp_path.iterdir())  # a --robots run writes no report without --out
     talos = zoo.load("talos")
     assert validation.main(["--robots", "talos", "--configs", "1"]) == 0
     assert list(_rows(capsys.readouterr().out)) == [f"talos/{p}" for p in talos.presets]
@@ -163,7 +163,7 @@ def test_robots_take_robot_or_robot_slash_preset(tmp_path, monkeypatch, capsys):
         (["--robots", "ur55"], "unknown robot 'ur55'. Did you mean 'ur5'"),
         (["--robots", "ur5/tool_7d"], "unknown preset 'tool_7d' for robot 'ur5'; valid presets:"),
         (["--robots", "ur5/a/b"], "is not of the form ROBOT or ROBOT/PRESET"),
-        (["URDF", "--weld", "finger", "--configs", "0"], "--configs must be at least 1"),
+        (["URDF", "--weld", "finger", "--configs", "0"], "--configs: must be at least 1, got 0"),
         # a free-flyer on the massless base link turns like the shoulder: M is singular
         (["URDF", "--free-flyer", "--weld", "finger"], "the mass matrix is not positive definite"),
     ],
