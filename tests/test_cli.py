@@ -1,0 +1,227 @@
+"""The ``pvosimr`` command line: version, help for every command and option, and a user's
+mistake ending with exit status 2 and one error line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pinocchio as pin
+import pytest
+
+import pvosimr
+from pvosimr import cli, validation
+
+COMMANDS = ("demo", "validate", "count", "figures", "bench")
+
+
+def run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    """``pvosimr ARGV`` in this process: exit status, stdout, stderr."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        code = exc.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# ------------------------------------------------------------------------- version and help
+
+
+def test_version_names_pvosimr_and_pin(capsys):
+    code, out, err = run(capsys, ["--version"])
+    assert code == 0 and not err
+    assert out == f"pvosimr {pvosimr.__version__} (pin {pin.__version__})\n"
+
+
+def test_top_help_names_every_command_on_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, ["--help"])
+    assert code == 0
+    assert tuple(cli.COMMANDS) == COMMANDS
+    lines = out.splitlines()
+    for name, text in cli.COMMANDS.items():
+        (line,) = [x for x in lines if re.match(rf"\s+{name}\s", x)]
+        assert line.split(None, 1)[1] == text  # the whole help on the command's line
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(capsys, command):
+    code, out, err = run(capsys, [command, "--help"])
+    assert code == 0 and not err
+    assert out.startswith(f"usage: pvosimr {command}")
+
+
+def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction)]
+
+
+def test_every_option_of_every_command_has_help_and_its_default():
+    parsers = cli.command_parsers()
+    assert set(parsers) == {"pvosimr", *COMMANDS}
+    for command, parser in parsers.items():
+        for action in _options(parser):
+            name = "/".join(action.option_strings) or action.dest
+            assert action.help and action.help != argparse.SUPPRESS, f"{command} {name}"
+            if action.option_strings and action.default not in (None, argparse.SUPPRESS):
+                assert "default" in action.help, f"{command} {name} does not say its default"
+
+
+def test_validate_help_names_the_report_folder(capsys):
+    _, out, _ = run(capsys, ["validate", "--help"])
+    assert "pvosimr-report" in out and "--out validation" in out
+
+
+# ------------------------------------------------------------------------- a user's mistake
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> dict[str, str]:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    return {"FILE": str(a_file), "DIR": str(tmp_path), "BELOW": str(a_file / "x")}
+
+
+BAD = [
+    (["validate", "--configs", "0"], "argument --configs: must be at least 1, got 0"),
+    (["validate", "--configs", "-1"], "argument --configs: must be at least 1, got -1"),
+    (["validate", "--configs", "three"], "argument --configs: not an integer: 'three'"),
+    (["validate", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["validate", "--out", "FILE"], "argument --out: must be a directory; FILE is a file"),
+    (["validate", "--out", "BELOW"], "argument --out: must be a directory; FILE is a file"),
+    (["validate", "DIR"], "DIR is a directory, not a model file"),
+    (["validate", "--robots", "nosuchrobot"], "unknown robot 'nosuchrobot'. Valid names: ["),
+    (["validate", "--robots", "ur55"], "unknown robot 'ur55'. Did you mean 'ur5'"),
+    (["count", "ur5", "--cache", "DIR"], "argument --cache: must be a file; DIR is a directory"),
+    (["count", "ur5", "--cache", "BELOW"], "argument --cache: cannot be created; FILE is a file"),
+    (["count", "DIR"], "DIR is a directory, not a model file"),
+    (["count", "nosuchrobot"], "unknown robot 'nosuchrobot': not a zoo name"),
+    (["count", "ur5", "--preset", "nosuch"], "unknown preset 'nosuch' for robot 'ur5'"),
+    (["count", "ur5", "--algorithms", "fastest"], "unknown algorithm(s) 'fastest'; valid:"),
+    (["figures", "--out", "FILE"], "argument --out: must be a directory; FILE is a file"),
+    (["figures", "--cache", "DIR"], "argument --cache: must be a file; DIR is a directory"),
+    (["bench", "--out", "FILE"], "argument --out: must be a directory; FILE is a file"),
+    (["bench", "--robots", "nosuchrobot"], "--robots nosuchrobot: unknown robot 'nosuchrobot'"),
+    (["bench", "--robots", "ur55"], "Did you mean 'ur5'"),
+    (["bench", "--robots", "ur5/tool_7d"], "unknown preset 'tool_7d' for robot 'ur5'"),
+    (["bench", "--robots", "ur5/a/b"], "is not of the form ROBOT or ROBOT/PRESET"),
+    (["bench", "--repeats", "-1"], "argument --repeats: must be at least 1, got -1"),
+    (["bench", "--repeats", "0"], "argument --repeats: must be at least 1, got 0"),
+    (["bench", "--batch-size", "0"], "argument --batch-size: must be at least 1, got 0"),
+    (["bench", "--seed", "-2"], "argument --seed: must be at least 0, got -2"),
+    (["bench", "--codegen-flags", '-O3 "-g'], "argument --codegen-flags: No closing quotation"),
+    (["demo", "--configs", "2"], "unrecognized arguments: --configs 2"),
+    (["nosuchcommand"], "invalid choice: 'nosuchcommand'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_a_mistake_is_one_error_line_and_status_2(capsys, paths, argv, message):
+    argv = [paths.get(a, a) for a in argv]
+    for key, value in paths.items():
+        message = message.replace(key, value)
+    code, out, err = run(capsys, argv)
+    assert code == 2 and not out
+    prog = "pvosimr" if argv[0] not in COMMANDS else f"pvosimr {argv[0]}"
+    (line,) = [x for x in err.splitlines() if "error:" in x]
+    assert line.startswith(f"{prog}: error: ") and message in line
+    assert err.endswith(line + "\n") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench", "--repeats", "0"], ["validate", "--out", "FILE"], ["count", "ur5", "-x"]]
+)
+def test_the_installed_command_shows_no_traceback(paths, argv):
+    argv = [paths.get(a, a) for a in argv]
+    done = subprocess.run(
+        [sys.executable, "-m", "pvosimr", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.splitlines()[-1].startswith(f"pvosimr {argv[0]}: error: ")
+    assert "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------------- missing extras
+
+
+SYMBOLIC = 'needs CasADi: pip install "pvosimr[symbolic]"'
+PLOTS = 'needs matplotlib: pip install "pvosimr[plots]"'
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "message"),
+    [
+        ("casadi", ["figures", "--quick"], SYMBOLIC),
+        ("matplotlib", ["figures", "--quick"], PLOTS),
+        ("casadi", ["count", "ur5"], SYMBOLIC),
+        ("matplotlib", ["bench", "--robots", "ur5", "--repeats", "1", "--no-scaling"], PLOTS),
+    ],
+)
+def test_a_missing_extra_is_named_before_anything_is_written(
+    capsys, monkeypatch, tmp_path, module, argv, message
+):
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` now fails
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # count's default cache
+    out = tmp_path / "out"
+    if argv[0] != "count":
+        argv = [*argv, "--out", str(out)]
+    code, stdout, err = run(capsys, argv)
+    assert code == 2 and not stdout
+    assert err == f"pvosimr {argv[0]}: {message}\n"
+    assert list(tmp_path.iterdir()) == []  # no output folder, no cache
+
+
+# ------------------------------------------------------------------------- missing models
+
+
+def _without_atlas(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PVOSIMR_MODEL_PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "robot_descriptions", None)
+
+
+def _without_shadow_hand(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "gymnasium_robotics", None)
+
+
+@pytest.mark.parametrize(
+    ("hide", "argv", "fix"),
+    [
+        (_without_atlas, ["bench", "--robots", "atlas/feet_6d"], "PVOSIMR_MODEL_PATH"),
+        (_without_shadow_hand, ["bench", "--robots", "shadow_hand"], "gymnasium-robotics"),
+        (_without_atlas, ["count", "atlas"], "PVOSIMR_MODEL_PATH"),
+        (_without_shadow_hand, ["count", "shadow_hand"], "gymnasium-robotics"),
+        (_without_atlas, ["validate", "--robots", "atlas"], "PVOSIMR_MODEL_PATH"),
+        (_without_shadow_hand, ["validate", "--robots", "shadow_hand"], "gymnasium-robotics"),
+        (_without_atlas, ["figures", "--quick"], "PVOSIMR_MODEL_PATH"),
+        (_without_shadow_hand, ["figures", "--quick"], "gymnasium-robotics"),
+    ],
+)
+def test_a_missing_model_names_the_fix(capsys, monkeypatch, tmp_path, hide, argv, fix):
+    hide(monkeypatch, tmp_path)
+    out = tmp_path / "out"
+    if argv[0] in ("bench", "figures"):
+        argv = [*argv, "--out", str(out)]
+    code, stdout, err = run(capsys, argv)
+    assert code == 2 and not stdout
+    (line,) = err.splitlines()[-1:]
+    assert line.startswith(f"pvosimr {argv[0]}: error: ") and fix in line
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------------- report folder
+
+
+def test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report(
+    capsys, monkeypatch, tmp_path
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(validation.zoo, "names", lambda: ["ur5"])  # a one-robot zoo
+    monkeypatch.setattr(validation, "damped_inverse_section", lambda seed: "not measured here")
+    code, out, _ = run(capsys, ["validate", "--configs", "1"])
+    assert code == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["pvosimr-report"]
+    assert (tmp_path / "pvosimr-report" / "report.md").is_file()
+    assert "report: pvosimr-report/report.md" in out
