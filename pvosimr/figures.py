@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="small synthetic sweeps, a few minutes (default: the full sweeps)",
+        help="small synthetic sweeps, < 5 min (default: the full sweeps)",
     )
     parser.add_argument(
         "--out",

@@ -216,7 +216,7 @@ def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
 def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
     """``(label, model, constraint models)`` from ROBOT and the constraint options."""
     path = Path(args.robot)
-    if path.is_dir():
+    if args.robot and path.is_dir():  # Path("") is the current folder
         parser.error(f"{args.robot} is a directory, not a model file")
     if path.is_file():
         if args.preset is not None:

@@ -443,12 +443,12 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
     path = Path(args.file)
     if args.robots:
         parser.error("give a model FILE or --robots, not both")
-    if path.is_dir():
+    if args.file and path.is_dir():  # Path("") is the current folder
         parser.error(f"{args.file} is a directory, not a model file")
     if not path.is_file():
         hint = ""
         if not zoo.looks_like_model_file(args.file):
-            name, _ = zoo.parse_case(args.file)
+            name = args.file.partition("/")[0]  # ROBOT/PRESET given as a FILE
             if name in zoo.names():
                 hint = f"; {name!r} is a zoo robot: pvosimr validate --robots {args.file}"
         parser.error(f"no such model file: {args.file}{hint}")
