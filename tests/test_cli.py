@@ -13,7 +13,7 @@ import pinocchio as pin
 import pytest
 
 import pvosimr
-from pvosimr import cli, validation
+from pvosimr import cli, cli_options, validation
 
 COMMANDS = ("demo", "validate", "count", "figures", "bench")
 
@@ -68,6 +68,26 @@ def test_every_option_of_every_command_has_help_and_its_default():
             assert action.help and action.help != argparse.SUPPRESS, f"{command} {name}"
             if action.option_strings and action.default not in (None, argparse.SUPPRESS):
                 assert "default" in action.help, f"{command} {name} does not say its default"
+
+
+def test_numbers_and_paths_are_checked_while_parsing():
+    """Counts >= 1, seeds >= 0, output folders and cache files are argparse types: a mistake is
+    refused before anything runs, the same way in every command."""
+    expected = {
+        "configs": cli_options.at_least_one,
+        "repeats": cli_options.at_least_one,
+        "batch_size": cli_options.at_least_one,
+        "seed": cli_options.non_negative,
+        "out": cli_options.directory,
+        "cache": cli_options.file_path,
+    }
+    seen = set()
+    for command, parser in cli.command_parsers().items():
+        for action in _options(parser):
+            if action.dest in expected:
+                assert action.type is expected[action.dest], f"{command} --{action.dest}"
+                seen.add(action.dest)
+    assert seen == set(expected)
 
 
 def test_validate_help_names_the_report_folder(capsys):
