@@ -89,7 +89,11 @@ namespace
         if (cm.type != pinocchio::CONTACT_3D && cm.type != pinocchio::CONTACT_6D)
           throw std::invalid_argument(label(k, cm) + " is neither CONTACT_3D nor CONTACT_6D");
         cdatas_.push_back(ConstraintData(cm));
+#if PINOCCHIO_VERSION_AT_LEAST(4, 0, 0)
         size_ += cm.residualSize();
+#else
+        size_ += cm.size();  // renamed residualSize() in Pinocchio 4
+#endif
       }
       pinocchio::initPvDelassus(model, data_, cmodels_);
       ++g_init_calls;

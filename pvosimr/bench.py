@@ -49,6 +49,7 @@ import pinocchio as pin
 
 from . import ALGORITHMS, __version__, compute_delassus, zoo
 from .cli_options import at_least_one, directory, non_negative, require_extra, usage_error
+from .constraints import constraint_dim
 from .truth import rel_err
 
 __all__ = [
@@ -371,7 +372,7 @@ def time_case(
     robot = zoo.load_case(spec)
     rng = np.random.default_rng(seed)
     qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
-    m = sum(cm.residualSize() for cm in robot.constraints)
+    m = sum(constraint_dim(cm) for cm in robot.constraints)
     result = CaseResult(f"{robot.name}/{robot.preset}", robot.model.nv, m)
     methods = _methods(
         robot,
@@ -429,7 +430,7 @@ def time_scaling(
                 family,
                 size,
                 model.nv,
-                sum(cm.residualSize() for cm in cms),
+                sum(constraint_dim(cm) for cm in cms),
                 {k: t.median * 1e6 for k, t in timings.items()},
             )
         )

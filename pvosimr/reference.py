@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from . import bridge
-from .constraints import as_constraint_list
+from .constraints import as_constraint_list, constraint_dim
 from .delassus import check_configuration
 from .topology import constraint_signature
 
@@ -87,7 +87,7 @@ class _Entry:
         self.model = model
         self.cms = pin.StdVec_RigidConstraintModel(cms)  # copies: later edits do not leak in
         self.cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in self.cms])
-        self.m = sum(cm.residualSize() for cm in self.cms)
+        self.m = sum(constraint_dim(cm) for cm in self.cms)
         self.chol: pin.ContactCholeskyDecomposition | None = None
         self.cholesky_cds: pin.StdVec_RigidConstraintData | None = None
         self.pv = None  # _pinocchio_pv.PvDelassus, built on first use

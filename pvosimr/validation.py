@@ -39,6 +39,7 @@ from .cli_options import (
     robot_from_file,
     usage_error,
 )
+from .constraints import constraint_dim
 from .truth import dense_delassus, rel_err
 
 __all__ = [
@@ -102,7 +103,7 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     start = time.perf_counter()
     model, cms = robot.model, robot.constraints
     data = model.createData()
-    row = Row(robot.name, robot.preset, model.nv, sum(c.residualSize() for c in cms), configs)
+    row = Row(robot.name, robot.preset, model.nv, sum(constraint_dim(c) for c in cms), configs)
     times: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(configs):
         q = robot.q_random(rng)
