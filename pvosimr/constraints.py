@@ -21,12 +21,18 @@ __all__ = [
     "check_placements",
     "constraint_dim",
     "constraint_matrix",
+    "contact_cholesky",
     "find_frame",
+    "place_constraints",
     "point",
     "weld",
 ]
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
+
+#: pin 4's constraint models compute their own data (``calc``, ``residualSize``); pin 3's leave
+#: that to the algorithms that take them.
+_CONSTRAINTS_CALC = hasattr(pin.RigidConstraintModel, "calc")
 
 
 def find_frame(model: pin.Model, frame_name: str) -> pin.Frame:
@@ -81,13 +87,15 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
         ) from None
 
 
-_ORTHONORMAL_TOL = 1e-9  # ‖RᵀR − I‖ of a rotation read from a file with 9+ digits
+# A rotation read from a file with 9 digits is R + E, |E_ij| ≤ 5e-10: ‖RᵀR − I‖ ≤ 2√3 · 5e-10
+# (1.7e-9; 22 % of random rotations so rounded exceed 1e-9).
+_ORTHONORMAL_TOL = 2e-9
 _CHECKED_PLACEMENTS: set[bytes] = set()  # homogeneous matrices that passed check_placement
 
 
 def check_placement(placement: pin.SE3) -> str:
     """What is wrong with ``placement`` as a rigid transform ("" if nothing): a non-finite
-    entry, a rotation ``R`` with ``‖RᵀR − I‖ > 1e-9`` (max norm), or a reflection (det R < 0).
+    entry, a rotation ``R`` with ``‖RᵀR − I‖ > 2e-9`` (max norm), or a reflection (det R < 0).
 
     ``pin.SE3`` stores any 3×3 matrix; its ``actionInverse`` takes ``Rᵀ`` for ``R⁻¹``, so a
     matrix that is not a rotation gives a constraint matrix of the wrong frame, silently.
@@ -143,3 +151,24 @@ def as_constraint_list(
                 f"constraint {k} is a {type(cm).__name__}, expected pinocchio.RigidConstraintModel"
             )
     return out
+
+
+def contact_cholesky(
+    model: pin.Model, data: pin.Data, constraint_models: Sequence, constraint_datas: Sequence
+) -> pin.ContactCholeskyDecomposition:
+    """Pinocchio's sparse Cholesky of the KKT matrix for these constraints (pin 4 builds it
+    from the model, data and constraint datas; pin 3 from the model and constraints)."""
+    if _CONSTRAINTS_CALC:
+        return pin.ContactCholeskyDecomposition(model, data, constraint_models, constraint_datas)
+    return pin.ContactCholeskyDecomposition(model, constraint_models)
+
+
+def place_constraints(
+    model: pin.Model, data: pin.Data, constraint_models: Sequence, constraint_datas: Sequence
+) -> None:
+    """Each constraint's placement in the world from ``data``'s joint placements, which
+    ``ContactCholeskyDecomposition.compute`` reads: pin 4's ``calc`` (without it the result is
+    silently wrong); pin 3's ``compute`` places the constraints itself."""
+    if _CONSTRAINTS_CALC:
+        for cm, cd in zip(constraint_models, constraint_datas, strict=True):
+            cm.calc(model, data, cd)

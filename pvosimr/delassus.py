@@ -24,6 +24,7 @@ from .backend import NUMPY, BatchedNumpyBackend, MatrixStack, NumpyBackend
 from .constraints import as_constraint_list, check_placement, check_placements
 from .joint_models import unit_parts
 from .kinematics import batched_kinematics, numeric_kinematics
+from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
 from .topology import Topology, constraint_signature
 from .truth import mass_matrix
 
@@ -334,6 +335,8 @@ def _check_data(model: pin.Model, data: pin.Data) -> None:
     if not isinstance(data, pin.Data):
         raise TypeError(f"data is a {type(data).__name__}, expected pinocchio.Data")
     if not model.check(data):
+        if has_mimic_joints(model) and not MIMIC_JOINTS:
+            raise NotImplementedError(f"the model has mimic joints: {MIMIC_UNAVAILABLE}")
         raise ValueError("data was not created from this model (use model.createData())")
 
 

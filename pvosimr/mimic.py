@@ -29,7 +29,48 @@ import pinocchio as pin
 
 from .backend import Backend, Matrix
 
-__all__ = ["MimicCoupling", "mimic_couplings", "schur_reduce", "screw_axis"]
+__all__ = [
+    "MIMIC_JOINTS",
+    "MIMIC_UNAVAILABLE",
+    "MimicCoupling",
+    "has_mimic_joints",
+    "mimic_couplings",
+    "relaxed_idx_v",
+    "relaxed_nv",
+    "schur_reduce",
+    "screw_axis",
+]
+
+# A pin without mimic joints (3.4) has no ``nvExtended``: there the relaxed tree is the tree.
+_EXTENDED = hasattr(pin.Model, "nvExtended")
+
+#: Whether pvosimr takes mimic joints from the installed pin: from pin 3.8 on.  pin 3.7 has
+#: them, but its ``Model.check(data)`` rejects the data of valid mimic models (its checkData
+#: counts a mimic joint's dofs wrongly in ``nvSubtree``), so no Data could be checked.
+MIMIC_JOINTS = hasattr(pin, "JointModelMimic") and tuple(
+    int(part) for part in pin.__version__.split(".")[:2]
+) >= (3, 8)
+
+#: Why a mimic joint is refused where :data:`MIMIC_JOINTS` is False.
+MIMIC_UNAVAILABLE = (
+    f"mimic joints need pin >= 3.8 (pin {pin.__version__} "
+    + ("has none)" if not hasattr(pin, "JointModelMimic") else "rejects their data in Model.check)")
+)
+
+
+def relaxed_nv(model_or_joint: pin.Model | pin.JointModel) -> int:
+    """Dofs in the relaxed tree, where mimic joints move on their own: ``nvExtended``."""
+    return model_or_joint.nvExtended if _EXTENDED else model_or_joint.nv
+
+
+def relaxed_idx_v(joint: pin.JointModel) -> int:
+    """The joint's first dof in the relaxed tree's velocity vector: ``idx_vExtended``."""
+    return joint.idx_vExtended if _EXTENDED else joint.idx_v
+
+
+def has_mimic_joints(model: pin.Model) -> bool:
+    """Whether some joint of ``model`` is a mimic joint (it then has more relaxed dofs)."""
+    return relaxed_nv(model) != model.nv
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,14 +19,17 @@ import numpy as np
 import pinocchio as pin
 
 from .constraints import as_constraint_list, constraint_dim
-from .mimic import mimic_couplings
+from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
 
-#: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name.
-#: Composites may nest any of them, composites included.
+#: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name,
+#: that the installed pin has (pin 3.4 has neither Mimic nor Ellipsoid, 3.8 no Ellipsoid;
+#: Mimic from pin 3.8 on, see :data:`pvosimr.mimic.MIMIC_JOINTS`).  Composites may nest any
+#: of them, composites included.
 SUPPORTED_JOINTS = frozenset(
-    {
+    name
+    for name in (
         "JointModelFreeFlyer",
         "JointModelSpherical",
         "JointModelSphericalZYX",
@@ -52,7 +55,8 @@ SUPPORTED_JOINTS = frozenset(
         "JointModelEllipsoid",
         "JointModelComposite",
         "JointModelMimic",
-    }
+    )
+    if hasattr(pin, name) and (name != "JointModelMimic" or MIMIC_JOINTS)
 )
 
 _LOCAL = pin.ReferenceFrame.LOCAL
@@ -123,6 +127,8 @@ def _joint_problem(joint) -> tuple[type[Exception], str] | None:
     """The exception type and reason why pvosimr cannot take ``joint`` (composites are looked
     into, recursively), or None."""
     kind = joint.shortname()
+    if kind == "JointModelMimic" and not MIMIC_JOINTS:
+        return NotImplementedError, f"is a mimic joint: {MIMIC_UNAVAILABLE}"
     if kind not in SUPPORTED_JOINTS:
         return NotImplementedError, (
             f"is of type {kind}, which pvosimr does not support "
@@ -187,11 +193,11 @@ class Topology:
         self.signature = constraint_signature(model, constraint_models)
         self.model = model
         self.njoints = nj = model.njoints
-        self.nq, self.nv, self.nv_relaxed = model.nq, model.nv, model.nvExtended
+        self.nq, self.nv, self.nv_relaxed = model.nq, model.nv, relaxed_nv(model)
         self.tree = _Tree(
             tuple(model.parents),
-            tuple(j.nvExtended for j in model.joints),
-            tuple(j.idx_vExtended for j in model.joints),
+            tuple(relaxed_nv(j) for j in model.joints),
+            tuple(relaxed_idx_v(j) for j in model.joints),
         )
         self.links = range(1, nj)
         #: each joint's own dofs in the model's velocity (and armature) vector; none for a mimic

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
+from .mimic import has_mimic_joints
+
 __all__ = [
     "constraint_jacobian",
     "dense_delassus",
@@ -29,10 +31,6 @@ def _check_constraint(cm: pin.RigidConstraintModel) -> None:
         raise NotImplementedError(f"unsupported contact type {cm.type}")
 
 
-def _has_mimic(model: pin.Model) -> bool:
-    return model.nvExtended != model.nv
-
-
 def mass_matrix(model: pin.Model, q: np.ndarray, data: pin.Data | None = None) -> np.ndarray:
     """Joint-space mass matrix from ``pin.crba`` (armature included), fully symmetric.
 
@@ -45,7 +43,7 @@ def mass_matrix(model: pin.Model, q: np.ndarray, data: pin.Data | None = None) -
     if data is None:
         data = model.createData()
     q = np.asarray(q, dtype=float)
-    if _has_mimic(model):
+    if has_mimic_joints(model):
         pin.computeJointJacobians(model, data, q)
         M = np.diag(np.asarray(model.armature, dtype=float))
         for i in range(1, model.njoints):

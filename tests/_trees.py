@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pinocchio as pin
+import pytest
 from hypothesis import strategies as st
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "add_mimics",
     "build_tree",
     "fig1_tree",
+    "pin_constraint_size",
     "random_inertia",
     "random_placement",
     "random_q",
@@ -33,37 +35,68 @@ __all__ = [
     "random_trees",
     "random_unit_vector",
     "reduced_truth",
+    "requires_pin_feature",
     "tree_specs",
 ]
 
 Tree = tuple[pin.Model, list[pin.RigidConstraintModel]]
 
-# Ordered roughly from simplest to most complex: hypothesis shrinks towards the front.
-DEFAULT_JOINT_TYPES: tuple[str, ...] = (
-    "RZ",
-    "RX",
-    "RY",
-    "RevoluteUnaligned",
-    "PX",
-    "PY",
-    "PZ",
-    "PrismaticUnaligned",
-    "RUBX",
-    "RUBY",
-    "RUBZ",
-    "RevoluteUnboundedUnaligned",
-    "Spherical",
-    "SphericalZYX",
-    "Planar",
-    "Translation",
-    "FreeFlyer",
-    "HX",
-    "HY",
-    "HZ",
-    "HelicalUnaligned",
-    "Universal",
-    "Ellipsoid",
-    "Composite",
+
+def requires_pin_feature(*names: str) -> pytest.MarkDecorator:
+    """Skip unless the installed pin has every attribute ``pin.<name>`` (a joint type, a
+    function) and pvosimr takes every such joint type from it (``SUPPORTED_JOINTS``): older
+    releases lack some (a user of those cannot build such a model), pin 3.7's mimic joints
+    are refused."""
+    from pvosimr.topology import SUPPORTED_JOINTS
+
+    version = pin.__version__
+    absent = [n for n in names if not hasattr(pin, n)]
+    refused = [n for n in names if n not in absent and n.startswith("JointModel")]
+    refused = [n for n in refused if n not in SUPPORTED_JOINTS]
+    reasons = []
+    if absent:
+        reasons.append(f"pin {version} has no {', '.join('pin.' + n for n in absent)}")
+    if refused:
+        reasons.append(f"pvosimr does not take {', '.join(refused)} from pin {version}")
+    return pytest.mark.skipif(bool(reasons), reason="; ".join(reasons))
+
+
+def pin_constraint_size(cm: pin.RigidConstraintModel) -> int:
+    """Pinocchio's own row count of a constraint (``residualSize()``; ``size()`` before pin 4)."""
+    return int(cm.residualSize() if hasattr(cm, "residualSize") else cm.size())
+
+
+# Ordered roughly from simplest to most complex: hypothesis shrinks towards the front; the
+# types the installed pin lacks (Ellipsoid before pin 3.9) are left out.
+DEFAULT_JOINT_TYPES: tuple[str, ...] = tuple(
+    kind
+    for kind in (
+        "RZ",
+        "RX",
+        "RY",
+        "RevoluteUnaligned",
+        "PX",
+        "PY",
+        "PZ",
+        "PrismaticUnaligned",
+        "RUBX",
+        "RUBY",
+        "RUBZ",
+        "RevoluteUnboundedUnaligned",
+        "Spherical",
+        "SphericalZYX",
+        "Planar",
+        "Translation",
+        "FreeFlyer",
+        "HX",
+        "HY",
+        "HZ",
+        "HelicalUnaligned",
+        "Universal",
+        "Ellipsoid",
+        "Composite",
+    )
+    if hasattr(pin, f"JointModel{kind}")
 )
 
 #: Joints whose motion subspace loses rank where their middle angle q_i[1] is ±π/2 (gimbal
@@ -260,14 +293,18 @@ def _pitch(rng: np.random.Generator) -> float:
     return 0.0 if rng.random() < 1 / 6 else float(rng.uniform(-0.5, 0.5))
 
 
-#: nv of every joint kind but Composite (whose nv is that of its contents).
+#: nv of every joint kind but Composite (whose nv is that of its contents) in the installed pin.
 _NV = {
-    **dict.fromkeys(("RX", "RY", "RZ", "RevoluteUnaligned", "RUBX", "RUBY", "RUBZ"), 1),
-    **dict.fromkeys(("RevoluteUnboundedUnaligned", "PX", "PY", "PZ"), 1),
-    **dict.fromkeys(("PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned"), 1),
-    **dict.fromkeys(("Spherical", "SphericalZYX", "Planar", "Translation", "Ellipsoid"), 3),
-    "Universal": 2,
-    "FreeFlyer": 6,
+    kind: nv
+    for kind, nv in {
+        **dict.fromkeys(("RX", "RY", "RZ", "RevoluteUnaligned", "RUBX", "RUBY", "RUBZ"), 1),
+        **dict.fromkeys(("RevoluteUnboundedUnaligned", "PX", "PY", "PZ"), 1),
+        **dict.fromkeys(("PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned"), 1),
+        **dict.fromkeys(("Spherical", "SphericalZYX", "Planar", "Translation", "Ellipsoid"), 3),
+        "Universal": 2,
+        "FreeFlyer": 6,
+    }.items()
+    if kind in DEFAULT_JOINT_TYPES
 }
 
 #: A composite's nv stays within this (a rigid body has 6 dofs).

@@ -16,11 +16,14 @@ from _trees import (
     build_tree,
     random_q,
     reduced_truth,
+    requires_pin_feature,
 )
 from _truth import dense_delassus, rel_err
 
 import pvosimr
 from pvosimr.symbolic import delassus_function
+
+pytestmark = requires_pin_feature("JointModelMimic", "transformJointIntoMimic")
 
 TOL = 1e-9
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D

@@ -1,9 +1,12 @@
 """The paper's Fig. 1 tree: ES, N, A, D and cca exactly as printed in Sec. I-C."""
 
+import pinocchio as pin
 import pytest
-from _trees import fig1_tree
+from _trees import TreeSpec, build_tree, fig1_tree
 
+import pvosimr
 from pvosimr import Topology
+from pvosimr.mimic import MIMIC_JOINTS
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +64,16 @@ def test_omega_cover_grows_with_m_not_m_times_d():
         for e2 in chain.ees[a + 1 :]:
             c = chain.cca(e1, e2)
             assert (c, e1) in chain.omega_cover or (c, e2) in chain.omega_cover
+
+
+@pytest.mark.skipif(
+    MIMIC_JOINTS or not hasattr(pin, "transformJointIntoMimic"),
+    reason="only where pin has mimic joints that pvosimr does not take (pin 3.7)",
+)
+def test_mimic_joints_of_a_pin_that_rejects_their_data_are_refused_by_name():
+    base, _ = build_tree(TreeSpec([0, 1, 1], ["RZ", "RX", "RY"], [], False, 0))
+    model = pin.transformJointIntoMimic(base, 2, 3, 1.5, 0.1)
+    with pytest.raises(NotImplementedError, match=r"joint 3 .* mimic joints need pin >= 3\.8"):
+        Topology(model, [])
+    with pytest.raises(NotImplementedError, match=r"mimic joints need pin >= 3\.8"):
+        pvosimr.compute_delassus(model, model.createData(), pin.neutral(model), [])

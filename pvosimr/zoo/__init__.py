@@ -20,7 +20,7 @@ builders), :mod:`.paper` (Atlas + Shadow hands), :mod:`.synthetic` (Fig. 3/4 mec
 from . import presets, sources
 from .erd import ERD_PRESETS, ERD_SKIPPED
 from .files import MODEL_FILE_TYPES, from_file, leaf_frames, looks_like_model_file, model_from_file
-from .joint_types import JOINT_TYPE_ROBOTS
+from .joint_types import JOINT_TYPE_ROBOTS, JOINT_TYPE_SKIPPED
 from .paper import (
     atlas_shadow_hand_model,
     atlas_two_shadow_hands_model,
@@ -44,6 +44,7 @@ __all__ = [
     "ERD_PRESETS",
     "ERD_SKIPPED",
     "JOINT_TYPE_ROBOTS",
+    "JOINT_TYPE_SKIPPED",
     "MODEL_FILE_TYPES",
     "SHADOW_FINGERTIPS",
     "SYNTHETIC_DEFAULTS",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pinocchio as pin
 
+from ..mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE
 from .presets import from_frames
 from .robot import Robot
 
@@ -26,10 +27,26 @@ __all__ = [
     "leaf_frames",
     "looks_like_model_file",
     "model_from_file",
+    "urdf_model",
 ]
 
 MODEL_FILE_TYPES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf"}
 """Model file suffix (lower case) -> format."""
+
+# pin 4 binds MJCF with a root joint under its own name (buildModelFromMJCF's overload returns a
+# tuple there); in pin 3 it is buildModelFromMJCF(path, root_joint), which returns the model.
+_MJCF_WITH_ROOT = getattr(pin, "buildModelFromMJCFAndRootJoint", pin.buildModelFromMJCF)
+
+
+def urdf_model(path: str, *root: pin.JointModel, mimic: bool = False) -> pin.Model:
+    """``pin.buildModelFromUrdf(path, *root)``; ``mimic`` turns ``<mimic>`` joints into
+    ``JointModelMimic`` joints, which pvosimr takes from pin 3.8 on: before, it raises
+    NotImplementedError rather than build independent joints."""
+    if not mimic:
+        return pin.buildModelFromUrdf(path, *root)
+    if not MIMIC_JOINTS:
+        raise NotImplementedError(f"{path}: {MIMIC_UNAVAILABLE}")
+    return pin.buildModelFromUrdf(path, *root, mimic=True)
 
 
 def looks_like_model_file(name: str | os.PathLike[str]) -> bool:
@@ -63,10 +80,8 @@ def model_from_file(
     root = (pin.JointModelFreeFlyer(),) if free_flyer else ()
     try:
         if kind == "urdf":
-            return pin.buildModelFromUrdf(str(path), *root, mimic=mimic)
-        # buildModelFromMJCF's root-joint overload is deprecated (it returns a tuple)
-        build = pin.buildModelFromMJCFAndRootJoint if free_flyer else pin.buildModelFromMJCF
-        return build(str(path), *root)
+            return urdf_model(str(path), *root, mimic=mimic)
+        return (_MJCF_WITH_ROOT if free_flyer else pin.buildModelFromMJCF)(str(path), *root)
     except (ValueError, RuntimeError) as exc:
         raise ValueError(f"{path}: cannot build a Pinocchio model from it: {exc}") from exc
 

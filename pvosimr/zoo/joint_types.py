@@ -41,11 +41,13 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
+from ..topology import SUPPORTED_JOINTS
 from .presets import Preset, points, welds
 from .sources import erd_model
 
 __all__ = [
     "JOINT_TYPE_ROBOTS",
+    "JOINT_TYPE_SKIPPED",
     "box_link",
     "composite_arms_model",
     "ellipsoid_shoulders_model",
@@ -289,7 +291,7 @@ def panda_mimic_model() -> pin.Model:
     return model
 
 
-JOINT_TYPE_ROBOTS: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] = {
+_EVERY_JOINT_TYPE_ROBOT: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] = {
     "screw_arm": (
         screw_arm_model,
         {"driver_6d": welds("driver_tip"), "tips_3d": points("driver_tip", "screw_tip")},
@@ -317,4 +319,21 @@ JOINT_TYPE_ROBOTS: dict[str, tuple[Callable[[], pin.Model], dict[str, Preset]]] 
         },
     ),
 }
-"""Zoo name -> (model builder, presets); the first preset is the default."""
+
+#: The joint type a robot is built around, where not every supported pin has it.
+_NEEDS = {"ellipsoid_shoulders": "JointModelEllipsoid", "panda_mimic": "JointModelMimic"}
+
+JOINT_TYPE_ROBOTS = {
+    name: robot
+    for name, robot in _EVERY_JOINT_TYPE_ROBOT.items()
+    if name not in _NEEDS or _NEEDS[name] in SUPPORTED_JOINTS
+}
+"""Zoo name -> (model builder, presets); the first preset is the default.  Only the robots the
+installed pin can build (see :data:`JOINT_TYPE_SKIPPED`)."""
+
+JOINT_TYPE_SKIPPED = {
+    name: f"it is built from pin.{_NEEDS[name]}, which pvosimr cannot take from pin "
+    f"{pin.__version__}"
+    for name in _EVERY_JOINT_TYPE_ROBOT.keys() - JOINT_TYPE_ROBOTS.keys()
+}
+"""Joint-type robots the installed pin cannot build, with the reason."""

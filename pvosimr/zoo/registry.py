@@ -18,7 +18,7 @@ Names, in the order :func:`names` lists them:
 3. the robots built around Pinocchio 4.1's joint types: ``screw_arm`` (helical),
    ``universal_biped`` (universal), ``composite_arms`` (composite), ``ellipsoid_shoulders``
    (ellipsoid) and ``panda_mimic`` (mimic; needs example-robot-data), see
-   :mod:`pvosimr.zoo.joint_types`;
+   :mod:`pvosimr.zoo.joint_types` (in :func:`skipped` where the installed pin lacks the type);
 4. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 from . import sources
 from .erd import ERD_PRESETS, ERD_SKIPPED, erd_presets
-from .joint_types import JOINT_TYPE_ROBOTS
+from .joint_types import JOINT_TYPE_ROBOTS, JOINT_TYPE_SKIPPED
 from .paper import PAPER_ROBOTS
 from .robot import Robot
 from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
@@ -86,8 +86,9 @@ def names() -> list[str]:
 
 
 def skipped() -> dict[str, str]:
-    """Robots deliberately not in :func:`names`, with the reason."""
-    return dict(ERD_SKIPPED)
+    """Robots deliberately not in :func:`names`, with the reason (also the joint-type robots
+    the installed pin cannot build)."""
+    return {**ERD_SKIPPED, **JOINT_TYPE_SKIPPED}
 
 
 def _synthetic(name: str) -> Robot | None:
@@ -125,8 +126,8 @@ def load(name: str, preset: str | None = None) -> Robot:
     robot = _synthetic(name)
     if robot is not None:
         return robot if preset is None else robot.with_preset(preset)
-    if name in ERD_SKIPPED:
-        raise ValueError(f"robot {name!r} is not supported: {ERD_SKIPPED[name]}")
+    if name in skipped():
+        raise ValueError(f"robot {name!r} is not supported: {skipped()[name]}")
     if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):
         model = sources.erd_model(name)
         return Robot.build(name, model, erd_presets(name, model), preset)

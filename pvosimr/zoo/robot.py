@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from ..constraints import constraint_dim
 from .presets import Preset, from_frames
 
 __all__ = ["Robot", "random_configuration"]
@@ -101,7 +102,7 @@ class Robot:
     @property
     def m(self) -> int:
         """Total constraint dimension (rows of the Delassus matrix)."""
-        return sum(cm.residualSize() for cm in self.constraints)
+        return sum(constraint_dim(cm) for cm in self.constraints)
 
     @property
     def nv(self) -> int:

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from .files import urdf_model
+
 MODEL_PATH_ENV = "PVOSIMR_MODEL_PATH"
 """Environment variable: ``os.pathsep``-separated folders searched for model files."""
 
@@ -355,10 +357,8 @@ def erd_model(name: str, *, mimic: bool = False) -> pin.Model:
     rel = os.path.join(cls.path, cls.urdf_subpath, cls.urdf_filename)
     root = _erd_model_root(rel)
     urdf = str(root / rel)
-    if cls.free_flyer:
-        model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer(), mimic=mimic)
-    else:
-        model = pin.buildModelFromUrdf(urdf, mimic=mimic)
+    root_joint = (pin.JointModelFreeFlyer(),) if cls.free_flyer else ()
+    model = urdf_model(urdf, *root_joint, mimic=mimic)
 
     if _is_a(cls, "TalosLegsLoader"):
         # Like example_robot_data, drop torso/arms/head; unlike it (which re-adds frame
