@@ -21,7 +21,6 @@ from _trees import (
 from _truth import dense_delassus, rel_err
 
 import pvosimr
-from pvosimr.symbolic import delassus_function
 
 pytestmark = requires_pin_feature("JointModelMimic", "transformJointIntoMimic")
 
@@ -83,6 +82,7 @@ def test_mimic_trees_every_algorithm_numpy_and_batch(seed):
 
 @pytest.mark.parametrize("seed", [0, 5])
 def test_mimic_trees_casadi(seed):
+    delassus_function = pytest.importorskip("pvosimr.symbolic").delassus_function
     model, cms, relaxed, pairs = mimic_tree(seed)
     q = random_q(model, np.random.default_rng(seed))
     truth = truths(model, cms, relaxed, pairs, q)
