@@ -58,9 +58,11 @@ namespace
     , size_(0)
     , data_(model)
     {
+#if PINOCCHIO_VERSION_AT_LEAST(3, 5, 0) // before mimic joints, there is nothing to check
       if (!model.check(pinocchio::MimicChecker()))
         throw std::invalid_argument(
           "the model has mimic joints, which Pinocchio's PV-OSIMr does not support");
+#endif
       // A Python sequence of RigidConstraintModel (list, tuple or StdVec_RigidConstraintModel):
       // the elements are copied; later changes to the Python objects do not reach this instance.
       const long n = bp::len(constraint_models);

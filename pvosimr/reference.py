@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from . import bridge
-from .constraints import as_constraint_list, constraint_dim
+from .constraints import as_constraint_list, constraint_dim, contact_cholesky, place_constraints
 from .delassus import check_configuration
 from .topology import constraint_signature
 
@@ -173,11 +173,10 @@ def pinocchio_cholesky(
     q = check_configuration(model, q)
     if entry.chol is None:
         entry.cholesky_cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in entry.cms])
-        entry.chol = pin.ContactCholeskyDecomposition(model, data, entry.cms, entry.cholesky_cds)
+        entry.chol = contact_cholesky(model, data, entry.cms, entry.cholesky_cds)
     cds = entry.cholesky_cds
     pin.crba(model, data, q, pin.Convention.WORLD)
-    for k, cm in enumerate(entry.cms):
-        cm.calc(model, data, cds[k])
+    place_constraints(model, data, entry.cms, cds)
     entry.chol.compute(model, data, entry.cms, cds, 0.0)
     G = np.asarray(entry.chol.getInverseOperationalSpaceInertiaMatrix())
     if not np.isfinite(G).all():

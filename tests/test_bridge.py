@@ -31,7 +31,7 @@ def manipulator():
 
 def test_built_against_the_pin_in_use(needs_bridge):  # noqa: F811
     module = bridge.load()
-    assert module.PINOCCHIO_VERSION == pin.__version__
+    assert pin.__version__ == module.PINOCCHIO_VERSION
     library = bridge.plan().library()
     assert library.is_file() and f"pin{pin.__version__}-" in library.name
     assert library.parent == toolchain.cache_dir() / "bridge"

@@ -160,6 +160,10 @@ def test_shadow_hand_matches_mujoco() -> None:
 
 
 @needs_erd
+@pytest.mark.skipif(
+    not hasattr(pin, "WITH_COLLISION"),
+    reason=f"example_robot_data.load() reads pin.WITH_COLLISION, which pin {pin.__version__} lacks",
+)
 @pytest.mark.parametrize("name", ["talos", "solo12", "ur5", "panda"])
 def test_erd_model_matches_example_robot_data(name: str) -> None:
     import example_robot_data
