@@ -478,6 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return usage_error(parser.prog, str(exc))
     for name, reason in unavailable.items():
         print(f"not validated: {name}: {reason}", file=sys.stderr)
+    for name, reason in reference.unavailable().items():
+        print(f"not run: {name}: {reason}", file=sys.stderr)
     out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
     if not zoo_wide:
         print("\n".join(table(rows)))

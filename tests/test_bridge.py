@@ -78,3 +78,9 @@ def test_validate_without_the_bridge_reports_it_and_still_judges(no_compiler, tm
     text = md.read_text()
     assert "## Pinocchio references not run here" in text and "**pin-pv-osimr**" in text
     assert "CXX=" in text
+
+
+def test_validate_command_says_the_bridge_did_not_run(no_compiler, capsys):
+    assert validation.main(["--robots", "talos/feet_6d", "--configs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "not run: pin-pv-osimr:" in err and "CXX=" in err
