@@ -6,6 +6,7 @@ import pytest
 from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 
 import pvosimr
+from pvosimr import toolchain
 from pvosimr.joint_models import unit_parts
 from pvosimr.truth import rel_err
 from pvosimr.zoo import presets
@@ -113,7 +114,7 @@ def test_missing_compiler_is_a_clear_error(monkeypatch, tmp_path):
         TreeSpec([0, 1], ["RZ", "RY"], [(2, pin.ContactType.CONTACT_3D)], armature=False, seed=0)
     )
     monkeypatch.delenv("CC", raising=False)
-    monkeypatch.setattr(codegen.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
     with pytest.raises(codegen.CompilerNotFoundError, match="CC") as err:
         codegen.compile(model, cms, cache_dir=tmp_path)
     assert isinstance(err.value, OSError) and isinstance(err.value, RuntimeError)
