@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from . import zoo
-from .cli_options import directory, file_path, require_extra, usage_error
-from .opcounts import CountCache, default_cache_path
+from .cli_options import directory, require_extra, usage_error
+from .opcounts import CountCache, add_cache_options
 from .zoo import synthetic
 
 __all__ = ["Count", "Sweep", "build_parser", "main", "run", "sweeps"]
@@ -203,17 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="output folder (default: %(default)s)",
     )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--cache",
-        type=file_path,
-        default=default_cache_path(),
-        metavar="PATH",
-        help="operation-count cache file (default: %(default)s)",
-    )
-    where.add_argument(
-        "--no-cache", action="store_true", help="count everything afresh (default: cached)"
-    )
+    add_cache_options(parser, no_cache_help="count everything afresh (default: cached)")
     return parser
 
 

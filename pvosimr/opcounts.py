@@ -156,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="A,B,...",
         help="comma-separated algorithms (default: %(default)s; 'naive' on request)",
     )
+    add_cache_options(parser, no_cache_help="keep counts in memory only (default: cached)")
+    return parser
+
+
+def add_cache_options(parser: argparse.ArgumentParser, no_cache_help: str) -> None:
+    """``--cache PATH`` (the operation-count cache file) or ``--no-cache``, not both."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--cache",
@@ -164,10 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="operation-count cache file (default: %(default)s)",
     )
-    where.add_argument(
-        "--no-cache", action="store_true", help="keep counts in memory only (default: cached)"
-    )
-    return parser
+    where.add_argument("--no-cache", action="store_true", help=no_cache_help)
 
 
 def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
