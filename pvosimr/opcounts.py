@@ -37,6 +37,7 @@ from .delassus import ALGORITHMS
 
 __all__ = [
     "CountCache",
+    "add_cache_options",
     "build_parser",
     "default_cache_path",
     "main",
