@@ -8,6 +8,7 @@ Pinocchio's calling convention::
 """
 
 from . import constraints
+from ._moved import install as _install_moved_names
 from .batch import compute_delassus_batch
 from .delassus import (
     ALGORITHMS,
@@ -22,6 +23,8 @@ from .delassus import (
 from .topology import SUPPORTED_JOINTS, Topology
 
 __version__ = "0.1.0"
+
+_install_moved_names()
 
 __all__ = [
     "ALGORITHMS",

@@ -388,9 +388,7 @@ class CompiledDelassus:
                     return self._G.copy()
         if rc == _NON_FINITE_G:  # the library's verdict: singular M, or precision lost
             topology = topology_for(self.model, self.constraint_models)
-            raise undefined_error(
-                self.algorithm, self.model, q, topology, self.constraint_models
-            )
+            raise undefined_error(self.algorithm, self.model, q, topology, self.constraint_models)
         raise CodegenError(f"the generated function {self.library.name} failed (code {rc})")
 
 

@@ -52,9 +52,8 @@ MIMIC_JOINTS = hasattr(pin, "JointModelMimic") and tuple(
 ) >= (3, 8)
 
 #: Why a mimic joint is refused where :data:`MIMIC_JOINTS` is False.
-MIMIC_UNAVAILABLE = (
-    f"mimic joints need pin >= 3.8 (pin {pin.__version__} "
-    + ("has none)" if not hasattr(pin, "JointModelMimic") else "rejects their data in Model.check)")
+MIMIC_UNAVAILABLE = f"mimic joints need pin >= 3.8 (pin {pin.__version__} " + (
+    "has none)" if not hasattr(pin, "JointModelMimic") else "rejects their data in Model.check)"
 )
 
 
@@ -186,4 +185,3 @@ def schur_reduce(B: Backend, G_swept: Matrix, m: int, T: np.ndarray) -> Matrix:
     G_ac = G_swept[0:m, m:] @ Tc.T
     G_cc = B.symmetric(Tc @ G_swept[m:, m:] @ Tc.T)
     return B.symmetric_from_upper(G_swept[0:m, 0:m] - G_ac @ (B.inv(G_cc) @ G_ac.T))
-

@@ -63,6 +63,7 @@ __all__ = [
     "unavailable",
 ]
 
+
 def extension_available() -> bool:
     """Whether Pinocchio's C++ PV-OSIMr is usable here (its bridge loads, built if needed)."""
     return bridge.status() is None

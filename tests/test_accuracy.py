@@ -1,4 +1,5 @@
-"""The accuracy study (pvosimr.accuracy): its --quick run, its truths and its acceptance numbers.
+"""The accuracy study (pvosimr.study.accuracy): its --quick run, its truths and its acceptance
+numbers.
 
 The quick run includes an 80-link spherical chain (cond(M) ≈ 4e6), on which a non-symmetric
 inverse of ``D_i`` in the numpy path grows to O(1) relative error: the acceptance assertion
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 import pvosimr
-from pvosimr import accuracy, truth
+from pvosimr import truth
+from pvosimr.study import accuracy
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pvosimr import bench, cli
+from pvosimr.study import bench, cli
 
 pytest.importorskip("matplotlib")
 

@@ -8,8 +8,9 @@ import pinocchio as pin
 import pytest
 from test_reference import needs_bridge  # noqa: F401 (a fixture)
 
-from pvosimr import bridge, compute_delassus, reference, toolchain, validation, zoo
+from pvosimr import bridge, compute_delassus, reference, toolchain, zoo
 from pvosimr.constraints import weld
+from pvosimr.study import validate as validation
 
 
 @pytest.fixture

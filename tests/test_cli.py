@@ -13,7 +13,9 @@ import pinocchio as pin
 import pytest
 
 import pvosimr
-from pvosimr import cli, cli_options, validation
+from pvosimr.study import cli
+from pvosimr.study import options as cli_options
+from pvosimr.study import validate as validation
 
 COMMANDS = ("demo", "validate", "count", "figures", "bench")
 

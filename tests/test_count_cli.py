@@ -11,8 +11,10 @@ pytest.importorskip("casadi")
 import pinocchio as pin
 
 import pvosimr
-from pvosimr import cli, opcounts, zoo
+from pvosimr import zoo
 from pvosimr.constraints import point, weld
+from pvosimr.study import cli
+from pvosimr.study import count as opcounts
 
 FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
 

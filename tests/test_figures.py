@@ -10,9 +10,10 @@ import pytest
 pytest.importorskip("casadi")
 pytest.importorskip("matplotlib")
 
-from pvosimr import claims, figures, zoo
-from pvosimr.figures import Count
-from pvosimr.opcounts import CountCache, model_digest
+from pvosimr import zoo
+from pvosimr.study import figures
+from pvosimr.study.count import CountCache, model_digest
+from pvosimr.study.figures import Count, claims
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pvosimr import ALGORITHMS, cli, validation, zoo
+from pvosimr import ALGORITHMS, zoo
+from pvosimr.study import cli
+from pvosimr.study import validate as validation
 
 
 def test_validate_writes_a_passing_report(tmp_path):
@@ -51,7 +53,7 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
 
 
 def test_demo_prints_the_table_for_the_papers_robots(capsys):
-    from pvosimr import cli
+    from pvosimr.study import cli
 
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out

@@ -25,15 +25,15 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from .cli_options import (
+from pvosimr.constraints import as_constraint_list, constraint_matrix
+from pvosimr.delassus import ALGORITHMS
+from pvosimr.study.options import (
     add_model_file_options,
     file_path,
     require_extra,
     robot_from_file,
     with_frames,
 )
-from .constraints import as_constraint_list, constraint_matrix
-from .delassus import ALGORITHMS
 
 __all__ = [
     "CountCache",
@@ -64,7 +64,7 @@ def default_cache_path() -> Path:
 @cache
 def source_digest() -> str:
     """SHA-256 over the source of everything an operation count depends on."""
-    package = Path(__file__).parent
+    package = Path(__file__).resolve().parents[1]  # the library: pvosimr/
     files = [package / name for name in _COUNTED_SOURCES]
     files += sorted((package / "algorithms").glob("*.py"))
     h = hashlib.sha256()
@@ -108,7 +108,7 @@ class CountCache:
                 self._counts = {}  # an unreadable cache is only a slow run, never an error
 
     def count(self, model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:
-        from .symbolic import count_operations
+        from pvosimr.symbolic import count_operations
 
         cms = as_constraint_list(constraint_models)
         key = f"{model_digest(model, cms)}:{algorithm}:{source_digest()}"
@@ -185,7 +185,7 @@ def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, 
 
 
 def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:
-    from . import zoo
+    from pvosimr import zoo
 
     if zoo.looks_like_model_file(name):
         parser.error(f"no such model file: {name}")
@@ -197,7 +197,7 @@ def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:
 
 def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
     """The zoo robot ``name`` with ``preset`` (default: its first)."""
-    from . import zoo
+    from pvosimr import zoo
 
     try:
         robot = zoo.load(name)
@@ -248,8 +248,8 @@ def header(label: str, model: pin.Model, constraint_models: list) -> str:
     Branching links are the real links of ``Topology.N`` (two or more constrained subtrees
     meet there); the world and the EE nodes, which N also holds, are not counted.
     """
-    from .constraints import constraint_dim
-    from .topology import Topology
+    from pvosimr.constraints import constraint_dim
+    from pvosimr.topology import Topology
 
     topology = Topology(model, constraint_models)
     branching = [i for i in topology.N if 0 < i < topology.njoints]

@@ -23,7 +23,7 @@ the reference of the conditioning sweep.  A ``pin.Data`` holds O(nv³) memory in
 every path that needs one (the numpy path, Pinocchio's routines, the ``dense`` truth) and are
 measured against the longdouble ``wide`` truth.
 
-Run ``python -m pvosimr.accuracy [--quick] [--out validation]``: writes ``accuracy.md``,
+Run ``python -m pvosimr.study.accuracy [--quick] [--out validation]``: writes ``accuracy.md``,
 ``accuracy.json`` and ``accuracy.png``.
 """
 
@@ -1059,7 +1059,7 @@ def _json(x: Any) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(
-        prog="python -m pvosimr.accuracy",
+        prog="python -m pvosimr.study.accuracy",
         description="Accuracy of every Delassus path against chain depth and cond(M).",
     )
     parser.add_argument("--quick", action="store_true", help="a few small cases (under a minute)")
@@ -1069,7 +1069,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     start = time.perf_counter()
     results = run_study(QUICK if args.quick else FULL, progress=not args.no_progress)
     seconds = time.perf_counter() - start
-    command = "python -m pvosimr.accuracy" + (" --quick" if args.quick else "")
+    command = "python -m pvosimr.study.accuracy" + (" --quick" if args.quick else "")
     write_outputs(results, Path(args.out), seconds, command)
     return results
 

@@ -18,7 +18,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import zoo
+from pvosimr import zoo
 
 __all__ = [
     "EXTRAS",
@@ -108,6 +108,7 @@ def require_extra(prog: str, *modules: str) -> None:
             what, extra = EXTRAS[module]
             print(f'{prog}: needs {what}: pip install "pvosimr[{extra}]"', file=sys.stderr)
             raise SystemExit(2) from None
+
 
 MODEL_FILE_OPTIONS = ("--point", "--weld", "--free-flyer", "--mimic")
 

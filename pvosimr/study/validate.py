@@ -29,8 +29,9 @@ import numpy as np
 import pinocchio as pin
 from tqdm import tqdm
 
-from . import ALGORITHMS, __version__, compute_delassus, reference, zoo
-from .cli_options import (
+from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
+from pvosimr.constraints import constraint_dim
+from pvosimr.study.options import (
     add_model_file_options,
     at_least_one,
     directory,
@@ -39,8 +40,7 @@ from .cli_options import (
     robot_from_file,
     usage_error,
 )
-from .constraints import constraint_dim
-from .truth import dense_delassus, rel_err
+from pvosimr.truth import dense_delassus, rel_err
 
 __all__ = [
     "TOLERANCE",
@@ -323,7 +323,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
 
 
 def accuracy_section(out: Path) -> list[str]:
-    """The summary of the accuracy study (``python -m pvosimr.accuracy``) written beside the
+    """The summary of the accuracy study (``python -m pvosimr.study.accuracy``) written beside the
     report, with its figure: the zoo's robots are shallow and well conditioned, so how accuracy
     ends with depth and mass ratio is measured there, on chains up to 300 links."""
     study = out / "accuracy.md"
@@ -340,8 +340,8 @@ def accuracy_section(out: Path) -> list[str]:
         "",
         "## Accuracy against chain depth and conditioning",
         "",
-        "From `python -m pvosimr.accuracy` (every pvosimr path and Pinocchio's two C++ routines "
-        "on Spherical, FreeFlyer and mixed chains up to 300 links; tables in "
+        "From `python -m pvosimr.study.accuracy` (every pvosimr path and Pinocchio's two C++ "
+        "routines on Spherical, FreeFlyer and mixed chains up to 300 links; tables in "
         "[accuracy.md](accuracy.md)):",
         "",
         *summary,

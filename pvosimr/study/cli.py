@@ -1,9 +1,9 @@
 """The ``pvosimr`` command line: five commands, each with its own ``--help``.
 
 ``validate``, ``count``, ``figures`` and ``bench`` have their own parsers (in
-:mod:`pvosimr.validation`, :mod:`pvosimr.opcounts`, :mod:`pvosimr.figures`,
-:mod:`pvosimr.bench`); this module lists them, prints the version and runs ``demo`` (also what a
-bare ``pvosimr`` runs).  A user's mistake ends with exit status 2 and one error line.
+:mod:`pvosimr.study.validate`, :mod:`pvosimr.study.count`, :mod:`pvosimr.study.figures`,
+:mod:`pvosimr.study.bench`); this module lists them, prints the version and runs ``demo``
+(also what a bare ``pvosimr`` runs).  A user's mistake ends with exit status 2 and one error line.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from . import __version__, validation
+from pvosimr import __version__
+from pvosimr.study import validate as validation
 
 DEMO_ROBOTS = ("atlas", "shadow_hand")
 
@@ -94,17 +95,17 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
         return validation.main(argv)
 
     def count(argv: list[str]) -> int:
-        from . import opcounts
+        from pvosimr.study import count as opcounts
 
         return opcounts.main(argv)
 
     def figures(argv: list[str]) -> int:
-        from . import figures
+        from pvosimr.study import figures
 
         return figures.main(argv)
 
     def bench(argv: list[str]) -> int:
-        from . import bench
+        from pvosimr.study import bench
 
         return bench.main(argv)
 
@@ -113,7 +114,8 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from . import bench, figures, opcounts
+    from pvosimr.study import bench, figures
+    from pvosimr.study import count as opcounts
 
     top, subparsers = _parser()
     return {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .figures import BRANCHES, COLORS, LABELS, MARKERS, Count, bars, series, slope
+from pvosimr.study.figures import BRANCHES, COLORS, LABELS, MARKERS, Count, bars, series, slope
 
 __all__ = ["write_all"]
 

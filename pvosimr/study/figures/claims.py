@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .figures import BRANCHES, Count, bars, series, slope
+from pvosimr.study.figures import BRANCHES, Count, bars, series, slope
 
 __all__ = ["Verdict", "evaluate", "report"]
 

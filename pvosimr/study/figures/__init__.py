@@ -1,7 +1,7 @@
 """``pvosimr figures``: the paper's Figs. 3–6 and the Sec. IV-E caveat from operation counts.
 
 Every number is :func:`pvosimr.symbolic.count_operations` of the algorithm's CasADi SX function
-q ↦ G on the mechanism (through :class:`pvosimr.opcounts.CountCache`).  The run writes, in the
+q ↦ G on the mechanism (through :class:`pvosimr.study.count.CountCache`).  The run writes, in the
 output folder:
 
 - ``fig3.png|pdf`` (panels b–f: op count against stem length, b = 1, 2, 4, 7, 10 branches per
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import zoo
-from .cli_options import directory, require_extra, usage_error
-from .opcounts import CountCache, add_cache_options
-from .zoo import synthetic
+from pvosimr import zoo
+from pvosimr.study.count import CountCache, add_cache_options
+from pvosimr.study.options import directory, require_extra, usage_error
+from pvosimr.zoo import synthetic
 
 __all__ = ["Count", "Sweep", "build_parser", "main", "run", "sweeps"]
 
@@ -161,7 +161,7 @@ def slope(x: np.ndarray, y: np.ndarray, last: int = 5) -> float:
 
 def run(out: Path, quick: bool, cache_path: Path | None, progress: bool = True) -> dict:
     """Count, plot and judge; returns a summary (timings, cache hits, claim verdicts)."""
-    from . import claims, plots
+    from pvosimr.study.figures import claims, plots
 
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

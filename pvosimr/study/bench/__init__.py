@@ -47,10 +47,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from . import ALGORITHMS, __version__, compute_delassus, zoo
-from .cli_options import at_least_one, directory, non_negative, require_extra, usage_error
-from .constraints import constraint_dim
-from .truth import rel_err
+from pvosimr import ALGORITHMS, __version__, compute_delassus, zoo
+from pvosimr.constraints import constraint_dim
+from pvosimr.study.options import at_least_one, directory, non_negative, require_extra, usage_error
+from pvosimr.truth import rel_err
 
 __all__ = [
     "DEFAULT_CASES",
@@ -246,7 +246,7 @@ def _numpy_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Cal
 
 def _pinocchio_bare(model: pin.Model, cms: list) -> dict[str, Callable]:
     """Pinocchio's two C++ Delassus routines as bare binding calls (structures prepared once)."""
-    from . import reference
+    from pvosimr import reference
 
     data = model.createData()
     scms = pin.StdVec_RigidConstraintModel(cms)
@@ -288,14 +288,14 @@ def _methods(
     rng: np.random.Generator,
 ) -> dict[str, tuple[Callable, Sequence, int]]:
     """Every method for this case, checked against numpy:pv-osimr on ``qs[0]``."""
-    from . import reference
+    from pvosimr import reference
 
     model, cms = robot.model, robot.constraints
     data = model.createData()
     singles = _numpy_methods(model, data, cms)
     if codegen:
         try:
-            from . import codegen as cg
+            from pvosimr import codegen as cg
 
             compiled = cg.compile(model, cms, cache_dir=cache_dir, flags=codegen_flags)
             singles["codegen:pv-osimr"] = compiled
@@ -407,7 +407,7 @@ def time_scaling(
     """Median time per call of :data:`SCALING_METHODS` on the Fig. 4 chains."""
     from tqdm import tqdm
 
-    from .zoo import synthetic
+    from pvosimr.zoo import synthetic
 
     builders = {
         "chain_welded_every_k": synthetic.chain_welded_every_k,
@@ -475,7 +475,7 @@ def machine() -> dict[str, str]:
         import casadi
 
         info["casadi"] = casadi.__version__
-        from . import codegen
+        from pvosimr import codegen
 
         info["C compiler"] = codegen._compiler_identity(tuple(codegen.find_compiler()))
     except (ImportError, OSError, RuntimeError) as exc:
@@ -487,7 +487,7 @@ def _git_state() -> str:
     """``git <commit>`` of the source tree, flagging uncommitted changes to the package."""
     import subprocess
 
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[2]  # the library: pvosimr/
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
@@ -544,7 +544,7 @@ def run(
     points = time_scaling(sizes, max(3, repeats // 3), seed, progress) if sizes else []
     return {
         "machine": info,
-        "command": command or "pvosimr.bench.run()",
+        "command": command or "pvosimr.study.bench.run()",
         "repeats": repeats,
         "batch_size": batch_size,
         "codegen_flags": list(codegen_flags),
@@ -657,7 +657,7 @@ def markdown(run_result: dict) -> str:
     lines = [
         "# Timings",
         "",
-        f"Written by `{run_result['command'].strip()}` (pvosimr.bench) in "
+        f"Written by `{run_result['command'].strip()}` (pvosimr.study.bench) in "
         f"{run_result['seconds']:.0f} s. Wall time per call from Python, median "
         f"[p25–p75] of {run_result['repeats']} samples; each sample is the mean of many "
         f"consecutive calls cycling over {N_CONFIGS} random configurations, and the methods "
