@@ -10,6 +10,10 @@ never needs it; :func:`tree_layout` is pure Python.
 * :func:`draw_eigenvalues` — sorted ``|eigenvalues|`` on a log axis, with the rank threshold;
 * :func:`draw_bars` — grouped bar charts (operation counts per case and algorithm);
 * :func:`draw_hbars` — one horizontal bar per method, coloured by group (timings).
+
+It is also the one home of the palette (:data:`COLORS`, :data:`LABELS`, :data:`MARKERS`,
+:func:`color`) and of the matplotlib import (:func:`pyplot`) that the notebooks, ``pvosimr
+figures`` and ``pvosimr bench`` share, so an algorithm has one colour wherever it is drawn.
 """
 
 from __future__ import annotations
@@ -26,17 +30,73 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
 
 __all__ = [
+    "COLORS",
+    "LABELS",
+    "MARKERS",
     "TreeDrawing",
+    "color",
     "draw_bars",
     "draw_delassus",
     "draw_eigenvalues",
     "draw_hbars",
     "draw_kinematic_tree",
+    "pyplot",
     "set_label",
     "tree_layout",
 ]
 
 Position = tuple[float, float]
+
+LABELS = {
+    "pv-osimr": "PV-OSIMr",
+    "pv-osim": "PV-OSIM",
+    "efpa": "EFPA",
+    "ltl-osim": "LTL-OSIM",
+    "naive": "naive",
+}
+"""The paper's name of each algorithm."""
+
+COLORS = {
+    "pv-osimr": "#1b9e77",
+    "pv-osim": "#d95f02",
+    "efpa": "#7570b3",
+    "ltl-osim": "#757575",
+    "naive": "#bdbdbd",
+    # the other ways to the same matrix (``pvosimr bench``'s methods)
+    "batch:pv-osimr": "#66a61e",
+    "codegen:pv-osimr": "#e7298a",
+    "codegen-external:pv-osimr": "#f4a6cf",
+    "pin-efpa": "#1f3b73",
+    "pin-pv-osimr": "#a6761d",
+    "ref:pin-efpa": "#6b8cc7",
+    "ref:pin-pv-osimr": "#e6ab02",
+    "ref:pin-cholesky": "#000000",
+}
+"""One colour per algorithm (Dark2, grey for the baselines) and per timed path."""
+
+MARKERS = {"pv-osimr": "o", "pv-osim": "s", "efpa": "^", "ltl-osim": "v", "naive": "x"}
+"""One marker per algorithm, for curves."""
+
+
+def color(key: str, fallback: int = 0) -> str:
+    """The palette colour of an algorithm (``"efpa"``), its label (``"EFPA"``) or a timed path
+    (``"numpy:efpa"``, ``"pin-efpa"``); matplotlib's cycle colour ``C<fallback>`` otherwise."""
+    by_label = {label: name for name, label in LABELS.items()}
+    name = by_label.get(key, key.removeprefix("numpy:"))
+    return COLORS.get(name, f"C{fallback}")
+
+
+def pyplot():
+    """``matplotlib.pyplot`` (the ``plots`` extra) for commands that only write files: the Agg
+    backend (works headless, in CI) and the house font sizes of the written figures."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "legend.fontsize": 8})
+    return plt
+
 
 #: Label of the scatter drawn around the branching links (tests and legends look it up).
 BRANCHING_LABEL = "branching link (in N)"
@@ -429,7 +489,7 @@ def draw_bars(
             j + (k - (len(series) - 1) / 2) * width for j, g in enumerate(groups) if s in values[g]
         ]
         ys = [float(values[g][s]) for g in groups if s in values[g]]
-        bars = ax.bar(xs, ys, width=width * 0.95, color=f"C{k}", label=s)
+        bars = ax.bar(xs, ys, width=width * 0.95, color=color(s, k), label=s)
         if annotate:
             ax.bar_label(
                 bars, labels=[fmt.format(y) for y in ys], fontsize=7, rotation=90, padding=2
