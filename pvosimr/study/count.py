@@ -29,6 +29,7 @@ from pvosimr.constraints import as_constraint_list, constraint_matrix
 from pvosimr.delassus import ALGORITHMS
 from pvosimr.study.options import (
     add_model_file_options,
+    command_parser,
     file_path,
     require_extra,
     robot_from_file,
@@ -137,9 +138,9 @@ DEFAULT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "naive")
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``pvosimr count``."""
-    parser = argparse.ArgumentParser(
-        prog="pvosimr count",
-        description="Operation counts of the CasADi SX function q -> G (the paper's cost "
+    parser = command_parser(
+        "count",
+        "Operation counts of the CasADi SX function q -> G (the paper's cost "
         "metric) for a zoo robot or a URDF/MJCF model file.",
     )
     parser.add_argument(

@@ -1,5 +1,8 @@
 """Command-line pieces shared by the ``pvosimr`` commands.
 
+- :func:`command_parser` and the options every command spells alike: :func:`add_out_option`,
+  :func:`add_seed_option`.
+
 - Argument types that refuse a user's mistake while parsing (exit status 2, one
   ``pvosimr CMD: error: argument --X: ...`` line): :func:`at_least_one`, :func:`non_negative`,
   :func:`directory`, :func:`file_path`.
@@ -24,7 +27,10 @@ __all__ = [
     "EXTRAS",
     "MODEL_FILE_OPTIONS",
     "add_model_file_options",
+    "add_out_option",
+    "add_seed_option",
     "at_least_one",
+    "command_parser",
     "directory",
     "file_path",
     "non_negative",
@@ -36,6 +42,31 @@ __all__ = [
 
 EXTRAS = {"casadi": ("CasADi", "symbolic"), "matplotlib": ("matplotlib", "plots")}
 """Optional module -> (what to call it, the pvosimr extra that installs it)."""
+
+
+def command_parser(command: str, description: str) -> argparse.ArgumentParser:
+    """The parser of ``pvosimr <command>`` (its errors read ``pvosimr <command>: error: ...``)."""
+    return argparse.ArgumentParser(prog=f"pvosimr {command}", description=description)
+
+
+def add_out_option(
+    parser: argparse.ArgumentParser,
+    default: Path | None = None,
+    help: str = "output folder (default: %(default)s)",
+) -> None:
+    """``--out DIR``: an output folder, refused up front if it is a file."""
+    parser.add_argument("--out", type=directory, default=default, metavar="DIR", help=help)
+
+
+def add_seed_option(parser: argparse.ArgumentParser) -> None:
+    """``--seed SEED``: the seed of the random configurations."""
+    parser.add_argument(
+        "--seed",
+        type=non_negative,
+        default=0,
+        metavar="SEED",
+        help="seed of the random configurations, at least 0 (default: %(default)s)",
+    )
 
 
 def _integer(text: str) -> int:

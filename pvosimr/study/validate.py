@@ -33,10 +33,11 @@ from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
 from pvosimr.study.options import (
     add_model_file_options,
+    add_out_option,
+    add_seed_option,
     at_least_one,
-    directory,
+    command_parser,
     model_file_options_used,
-    non_negative,
     robot_from_file,
     usage_error,
 )
@@ -396,9 +397,9 @@ def _failed(rows: list[Row]) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``pvosimr validate``."""
-    parser = argparse.ArgumentParser(
-        prog="pvosimr validate",
-        description="Every pvosimr algorithm and Pinocchio reference against the dense "
+    parser = command_parser(
+        "validate",
+        "Every pvosimr algorithm and Pinocchio reference against the dense "
         "J M⁻¹ Jᵀ: over the robot zoo (default), named zoo cases (--robots) or a model file.",
     )
     parser.add_argument(
@@ -421,17 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="random configurations per case, at least 1 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--seed",
-        type=non_negative,
-        default=0,
-        metavar="SEED",
-        help="seed of the random configurations, at least 0 (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--out",
-        type=directory,
-        metavar="DIR",
+    add_seed_option(parser)
+    add_out_option(
+        parser,
         help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/ for the whole "
         "zoo; --out validation rewrites the repository's committed report; a FILE or --robots "
         "run only prints its table unless --out is given)",

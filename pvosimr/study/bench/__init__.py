@@ -49,7 +49,14 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, __version__, compute_delassus, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.study.options import at_least_one, directory, non_negative, require_extra, usage_error
+from pvosimr.study.options import (
+    add_out_option,
+    add_seed_option,
+    at_least_one,
+    command_parser,
+    require_extra,
+    usage_error,
+)
 from pvosimr.truth import rel_err
 
 __all__ = [
@@ -904,9 +911,9 @@ def _flags(text: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``pvosimr bench``."""
-    parser = argparse.ArgumentParser(
-        prog="pvosimr bench",
-        description="Time every pvosimr path against Pinocchio's C++ on the paper's robots "
+    parser = command_parser(
+        "bench",
+        "Time every pvosimr path against Pinocchio's C++ on the paper's robots "
         "and the Fig. 4 chains; write timings.md/.json/.png/.pdf (needs matplotlib).",
     )
     parser.add_argument(
@@ -923,13 +930,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="samples per method, at least 1 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--out",
-        type=directory,
-        default=Path("figures"),
-        metavar="DIR",
-        help="output folder (default: %(default)s)",
-    )
+    add_out_option(parser, Path("figures"))
     parser.add_argument(
         "--no-scaling", action="store_true", help="skip the Fig. 4 size sweep (default: run it)"
     )
@@ -956,13 +957,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="B",
         help="configurations per call of the batch path, at least 1 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--seed",
-        type=non_negative,
-        default=0,
-        metavar="SEED",
-        help="seed of the random configurations, at least 0 (default: %(default)s)",
-    )
+    add_seed_option(parser)
     return parser
 
 

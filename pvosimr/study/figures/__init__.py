@@ -29,7 +29,7 @@ import numpy as np
 
 from pvosimr import zoo
 from pvosimr.study.count import CountCache, add_cache_options
-from pvosimr.study.options import directory, require_extra, usage_error
+from pvosimr.study.options import add_out_option, command_parser, require_extra, usage_error
 from pvosimr.zoo import synthetic
 
 __all__ = ["Count", "Sweep", "build_parser", "main", "run", "sweeps"]
@@ -186,9 +186,9 @@ PAPER_ROBOTS = ("atlas", "shadow_hand")
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``pvosimr figures``."""
-    parser = argparse.ArgumentParser(
-        prog="pvosimr figures",
-        description="Regenerate the paper's Figs. 3-6 and claims.md from operation counts "
+    parser = command_parser(
+        "figures",
+        "Regenerate the paper's Figs. 3-6 and claims.md from operation counts "
         "(needs CasADi and matplotlib).",
     )
     parser.add_argument(
@@ -196,13 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="small synthetic sweeps, < 5 min (default: the full sweeps)",
     )
-    parser.add_argument(
-        "--out",
-        type=directory,
-        default=Path("figures"),
-        metavar="DIR",
-        help="output folder (default: %(default)s)",
-    )
+    add_out_option(parser, Path("figures"))
     add_cache_options(parser, no_cache_help="count everything afresh (default: cached)")
     return parser
 
