@@ -9,11 +9,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable
 
 from pvosimr import __version__
-from pvosimr.study import validate as validation
+from pvosimr.study import validate
 
 DEMO_ROBOTS = ("atlas", "shadow_hand")
 
@@ -36,14 +37,14 @@ DEMO_DESCRIPTION = (
 
 def demo() -> int:
     """The validation table for the paper's robots, one configuration each, on stdout."""
-    rows, unavailable = validation.validate(DEMO_ROBOTS, configs=1, progress=False, strict=False)
+    rows, unavailable = validate.validate(DEMO_ROBOTS, configs=1, progress=False, strict=False)
     print("Worst relative error against the dense J M⁻¹ Jᵀ, and time per call:\n")
-    print("\n".join(validation.table(rows)))
+    print("\n".join(validate.table(rows)))
     for name, reason in unavailable.items():
         print(f"\n{name}: skipped ({reason})")
     ok = all(r.passes() for r in rows)
     print(
-        f"\n{'PASS' if ok else 'FAIL'} (tolerance {validation.TOLERANCE:g}); "
+        f"\n{'PASS' if ok else 'FAIL'} (tolerance {validate.TOLERANCE:g}); "
         "`pvosimr validate` runs the whole zoo"
     )
     return 0 if ok else 1
@@ -91,38 +92,25 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 def _command_mains() -> dict[str, Callable[[list[str]], int]]:
     """The commands with their own parser; imported on use (their extras load later)."""
 
-    def validate(argv: list[str]) -> int:
-        return validation.main(argv)
+    def run(command: str) -> Callable[[list[str]], int]:
+        def main(argv: list[str]) -> int:
+            return importlib.import_module(f"pvosimr.study.{command}").main(argv)
 
-    def count(argv: list[str]) -> int:
-        from pvosimr.study import count as opcounts
+        return main
 
-        return opcounts.main(argv)
-
-    def figures(argv: list[str]) -> int:
-        from pvosimr.study import figures
-
-        return figures.main(argv)
-
-    def bench(argv: list[str]) -> int:
-        from pvosimr.study import bench
-
-        return bench.main(argv)
-
-    return {"validate": validate, "count": count, "figures": figures, "bench": bench}
+    return {command: run(command) for command in ("validate", "count", "figures", "bench")}
 
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from pvosimr.study import bench, figures
-    from pvosimr.study import count as opcounts
+    from pvosimr.study import bench, count, figures
 
     top, subparsers = _parser()
     return {
         "pvosimr": top,
         "demo": subparsers["demo"],
-        "validate": validation.build_parser(),
-        "count": opcounts.build_parser(),
+        "validate": validate.build_parser(),
+        "count": count.build_parser(),
         "figures": figures.build_parser(),
         "bench": bench.build_parser(),
     }
