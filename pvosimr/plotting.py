@@ -232,7 +232,6 @@ def draw_kinematic_tree(
     """
     if labels not in ("all", "key", "none"):
         raise ValueError(f"labels must be 'all', 'key' or 'none', got {labels!r}")
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     parents = list(topology.parent)
@@ -318,31 +317,11 @@ def draw_kinematic_tree(
         )
 
     handles: list[Any] = [
-        Line2D([], [], marker="s", color="black", ls="", markersize=8, label="world (node 0)"),
-        Line2D([], [], marker="o", color=grey, mec="0.3", ls="", markersize=9, label="link"),
-        Line2D(
-            [],
-            [],
-            marker="D",
-            mfc="white",
-            mec="black",
-            mew=1.5,
-            ls="",
-            markersize=9,
-            label=CONSTRAINED_LABEL,
-        ),
-        Line2D([], [], marker="*", mfc="gold", mec="black", ls="", markersize=14, label=EE_LABEL),
-        Line2D(
-            [],
-            [],
-            marker="o",
-            mfc="none",
-            mec="black",
-            mew=2,
-            ls="",
-            markersize=16,
-            label=BRANCHING_LABEL,
-        ),
+        _legend_marker("s", 8, "world (node 0)", color="black"),
+        _legend_marker("o", 9, "link", color=grey, mec="0.3"),
+        _legend_marker("D", 9, CONSTRAINED_LABEL, mfc="white", mec="black", mew=1.5),
+        _legend_marker("*", 14, EE_LABEL, mfc="gold", mec="black"),
+        _legend_marker("o", 16, BRANCHING_LABEL, mfc="none", mec="black", mew=2),
         Patch(color=grey, label="supports no constraint"),
     ]
     handles += [
@@ -370,6 +349,13 @@ def draw_kinematic_tree(
     if title:
         ax.set_title(title)
     return TreeDrawing(ax, pos, branching, ees, es_colour, node_colour)
+
+
+def _legend_marker(marker: str, size: float, label: str, **style: Any) -> Any:
+    """A legend entry that is one marker, no line (``style``: colours and edge width)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], marker=marker, ls="", markersize=size, label=label, **style)
 
 
 def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
@@ -514,6 +500,7 @@ def draw_hbars(
     *,
     xlabel: str,
     category: Mapping[str, str] | None = None,
+    colors: Mapping[str, str] | None = None,
     log: bool = False,
     ax: Axes | None = None,
     title: str | None = None,
@@ -522,7 +509,9 @@ def draw_hbars(
     """Horizontal bar chart, one bar per key of ``values`` (first key on top).
 
     ``category`` maps a key to a group name (e.g. "numpy" or "C++"): bars of one group share a
-    colour and the legend lists the groups.  Each bar is labelled with ``fmt``.
+    colour and the legend lists the groups.  ``colors`` gives each key its own colour instead
+    (e.g. :func:`color` of the algorithm it times, so that it matches every other figure); the
+    keys then name the bars and no legend is drawn.  Each bar is labelled with ``fmt``.
     """
     keys = list(values)
     groups = list(dict.fromkeys((category or {}).get(k, "") for k in keys))
@@ -530,7 +519,8 @@ def draw_hbars(
     ax = _new_axes(ax, (8.0, 1.2 + 0.42 * len(keys)))
     for g in groups:
         idx = [j for j, k in enumerate(keys) if (category or {}).get(k, "") == g]
-        bars = ax.barh(idx, [float(values[keys[j]]) for j in idx], color=colour[g], label=g or None)
+        fill = [(colors or {}).get(keys[j], colour[g]) for j in idx]
+        bars = ax.barh(idx, [float(values[keys[j]]) for j in idx], color=fill, label=g or None)
         ax.bar_label(bars, labels=[fmt.format(values[keys[j]]) for j in idx], fontsize=8, padding=3)
     ax.set_yticks(range(len(keys)), keys)
     ax.invert_yaxis()
@@ -542,7 +532,7 @@ def draw_hbars(
     else:
         ax.margins(x=0.15)
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    if any(groups):
+    if any(groups) and colors is None:
         ax.legend(fontsize=8, loc="lower right")
     if title:
         ax.set_title(title)

@@ -146,3 +146,16 @@ def test_hbars_one_bar_per_key_coloured_by_group():
     assert [t.get_text() for t in ax.get_yticklabels()] == list(values)
     colours = {c.get_label(): {p.get_facecolor() for p in c.patches} for c in ax.containers}
     assert len(colours["numpy"]) == 1 and colours["numpy"] != colours["C++"]
+
+
+def test_hbars_take_the_palette_colour_of_each_key():
+    values = {"pvosimr pv-osimr": 800.0, "pvosimr efpa": 900.0, "reference pin-efpa": 12.0}
+    colors = {
+        "pvosimr pv-osimr": plotting.color("pv-osimr"),
+        "pvosimr efpa": plotting.color("EFPA"),
+        "reference pin-efpa": plotting.color("ref:pin-efpa"),
+    }
+    ax = plotting.draw_hbars(values, xlabel="µs", colors=colors)
+    drawn = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    assert drawn == ["#1b9e77", "#7570b3", "#6b8cc7"]  # bars in key order, top to bottom
+    assert ax.get_legend() is None  # the keys name the bars

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pvosimr.study.figures import BRANCHES, COLORS, LABELS, MARKERS, Count, bars, series, slope
+from pvosimr.plotting import COLORS, LABELS, MARKERS, pyplot
+from pvosimr.study.figures.model import BRANCHES, Count, bars, series, slope
 
 __all__ = ["write_all"]
 
@@ -18,16 +19,6 @@ FIG6_TITLES = {
     "d": "(d) two hands + 6D feet",
 }
 FIG5_TITLES = {"a": "(a) 6D weld per foot", "b": "(b) 4×3D contacts per foot"}
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: works headless and in CI
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "legend.fontsize": 8})
-    return plt
 
 
 def _save(fig, out: Path, name: str) -> list[Path]:
@@ -50,7 +41,7 @@ def _curve(ax, x, y, algorithm: str, label: str | None = None) -> None:
 
 
 def fig3(rows: Sequence[Count], out: Path) -> list[Path]:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(BRANCHES), figsize=(14, 3.0), constrained_layout=True)
     for ax, b, letter in zip(axes, BRANCHES, "bcdef", strict=True):
         for algorithm in ("pv-osim", "efpa", "pv-osimr"):
@@ -66,7 +57,7 @@ def fig3(rows: Sequence[Count], out: Path) -> list[Path]:
 
 
 def fig4(rows: Sequence[Count], out: Path) -> list[Path]:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), constrained_layout=True)
     panels = (
         ("a", "k", "(a) chain of k² links, 6D welds on links k, 2k, …, k²", 2),
@@ -115,7 +106,7 @@ def _bar_panel(ax, counts: dict[str, int], title: str) -> None:
 
 
 def _bar_figure(rows, out: Path, figure: str, titles: dict[str, str], suptitle: str) -> list[Path]:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(
         1, len(titles), figsize=(3.0 * len(titles), 3.0), constrained_layout=True, squeeze=False
     )
