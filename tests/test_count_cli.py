@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,35 @@ def test_counts_are_cached(capsys, tmp_path):
     _, again, err = run(capsys, "solo12", "--cache", str(cache), "--algorithms", "efpa,naive")
     assert again == first
     assert "2 cached, 0 counted" in err
+
+
+@pytest.mark.parametrize(
+    ("variables", "folder"),
+    [
+        ({"PVOSIMR_CACHE_DIR": "mine", "XDG_CACHE_HOME": "xdg"}, "mine"),
+        ({"XDG_CACHE_HOME": "xdg"}, "xdg/pvosimr"),
+        ({}, "home/.cache/pvosimr"),
+    ],
+)
+def test_default_cache_follows_the_library_cache_folder(monkeypatch, tmp_path, variables, folder):
+    """The rule of pvosimr.toolchain.cache_dir: $PVOSIMR_CACHE_DIR, $XDG_CACHE_HOME, ~/.cache."""
+    for name in ("PVOSIMR_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, str(tmp_path / value))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    expected = tmp_path / folder / "opcounts.json"
+    assert opcounts.default_cache_path() == expected
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps help at the terminal width
+    assert f"(default: {expected})" in opcounts.build_parser().format_help()
+
+
+def test_a_count_without_cache_option_lands_in_pvosimr_cache_dir(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path / "cache"))
+    _, counts, err = run(capsys, "solo12", "--algorithms", "efpa")
+    cache = tmp_path / "cache" / "opcounts.json"
+    assert f"(cache: {cache})" in err
+    assert list(json.loads(cache.read_text()).values()) == [counts["efpa"]]
 
 
 def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):

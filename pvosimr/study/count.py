@@ -16,7 +16,6 @@ import argparse
 import difflib
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -35,6 +34,7 @@ from pvosimr.study.options import (
     robot_from_file,
     with_frames,
 )
+from pvosimr.toolchain import cache_dir
 
 __all__ = [
     "CountCache",
@@ -57,9 +57,9 @@ _COUNTED_SOURCES = (
 
 
 def default_cache_path() -> Path:
-    """``$XDG_CACHE_HOME/pvosimr/opcounts.json`` (``~/.cache`` when unset)."""
-    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(root) / "pvosimr" / "opcounts.json"
+    """``opcounts.json`` in pvosimr's one cache folder (:func:`pvosimr.toolchain.cache_dir`):
+    ``$PVOSIMR_CACHE_DIR``, else ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``."""
+    return cache_dir() / "opcounts.json"
 
 
 @cache
