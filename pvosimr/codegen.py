@@ -16,7 +16,7 @@ installed, the library is also a CPython extension module whose one function tak
 (``binding == "extension"``).  Otherwise, and for any other kind of ``q``, it is called through
 :mod:`ctypes` (``binding == "ctypes"``, about 1.5 µs more per call): Python copies ``q`` into a
 preallocated buffer and makes one foreign call.  Any rejected or unusual input goes through
-:func:`pvosimr.delassus.check_configuration`, which raises the library's usual ``ValueError``.
+:func:`pvosimr.checks.check_configuration`, which raises the library's usual ``ValueError``.
 (``casadi.external`` loads the same library, but its generic per-call path costs several times
 the computation itself on Atlas.)
 
@@ -61,8 +61,14 @@ import numpy as np
 import pinocchio as pin
 
 from . import toolchain
+from .checks import (
+    NORMALIZED_TOLERANCE,
+    check_configuration,
+    check_model,
+    topology_for,
+    undefined_error,
+)
 from .constraints import as_constraint_list
-from .delassus import check_configuration, check_model, topology_for, undefined_error
 from .joint_models import unit_parts
 
 __all__ = [
@@ -74,16 +80,13 @@ __all__ = [
     "default_cache_dir",
     "find_compiler",
     "generate_source",
+    "python_headers",
 ]
 
 #: Bumped whenever the appended C entry point or the build command changes meaning.
 _WRAPPER_VERSION = "3"
 
 _ENTRY = "pvosimr_delassus"
-
-#: ``(offset in the joint's q, length)`` of the unit-norm part of each joint with one: the
-#: parts ``pin.isNormalized`` checks, as :func:`pvosimr.delassus.check_configurations` knows them.
-_NORM_TOLERANCE = 1e-6  # the precision check_configuration passes to pin.isNormalized
 
 _OK, _BAD_Q, _NON_FINITE_G, _EVAL_FAILED = 0, 1, 2, 3
 _NOT_FAST = -1  # the extension's answer for a q that is not a C-contiguous float64 array of nq
@@ -119,13 +122,6 @@ def find_compiler() -> list[str]:
         return toolchain.find_compiler("c", needed_by="pvosimr.codegen")
     except toolchain.CompilerNotFoundError as exc:
         raise CompilerNotFoundError(str(exc)) from None
-
-
-def _compiler_identity(argv: tuple[str, ...]) -> str:
-    try:
-        return toolchain.compiler_identity(argv)
-    except toolchain.CompilerNotFoundError as exc:
-        raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
 
 
 def _run_compiler(command: list[str]) -> None:
@@ -170,13 +166,13 @@ def _entry_point(
     """C for ``pvosimr_delassus(q, G, w, iw, check)``: check q, evaluate, check G.
 
     Returns 0 (ok), 1 (q rejected: beyond ``q_bound`` — the model's range, see
-    :func:`pvosimr.delassus.check_model` — not finite, or not normalized), 2 (G not finite) or
+    :func:`pvosimr.checks.check_model` — not finite, or not normalized), 2 (G not finite) or
     3 (the generated function failed).  With ``check == 0`` q is not looked at.
     """
     checks = []
     for start, length in parts:
         terms = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
-        checks.append(f"    if (!(fabs(sqrt({terms}) - 1.0) < {_NORM_TOLERANCE!r})) return 1;")
+        checks.append(f"    if (!(fabs(sqrt({terms}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
     return f"""
 /* ---- pvosimr entry point (wrapper version {_WRAPPER_VERSION}) ---- */
 CASADI_SYMBOL_EXPORT int {_ENTRY}(const casadi_real* q, casadi_real* G, casadi_real* w,
@@ -197,7 +193,7 @@ CASADI_SYMBOL_EXPORT int {_ENTRY}(const casadi_real* q, casadi_real* G, casadi_r
 """
 
 
-def _python_headers() -> list[str] | None:
+def python_headers() -> list[str] | None:
     """Include folders with ``Python.h`` and ``numpy/arrayobject.h``, or None if one is missing."""
     python = sysconfig.get_paths().get("include", "")
     numpy_include = np.get_include()
@@ -442,15 +438,17 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
     if info["m"] == 0:
         return _Empty(model, algorithm)  # type: ignore[return-value]
     compiler = find_compiler()
-    headers = _python_headers()
+    try:
+        identity = toolchain.compiler_identity(tuple(compiler))
+    except toolchain.CompilerNotFoundError as exc:
+        raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
+    headers = python_headers()
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += _extension_source(info["extension"], info)
     abi = f"{sys.implementation.cache_tag} numpy {np.__version__}" if headers else "ctypes"
     key = hashlib.sha256(
-        "\0".join(
-            [_WRAPPER_VERSION, source, _compiler_identity(tuple(compiler)), shlex.join(flags), abi]
-        ).encode()
+        "\0".join([_WRAPPER_VERSION, source, identity, shlex.join(flags), abi]).encode()
     ).hexdigest()[:24]
     folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     folder = folder / "codegen"

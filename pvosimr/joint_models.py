@@ -5,7 +5,7 @@ CasADi expression graph nor a stack of configurations can go through it.  This m
 one implementation of each supported joint type's motion, in backend operations only
 (``B.cos``, ``B.sin``, ``B.vstack``/``hstack``, ``B.hat``, ``B.column``, slice assignment into
 ``B.zeros``, matrix operators): :func:`pvosimr.symbolic.symbolic_kinematics` runs it on CasADi
-SX, :func:`pvosimr.kinematics.batched_kinematics` on stacks of numpy matrices.
+SX, :func:`pvosimr.batch.batched_kinematics` on stacks of numpy matrices.
 
 A scalar is a 1×1 matrix of the backend (``q[k]`` of the configuration column).  The
 expressions follow Pinocchio's joint models (``M_J(q) = (R, p)`` maps joint-child coordinates

@@ -5,8 +5,9 @@ expressed in link ``i``'s joint frame; ``X[i]`` carries spatial motion from the 
 to link ``i``'s (``X_up(i) = X_J(q_i) X_tree(i)``), its transpose carries forces back; spatial
 vectors are ordered as in Pinocchio (linear, then angular).  The algorithms never ask where the
 numbers came from: :func:`numeric_kinematics` takes them from Pinocchio's ``forwardKinematics``;
-:func:`batched_kinematics` computes them for a stack of configurations with the backend-generic
-joint models of :mod:`pvosimr.joint_models`, which the symbolic builder runs on CasADi SX.
+:func:`pvosimr.batch.batched_kinematics` computes them for a stack of configurations with the
+backend-generic joint models of :mod:`pvosimr.joint_models`, which the symbolic builder runs on
+CasADi SX.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .backend import NUMPY, BatchedNumpyBackend, Matrix, MatrixStack
+from .backend import NUMPY, Matrix
 from .constraints import constraint_matrix
-from .joint_models import joint_kinematics
 from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
 
-__all__ = ["Kinematics", "batched_kinematics", "model_constants", "numeric_kinematics"]
+__all__ = ["Kinematics", "model_constants", "numeric_kinematics"]
 
 
 @dataclass
@@ -71,26 +71,5 @@ def numeric_kinematics(
     S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
     for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
         S[c.joint] = c.screw[:, None]
-    H, armature, K = model_constants(model, topology, constraint_models)
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K)
-
-
-def batched_kinematics(
-    B: BatchedNumpyBackend,
-    model: pin.Model,
-    qs: np.ndarray,
-    topology: Topology,
-    constraint_models,
-) -> Kinematics:
-    """The :class:`Kinematics` of ``B.batch`` configurations at once (``qs`` batch × nq).
-
-    Each ``X_up = X_J X_tree`` is built by the joint models, as the symbolic path builds it,
-    then made one dense stack of 6×6 matrices (a :class:`~pvosimr.spatial.DenseTransform`):
-    numpy pays per call, not per flop.  Constant subspaces and the model constants stay 2-D.
-    """
-    q = MatrixStack(np.asarray(qs, dtype=float)[:, :, None])
-    chains, S = joint_kinematics(B, model, q, topology)
-    eye = np.eye(6)
-    X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in chains[1:]]
     H, armature, K = model_constants(model, topology, constraint_models)
     return Kinematics(X=X, S=S, H=H, armature=armature, K=K)

@@ -40,14 +40,14 @@ from __future__ import annotations
 # which the compiled module then reuses (by soname / through the Boost.Python registry).
 import pinocchio as pin  # isort: skip
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from . import bridge
+from ._lru import LRU
+from .checks import check_configuration
 from .constraints import as_constraint_list, constraint_dim, contact_cholesky, place_constraints
-from .delassus import check_configuration
 from .topology import constraint_signature
 
 __all__ = [
@@ -93,10 +93,15 @@ class _Entry:
         self.cholesky_cds: pin.StdVec_RigidConstraintData | None = None
         self.pv = None  # _pinocchio_pv.PvDelassus, built on first use
 
+    def pv_delassus(self):
+        """The compiled PV-OSIMr object (the bridge loads, built if needed); its constructor
+        runs ``initPvDelassus``, once per entry."""
+        if self.pv is None:
+            self.pv = bridge.load().PvDelassus(self.model, self.cms)
+        return self.pv
 
-_CACHE: OrderedDict[tuple, _Entry] = OrderedDict()
-_CACHE_SIZE = 32
-_STATS = {"hits": 0, "misses": 0}
+
+_ENTRIES: LRU[_Entry] = LRU(32)
 
 
 def _key(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> tuple:
@@ -118,34 +123,29 @@ def _key(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> tuple:
 
 def _entry(model: pin.Model, constraint_models: Iterable) -> _Entry:
     cms = as_constraint_list(constraint_models)
-    key = _key(model, cms)
-    entry = _CACHE.get(key)
-    if entry is not None and entry.model is model:
-        _STATS["hits"] += 1
-        _CACHE.move_to_end(key)
-        return entry
-    _STATS["misses"] += 1
+    return _ENTRIES.get_or_make(
+        _key(model, cms), lambda: _new_entry(model, cms), fresh=lambda entry: entry.model is model
+    )
+
+
+def _new_entry(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> _Entry:
     constraint_signature(model, cms)  # raises on constraints these routines cannot handle
-    entry = _Entry(model, cms)
-    _CACHE[key] = entry
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return entry
+    return _Entry(model, cms)
 
 
 def cache_info() -> dict[str, int]:
     """Cache hits/misses, live entries, and how often ``initPvDelassus`` ran in this process."""
     return {
-        "hits": _STATS["hits"],
-        "misses": _STATS["misses"],
-        "entries": len(_CACHE),
+        "hits": _ENTRIES.hits,
+        "misses": _ENTRIES.misses,
+        "entries": len(_ENTRIES),
         "pv_inits": bridge.load().init_calls() if extension_available() else 0,
     }
 
 
 def clear_cache() -> None:
     """Forget every cached structure (the statistics are kept)."""
-    _CACHE.clear()
+    _ENTRIES.clear()
 
 
 # --------------------------------------------------------------------------- references
@@ -190,17 +190,10 @@ def pinocchio_cholesky(
     return G
 
 
-def _pv(entry: _Entry, model: pin.Model) -> _Entry:
-    """``entry`` with its compiled PV-OSIMr object (the bridge loads, built if needed)."""
-    if entry.pv is None:
-        entry.pv = bridge.load().PvDelassus(model, entry.cms)  # runs initPvDelassus, once
-    return entry
-
-
 def pinocchio_pv_object(model: pin.Model, constraint_models: Iterable):
     """The cached C++ object on which ``initPvDelassus`` ran, for timing ``compute(model, q)``
     (which checks only the size of ``q``) without the Python around it."""
-    return _pv(_entry(model, constraint_models), model).pv
+    return _entry(model, constraint_models).pv_delassus()
 
 
 def pinocchio_pv_osimr(
@@ -218,7 +211,7 @@ def pinocchio_pv_osimr(
     q = check_configuration(model, q)
     if entry.m == 0:
         return np.zeros((0, 0))
-    return _pv(entry, model).pv.compute(model, q)
+    return entry.pv_delassus().compute(model, q)
 
 
 #: The references, by name: each is ``f(model, data, q, constraint_models) -> G``.
@@ -260,7 +253,8 @@ def damped_delassus_inverse_defect(
 
     cms = as_constraint_list(constraint_models)
     q = check_configuration(model, q)
-    entry = _pv(_entry(model, cms), model)
+    entry = _entry(model, cms)
+    pv = entry.pv_delassus()
     if mu <= 0:
         raise ValueError("mu must be positive")
     g_dense = dense_delassus(model, q, cms)
@@ -279,7 +273,7 @@ def damped_delassus_inverse_defect(
         cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in entry.cms])
         pin_inv = pin.computeDampedDelassusMatrixInverse(model, data, q, entry.cms, cds, mu)
         out["pin_python"] = rel_err(np.asarray(pin_inv), reference)
-    out["pv_cpp"] = rel_err(entry.pv.damped_inverse(model, q, mu), reference)
+    out["pv_cpp"] = rel_err(pv.damped_inverse(model, q, mu), reference)
     g_pv = pinocchio_pv_osimr(model, None, q, cms)
     out["pv_numpy"] = rel_err(np.linalg.inv(g_pv + mu * np.eye(m)), reference)
     return out

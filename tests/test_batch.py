@@ -10,9 +10,15 @@ from hypothesis import strategies as st
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.backend import BatchedNumpyBackend, MatrixStack, _inv_spd, _matmul
+from pvosimr.batch import (
+    BatchedNumpyBackend,
+    MatrixStack,
+    batched_kinematics,
+    inv_spd,
+    stack_matmul,
+)
 from pvosimr.delassus import topology_for
-from pvosimr.kinematics import batched_kinematics, numeric_kinematics
+from pvosimr.kinematics import numeric_kinematics
 from pvosimr.zoo import presets
 
 TOL = 1e-10
@@ -272,7 +278,7 @@ def test_matmul_forms_equal_numpy(xs, ys, unit):
             if v.ndim == 2 and 1 in v.shape:
                 v[...] = 0.0
                 v.flat[2] = 1.0
-    got = _matmul(x, y)
+    got = stack_matmul(x, y)
     np.testing.assert_allclose(got, np.matmul(x, y), rtol=1e-14, atol=1e-14)
     assert not np.shares_memory(got, x) and not np.shares_memory(got, y)
 
@@ -282,12 +288,12 @@ def test_stacked_spd_inverse(d):
     rng = np.random.default_rng(d)
     a = rng.standard_normal((7, d, d))
     a = a @ a.swapaxes(1, 2) + 0.1 * np.eye(d)
-    inv = _inv_spd(a)
+    inv = inv_spd(a)
     np.testing.assert_allclose(inv, np.linalg.inv(a), rtol=1e-10, atol=1e-12)
     assert np.array_equal(inv, inv.swapaxes(1, 2))
     a[3] = 0.0  # a singular slice spoils only itself
     with np.errstate(all="ignore"):
-        inv = _inv_spd(a)
+        inv = inv_spd(a)
     assert not np.isfinite(inv[3]).all() and np.isfinite(np.delete(inv, 3, axis=0)).all()
 
 
@@ -384,14 +390,13 @@ def test_singular_verdict_is_the_same_on_both_paths(algorithm):
 def test_failed_recursion_on_a_definite_mass_matrix_is_not_called_singular(monkeypatch):
     """Should both arithmetic paths meet a pivot that is not positive definite where pin.crba's
     M is (a loss of precision), the error says so, with cond(M), on both paths alike."""
-    from pvosimr import delassus
+    from pvosimr.batch import evaluate
 
     model, cms = mixed_mass_tree(0)
     q = configurations(model, 1)[0]
     nan_stack = lambda sweeps, model, qs, topology, cms: np.full((len(qs), 6, 6), np.nan)  # noqa: E731
-    monkeypatch.setattr(delassus, "_sweep", lambda *args: None)
-    monkeypatch.setattr(delassus, "sweep_stack", nan_stack)
-    monkeypatch.setattr(pvosimr.batch, "sweep_stack", nan_stack)
+    monkeypatch.setattr(evaluate, "_sweep", lambda *args: None)
+    monkeypatch.setattr(evaluate, "sweep_stack", nan_stack)
     match = (
         r"the pv-osimr sweeps lost their precision .*positive definite .*cond\(M\) ≈ .*not singular"
     )

@@ -201,7 +201,7 @@ def test_default_cache_dir(monkeypatch, tmp_path):
 
 def test_binding_is_the_extension_where_headers_exist(every_joint_tree):
     model, _, f = every_joint_tree
-    expected = "extension" if codegen._python_headers() else "ctypes"
+    expected = "extension" if codegen.python_headers() else "ctypes"
     assert f.binding == expected
     q = random_q(model, np.random.default_rng(8))
     strided = np.repeat(q, 2)[::2]  # not contiguous: the general path, same numbers

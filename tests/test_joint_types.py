@@ -25,8 +25,7 @@ from _trees import (
 )
 
 import pvosimr
-from pvosimr.backend import BatchedNumpyBackend, MatrixStack
-from pvosimr.batch import compute_delassus_batch
+from pvosimr.batch import BatchedNumpyBackend, MatrixStack, compute_delassus_batch
 from pvosimr.joint_models import aligned_index, joint_motion, rotation_cs, unit_parts
 from pvosimr.topology import SUPPORTED_JOINTS
 from pvosimr.truth import dense_delassus, rel_err

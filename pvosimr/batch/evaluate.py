@@ -1,12 +1,17 @@
-"""The Delassus matrix of many configurations at once, vectorised over the batch.
+"""Evaluation on numpy and on stacks, and the fallbacks between them.
 
 ``compute_delassus_batch(model, qs, constraint_models)`` runs the very algorithm bodies of
-:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backend.BatchedNumpyBackend`: every
+:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.batch.BatchedNumpyBackend`: every
 configuration-dependent matrix is a stack over the batch, so each matrix operation of the
 algorithm is one numpy call for all configurations, and there is no Python loop over them
 (a batch larger than ``block_size`` runs block by block, each block vectorised).
 The joint transforms come from the backend-generic joint models (the code the symbolic path
 runs), not from one ``pin.forwardKinematics`` per configuration.
+
+:func:`delassus_at` is the single call's evaluation.  Both paths give G on the same
+configurations: a single call whose numpy pivots fail retries on the batched arithmetic
+(:func:`sweep_stack` of one row), and a batch row that fails is computed as the single call
+computes it.
 """
 
 from __future__ import annotations
@@ -16,18 +21,16 @@ from collections.abc import Iterable
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import sweeps_for
-from .constraints import as_constraint_list, check_placements
-from .delassus import (
-    UndefinedError,
-    check_configurations,
-    delassus_at,
-    resolve_topology,
-    sweep_stack,
-)
-from .topology import Topology
+from ..algorithms import sweeps_for
+from ..backend import NUMPY
+from ..checks import UndefinedError, check_configurations, resolve_topology, undefined_error
+from ..constraints import as_constraint_list, check_placements
+from ..kinematics import numeric_kinematics
+from ..topology import Topology
+from .kinematics import batched_kinematics
+from .stack import BatchedNumpyBackend, MatrixStack
 
-__all__ = ["compute_delassus_batch"]
+__all__ = ["compute_delassus_batch", "delassus_at", "sweep_stack"]
 
 _allocator_warm = False
 
@@ -111,3 +114,49 @@ def _single_calls(
         raise ValueError(
             f"{first.what} at row {row} of qs ({len(failed)} of {len(qs)} rows){first.why}"
         )
+
+
+def delassus_at(
+    algorithm: str, model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, cms
+) -> np.ndarray:
+    """G at one checked ``q``, or :class:`UndefinedError` saying why not.
+
+    The numpy sweep runs on Pinocchio's kinematics; should one of its pivots ``D_i`` not be
+    positive definite in floating point, the batched arithmetic (the joint models'
+    kinematics, the stacked inverse) gets the same ``q``, so that this call and
+    :func:`compute_delassus_batch` (which falls back on this function) compute
+    G on the same configurations.  Only when both fail does :func:`undefined_error` decide, with
+    the dense truth, whether M itself is singular.
+    """
+    sweeps = sweeps_for(algorithm)
+    kin = numeric_kinematics(model, data, q, topology, cms)
+    G = _sweep(sweeps, NUMPY, topology, kin)
+    if G is None:
+        G = sweep_stack(sweeps, model, q[None], topology, cms)[0]
+        if not np.isfinite(G).all():
+            raise undefined_error(algorithm, model, q, topology, cms)
+    return G
+
+
+def _sweep(sweeps, B, topology: Topology, kin) -> np.ndarray | None:
+    """The algorithm body on one configuration; None where a pivot is not positive definite."""
+    try:
+        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
+            G = sweeps(B, topology, kin)
+    except np.linalg.LinAlgError:
+        return None
+    return G if np.isfinite(G).all() else None
+
+
+def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cms) -> np.ndarray:
+    """The algorithm body run once on the stack of configurations ``qs`` (batch × m × m); rows
+    whose pivots failed are non-finite."""
+    n, m = qs.shape[0], topology.m
+    B = BatchedNumpyBackend(n)
+    kin = batched_kinematics(B, model, qs, topology, cms)
+    try:
+        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
+            G = sweeps(B, topology, kin)
+    except np.linalg.LinAlgError:
+        return np.full((n, m, m), np.nan)
+    return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))

@@ -1,0 +1,35 @@
+"""The :class:`~pvosimr.kinematics.Kinematics` of a stack of configurations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from ..joint_models import joint_kinematics
+from ..kinematics import Kinematics, model_constants
+from ..spatial import DenseTransform
+from ..topology import Topology
+from .stack import BatchedNumpyBackend, MatrixStack
+
+__all__ = ["batched_kinematics"]
+
+
+def batched_kinematics(
+    B: BatchedNumpyBackend,
+    model: pin.Model,
+    qs: np.ndarray,
+    topology: Topology,
+    constraint_models,
+) -> Kinematics:
+    """The :class:`Kinematics` of ``B.batch`` configurations at once (``qs`` batch × nq).
+
+    Each ``X_up = X_J X_tree`` is built by the joint models, as the symbolic path builds it,
+    then made one dense stack of 6×6 matrices (a :class:`~pvosimr.spatial.DenseTransform`):
+    numpy pays per call, not per flop.  Constant subspaces and the model constants stay 2-D.
+    """
+    q = MatrixStack(np.asarray(qs, dtype=float)[:, :, None])
+    chains, S = joint_kinematics(B, model, q, topology)
+    eye = np.eye(6)
+    X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in chains[1:]]
+    H, armature, K = model_constants(model, topology, constraint_models)
+    return Kinematics(X=X, S=S, H=H, armature=armature, K=K)
