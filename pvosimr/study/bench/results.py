@@ -1,0 +1,108 @@
+"""What a bench run measured: timings per method and case, scaling points, and how to print them.
+
+These records are filled by :mod:`.timing`, read by :mod:`.verdicts`, :mod:`.report` and
+:mod:`.figure`, and written to ``timings.json`` through their ``to_json`` methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["PIN", "CaseResult", "ScalingPoint", "Timing", "log_log_slope", "microseconds"]
+
+PIN = ("pin-efpa", "pin-pv-osimr")
+"""The two bare Pinocchio C++ calls; ratios divide by the faster of them."""
+
+
+@dataclass
+class Timing:
+    """Seconds per call of one method on one case: every sample, and how many calls each."""
+
+    samples: list[float]
+    number: int
+
+    def quantile(self, p: float) -> float:
+        return float(np.quantile(self.samples, p))
+
+    @property
+    def median(self) -> float:
+        return self.quantile(0.5)
+
+    def to_json(self) -> dict:
+        return {
+            "median_us": self.median * 1e6,
+            "p25_us": self.quantile(0.25) * 1e6,
+            "p75_us": self.quantile(0.75) * 1e6,
+            "min_us": min(self.samples) * 1e6,
+            "samples": len(self.samples),
+            "calls_per_sample": self.number,
+        }
+
+
+@dataclass
+class CaseResult:
+    """One robot case: sizes, timings, and why some methods have no timing."""
+
+    name: str
+    nv: int
+    m: int
+    timings: dict[str, Timing] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, float] = field(default_factory=dict)  # against numpy:pv-osimr
+    codegen: dict = field(default_factory=dict)  # build facts of the compiled function
+
+    def pin_best(self) -> tuple[str, float] | None:
+        """The faster bare Pinocchio call (name, median seconds), if any was timed."""
+        timed = [(self.timings[k].median, k) for k in PIN if k in self.timings]
+        if not timed:
+            return None
+        best, name = min(timed)
+        return name, best
+
+    def refused(self, method: str) -> bool:
+        """Whether ``method`` declined this case's G (e.g. the Cholesky route on a singular G)."""
+        return self.skipped.get(method, "").startswith("refused")
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "nv": self.nv,
+            "m": self.m,
+            "timings": {k: t.to_json() for k, t in self.timings.items()},
+            "skipped": self.skipped,
+            "errors_vs_numpy_pv_osimr": self.errors,
+            "codegen": self.codegen,
+        }
+
+
+@dataclass
+class ScalingPoint:
+    """Median microseconds per call of each method on one Fig. 4 chain."""
+
+    family: str
+    size: int  # k (every-k chain) or n (every-link chain)
+    n: int
+    m: int
+    medians_us: dict[str, float]
+
+
+def microseconds(seconds: float) -> str:
+    """``seconds`` in µs with three significant digits (no decimals from 100 µs on)."""
+    us = seconds * 1e6
+    if us >= 100:
+        return f"{us:.0f}"
+    if us >= 10:
+        return f"{us:.1f}"
+    return f"{us:.2f}"
+
+
+def log_log_slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:
+    """Least-squares slope of log(time) against log(n) over the ``last`` largest sizes."""
+    xs = np.array([p.n for p in points if method in p.medians_us], dtype=float)
+    ys = np.array([p.medians_us[method] for p in points if method in p.medians_us])
+    if len(xs) < 2:
+        return None
+    xs, ys = xs[-last:], ys[-last:]
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
