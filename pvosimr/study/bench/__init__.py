@@ -50,7 +50,7 @@ from pvosimr.study.options import (
 
 from .environment import machine
 from .figure import plot
-from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS
+from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .report import markdown, write
 from .results import PIN, CaseResult, ScalingPoint, Timing
 from .timing import (
@@ -78,6 +78,7 @@ __all__ = [
     "ScalingPoint",
     "Timing",
     "build_parser",
+    "labels",
     "machine",
     "main",
     "markdown",

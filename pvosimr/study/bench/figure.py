@@ -1,7 +1,7 @@
 """``timings.png`` and ``timings.pdf``: per-case bars (log time) over log-log scaling panels.
 
 Colours come from the one palette, :func:`pvosimr.plotting.color`; the bar labels are bench's
-long method names (:data:`~pvosimr.study.bench.methods.LABELS`), the curve labels the short
+long method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short
 ones of :func:`short_label`.
 """
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pvosimr import plotting
 
-from .methods import LABELS
+from .methods import labels
 from .results import CaseResult, ScalingPoint, log_log_slope, microseconds
 from .timing import SCALING_METHODS
 
@@ -57,7 +57,9 @@ def _bar_y(case: int, slot: int, width: float) -> float:
     return case - BAR_SPAN / 2 + width * (slot + 0.5)
 
 
-def _draw_method(ax: Axes, cases: list[CaseResult], method: str, slot: int, width: float) -> None:
+def _draw_method(
+    ax: Axes, cases: list[CaseResult], method: str, label: str, slot: int, width: float
+) -> None:
     """One method's bars (median, IQR whiskers) across the cases, each labelled in µs."""
     ys, medians, below, above = [], [], [], []
     for i, c in enumerate(cases):
@@ -74,7 +76,7 @@ def _draw_method(ax: Axes, cases: list[CaseResult], method: str, slot: int, widt
         height=width * 0.9,
         xerr=[below, above],
         color=plotting.color(method),
-        label=LABELS[method],
+        label=label,
         error_kw={"elinewidth": 0.7, "capsize": 1.2},
     )
     for y, v, h in zip(ys, medians, above, strict=True):
@@ -92,12 +94,12 @@ def _mark_refusals(ax: Axes, cases: list[CaseResult], methods: list[str], width:
                 ax.text(left, y, text, va="center", fontsize=7, color=plotting.color(k))
 
 
-def _draw_cases(ax: Axes, cases: list[CaseResult]) -> None:
+def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str]) -> None:
     """The top panel: one group of horizontal bars per case, log time."""
     methods = [k for k in PLOTTED if any(k in c.timings for c in cases)]
     width = BAR_SPAN / max(1, len(methods))
     for j, k in enumerate(methods):
-        _draw_method(ax, cases, k, j, width)
+        _draw_method(ax, cases, k, names[k], j, width)
     ax.set_xscale("log")
     _mark_refusals(ax, cases, methods, width)
     ax.set_yticks(range(len(cases)))
@@ -162,7 +164,7 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     points: list[ScalingPoint] = run_result["scaling"]
     families = list(dict.fromkeys(p.family for p in points))
     fig, bars, panels = _layout(plt, len(cases), len(families))
-    _draw_cases(bars, cases)
+    _draw_cases(bars, cases, labels(run_result["batch_size"]))
     fig.legend(
         fontsize=8,
         loc="outside lower center",

@@ -19,7 +19,15 @@ from pvosimr.truth import rel_err
 
 from .results import CaseResult
 
-__all__ = ["BATCH_SIZE", "CHECK_TOLERANCE", "LABELS", "Method", "case_methods", "single_methods"]
+__all__ = [
+    "BATCH_SIZE",
+    "CHECK_TOLERANCE",
+    "LABELS",
+    "Method",
+    "case_methods",
+    "labels",
+    "single_methods",
+]
 
 BATCH_SIZE = 1024
 CHECK_TOLERANCE = 1e-8  # a method disagreeing with numpy:pv-osimr by more is not timed
@@ -27,18 +35,25 @@ CHECK_TOLERANCE = 1e-8  # a method disagreeing with numpy:pv-osimr by more is no
 Method = tuple[Callable, Sequence, int]
 """``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` Delassus matrices."""
 
-LABELS = {
-    **{f"numpy:{a}": f"pvosimr numpy {plotting.LABELS[a]}" for a in ALGORITHMS},
-    "batch:pv-osimr": f"pvosimr numpy batch PV-OSIMr (per config, B={BATCH_SIZE})",
-    "codegen:pv-osimr": "pvosimr codegen PV-OSIMr",
-    "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
-    "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
-    "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
-    "ref:pin-efpa": "Pinocchio C++ EFPA via pvosimr.reference",
-    "ref:pin-pv-osimr": "Pinocchio C++ PV-OSIMr via pvosimr.reference",
-    "ref:pin-cholesky": "Pinocchio contact Cholesky via pvosimr.reference",
-}
-"""Every method bench knows, in the order of the report's rows."""
+
+def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
+    """Every method bench knows and its name in the report, in the order of the report's rows;
+    the batch path's name gives its batch size."""
+    return {
+        **{f"numpy:{a}": f"pvosimr numpy {plotting.LABELS[a]}" for a in ALGORITHMS},
+        "batch:pv-osimr": f"pvosimr numpy batch PV-OSIMr (per config, B={batch_size})",
+        "codegen:pv-osimr": "pvosimr codegen PV-OSIMr",
+        "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
+        "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
+        "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
+        "ref:pin-efpa": "Pinocchio C++ EFPA via pvosimr.reference",
+        "ref:pin-pv-osimr": "Pinocchio C++ PV-OSIMr via pvosimr.reference",
+        "ref:pin-cholesky": "Pinocchio contact Cholesky via pvosimr.reference",
+    }
+
+
+LABELS = labels()
+"""The methods' names in a run of the default batch size."""
 
 
 def numpy_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:

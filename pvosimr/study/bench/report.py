@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from .figure import plot
-from .methods import LABELS
+from .methods import LABELS, labels
 from .results import CaseResult, ScalingPoint, Timing, log_log_slope, microseconds
 from .timing import N_CONFIGS, SCALING_METHODS
 from .verdicts import targets
@@ -79,12 +79,12 @@ def _rule(cases: list[CaseResult]) -> str:
     return "|---|" + "---:|" * len(cases)
 
 
-def _times(cases: list[CaseResult]) -> Lines:
+def _times(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     header = _row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases])
     lines = ["## Time per call (µs): median [p25–p75]", "", header, _rule(cases)]
     for k in _methods(cases):
         cells = [_cell(c.timings[k]) if k in c.timings else c.skipped.get(k, "—") for c in cases]
-        lines.append(_row(LABELS[k], cells))
+        lines.append(_row(names[k], cells))
     return lines
 
 
@@ -101,7 +101,7 @@ def _divisor(case: CaseResult) -> str:
     return f"{case.name} (÷ {best[0]}, {microseconds(best[1])} µs)" if best else case.name
 
 
-def _ratios(cases: list[CaseResult]) -> Lines:
+def _ratios(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     lines = [
         "",
         "## Ratio to Pinocchio (time ÷ the faster bare Pinocchio C++ call, same run)",
@@ -110,14 +110,12 @@ def _ratios(cases: list[CaseResult]) -> Lines:
         _rule(cases),
     ]
     for k in _methods(cases):
-        lines.append(_row(f"ratio {LABELS[k]}", [_ratio_cell(c, k) for c in cases]))
+        lines.append(_row(f"ratio {names[k]}", [_ratio_cell(c, k) for c in cases]))
     return lines
 
 
-def _not_timed(cases: list[CaseResult]) -> Lines:
-    reasons = [
-        f"- {c.name}, {LABELS.get(k, k)}: {why}" for c in cases for k, why in c.skipped.items()
-    ]
+def _not_timed(cases: list[CaseResult], names: dict[str, str]) -> Lines:
+    reasons = [f"- {c.name}, {names[k]}: {why}" for c in cases for k, why in c.skipped.items()]
     return ["", "Not timed:", "", *reasons] if reasons else []
 
 
@@ -127,7 +125,7 @@ def _build(facts: dict) -> str:
     return "cached (built in an earlier run)"
 
 
-def _codegen(cases: list[CaseResult]) -> Lines:
+def _codegen(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     lines = [
         "",
         "## Generated C (codegen)",
@@ -144,7 +142,7 @@ def _codegen(cases: list[CaseResult]) -> Lines:
     return lines
 
 
-def _agreement(cases: list[CaseResult]) -> Lines:
+def _agreement(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     worst = max((e for c in cases for e in c.errors.values()), default=0.0)
     return [
         "",
@@ -153,12 +151,13 @@ def _agreement(cases: list[CaseResult]) -> Lines:
     ]
 
 
-def _cases(cases: list[CaseResult]) -> Lines:
+def _cases(cases: list[CaseResult], batch_size: int) -> Lines:
     """Times, ratios, refusals, the generated C and the agreement of the robot cases."""
     if not cases:
         return []
+    names = labels(batch_size)
     sections = (_times, _ratios, _not_timed, _codegen, _agreement)
-    return [line for section in sections for line in section(cases)]
+    return [line for section in sections for line in section(cases, names)]
 
 
 def _unavailable(run_result: dict) -> Lines:
@@ -206,7 +205,7 @@ def markdown(run_result: dict) -> str:
         "",
         BASELINE_NOTE,
         "",
-        *_cases(run_result["cases"]),
+        *_cases(run_result["cases"], run_result["batch_size"]),
         *_unavailable(run_result),
         *_scaling(run_result["scaling"]),
         "",
