@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from ._lru import LRU
-from .algorithms.articulated import articulated_sweep
+from .algorithms.articulated import fold_into_parent, joint_step
 from .backend import NumpyBackend
 from .constraints import check_placement
 from .joint_models import unit_parts
@@ -409,9 +409,10 @@ def _worst_pivot(model, data, q, topology: Topology, cms) -> tuple[int, float]:
     """The joint whose ``D_i`` has the smallest ``λmin/λmax`` in the numpy recursion."""
     probe = _PivotProbe()
     kin = numeric_kinematics(model, data, q, topology, cms)
+    H_A = list(kin.H)
     with np.errstate(all="ignore"):
-        for _ in articulated_sweep(probe, topology, kin):
-            pass
+        for i in reversed(topology.links):
+            fold_into_parent(H_A, i, topology.parent[i], joint_step(probe, kin, H_A, i))
     ratios = []
     for D in probe.pivots:
         if not np.isfinite(D).all():

@@ -10,7 +10,6 @@ fictitious end-effector (EE) node ``njoints + k`` whose parent is its constraine
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -178,8 +177,7 @@ class Topology:
     - ``A[i]``: closest strict ancestor of ``i`` in N; ``D[i]``: closest descendant-or-self of
       ``i`` in N (defined where ES(i) ≠ ∅);
     - ``cca(e1, e2)``: closest common ancestor of two EEs (a link in N, or 0 for the world);
-    - ``n_chain[e]``: the branching ancestors of EE ``e`` from A(e) up, excluding the world;
-    - ``omega_cover``: the (c, e) for which PV-OSIMr forms ``^0Ω_c ^cK_eᵀ`` (see there).
+    - ``n_chain[e]``: the branching ancestors of EE ``e`` from A(e) up, excluding the world.
 
     Mimic joints (:mod:`pvosimr.mimic`): the sweeps run on the relaxed tree, where each mimic
     joint moves on its own, and each coupling adds one-row EEs after the constraints' (its
@@ -279,34 +277,6 @@ class Topology:
                     i for i in self._ancestors_or_self(self.link_of[e2]) if i in anc1
                 )
         return cca
-
-    @cached_property
-    def omega_cover(self) -> frozenset[tuple[int, int]]:
-        """The (c, e) whose product ``^0Ω_c ^cK_eᵀ`` PV-OSIMr forms to evaluate eq. 13.
-
-        Block (i, j) with c = cca(i, j) is ``^cK_i (^0Ω_c ^cK_jᵀ)`` or the transpose of
-        ``^cK_j (^0Ω_c ^cK_iᵀ)``, so it needs the product for i *or* for j.  The EEs meeting at c
-        fall into parts, one per branch below c (keyed by the next node of N on their path),
-        and two EEs form a block at c exactly when their parts differ: the products for every
-        EE outside one part cover all blocks at c (a minimum vertex cover of a complete
-        multipartite graph).  The part left out is the one that would cost the most products;
-        its EEs with A(e) = c cost none, as the diagonal block ``^0Ω_e`` (eq. 18) needs
-        ``(A(e), e)`` anyway.  On a chain welded at every link this forms O(m) products, not
-        O(m d): the O(md) inverse-inertia term that PV-OSIMr exists to avoid (paper Sec. IV-B).
-        """
-        cover = {(self.A[e], e) for e in self.ees if self.A[e] != 0}
-        parts: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-        for (e1, e2), c in self._cca.items():
-            if c == 0:
-                continue
-            for e in (e1, e2):
-                below = (e, *self.n_chain[e])
-                parts[c][below[below.index(c) - 1]].add(e)
-        for c, by_branch in parts.items():
-            cost = {b: sum((c, e) not in cover for e in ees) for b, ees in by_branch.items()}
-            spared = max(sorted(cost), key=cost.__getitem__)
-            cover |= {(c, e) for b, ees in by_branch.items() if b != spared for e in ees}
-        return frozenset(cover)
 
     @cached_property
     def coupling_matrix(self) -> np.ndarray:

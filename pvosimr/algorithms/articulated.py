@@ -1,10 +1,18 @@
-"""The articulated-body backward sweep shared by PV-OSIM, EFPA and PV-OSIMr.
+"""The articulated-body step shared by PV-OSIM, EFPA and PV-OSIMr.
 
-Lines 6–10 of Algorithm 1, 5–9 of Algorithm 2 and 8–11 of Algorithm 3 are the same recursion:
-``D_i = S_iᵀ H^A_i S_i`` (eq. 7, plus the joint's rotor inertia, as in Pinocchio's mass matrix),
-``^{π(i)}Ω_i = S_i D_i⁻¹ S_iᵀ`` (eq. 10), the force propagator ``^{π(i)}P_i`` (eq. 8) and the
-ABI update of the parent.  :func:`articulated_sweep` runs it once and hands each link's
-:class:`JointStep` to the algorithm, which only ever needs products with ``Ω`` and ``P``.
+=====================================================  =====================================
+Paper (Alg. 1 / Alg. 2 / Alg. 3)                       Code
+=====================================================  =====================================
+lines 2 / 2 / 2: ``H^A_i ← H_i``                        ``H_A = list(kin.H)`` in each sweep
+lines 7 / 6 / 8: ``D_i``, ``^{π(i)}Ω_i`` (eqs. 7, 10)   :func:`joint_step`, :meth:`JointStep.omega`
+lines 9 / 8 / 10: ``^{π(i)}P_i`` (eq. 8)                :meth:`JointStep.force_to_parent`, ...
+lines 10 / 9 / 11: ``H^A_{π(i)} += ^{π(i)}P_i H^A_i``   :func:`fold_into_parent`
+=====================================================  =====================================
+
+Each algorithm runs the recursion in its own backward loop, Featherstone's way: compute link
+``i``'s :func:`joint_step`, use it, then :func:`fold_into_parent`.  ``D_i`` carries the joint's
+rotor inertia as well, as in Pinocchio's mass matrix.  The algorithms only ever need products
+with ``Ω`` and ``P``, which :class:`JointStep` provides.
 
 In local frames the force propagator carries a force on link ``i`` (frame ``i``) to the parent
 (frame π(i)): ``^{π(i)}P_i = X_iᵀ (I − H^A_i S_i D_i⁻¹ S_iᵀ) = X_iᵀ (I − U_i D_i⁻¹ S_iᵀ)`` with
@@ -15,15 +23,13 @@ matrices: for a 1-DoF joint that is the paper's symmetric rank-1 update (Sec. IV
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..spatial import SpatialTransform
-from ..topology import Topology
 
-__all__ = ["JointStep", "articulated_sweep"]
+__all__ = ["JointStep", "fold_into_parent", "joint_step"]
 
 
 @dataclass
@@ -64,26 +70,23 @@ class JointStep:
         return self.X.rows(K - (K @ self.S) @ (self.Dinv @ self.U.T))
 
 
-def articulated_sweep(
-    B: Backend, topology: Topology, kin: Kinematics
-) -> Iterator[tuple[int, JointStep]]:
-    """Visit links leaves-to-root, yielding ``(i, step)`` before the ABI update of π(i).
+def joint_step(B: Backend, kin: Kinematics, H_A: list[Matrix], i: int) -> JointStep:
+    """Link ``i``'s step from its articulated inertia ``H^A_i``, complete once every child has
+    been folded in: ``U_i = H^A_i S_i``, ``D_i = S_iᵀ U_i`` (plus the joint's rotor inertia)
+    and ``D_i⁻¹`` (Alg. 3 line 8; Alg. 1 line 7, Alg. 2 line 6)."""
+    S = kin.S[i]
+    U = H_A[i] @ S
+    D = S.T @ U
+    if kin.armature[i] is not None:
+        D = D + kin.armature[i]
+    return JointStep(B=B, S=S, U=U, Dinv=B.inv(D), X=kin.X[i])
 
-    The caller may do its own work on link ``i`` with ``step``; the generator then folds link
-    ``i``'s articulated inertia into its parent: ``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``
-    (Algorithm 3 line 11 written in local frames).
-    """
-    parent = topology.parent
-    H_A = list(kin.H)
-    for i in reversed(topology.links):
-        S = kin.S[i]
-        U = H_A[i] @ S
-        D = S.T @ U
-        if kin.armature[i] is not None:
-            D = D + kin.armature[i]
-        step = JointStep(B=B, S=S, U=U, Dinv=B.inv(D), X=kin.X[i])
-        yield i, step
-        p = parent[i]
-        if p > 0:
-            Ia = B.symmetric(H_A[i] - U @ (step.Dinv @ U.T))
-            H_A[p] = B.symmetric(H_A[p] + step.X.congruence(Ia))
+
+def fold_into_parent(H_A: list[Matrix], i: int, parent: int, step: JointStep) -> None:
+    """``H^A_{π(i)} += ^{π(i)}P_i H^A_i``, in local frames
+    ``X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``; nothing where π(i) is the world (Alg. 3 lines 9–11;
+    Alg. 1 lines 8–10, Alg. 2 lines 7–9)."""
+    if parent > 0:
+        B = step.B
+        Ia = B.symmetric(H_A[i] - step.U @ (step.Dinv @ step.U.T))
+        H_A[parent] = B.symmetric(H_A[parent] + step.X.congruence(Ia))

@@ -1,10 +1,18 @@
 """EFPA, the O(n + md + m²) extended-force-propagator Delassus algorithm (paper Algorithm 2).
 
-Backward: the ABI recursion and each EE's CEMP ``^{π(i)}K_j = ^iK_j ^{π(i)}P_iᵀ`` (line 11).
-Forward: ``(^0Ω_i ^iK_jᵀ)`` for every link and every EE it supports (line 15, the O(md) term).
-Assembly: ``Λ⁻¹_{i,j} = ^{cca}K_i (^0Ω_{cca} ^{cca}K_jᵀ)`` (line 19).  In local frames ``^kK_j``
-maps link ``k``'s motion (frame k) to EE ``j``'s constraint rows; ``Y[k, j] = ^0Ω_k ^kK_jᵀ``
-is 6×m_j in frame ``k``.
+=========================================================  ====================================
+Paper, Algorithm 2                                         Code
+=========================================================  ====================================
+line 2: ``H^A_i ← H_i``                                    :func:`_backward`
+lines 3–4: ``^{π(i)}K_i ← K_i``                            :func:`_backward`
+lines 5–9: ``D_i``, ``^{π(i)}Ω_i``, ABI of π(i)             ``joint_step``, ``fold_into_parent``
+lines 10–11: CEMPs ``^{π(i)}K_j = ^iK_j ^{π(i)}P_iᵀ``        :func:`_backward`
+lines 12–17: ``(^0Ω_i ^iK_jᵀ)``, line 15                    :func:`_forward`
+lines 18–19: blocks ``^{cca}K_i (^0Ω_{cca} ^{cca}K_jᵀ)``     :func:`_assemble`
+=========================================================  ====================================
+
+In local frames ``^kK_j`` maps link ``k``'s motion (frame k) to EE ``j``'s constraint rows;
+``Y[k, j] = ^0Ω_k ^kK_jᵀ`` is 6×m_j in frame ``k``.  Line 15 is the O(md) term.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
-from .articulated import JointStep, articulated_sweep
+from .articulated import JointStep, fold_into_parent, joint_step
 
 __all__ = ["efpa_sweeps"]
 
@@ -24,12 +32,14 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[Pairs, dict[
     """Lines 4–11: the ABI recursion and ``^kK_j`` for every link k and every EE j ∈ ES(k)."""
     K: Pairs = {(topo.link_of[e], e): kin.K[e] for e in topo.ees}  # line 4: ^{π(j)}K_j = K_j
     steps: dict[int, JointStep] = {}
-    for i, step in articulated_sweep(B, topo, kin):
-        steps[i] = step
+    H_A = list(kin.H)  # line 2
+    for i in reversed(topo.links):  # line 5
         p = topo.parent[i]
+        steps[i] = step = joint_step(B, kin, H_A, i)  # line 6
         if p > 0:
-            for e in topo.ES[i]:
+            for e in topo.ES[i]:  # line 10
                 K[p, e] = step.rows_to_parent(K[i, e])  # line 11
+        fold_into_parent(H_A, i, p, step)  # lines 7–9
     return K, steps
 
 

@@ -1,9 +1,17 @@
 """LTL-OSIM, the O(nd² + m²d + md²) baseline (Featherstone 2010; paper Sec. II-A, eqs. 4–6).
 
-``M = Lᵀ L`` by Featherstone's LTL factorization, which keeps the branch-induced sparsity of
-``M`` in ``L`` when joints are numbered root to leaves (eq. 4); ``Y = J L⁻¹`` keeps ``J``'s
-sparsity (eq. 5); ``Λ⁻¹ = Y Yᵀ`` (eq. 6).  Only entries on ancestor pairs of the dof tree are
-ever touched.
+=========================================================  ====================================
+Paper, Sec. II-A                                           Code
+=========================================================  ====================================
+``M``, ``J`` in joint space                                 ``mass_matrix``, ``constraint_jacobian``
+eq. 4: ``M = Lᵀ L``                                        :func:`ltl_factor`
+eq. 5: ``Y = J L⁻¹``                                       :func:`_right_solve`
+eq. 6: ``Λ⁻¹ = Y Yᵀ``                                       :func:`ltl_osim_sweeps`
+=========================================================  ====================================
+
+Featherstone's LTL factorization keeps the branch-induced sparsity of ``M`` in ``L`` when
+joints are numbered root to leaves; ``Y = J L⁻¹`` keeps ``J``'s sparsity.  Only entries on
+ancestor pairs of the dof tree are ever touched (:func:`ancestor_runs`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""The naive O(n³ + m²n) Delassus matrix ``J M⁻¹ Jᵀ`` through a dense Cholesky factor of M."""
+"""The naive O(n³ + m²n) Delassus matrix ``J M⁻¹ Jᵀ`` through a dense Cholesky factor of M.
+
+=========================================================  ====================================
+Paper                                                      Code (:func:`naive_sweeps`)
+=========================================================  ====================================
+``M``, ``J`` (Sec. I-A, eq. 1)                             ``mass_matrix``, ``constraint_jacobian``
+``Λ⁻¹ := J M⁻¹ Jᵀ`` (Sec. I-A, after eq. 2)               ``Zᵀ Z``, ``Z = C⁻¹ Jᵀ``, ``M = C Cᵀ``
+=========================================================  ====================================
+"""
 
 from __future__ import annotations
 

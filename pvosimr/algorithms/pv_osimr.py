@@ -1,5 +1,17 @@
 """PV-OSIMr, the O(n + m²) Delassus algorithm (paper Algorithm 3, eqs. 16–19, 13).
 
+=========================================================  ====================================
+Paper, Algorithm 3                                         Code
+=========================================================  ====================================
+line 2: ``H^A_i ← H_i``                                    :func:`_backward`
+lines 3–4: ``^{π(i)}P_i ← K_iᵀ``, ``^{π(i)}Ω_i ← 0``      :func:`_backward` (``P.update``)
+lines 5, 8–11: ``D_i``, ``^{π(i)}Ω_i``, ABI of π(i)       ``joint_step``, ``fold_into_parent``
+lines 6–7, 12–15: eqs. 16–17 between branching links       :func:`_extend_to_parent`
+lines 16–17: ``^0Ω_i``, eq. 18                             :func:`_forward`
+lines 18–22: CEMPs ``^{A(j)}K_i``, eq. 19                  :func:`_cemps`
+lines 23–28: blocks by eq. 13, diagonal ``^0Ω_i``          :func:`_assemble`, :func:`omega_cover`
+=========================================================  ====================================
+
 Only fixed-size quantities travel in the backward sweep (6×6, or 6×m_i at an EE): the extended
 force propagator ``^{π(k)}P_{D(k)}`` and inverse inertia ``^{π(k)}Ω_{D(k)}`` between branching
 links.  A forward sweep over N gives every ``^0Ω_i`` (eq. 18), a walk up N gives the CEMPs
@@ -10,14 +22,16 @@ frame ``j`` (m_j × m_j at an EE).
 
 from __future__ import annotations
 
+import weakref
+from collections import defaultdict
 from itertools import pairwise
 
 from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
-from .articulated import JointStep, articulated_sweep
+from .articulated import JointStep, fold_into_parent, joint_step
 
-__all__ = ["pv_osimr_sweeps"]
+__all__ = ["omega_cover", "pv_osimr_sweeps"]
 
 
 class _Propagators:
@@ -55,21 +69,32 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[_Propagators
     # Line 4, "abuse of notation": an EE's propagator is its constraint matrix.
     P.update({e: kin.K[e].T for e in topo.ees})
     Omega: dict[int, Matrix] = {e: B.zeros(d, d) for e, d in topo.dim_of.items()}
-    for i, step in articulated_sweep(B, topo, kin):
-        if not topo.ES[i]:
-            continue
-        j = topo.D[i]
-        if topo.in_N[i]:  # lines 6–7 with ^iP_i = I, ^iΩ_i = 0, so eq. 16 gives ^{π(i)}Ω_i
-            Omega[j] = step.omega()
-            if topo.parent[i] > 0 and topo.A[i] == topo.parent[i]:
-                props.step[j] = step  # ^{A(j)}P_j is this joint's propagator: keep it factored
-            elif topo.parent[i] > 0:
-                P[j] = step.force_to_parent(B.eye(6))
-            continue
-        Omega[j] = B.symmetric(Omega[j] + step.congruence(P[j]))  # eq. 16 (line 15)
-        if topo.parent[i] > 0:
-            P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
+    H_A = list(kin.H)  # line 2
+    for i in reversed(topo.links):  # line 5
+        p = topo.parent[i]
+        step = joint_step(B, kin, H_A, i)  # line 8
+        if topo.ES[i]:
+            _extend_to_parent(B, topo, props, Omega, i, step)  # lines 6–7, 12–15
+        fold_into_parent(H_A, i, p, step)  # lines 9–11
     return props, Omega
+
+
+def _extend_to_parent(
+    B: Backend, topo: Topology, props: _Propagators, Omega: dict, i: int, step: JointStep
+) -> None:
+    """Lines 6–7 and 12–15 at a link ``i`` with ES(i) ≠ ∅: ``^{π(i)}P_{D(i)}`` (eq. 17) and
+    ``^{π(i)}Ω_{D(i)}`` (eq. 16) from ``^iP_{D(i)}``, ``^iΩ_{D(i)}`` and link i's step."""
+    P, j, p = props.P, topo.D[i], topo.parent[i]
+    if topo.in_N[i]:  # lines 6–7 with ^iP_i = I, ^iΩ_i = 0, so eq. 16 gives ^{π(i)}Ω_i
+        Omega[j] = step.omega()
+        if p > 0 and topo.A[i] == p:
+            props.step[j] = step  # ^{A(j)}P_j is this joint's propagator: keep it factored
+        elif p > 0:
+            P[j] = step.force_to_parent(B.eye(6))
+        return
+    Omega[j] = B.symmetric(Omega[j] + step.congruence(P[j]))  # eq. 16 (line 15)
+    if p > 0:
+        P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
 
 
 def _forward(topo: Topology, props: _Propagators, Omega: dict) -> dict[int, Matrix]:
@@ -103,18 +128,61 @@ def _cemps(topo: Topology, props: _Propagators) -> dict[int, dict[int, Matrix]]:
     return K
 
 
+_COVERS: weakref.WeakKeyDictionary[Topology, frozenset[tuple[int, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def omega_cover(topo: Topology) -> frozenset[tuple[int, int]]:
+    """The (c, e) whose product ``^0Ω_c ^cK_eᵀ`` PV-OSIMr forms to evaluate eq. 13; found once
+    per topology (kept as long as the topology lives).
+
+    Block (i, j) with c = cca(i, j) is ``^cK_i (^0Ω_c ^cK_jᵀ)`` or the transpose of
+    ``^cK_j (^0Ω_c ^cK_iᵀ)``, so it needs the product for i *or* for j.  The EEs meeting at c
+    fall into parts, one per branch below c (keyed by the next node of N on their path), and
+    two EEs form a block at c exactly when their parts differ: the products for every EE
+    outside one part cover all blocks at c (a minimum vertex cover of a complete multipartite
+    graph).  The part left out is the one that would cost the most products; its EEs with
+    A(e) = c cost none, as the diagonal block ``^0Ω_e`` (eq. 18) needs ``(A(e), e)`` anyway.
+    On a chain welded at every link this forms O(m) products, not O(m d): the O(md)
+    inverse-inertia term that PV-OSIMr exists to avoid (paper Sec. IV-B).
+    """
+    cover = _COVERS.get(topo)
+    if cover is None:
+        cover = _COVERS[topo] = _minimum_cover(topo)
+    return cover
+
+
+def _minimum_cover(topo: Topology) -> frozenset[tuple[int, int]]:
+    cover = {(topo.A[e], e) for e in topo.ees if topo.A[e] != 0}
+    parts: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for a, e1 in enumerate(topo.ees):
+        for e2 in topo.ees[a + 1 :]:
+            c = topo.cca(e1, e2)
+            if c == 0:
+                continue
+            for e in (e1, e2):
+                below = (e, *topo.n_chain[e])
+                parts[c][below[below.index(c) - 1]].add(e)
+    for c, by_branch in parts.items():
+        cost = {b: sum((c, e) not in cover for e in ees) for b, ees in by_branch.items()}
+        spared = max(sorted(cost), key=cost.__getitem__)
+        cover |= {(c, e) for b, ees in by_branch.items() if b != spared for e in ees}
+    return frozenset(cover)
+
+
 def _assemble(
     B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix], K: dict
 ) -> Matrix:
     """Lines 23–28: eq. 13 for every block, as ``^cK_i (^0Ω_c ^cK_jᵀ)`` or as the transpose of
     ``^cK_j (^0Ω_c ^cK_iᵀ)``.
 
-    The bracket is formed once per (c, e) of :attr:`~pvosimr.topology.Topology.omega_cover`,
-    the fewest products that cover every block, and shared by every block that uses it and by
+    The bracket is formed once per (c, e) of :func:`omega_cover`, the fewest products that
+    cover every block, and shared by every block that uses it and by
     e's diagonal block, ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at
     an EE, where ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
-    Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in topo.omega_cover}  # ^0Ω_c ^cK_eᵀ
+    Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in omega_cover(topo)}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m_relaxed, topo.m_relaxed)
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
