@@ -21,37 +21,12 @@ The modules: :mod:`~pvosimr.study.figures.model` (cases, rows, curves),
 from __future__ import annotations
 
 from pvosimr.study.figures import claims, plots
-from pvosimr.study.figures.model import (
-    ALL_FOUR,
-    BRANCHES,
-    FULL,
-    QUICK,
-    RECURSIVE,
-    Case,
-    Count,
-    Sweep,
-    bars,
-    series,
-    slope,
-)
-from pvosimr.study.figures.runner import (
-    PAPER_ROBOTS,
-    build_parser,
-    count_all,
-    main,
-    run,
-    sweeps,
-    write_csv,
-)
+from pvosimr.study.figures.model import FULL, QUICK, Count, Sweep, bars, series, slope
+from pvosimr.study.figures.runner import build_parser, count_all, main, run, sweeps, write_csv
 
 __all__ = [
-    "ALL_FOUR",
-    "BRANCHES",
     "FULL",
-    "PAPER_ROBOTS",
     "QUICK",
-    "RECURSIVE",
-    "Case",
     "Count",
     "Sweep",
     "bars",
