@@ -170,7 +170,7 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
         loc="outside lower center",
         ncols=4,
         frameon=False,
-        title="top panel",
+        title="top panel" if families else None,  # the scaling panels have their own
         title_fontsize=8,
     )
     for ax, family in zip(panels, families, strict=True):

@@ -126,6 +126,9 @@ def _build(facts: dict) -> str:
 
 
 def _codegen(cases: list[CaseResult], names: dict[str, str]) -> Lines:
+    """The build of each compiled case (nothing where no case was compiled)."""
+    if not any(c.codegen for c in cases):
+        return []
     lines = [
         "",
         "## Generated C (codegen)",
