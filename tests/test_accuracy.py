@@ -14,6 +14,7 @@ import pytest
 import pvosimr
 from pvosimr import truth
 from pvosimr.study import accuracy
+from pvosimr.zoo.seeded import random_q
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def test_quick_study_writes_its_outputs(quick):
 
 def test_dense_truth_with_a_shared_data_is_pvosimr_truth():
     model, cms = accuracy.ChainCase("mixed", 24, seed=3).build()
-    q = accuracy.random_q(model, np.random.default_rng(0))
+    q = random_q(model, np.random.default_rng(0))
     G, G_lu, M = accuracy.dense_truth(model, model.createData(), q, cms)
     assert np.array_equal(G, truth.dense_delassus(model, q, cms))
     assert truth.rel_err(G_lu, G) <= 1e-12
@@ -76,7 +77,7 @@ def test_dense_truth_with_a_shared_data_is_pvosimr_truth():
 @pytest.mark.parametrize("kind", ["decimal", "longdouble"])
 def test_wide_truth_agrees_with_the_dense_truth_on_a_well_conditioned_mixed_chain(kind):
     model, cms = accuracy.ChainCase("mixed", 24, seed=1).build()
-    q = accuracy.random_q(model, np.random.default_rng(2))
+    q = random_q(model, np.random.default_rng(2))
     G_wide, M_wide = accuracy.wide_truth(model, q, cms, kind)
     assert truth.rel_err(G_wide, truth.dense_delassus(model, q, cms)) <= 1e-12
     assert truth.rel_err(M_wide, truth.mass_matrix(model, q)) <= 1e-13
@@ -85,7 +86,7 @@ def test_wide_truth_agrees_with_the_dense_truth_on_a_well_conditioned_mixed_chai
 def test_wide_truth_is_more_precise_than_double():
     """Decimal and longdouble agree far below double rounding on an ill-conditioned chain."""
     model, cms = accuracy.ChainCase("Spherical", 6, "alternating", 1e12).build()
-    q = accuracy.random_q(model, np.random.default_rng(0))
+    q = random_q(model, np.random.default_rng(0))
     dec, M = accuracy.wide_truth(model, q, cms, "decimal")
     ld, _ = accuracy.wide_truth(model, q, cms, "longdouble")
     assert np.linalg.cond(M) > 1e12
@@ -105,7 +106,7 @@ def test_mass_ratio_knob_drives_cond():
     conds = []
     for ratio in (1.0, 1e6, 1e12):
         model, _ = accuracy.ChainCase("Spherical", 6, "alternating", ratio).build()
-        q = accuracy.random_q(model, np.random.default_rng(0))
+        q = random_q(model, np.random.default_rng(0))
         conds.append(np.linalg.cond(truth.mass_matrix(model, q)))
     assert conds[0] < 1e4 and conds[1] > 1e6 and conds[2] > 1e12
     with pytest.raises(ValueError, match="unknown mass profile 'steep'"):
@@ -114,7 +115,7 @@ def test_mass_ratio_knob_drives_cond():
 
 def test_recursive_numpy_paths_hold_at_a_mass_ratio_of_1e6():
     model, cms = accuracy.ChainCase("Spherical", 12, "alternating", 1e6).build()
-    q = accuracy.random_q(model, np.random.default_rng(7))
+    q = random_q(model, np.random.default_rng(7))
     wide, M = accuracy.wide_truth(model, q, cms, "decimal")
     assert np.linalg.cond(M) < 1e9
     data = model.createData()
