@@ -1,9 +1,9 @@
-"""The accuracy study (pvosimr.study.accuracy): its --quick run, its truths and its acceptance
-numbers.
+"""The accuracy study (pvosimr.study.accuracy): its truths, its acceptance numbers, its report.
 
-The quick run includes an 80-link spherical chain (cond(M) ≈ 4e6), on which a non-symmetric
-inverse of ``D_i`` in the numpy path grows to O(1) relative error: the acceptance assertion
-below fails if it comes back.
+The default run measures a small plan end to end (every path, both truths, the written
+report); the slow run (``pytest -m slow``) the study's ``--quick`` plan, which includes an
+80-link spherical chain (cond(M) ≈ 4e6), on which a non-symmetric inverse of ``D_i`` in the
+numpy path grows to O(1) relative error: its acceptance assertion catches that.
 """
 
 import json
@@ -15,6 +15,25 @@ import pvosimr
 from pvosimr import truth
 from pvosimr.study import accuracy
 from pvosimr.zoo.seeded import random_q
+
+#: A plan of small chains: every path (codegen on the shallowest), both sweeps, in seconds.
+SMALL = accuracy.Plan(
+    depths={"Spherical": (2,), "FreeFlyer": (2,)},
+    cond_chains=(("Spherical", 4),),
+    profiles=("alternating",),
+    ratios=(1.0, 1e10),
+    codegen_depth=2,
+    codegen_cond=(),
+    limits=accuracy.Limits(configurations=2, codegen_instructions=2_300),
+)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("accuracy_small")
+    results = accuracy.run_study(SMALL, progress=False)
+    accuracy.write_outputs(results, out, 0.0, "small plan")
+    return results, out
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +47,8 @@ def _pvosimr_errors(record):
     return {p: e for p, e in record["errors"].items() if not p.startswith("pin-")}
 
 
-def test_quick_study_every_pvosimr_path_within_tolerance_where_cond_le_1e8(quick):
-    results, _ = quick
+def _check_acceptance(results) -> int:
+    """Every pvosimr path within TOL wherever cond(M) ≤ 1e8; the number of errors checked."""
     checked = 0
     for rec in results["depth"] + results["cond"]:
         if rec["cond"] > accuracy.ACCEPT_COND:
@@ -39,9 +58,33 @@ def test_quick_study_every_pvosimr_path_within_tolerance_where_cond_le_1e8(quick
             assert isinstance(err, float), f"{where}: {err}"  # no raise on a well-posed case
             assert err <= accuracy.TOL, f"{where}: {err:.2e}"
             checked += 1
-    assert checked >= 80
+    return checked
 
 
+def test_small_study_every_path_within_tolerance_and_reported(small):
+    results, out = small
+    assert _check_acceptance(results) >= 40
+    paths = {p for rec in results["depth"] for p in rec["errors"]}
+    assert {f"{b}:{a}" for b in ("numpy", "batch", "casadi") for a in accuracy.ALGORITHMS} <= paths
+    assert set(accuracy.PINOCCHIO) <= paths and any(p.startswith("codegen:") for p in paths)
+    assert all(r["reference"] == "dense" and r["wide"] == "decimal" for r in results["depth"])
+    payload = json.loads((out / "accuracy.json").read_text())
+    assert [r["errors"] for r in payload["cond"]] == [r["errors"] for r in results["cond"]]
+    (limits,) = payload["accuracy_limits"]
+    assert limits["pvosimr recursive"]["ratio"] is not None and "at_1e10" in limits
+    report = (out / "accuracy.md").read_text()
+    for section in ("## Acceptance", "### Spherical chains", "### Spherical, n = 4", "## Summary"):
+        assert section in report
+    assert (out / "accuracy.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_quick_study_every_pvosimr_path_within_tolerance_where_cond_le_1e8(quick):
+    results, _ = quick
+    assert _check_acceptance(results) >= 80
+
+
+@pytest.mark.slow
 def test_quick_study_covers_the_deep_spherical_chain_on_every_backend(quick):
     results, _ = quick
     (deep,) = [r for r in results["depth"] if r["family"] == "Spherical" and r["n"] == 80]
@@ -54,6 +97,7 @@ def test_quick_study_covers_the_deep_spherical_chain_on_every_backend(quick):
     assert any(p.startswith("codegen:") for r in results["depth"] for p in r["errors"])
 
 
+@pytest.mark.slow
 def test_quick_study_writes_its_outputs(quick):
     results, out = quick
     payload = json.loads((out / "accuracy.json").read_text())

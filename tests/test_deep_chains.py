@@ -1,37 +1,33 @@
 """Deep serial chains: the recursive algorithms stay at the dense truth's accuracy.
 
-On chains of spherical joints an antisymmetric rounding error in ``D_i⁻¹`` used to be amplified
-joint by joint through the articulated-body recursion (60 links: 0.4 relative error, 80 links:
-1e5), while the condition number of M stayed near 1e6.  The backends' ``inv`` is now exactly
-symmetric; these chains pin that down on every numeric path.
+On chains of spherical joints an antisymmetric rounding error in ``D_i⁻¹`` is amplified joint by
+joint through the articulated-body recursion (60 links: 0.4 relative error, 80 links: 1e5)
+while the condition number of M stays near 1e6.  The backends' ``inv`` is exactly symmetric;
+these chains check it on every numeric path.
 """
 
 import numpy as np
-import pinocchio as pin
 import pytest
-from _trees import TreeSpec, build_tree, random_q
-from _truth import dense_delassus, mass_matrix, rel_err
+from _truth import rel_err
 
 import pvosimr
-from pvosimr.backend import NUMPY, BatchedNumpyBackend, MatrixStack
+from pvosimr.backend import NUMPY
+from pvosimr.batch import BatchedNumpyBackend, MatrixStack
+from pvosimr.study.accuracy import dense_truth
+from pvosimr.zoo.seeded import random_chain, random_q
 
 TOL = 1e-9
-C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
-
-
-def chain(kind: str, n: int, seed: int = 0):
-    """A chain of ``n`` joints of one kind, welded at the tip and touched in the middle."""
-    spec = TreeSpec(list(range(n)), [kind] * n, [(n, C6), (n // 2, C3), (1, C6)], False, seed)
-    return build_tree(spec)
 
 
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])
 def test_deep_chain_every_algorithm_matches_dense_truth(kind, n):
-    model, cms = chain(kind, n)
+    """A chain of ``n`` joints of one kind, welded at the tip and the base, touched in the
+    middle; one ``pin.Data`` (O(nv³) bytes) serves the truth and every algorithm."""
+    model, cms = random_chain([kind] * n, seed=0)
     q = random_q(model, np.random.default_rng(1))
-    assert np.linalg.cond(mass_matrix(model, q)) < 1e8  # well inside the accuracy promise
-    truth = dense_delassus(model, q, cms)
     data = model.createData()
+    truth, _, M = dense_truth(model, data, q, cms)  # pvosimr.truth.dense_delassus on this Data
+    assert np.linalg.cond(M) < 1e8  # well inside the accuracy promise
     for algorithm in pvosimr.ALGORITHMS:
         G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
         assert rel_err(G, truth) <= TOL, (algorithm, rel_err(G, truth))
