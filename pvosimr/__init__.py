@@ -10,16 +10,8 @@ Pinocchio's calling convention::
 from . import constraints
 from ._moved import install as _install_moved_names
 from .batch import compute_delassus_batch
-from .delassus import (
-    ALGORITHMS,
-    compute_delassus,
-    efpa,
-    ltl_osim,
-    naive,
-    pv_osim,
-    pv_osimr,
-    topology_for,
-)
+from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
+from .delassus import __all__ as _entry_points
 from .topology import SUPPORTED_JOINTS, Topology
 
 __version__ = "0.1.0"
@@ -27,18 +19,11 @@ __version__ = "0.1.0"
 _install_moved_names()
 
 __all__ = [
-    "ALGORITHMS",
+    *_entry_points,
     "SUPPORTED_JOINTS",
     "Topology",
-    "compute_delassus",
     "compute_delassus_batch",
     "constraints",
-    "efpa",
-    "ltl_osim",
-    "naive",
-    "pv_osim",
-    "pv_osimr",
-    "topology_for",
 ]
 
 

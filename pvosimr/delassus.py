@@ -16,23 +16,13 @@ import pinocchio as pin
 
 from .algorithms import SWEEPS, sweeps_for
 from .batch import delassus_at
-from .checks import (
-    check_configuration,
-    check_configurations,
-    check_data,
-    check_model,
-    resolve_topology,
-    topology_for,
-    undefined_error,
-)
+from .checks import check_configuration, check_data, resolve_topology, topology_for
 from .constraints import as_constraint_list, check_placements
 from .topology import Topology
 
+#: What ``pvosimr`` exports from here: the entry points and the topology cache.
 __all__ = [
     "ALGORITHMS",
-    "check_configuration",
-    "check_configurations",
-    "check_model",
     "compute_delassus",
     "efpa",
     "ltl_osim",
@@ -40,7 +30,6 @@ __all__ = [
     "pv_osim",
     "pv_osimr",
     "topology_for",
-    "undefined_error",
 ]
 
 #: Algorithm names accepted by :func:`compute_delassus`.

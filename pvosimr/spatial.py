@@ -18,6 +18,7 @@ only the four products.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Protocol
 
 from .backend import Backend, Matrix
@@ -115,21 +116,13 @@ class Chain:
     factors: tuple[SpatialTransform, ...]
 
     def motion(self, A: Matrix) -> Matrix:
-        for X in reversed(self.factors):
-            A = X.motion(A)
-        return A
+        return reduce(lambda A, X: X.motion(A), reversed(self.factors), A)
 
     def force(self, F: Matrix) -> Matrix:
-        for X in self.factors:
-            F = X.force(F)
-        return F
+        return reduce(lambda F, X: X.force(F), self.factors, F)
 
     def rows(self, K: Matrix) -> Matrix:
-        for X in self.factors:
-            K = X.rows(K)
-        return K
+        return reduce(lambda K, X: X.rows(K), self.factors, K)
 
     def congruence(self, H: Matrix) -> Matrix:
-        for X in self.factors:
-            H = X.congruence(H)
-        return H
+        return reduce(lambda H, X: X.congruence(H), self.factors, H)

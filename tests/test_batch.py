@@ -17,6 +17,7 @@ from pvosimr.batch import (
     inv_spd,
     stack_matmul,
 )
+from pvosimr.checks import NORMALIZED_TOLERANCE
 from pvosimr.delassus import topology_for
 from pvosimr.kinematics import numeric_kinematics
 from pvosimr.zoo import presets
@@ -168,7 +169,8 @@ def test_unnormalized_unit_complex_names_row_and_joint():
 
 def test_normalization_tolerance_is_pinocchios(humanoid):
     model, cms, qs = humanoid
-    for eps in (0.9e-6, -0.9e-6, 1.1e-6, -1.1e-6):
+    tol = NORMALIZED_TOLERANCE
+    for eps in (0.9 * tol, -0.9 * tol, 1.1 * tol, -1.1 * tol):
         q = qs[0].copy()
         q[3:7] *= 1 + eps / np.linalg.norm(q[3:7])
         accepted = True
@@ -176,7 +178,7 @@ def test_normalization_tolerance_is_pinocchios(humanoid):
             pvosimr.compute_delassus_batch(model, q[None], cms)
         except ValueError:
             accepted = False
-        assert accepted == pin.isNormalized(model, q, 1e-6), eps
+        assert accepted == pin.isNormalized(model, q, tol), eps
 
 
 def test_unknown_algorithm(humanoid):

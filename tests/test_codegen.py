@@ -210,7 +210,7 @@ def test_binding_is_the_extension_where_headers_exist(every_joint_tree):
 
 def test_ctypes_binding_without_headers(every_joint_tree, cache, monkeypatch):
     model, cms, extension = every_joint_tree
-    monkeypatch.setattr(codegen, "_python_headers", lambda: None)
+    monkeypatch.setattr(codegen, "python_headers", lambda: None)
     f = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
     assert f.binding == "ctypes" and f.library != extension.library
     q = random_q(model, np.random.default_rng(9))

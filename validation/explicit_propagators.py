@@ -49,7 +49,7 @@ def _motion_congruence(step: JointStep, Omega):
     return step.B.symmetric(P.T @ Omega @ P)
 
 
-_EXPLICIT = {
+EXPLICIT = {
     "force_to_parent": lambda self, F: _propagator(self) @ F,
     "motion_from_parent": lambda self, A: _propagator(self).T @ A,
     "rows_to_parent": lambda self, K: K @ _propagator(self).T,
@@ -60,9 +60,9 @@ _EXPLICIT = {
 @contextlib.contextmanager
 def explicit_propagators() -> Iterator[None]:
     """Within the block, every JointStep multiplies by its explicit 6×6 propagator."""
-    saved = {name: getattr(JointStep, name) for name in _EXPLICIT}
+    saved = {name: getattr(JointStep, name) for name in EXPLICIT}
     try:
-        for name, method in _EXPLICIT.items():
+        for name, method in EXPLICIT.items():
             setattr(JointStep, name, method)
         yield
     finally:

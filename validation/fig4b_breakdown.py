@@ -88,10 +88,10 @@ def _step_outputs(steps: Iterable[JointStep]) -> list:
 
 
 def _pv_osimr(B, topo: Topology, kin, q: SX) -> Breakdown:
-    props, Omega = pv_osimr._backward(B, topo, kin)
-    Omega0 = pv_osimr._forward(topo, props, Omega)
-    K = pv_osimr._cemps(topo, props)
-    G = ca.densify(pv_osimr._assemble(B, topo, Omega, Omega0, K))  # as count_operations
+    props, Omega = pv_osimr.backward_sweep(B, topo, kin)
+    Omega0 = pv_osimr.forward_sweep(topo, props, Omega)
+    K = pv_osimr.cemps(topo, props)
+    G = ca.densify(pv_osimr.assemble(B, topo, Omega, Omega0, K))  # as count_operations
     sweeps = [*props.P.values(), *Omega.values(), *Omega0.values()]
     cemps = [k for by_node in K.values() for k in by_node.values()]
     return Breakdown(
@@ -109,9 +109,9 @@ def _pv_osimr(B, topo: Topology, kin, q: SX) -> Breakdown:
 
 
 def _efpa(B, topo: Topology, kin, q: SX) -> Breakdown:
-    K, steps = efpa._backward(B, topo, kin)
-    Y = efpa._forward(topo, K, steps)
-    G = ca.densify(efpa._assemble(B, topo, K, Y))
+    K, steps = efpa.backward_sweep(B, topo, kin)
+    Y = efpa.forward_sweep(topo, K, steps)
+    G = ca.densify(efpa.assemble(B, topo, K, Y))
     return Breakdown(
         "EFPA",
         _stages(

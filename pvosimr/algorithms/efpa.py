@@ -3,12 +3,12 @@
 =========================================================  ====================================
 Paper, Algorithm 2                                         Code
 =========================================================  ====================================
-line 2: ``H^A_i ← H_i``                                    :func:`_backward`
-lines 3–4: ``^{π(i)}K_i ← K_i``                            :func:`_backward`
+line 2: ``H^A_i ← H_i``                                    :func:`backward_sweep`
+lines 3–4: ``^{π(i)}K_i ← K_i``                            :func:`backward_sweep`
 lines 5–9: ``D_i``, ``^{π(i)}Ω_i``, ABI of π(i)             ``joint_step``, ``fold_into_parent``
-lines 10–11: CEMPs ``^{π(i)}K_j = ^iK_j ^{π(i)}P_iᵀ``        :func:`_backward`
-lines 12–17: ``(^0Ω_i ^iK_jᵀ)``, line 15                    :func:`_forward`
-lines 18–19: blocks ``^{cca}K_i (^0Ω_{cca} ^{cca}K_jᵀ)``     :func:`_assemble`
+lines 10–11: CEMPs ``^{π(i)}K_j = ^iK_j ^{π(i)}P_iᵀ``        :func:`backward_sweep`
+lines 12–17: ``(^0Ω_i ^iK_jᵀ)``, line 15                    :func:`forward_sweep`
+lines 18–19: blocks ``^{cca}K_i (^0Ω_{cca} ^{cca}K_jᵀ)``     :func:`assemble`
 =========================================================  ====================================
 
 In local frames ``^kK_j`` maps link ``k``'s motion (frame k) to EE ``j``'s constraint rows;
@@ -22,13 +22,15 @@ from ..kinematics import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 
-__all__ = ["efpa_sweeps"]
+__all__ = ["assemble", "backward_sweep", "efpa_sweeps", "forward_sweep"]
 
 Pairs = dict[tuple[int, int], Matrix]
 """Matrices indexed by (link k, EE j): ``^kK_j`` or ``^0Ω_k ^kK_jᵀ``."""
 
 
-def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[Pairs, dict[int, JointStep]]:
+def backward_sweep(
+    B: Backend, topo: Topology, kin: Kinematics
+) -> tuple[Pairs, dict[int, JointStep]]:
     """Lines 4–11: the ABI recursion and ``^kK_j`` for every link k and every EE j ∈ ES(k)."""
     K: Pairs = {(topo.link_of[e], e): kin.K[e] for e in topo.ees}  # line 4: ^{π(j)}K_j = K_j
     steps: dict[int, JointStep] = {}
@@ -43,7 +45,7 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[Pairs, dict[
     return K, steps
 
 
-def _forward(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pairs:
+def forward_sweep(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pairs:
     """Lines 12–17: ``^0Ω_i ^iK_jᵀ`` for every link i and every EE j ∈ ES(i), root side first."""
     Y: Pairs = {}
     for i in topo.links:
@@ -56,7 +58,7 @@ def _forward(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pairs:
     return Y
 
 
-def _assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
+def assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
     """Lines 18–19: every block from the CEMP of one EE and ``Y`` of the other at their cca."""
     G = B.zeros(topo.m_relaxed, topo.m_relaxed)
     for a, ei in enumerate(topo.ees):
@@ -73,5 +75,5 @@ def _assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
 
 def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """The Delassus matrix G (m × m) by EFPA, blocks in constraint-list order."""
-    K, steps = _backward(B, topo, kin)
-    return _assemble(B, topo, K, _forward(topo, K, steps))
+    K, steps = backward_sweep(B, topo, kin)
+    return assemble(B, topo, K, forward_sweep(topo, K, steps))

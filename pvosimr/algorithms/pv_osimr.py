@@ -3,13 +3,13 @@
 =========================================================  ====================================
 Paper, Algorithm 3                                         Code
 =========================================================  ====================================
-line 2: ``H^A_i ← H_i``                                    :func:`_backward`
-lines 3–4: ``^{π(i)}P_i ← K_iᵀ``, ``^{π(i)}Ω_i ← 0``      :func:`_backward` (``P.update``)
+line 2: ``H^A_i ← H_i``                                    :func:`backward_sweep`
+lines 3–4: ``^{π(i)}P_i ← K_iᵀ``, ``^{π(i)}Ω_i ← 0``      :func:`backward_sweep` (``P.update``)
 lines 5, 8–11: ``D_i``, ``^{π(i)}Ω_i``, ABI of π(i)       ``joint_step``, ``fold_into_parent``
 lines 6–7, 12–15: eqs. 16–17 between branching links       :func:`_extend_to_parent`
-lines 16–17: ``^0Ω_i``, eq. 18                             :func:`_forward`
-lines 18–22: CEMPs ``^{A(j)}K_i``, eq. 19                  :func:`_cemps`
-lines 23–28: blocks by eq. 13, diagonal ``^0Ω_i``          :func:`_assemble`, :func:`omega_cover`
+lines 16–17: ``^0Ω_i``, eq. 18                             :func:`forward_sweep`
+lines 18–22: CEMPs ``^{A(j)}K_i``, eq. 19                  :func:`cemps`
+lines 23–28: blocks by eq. 13, diagonal ``^0Ω_i``          :func:`assemble`, :func:`omega_cover`
 =========================================================  ====================================
 
 Only fixed-size quantities travel in the backward sweep (6×6, or 6×m_i at an EE): the extended
@@ -31,10 +31,18 @@ from ..kinematics import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 
-__all__ = ["omega_cover", "pv_osimr_sweeps"]
+__all__ = [
+    "Propagators",
+    "assemble",
+    "backward_sweep",
+    "cemps",
+    "forward_sweep",
+    "omega_cover",
+    "pv_osimr_sweeps",
+]
 
 
-class _Propagators:
+class Propagators:
     """``^{A(j)}P_j`` for every j in N∖{0}, as a 6×m_j matrix ``P[j]``, or — when the path from
     a branching link j up to A(j) is j's own joint — as that joint's :class:`JointStep`, applied
     in factored form (through ``S_j`` and ``U_j``, as PV-OSIM and EFPA apply theirs) instead of
@@ -57,14 +65,14 @@ class _Propagators:
         return self.B.symmetric(self.P[j].T @ Omega @ self.P[j])
 
 
-def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[_Propagators, dict]:
+def backward_sweep(B: Backend, topo: Topology, kin: Kinematics) -> tuple[Propagators, dict]:
     """Lines 1–15: ``^{A(j)}P_j`` and ``^{A(j)}Ω_j`` for every j in N∖{0}.
 
     ``P[j]`` and ``Omega[j]`` hold ``^kP_j`` and ``^kΩ_j`` for the link ``k`` the sweep has
     reached on the path from ``j`` up to ``A(j)``; when the sweep has passed ``A(j)`` they are
     ``^{A(j)}P_j`` and ``^{A(j)}Ω_j``.
     """
-    props = _Propagators(B)
+    props = Propagators(B)
     P = props.P
     # Line 4, "abuse of notation": an EE's propagator is its constraint matrix.
     P.update({e: kin.K[e].T for e in topo.ees})
@@ -80,7 +88,7 @@ def _backward(B: Backend, topo: Topology, kin: Kinematics) -> tuple[_Propagators
 
 
 def _extend_to_parent(
-    B: Backend, topo: Topology, props: _Propagators, Omega: dict, i: int, step: JointStep
+    B: Backend, topo: Topology, props: Propagators, Omega: dict, i: int, step: JointStep
 ) -> None:
     """Lines 6–7 and 12–15 at a link ``i`` with ES(i) ≠ ∅: ``^{π(i)}P_{D(i)}`` (eq. 17) and
     ``^{π(i)}Ω_{D(i)}`` (eq. 16) from ``^iP_{D(i)}``, ``^iΩ_{D(i)}`` and link i's step."""
@@ -97,7 +105,7 @@ def _extend_to_parent(
         P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
 
 
-def _forward(topo: Topology, props: _Propagators, Omega: dict) -> dict[int, Matrix]:
+def forward_sweep(topo: Topology, props: Propagators, Omega: dict) -> dict[int, Matrix]:
     """Lines 16–17, eq. 18: ``^0Ω_i`` for every branching link i, root side first.
 
     The EEs' own ``^0Ω_i`` (the diagonal blocks) are finished in :func:`pv_osimr_sweeps`,
@@ -114,7 +122,7 @@ def _forward(topo: Topology, props: _Propagators, Omega: dict) -> dict[int, Matr
     return Omega0
 
 
-def _cemps(topo: Topology, props: _Propagators) -> dict[int, dict[int, Matrix]]:
+def cemps(topo: Topology, props: Propagators) -> dict[int, dict[int, Matrix]]:
     """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0."""
     K: dict[int, dict[int, Matrix]] = {}
     for e in topo.ees:
@@ -171,9 +179,7 @@ def _minimum_cover(topo: Topology) -> frozenset[tuple[int, int]]:
     return frozenset(cover)
 
 
-def _assemble(
-    B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix], K: dict
-) -> Matrix:
+def assemble(B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix], K: dict) -> Matrix:
     """Lines 23–28: eq. 13 for every block, as ``^cK_i (^0Ω_c ^cK_jᵀ)`` or as the transpose of
     ``^cK_j (^0Ω_c ^cK_iᵀ)``.
 
@@ -203,5 +209,5 @@ def _assemble(
 
 def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """The Delassus matrix G (m × m) by PV-OSIMr, blocks in constraint-list order."""
-    props, Omega = _backward(B, topo, kin)
-    return _assemble(B, topo, Omega, _forward(topo, props, Omega), _cemps(topo, props))
+    props, Omega = backward_sweep(B, topo, kin)
+    return assemble(B, topo, Omega, forward_sweep(topo, props, Omega), cemps(topo, props))
