@@ -44,6 +44,7 @@ import pinocchio as pin
 from ..topology import SUPPORTED_JOINTS
 from .presets import Preset, points, welds
 from .sources import erd_model
+from .synthetic import add_link
 
 __all__ = [
     "JOINT_TYPE_ROBOTS",
@@ -86,14 +87,7 @@ class _Builder:
         placement: pin.SE3,
         inertia: pin.Inertia,
     ) -> int:
-        model = self.model
-        jid = model.addJoint(parent, joint, placement, f"{name}_joint")
-        model.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
-        joint_frame = model.addJointFrame(jid, -1)
-        model.addFrame(
-            pin.Frame(name, jid, joint_frame, pin.SE3.Identity(), pin.FrameType.BODY), False
-        )
-        return jid
+        return add_link(self.model, parent, name, joint, placement, inertia)
 
     def tip(self, joint: int, name: str, placement: pin.SE3) -> None:
         """An operational frame ``name`` on ``joint`` (constraint sites)."""

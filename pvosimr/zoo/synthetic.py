@@ -52,6 +52,7 @@ __all__ = [
     "LINK_LENGTH",
     "LINK_MASS",
     "LINK_ROTATIONAL_INERTIA",
+    "add_link",
     "chain_welded_every_k",
     "chain_welded_every_link",
     "reference_inertia",
@@ -69,6 +70,23 @@ BRANCH_LINKS = 7
 def reference_inertia() -> pin.Inertia:
     """Spatial inertia of the reference link (mass 1, CoM (0.5, 0, 0), diag rotational)."""
     return pin.Inertia(LINK_MASS, np.array(LINK_COM), np.diag(LINK_ROTATIONAL_INERTIA))
+
+
+def add_link(
+    model: pin.Model,
+    parent: int,
+    link: str,
+    joint: pin.JointModel,
+    placement: pin.SE3,
+    inertia: pin.Inertia,
+) -> int:
+    """Add the body ``link`` to ``model``: its joint ``<link>_joint`` on ``parent`` at
+    ``placement``, its ``inertia``, a BODY frame ``link`` at the joint origin.  The joint id."""
+    jid = model.addJoint(parent, joint, placement, f"{link}_joint")
+    model.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+    joint_frame = model.addJointFrame(jid, -1)
+    model.addFrame(pin.Frame(link, jid, joint_frame, pin.SE3.Identity(), pin.FrameType.BODY), False)
+    return jid
 
 
 def _positive_int(value: int, what: str) -> int:
@@ -99,13 +117,7 @@ class _TreeBuilder:
         joint = pin.JointModelRZ() if joint is None else joint
         rotation = pin.utils.rotate("x", skew) if parent else np.eye(3)
         placement = pin.SE3(rotation, np.array([offset if parent else 0.0, 0.0, 0.0]))
-        jid = model.addJoint(parent, joint, placement, f"{link}_joint")
-        model.appendBodyToJoint(jid, self._inertia, pin.SE3.Identity())
-        joint_frame = model.addJointFrame(jid, -1)
-        model.addFrame(
-            pin.Frame(link, jid, joint_frame, pin.SE3.Identity(), pin.FrameType.BODY), False
-        )
-        return jid
+        return add_link(model, parent, link, joint, placement, self._inertia)
 
     def finish(self) -> pin.Model:
         """Position limits: ±π for revolute joints, ±1 on free-flyer coordinates."""

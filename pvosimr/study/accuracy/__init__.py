@@ -14,7 +14,8 @@ tip, a 3D point contact in the middle and a 6D weld at the base, and measures th
 
 against a double ``dense`` truth and an extended-precision ``wide`` one (:mod:`.truths`).
 
-Modules: :mod:`.cases` (paths, chains, the cases of a run), :mod:`.truths`, :mod:`.measure`
+Modules: :mod:`.cases` (paths, chains, the cases of a run: :data:`~.cases.QUICK`,
+:data:`~.cases.FULL`), :mod:`.truths`, :mod:`.measure`
 (every path on a chain, the run), :mod:`.tables` (acceptance and conditioning limits read off
 the records), :mod:`.report` and :mod:`.plot` (the written outputs), :mod:`.cli`.
 
@@ -25,11 +26,7 @@ Run ``python -m pvosimr.study.accuracy [--quick] [--out validation]``: writes ``
 from .cases import (
     ACCEPT_COND,
     ALGORITHMS,
-    BACKENDS,
-    FULL,
-    PATHS,
     PINOCCHIO,
-    QUICK,
     RECURSIVE,
     TOL,
     ChainCase,
@@ -49,11 +46,7 @@ from .truths import WideBackend, dense_truth, wide_truth
 __all__ = [
     "ACCEPT_COND",
     "ALGORITHMS",
-    "BACKENDS",
-    "FULL",
-    "PATHS",
     "PINOCCHIO",
-    "QUICK",
     "RECURSIVE",
     "TOL",
     "ChainCase",
