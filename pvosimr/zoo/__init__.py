@@ -14,10 +14,11 @@ Modules: :mod:`.sources` (kinematics-only model loaders), :mod:`.presets` (const
 builders), :mod:`.paper` (Atlas + Shadow hands), :mod:`.synthetic` (Fig. 3/4 mechanisms),
 :mod:`.joint_types` (helical, universal, composite, ellipsoid and mimic robots), :mod:`.erd`
 (example-robot-data presets and skips), :mod:`.files` (a user's URDF/MJCF file),
-:mod:`.registry` (names/load).
+:mod:`.registry` (names/load), :mod:`.seeded` (random but seeded trees, chains and
+configurations, for property tests and the accuracy study).
 """
 
-from . import presets, sources
+from . import presets, seeded, sources
 from .erd import ERD_PRESETS, ERD_SKIPPED
 from .files import MODEL_FILE_TYPES, from_file, leaf_frames, looks_like_model_file, model_from_file
 from .joint_types import JOINT_TYPE_ROBOTS, JOINT_TYPE_SKIPPED
@@ -70,6 +71,7 @@ __all__ = [
     "prefixed_shadow_hand_model",
     "presets",
     "random_configuration",
+    "seeded",
     "shadow_hand_model",
     "skipped",
     "sources",
