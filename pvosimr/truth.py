@@ -14,6 +14,7 @@ import pinocchio as pin
 from .mimic import has_mimic_joints
 
 __all__ = [
+    "TOLERANCE",
     "constraint_jacobian",
     "dense_delassus",
     "mass_matrix",
@@ -124,6 +125,11 @@ def pinocchio_delassus(
     cds = [cm.createData() for cm in cms]
     g = pin.computeDelassusMatrix(model, data, np.asarray(q, dtype=float), cms, cds, 0.0)
     return np.array(g, dtype=float, copy=True)
+
+
+TOLERANCE = 1e-9
+"""The agreement every pvosimr path keeps with the dense truth: ``rel_err(G, truth) ≤ 1e-9``
+(tests and ``pvosimr validate``)."""
 
 
 def rel_err(a: np.ndarray, b: np.ndarray) -> float:

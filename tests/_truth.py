@@ -1,6 +1,7 @@
 """The tests' references: Pinocchio-only dense truth (see :mod:`pvosimr.truth`)."""
 
 from pvosimr.truth import (
+    TOLERANCE,
     constraint_jacobian,
     dense_delassus,
     mass_matrix,
@@ -8,4 +9,11 @@ from pvosimr.truth import (
     rel_err,
 )
 
-__all__ = ["constraint_jacobian", "dense_delassus", "mass_matrix", "pinocchio_delassus", "rel_err"]
+__all__ = [
+    "TOLERANCE",
+    "constraint_jacobian",
+    "dense_delassus",
+    "mass_matrix",
+    "pinocchio_delassus",
+    "rel_err",
+]

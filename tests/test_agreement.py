@@ -8,14 +8,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import pin_constraint_size, random_q, random_trees
-from _truth import dense_delassus, pinocchio_delassus, rel_err
+from _truth import TOLERANCE, dense_delassus, pinocchio_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
 from pvosimr.constraints import point, weld
 from pvosimr.zoo import presets, sources
 
-TOL = 1e-9
+TOL = TOLERANCE
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
 

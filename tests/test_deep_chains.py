@@ -8,7 +8,7 @@ these chains check it on every numeric path.
 
 import numpy as np
 import pytest
-from _truth import rel_err
+from _truth import TOLERANCE, rel_err
 
 import pvosimr
 from pvosimr.backend import NUMPY
@@ -16,7 +16,7 @@ from pvosimr.batch import BatchedNumpyBackend, MatrixStack
 from pvosimr.study.accuracy import dense_truth
 from pvosimr.zoo.seeded import random_chain, random_q
 
-TOL = 1e-9
+TOL = TOLERANCE
 
 
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])

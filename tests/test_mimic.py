@@ -18,13 +18,13 @@ from _trees import (
     reduced_truth,
     requires_pin_feature,
 )
-from _truth import dense_delassus, rel_err
+from _truth import TOLERANCE, dense_delassus, rel_err
 
 import pvosimr
 
 pytestmark = requires_pin_feature("JointModelMimic", "transformJointIntoMimic")
 
-TOL = 1e-9
+TOL = TOLERANCE
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 OTHERS = tuple(k for k in DEFAULT_JOINT_TYPES if k not in MIMICABLE and k != "FreeFlyer")
 

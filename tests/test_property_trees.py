@@ -26,12 +26,13 @@ from _trees import (
     random_q,
     reduced_truth,
 )
+from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr.batch import compute_delassus_batch
 from pvosimr.truth import dense_delassus, rel_err
 
-TOL = 1e-9
+TOL = TOLERANCE
 SLOW_TREES = 2000
 CASADI_EVERY = 10
 MIMIC_EVERY = 4

@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import TreeSpec, build_tree, pin_constraint_size, random_q, random_trees
-from _truth import dense_delassus, rel_err
+from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,7 @@ from pvosimr.constraints import point, weld
 from pvosimr.reference import REFERENCES
 from pvosimr.zoo import sources
 
-TOL = 1e-9
+TOL = TOLERANCE
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
 # The KKT Cholesky route factorises without damping: on linearly dependent constraint rows it

@@ -18,6 +18,7 @@ from _trees import (
     tree_specs,
 )
 from _truth import (
+    TOLERANCE,
     constraint_jacobian,
     dense_delassus,
     mass_matrix,
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 
 from pvosimr.constraints import contact_cholesky, place_constraints
 
-TOL = 1e-9
+TOL = TOLERANCE
 EXAMPLES = settings(
     max_examples=150,
     deadline=None,

@@ -12,13 +12,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import requires_pin_feature
+from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import zoo
 from pvosimr.truth import constraint_jacobian, dense_delassus, mass_matrix
 from pvosimr.zoo import sources
 
-TOL = 1e-9
+TOL = TOLERANCE
 HAS_HAND = importlib.util.find_spec("gymnasium_robotics") is not None
 HAS_ERD = importlib.util.find_spec("example_robot_data") is not None
 HAS_ATLAS = sources.find_model_file(sources.ATLAS_URDF) is not None

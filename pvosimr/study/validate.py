@@ -29,7 +29,7 @@ import numpy as np
 import pinocchio as pin
 from tqdm import tqdm
 
-from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
+from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, truth, zoo
 from pvosimr.constraints import constraint_dim
 from pvosimr.study.options import (
     add_model_file_options,
@@ -55,7 +55,7 @@ __all__ = [
     "write_report",
 ]
 
-TOLERANCE = 1e-9
+TOLERANCE = truth.TOLERANCE
 ZOO_REPORT_DIR = "pvosimr-report"
 """Where the zoo-wide run writes its report, relative to the current folder (the repository's
 committed report, ``validation/``, is rewritten only with ``--out validation``)."""
