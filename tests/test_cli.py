@@ -192,7 +192,8 @@ def test_a_missing_extra_is_named_before_anything_is_written(
     capsys, monkeypatch, tmp_path, module, argv, message
 ):
     monkeypatch.setitem(sys.modules, module, None)  # `import module` now fails
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # count's default cache
+    monkeypatch.delenv("PVOSIMR_CACHE_DIR", raising=False)  # count's default cache, below
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out = tmp_path / "out"
     if argv[0] != "count":
         argv = [*argv, "--out", str(out)]

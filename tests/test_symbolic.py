@@ -95,8 +95,9 @@ def test_sx_backend_on_a_tree_without_constraints():
 
 
 def test_pv_osimr_count_does_not_depend_on_constraint_order(atlas):
-    # Eq. 13's products are chosen per topology (Topology.omega_cover), not by list order:
-    # forming them for the later EE of each pair cost 660 more operations on this list reversed.
+    # Eq. 13's products are chosen per topology (pvosimr.algorithms.pv_osimr.omega_cover), not by
+    # list order: forming them for the later EE of each pair cost 660 more operations on this list
+    # reversed.
     cms = presets.ATLAS_PRESETS["hands_feet_6d"](atlas)
     given = symbolic.count_operations(atlas, cms, "pv-osimr")
     assert symbolic.count_operations(atlas, cms[::-1], "pv-osimr") == given
