@@ -79,6 +79,8 @@ def test_matches_numpy_on_every_joint_type(every_joint_tree):
         assert rel_err(f(q.reshape(-1, 1)), G) == 0.0
 
 
+# a second C build of the every-joint tree (~6 s): in the slow suite
+@pytest.mark.slow
 def test_other_algorithms_compile_too(every_joint_tree, cache):
     model, cms, _ = every_joint_tree
     f = codegen.compile(model, cms, "efpa", cache_dir=cache, flags=FAST)
@@ -208,6 +210,8 @@ def test_binding_is_the_extension_where_headers_exist(every_joint_tree):
     assert rel_err(f(strided), f(q)) == 0.0
 
 
+# a second C build of the every-joint tree (~5 s): in the slow suite
+@pytest.mark.slow
 def test_ctypes_binding_without_headers(every_joint_tree, cache, monkeypatch):
     model, cms, extension = every_joint_tree
     monkeypatch.setattr(codegen, "python_headers", lambda: None)
