@@ -1,6 +1,6 @@
 """Every algorithm agrees with dense J M⁻¹ Jᵀ and with pin.computeDelassusMatrix.
 
-Metric (issue acceptance): max|ΔG| / max(1, max|G|) ≤ 1e-9, on real robots and on hypothesis
+Metric: max|ΔG| / max(1, max|G|) ≤ 1e-9, on real robots and on hypothesis
 random trees covering every supported joint type anywhere in the tree.
 """
 
