@@ -14,11 +14,13 @@ Modules: :mod:`.sources` (kinematics-only model loaders), :mod:`.presets` (const
 builders), :mod:`.paper` (Atlas + Shadow hands), :mod:`.synthetic` (Fig. 3/4 mechanisms),
 :mod:`.joint_types` (helical, universal, composite, ellipsoid and mimic robots), :mod:`.erd`
 (example-robot-data presets and skips), :mod:`.files` (a user's URDF/MJCF file),
-:mod:`.registry` (names/load), :mod:`.seeded` (random but seeded trees, chains and
-configurations, for property tests and the accuracy study).
+:mod:`.closed_loops` (loop closures and world-aligned contacts), :mod:`.registry`
+(names/load), :mod:`.seeded` (random but seeded trees, chains and configurations, for property
+tests and the accuracy study).
 """
 
 from . import presets, seeded, sources
+from .closed_loops import CLOSED_LOOP_ROBOTS
 from .erd import ERD_PRESETS, ERD_SKIPPED
 from .files import MODEL_FILE_TYPES, from_file, leaf_frames, looks_like_model_file, model_from_file
 from .joint_types import JOINT_TYPE_ROBOTS, JOINT_TYPE_SKIPPED
@@ -42,6 +44,7 @@ from .sources import (
 from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
 
 __all__ = [
+    "CLOSED_LOOP_ROBOTS",
     "ERD_PRESETS",
     "ERD_SKIPPED",
     "JOINT_TYPE_ROBOTS",

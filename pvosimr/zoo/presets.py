@@ -18,12 +18,14 @@ __all__ = [
     "CONSTRAINT_KINDS",
     "Preset",
     "atlas_sole_corners",
+    "between",
     "com_points",
     "combine",
     "from_frames",
     "points",
     "sole_corners",
     "welds",
+    "world_aligned",
 ]
 
 Preset = Callable[[pin.Model], list[pin.RigidConstraintModel]]
@@ -118,3 +120,58 @@ ATLAS_PRESETS: dict[str, Preset] = {
     "feet_4x3d": atlas_sole_corners(),
     "hands_feet_6d": welds("l_hand", "r_hand", "l_foot", "r_foot"),
 }
+
+
+def world_aligned(preset: Preset) -> Preset:
+    """``preset`` with every constraint's rows in ``LOCAL_WORLD_ALIGNED``: the contact point's
+    velocity (and the angular velocity) in world axes, as contact solvers with a world
+    friction cone write them."""
+
+    def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
+        out = []
+        for cm in preset(model):
+            aligned = pin.RigidConstraintModel(
+                cm.type,
+                model,
+                cm.joint1_id,
+                cm.joint1_placement,
+                cm.joint2_id,
+                cm.joint2_placement,
+                pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+            )
+            aligned.name = cm.name
+            out.append(aligned)
+        return out
+
+    return build
+
+
+def between(
+    kind: str,
+    frame1: str,
+    frame2: str,
+    offset1: pin.SE3 | None = None,
+    offset2: pin.SE3 | None = None,
+    reference_frame: pin.ReferenceFrame = pin.ReferenceFrame.LOCAL,
+) -> Preset:
+    """One constraint between two bodies (a loop closure): ``kind`` ``"point"`` (CONTACT_3D)
+    or ``"weld"`` (CONTACT_6D) between ``frame1 · offset1`` on the first link
+    (``joint1_placement``) and ``frame2 · offset2`` on the second (``joint2_placement``).
+
+    Rows as Pinocchio's ``getConstraintJacobian`` defines them: the velocity of frame 1
+    relative to frame 2, in frame 1's axes (LOCAL) or the world's (LOCAL_WORLD_ALIGNED).
+    """
+    contact_type = {"point": pin.ContactType.CONTACT_3D, "weld": pin.ContactType.CONTACT_6D}[kind]
+
+    def build(model: pin.Model) -> list[pin.RigidConstraintModel]:
+        ends = []
+        for name, offset in ((frame1, offset1), (frame2, offset2)):
+            frame = find_frame(model, name)
+            placement = frame.placement if offset is None else frame.placement * offset
+            ends.append((frame.parentJoint, placement))
+        (j1, p1), (j2, p2) = ends
+        cm = pin.RigidConstraintModel(contact_type, model, j1, p1, j2, p2, reference_frame)
+        cm.name = f"{frame1}-{frame2}"
+        return [cm]
+
+    return build

@@ -19,7 +19,10 @@ Names, in the order :func:`names` lists them:
    ``universal_biped`` (universal), ``composite_arms`` (composite), ``ellipsoid_shoulders``
    (ellipsoid) and ``panda_mimic`` (mimic; needs example-robot-data), see
    :mod:`pvosimr.zoo.joint_types` (in :func:`skipped` where the installed pin lacks the type);
-4. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
+4. the mechanisms with loop closures and world-aligned contacts: ``four_bar``,
+   ``atlas_holding_box`` (needs the Atlas URDF) and ``cassie_leg`` (see
+   :mod:`pvosimr.zoo.closed_loops`);
+5. every ``example_robot_data`` robot (sorted) except those in :func:`skipped`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import re
 from collections.abc import Callable
 
 from . import sources
+from .closed_loops import CLOSED_LOOP_ROBOTS
 from .erd import ERD_PRESETS, ERD_SKIPPED, erd_presets
 from .joint_types import JOINT_TYPE_ROBOTS, JOINT_TYPE_SKIPPED
 from .paper import PAPER_ROBOTS
@@ -82,7 +86,7 @@ def names() -> list[str]:
     ``PVOSIMR_MODEL_PATH``; the Shadow hand robots need ``gymnasium-robotics``).
     """
     erd = [n for n in _erd_all() if n not in ERD_SKIPPED]
-    return [*PAPER_ROBOTS, *SYNTHETIC_DEFAULTS, *JOINT_TYPE_ROBOTS, *erd]
+    return [*PAPER_ROBOTS, *SYNTHETIC_DEFAULTS, *JOINT_TYPE_ROBOTS, *CLOSED_LOOP_ROBOTS, *erd]
 
 
 def skipped() -> dict[str, str]:
@@ -120,8 +124,9 @@ def load(name: str, preset: str | None = None) -> Robot:
     """
     if not isinstance(name, str):
         raise TypeError(f"robot name must be a str, got {type(name).__name__}")
-    if name in PAPER_ROBOTS or name in JOINT_TYPE_ROBOTS:
-        build, presets = PAPER_ROBOTS.get(name) or JOINT_TYPE_ROBOTS[name]
+    built = {**PAPER_ROBOTS, **JOINT_TYPE_ROBOTS, **CLOSED_LOOP_ROBOTS}
+    if name in built:
+        build, presets = built[name]
         return Robot.build(name, build(), presets, preset)
     robot = _synthetic(name)
     if robot is not None:
