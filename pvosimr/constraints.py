@@ -5,30 +5,69 @@ type CONTACT_6D on joint ``j`` with placement ``X`` and reference frame LOCAL co
 spatial velocity of the frame ``X`` attached to link ``j``, expressed in that frame (linear rows
 first, then angular); CONTACT_3D keeps the three linear rows.  Its constraint matrix
 ``K_i`` (paper Sec. I-C) maps the link's spatial motion, in the link frame, to those rows.
+
+Every constraint is made of such one-body LOCAL rows, the paper's end-effectors: one on
+``joint1`` at ``joint1_placement`` (frame ``c1``) and, for a constraint between two bodies, one
+on ``joint2`` at ``joint2_placement`` (``c2``).  The rows of ``pin.getConstraintJacobian``
+combine them (measured on pin 4.1, all four kinds to 1e-14):
+
+- 6D LOCAL: ``v_c1 − ^{c1}X_{c2} v_c2`` (the motion of ``c1`` relative to ``c2``, in ``c1``);
+- 3D LOCAL: ``v_c1 − R_c1ᵀ R_c2 v_c2`` (linear velocities of the two points, in ``c1``);
+- LOCAL_WORLD_ALIGNED: the LOCAL rows turned to world axes, ``R_c1`` on each 3-row half.
+
+A constraint on one body has no ``c2`` term.  :class:`ConstraintShape` is that structure.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 __all__ = [
+    "ConstraintShape",
     "as_constraint_list",
     "check_placement",
     "check_placements",
     "constraint_dim",
     "constraint_matrix",
+    "constraint_shape",
     "contact_cholesky",
+    "end_effector_placements",
     "find_frame",
+    "pinocchio_kind_problem",
     "place_constraints",
     "point",
     "weld",
 ]
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
+
+#: The reference frames a constraint's rows may be expressed in → whether they are world-aligned.
+_FRAMES = {pin.ReferenceFrame.LOCAL: False, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED: True}
+
+
+class ConstraintShape(NamedTuple):
+    """What of a constraint the sweeps' structure depends on (not its placements)."""
+
+    joint1: int
+    dim: int
+    joint2: int = 0  #: 0: the constraint is between ``joint1`` and the world
+    world_aligned: bool = False  #: LOCAL_WORLD_ALIGNED rather than LOCAL
+
+    @property
+    def joints(self) -> tuple[int, ...]:
+        """The links carrying its end-effectors: ``joint1``, then ``joint2`` if not the world."""
+        return (self.joint1, self.joint2) if self.joint2 else (self.joint1,)
+
+    @property
+    def plain(self) -> bool:
+        """One LOCAL end-effector whose rows are the constraint's own (paper Sec. I-C)."""
+        return not self.joint2 and not self.world_aligned
+
 
 #: pin 4's constraint models compute their own data (``calc``, ``residualSize``); pin 3's leave
 #: that to the algorithms that take them.
@@ -114,28 +153,74 @@ def check_placement(placement: pin.SE3) -> str:
 
 
 def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> None:
-    """ValueError naming the first constraint whose ``joint1_placement`` is not a rigid
-    transform (:func:`check_placement`).
+    """ValueError naming the first constraint whose ``joint1_placement`` (or, between two
+    bodies, ``joint2_placement``) is not a rigid transform (:func:`check_placement`).
 
     Placements are read on every call, so is this check: a placement seen before is found in
     a set by the bytes of its homogeneous matrix (about 0.5 µs), the full check runs once.
     """
     for k, cm in enumerate(constraint_models):
-        key = cm.joint1_placement.homogeneous.tobytes()
-        if key in _CHECKED_PLACEMENTS:
-            continue
-        problem = check_placement(cm.joint1_placement)
-        if problem:
-            label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
-            raise ValueError(f"{label}: joint1_placement {problem}")
-        if len(_CHECKED_PLACEMENTS) >= 4096:
-            _CHECKED_PLACEMENTS.clear()
-        _CHECKED_PLACEMENTS.add(key)
+        names = ("joint1_placement", "joint2_placement") if cm.joint2_id else ("joint1_placement",)
+        for name in names:
+            placement = getattr(cm, name)
+            key = placement.homogeneous.tobytes()
+            if key in _CHECKED_PLACEMENTS:
+                continue
+            problem = check_placement(placement)
+            if problem:
+                label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+                raise ValueError(f"{label}: {name} {problem}")
+            if len(_CHECKED_PLACEMENTS) >= 4096:
+                _CHECKED_PLACEMENTS.clear()
+            _CHECKED_PLACEMENTS.add(key)
 
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:
-    """``K_i`` (m_i × 6): link-frame spatial motion → constraint-frame motion rows."""
+    """``K_i`` (m_i × 6) of a plain constraint: link-frame spatial motion → constraint-frame
+    motion rows."""
     return cm.joint1_placement.actionInverse[: constraint_dim(cm)]
+
+
+def end_effector_placements(cm: pin.RigidConstraintModel) -> tuple[pin.SE3, ...]:
+    """The placements of the constraint's end-effectors in their links (c1, then c2)."""
+    if cm.joint2_id:
+        return cm.joint1_placement, cm.joint2_placement
+    return (cm.joint1_placement,)
+
+
+def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShape:
+    """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
+    other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
+    if cm.reference_frame not in _FRAMES:
+        raise ValueError(
+            f"{label} uses reference frame {cm.reference_frame}; pin.LOCAL or "
+            "pin.LOCAL_WORLD_ALIGNED are supported"
+        )
+    if cm.joint2_id == cm.joint1_id:
+        raise ValueError(
+            f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its rows "
+            "are zero"
+        )
+    return ConstraintShape(
+        cm.joint1_id, constraint_dim(cm), cm.joint2_id, _FRAMES[cm.reference_frame]
+    )
+
+
+def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
+    """Why Pinocchio's own Delassus routines (pin 4.1) give a silently wrong matrix for ``cm``
+    ("" if they do not): they read a LOCAL_WORLD_ALIGNED constraint as LOCAL (the C++
+    PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies."""
+    if cm.joint2_id != 0:
+        return (
+            f"links joint {cm.joint1_id} to joint {cm.joint2_id}; Pinocchio's routines ignore "
+            "joint2 (pvosimr.compute_delassus takes it)"
+        )
+    if cm.reference_frame != pin.ReferenceFrame.LOCAL:
+        return (
+            f"uses reference frame {cm.reference_frame}; Pinocchio's routines support only "
+            "pin.LOCAL (pvosimr.compute_delassus takes LOCAL_WORLD_ALIGNED)"
+        )
+    return ""
 
 
 def as_constraint_list(

@@ -12,17 +12,17 @@ CasADi SX.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
-from .backend import NUMPY, Matrix
-from .constraints import constraint_matrix
+from .backend import NUMPY, Backend, Matrix
+from .constraints import constraint_dim, end_effector_placements
 from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
 
-__all__ = ["Kinematics", "model_constants", "numeric_kinematics"]
+__all__ = ["Kinematics", "frame_transforms", "model_constants", "numeric_kinematics"]
 
 
 @dataclass
@@ -33,7 +33,9 @@ class Kinematics:
     - ``S[i]``: 6×nv_i joint motion subspace in frame ``i``;
     - ``H[i]``: 6×6 spatial inertia of link ``i`` in frame ``i``;
     - ``armature[i]``: nv_i×nv_i rotor inertia added to ``D_i`` (``None`` when zero);
-    - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame).
+    - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame);
+    - ``world[e]``: ``^{c}X_0`` (6×6), world → the frame ``c`` of each EE in
+      ``topology.framed`` (none for plain constraints).
     """
 
     X: list[SpatialTransform]
@@ -41,6 +43,15 @@ class Kinematics:
     H: list[Matrix]
     armature: list[Matrix | None]
     K: dict[int, Matrix]
+    world: dict[int, Matrix] = field(default_factory=dict)
+
+
+def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
+    """EE node → (placement in its link, rows): the constraints' EEs, in ``ees`` order."""
+    placed = [
+        (P, constraint_dim(cm)) for cm in constraint_models for P in end_effector_placements(cm)
+    ]
+    return dict(zip(topology.ees[: len(placed)], placed, strict=False))
 
 
 def model_constants(
@@ -53,12 +64,31 @@ def model_constants(
     for i in topology.links:  # the model's dofs: a mimic joint has none, and no rotor of its own
         a = rotor[topology.model_dofs[i]]
         armature.append(np.diag(a) if a.any() else None)
-    n = len(constraint_models)
-    cms = zip(topology.ees[:n], constraint_models, strict=True)
-    K = {e: constraint_matrix(cm) for e, cm in cms}
+    placed = _end_effectors(topology, constraint_models)
+    K = {e: P.actionInverse[:dim] for e, (P, dim) in placed.items()}
     rows = [row for c in topology.couplings for _, row in c.rows]
-    K.update(zip(topology.ees[n:], rows, strict=True))  # the mimic couplings' constant rows
+    K.update(zip(topology.ees[len(placed) :], rows, strict=True))  # the mimic couplings' rows
     return H, armature, K
+
+
+def frame_transforms(
+    B: Backend, X: list[SpatialTransform], topology: Topology, constraint_models
+) -> dict[int, Matrix]:
+    """``^{c}X_0`` of each framed EE from the joint transforms: ``^{i}X_0 = X_up(i) ^{π(i)}X_0``
+    down to its link only (O(n) at most), then the constant ``^{c}X_i`` of its placement."""
+    placed = _end_effectors(topology, constraint_models)
+    world: dict[int, Matrix] = {0: B.eye(6)}
+    out = {}
+    for e in topology.framed:
+        path, i = [], topology.link_of[e]
+        while i not in world:  # the links down to this one not composed yet
+            path.append(i)
+            i = topology.parent[i]
+        for i in reversed(path):
+            world[i] = X[i].motion(world[topology.parent[i]])
+        P, _ = placed[e]
+        out[e] = B.const(P.actionInverse) @ world[topology.link_of[e]]
+    return out
 
 
 def numeric_kinematics(
@@ -72,4 +102,9 @@ def numeric_kinematics(
     for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
         S[c.joint] = c.screw[:, None]
     H, armature, K = model_constants(model, topology, constraint_models)
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K)
+    placed = _end_effectors(topology, constraint_models)
+    world = {}
+    for e in topology.framed:
+        P, _ = placed[e]
+        world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
+    return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)

@@ -47,7 +47,13 @@ import numpy as np
 from . import bridge
 from ._lru import LRU
 from .checks import check_configuration
-from .constraints import as_constraint_list, constraint_dim, contact_cholesky, place_constraints
+from .constraints import (
+    as_constraint_list,
+    constraint_dim,
+    contact_cholesky,
+    pinocchio_kind_problem,
+    place_constraints,
+)
 from .topology import constraint_signature
 
 __all__ = [
@@ -129,7 +135,12 @@ def _entry(model: pin.Model, constraint_models: Iterable) -> _Entry:
 
 
 def _new_entry(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> _Entry:
-    constraint_signature(model, cms)  # raises on constraints these routines cannot handle
+    constraint_signature(model, cms)  # raises on constraints pvosimr cannot handle
+    for k, cm in enumerate(cms):  # and on those these routines get silently wrong
+        problem = pinocchio_kind_problem(cm)
+        if problem:
+            label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+            raise ValueError(f"{label} {problem}")
     return _Entry(model, cms)
 
 

@@ -20,7 +20,7 @@ import pinocchio as pin
 from .algorithms import sweeps_for
 from .constraints import as_constraint_list
 from .joint_models import joint_kinematics
-from .kinematics import Kinematics, model_constants
+from .kinematics import Kinematics, frame_transforms, model_constants
 from .topology import Topology
 
 try:
@@ -150,13 +150,15 @@ def symbolic_kinematics(
 ) -> Kinematics:
     """The :class:`Kinematics` of ``model`` at a symbolic ``q`` (SX, nq × 1), constants folded."""
     X, S = joint_kinematics(CASADI, model, q, topology)
-    H, armature, K = model_constants(model, topology, as_constraint_list(constraint_models))
+    cms = as_constraint_list(constraint_models)
+    H, armature, K = model_constants(model, topology, cms)
     return Kinematics(
         X=X,
         S=S,
         H=[CASADI.const(h) for h in H],
         armature=[None if a is None else CASADI.const(a) for a in armature],
         K={e: CASADI.const(k) for e, k in K.items()},
+        world=frame_transforms(CASADI, X, topology, cms),
     )
 
 

@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 import pinocchio as pin
 
-from .constraints import as_constraint_list, constraint_dim
+from .constraints import as_constraint_list, constraint_shape
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
@@ -62,12 +62,12 @@ _LOCAL = pin.ReferenceFrame.LOCAL
 
 
 def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple:
-    """The structural identity of a constraint list, validated against ``model``.
+    """The structural identity of a constraint list, validated against ``model``: one
+    :class:`~pvosimr.constraints.ConstraintShape` per constraint.
 
     Raises a ``ValueError`` naming the first constraint that is on the universe, on a joint not
-    in the model or in a reference frame other than LOCAL; ``NotImplementedError`` for a
-    constraint between two bodies.  Placements are not part of the signature: they are read on
-    every call.
+    in the model, in a reference frame other than LOCAL or LOCAL_WORLD_ALIGNED, or between a
+    joint and itself.  Placements are not part of the signature: they are read on every call.
     """
     sig = []
     for k, cm in enumerate(as_constraint_list(constraint_models)):
@@ -75,20 +75,13 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
         label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
         if j == 0:
             raise ValueError(f"{label} is on the universe (joint 0); it must be on a moving joint")
-        if not 0 < j < model.njoints:
-            raise ValueError(
-                f"{label} is on joint {j}, which is not in the model ({model.njoints} joints)"
-            )
-        if cm.joint2_id != 0:
-            raise NotImplementedError(
-                f"{label} links joint {j} to joint {cm.joint2_id}; only constraints between a "
-                "link and the world (joint2_id = 0) are supported"
-            )
-        if cm.reference_frame != _LOCAL:
-            raise ValueError(
-                f"{label} uses reference frame {cm.reference_frame}; only pin.LOCAL is supported"
-            )
-        sig.append((j, constraint_dim(cm)))
+        for name, joint in (("joint1_id", j), ("joint2_id", cm.joint2_id)):
+            if not 0 <= joint < model.njoints:
+                raise ValueError(
+                    f"{label} is on joint {joint} ({name}), which is not in the model "
+                    f"({model.njoints} joints)"
+                )
+        sig.append(constraint_shape(cm, label))
     return tuple(sig)
 
 
@@ -170,7 +163,7 @@ class Topology:
 
     - ``parent[i]``: π(i) for every node (links and EEs), ``parent[0] = -1``;
     - ``ees``: EE node ids in constraint-list order; ``link_of[e]`` the link an EE is on;
-    - ``dims``: m_i of each constraint; ``offsets``: its first row in G;
+    - ``dims``: m_i of each EE; ``offsets``: its first row in the swept matrix;
     - ``ES[i]``: EEs supported by link ``i`` (tuple, constraint order);
     - ``N``: branching links, sorted: the world, every EE, every link where two or more
       children (EE children included) carry constraints;
@@ -184,6 +177,12 @@ class Topology:
     ``rows``, in ``couplings`` order; ``coupling_matrix`` sums them into the coupling rows).
     ``m`` counts the constraint rows only, the rows of G; ``m_relaxed = sum(dims)`` all rows the
     sweeps produce, ``nv_relaxed`` the relaxed tree's dofs.
+
+    Constraints between two bodies or in world-aligned axes (:mod:`pvosimr.constraints`): each
+    has one LOCAL EE per body, ``ends[k]`` those of constraint ``k`` (``m_virtual`` rows in
+    all), combined into its ``dim`` rows of G, from ``constraint_offsets[k]`` on
+    (:mod:`pvosimr.virtual`); ``framed`` are the EEs whose world placement that reads.  A
+    list of plain constraints has one EE each, ``m_virtual = m`` and nothing framed.
     """
 
     def __init__(self, model: pin.Model, constraint_models: Iterable) -> None:
@@ -201,12 +200,15 @@ class Topology:
         #: each joint's own dofs in the model's velocity (and armature) vector; none for a mimic
         self.model_dofs = tuple(slice(j.idx_v, j.idx_v + j.nv) for j in model.joints)
         self.couplings = mimic_couplings(model)
-        swept = self.signature + tuple((link, 1) for c in self.couplings for link, _ in c.rows)
+        virtual = tuple((j, s.dim) for s in self.signature for j in s.joints)
+        swept = virtual + tuple((link, 1) for c in self.couplings for link, _ in c.rows)
         self.dims = tuple(dim for _, dim in swept)
-        self.m = sum(dim for _, dim in self.signature)
+        self.m = sum(s.dim for s in self.signature)
+        self.m_virtual = sum(dim for _, dim in virtual)
         self.m_relaxed = sum(self.dims)
         self.offsets = tuple(sum(self.dims[:k]) for k in range(len(self.dims)))
         self.ees = tuple(nj + k for k in range(len(swept)))
+        self._build_combination()
         self.link_of = {e: j for e, (j, _) in zip(self.ees, swept, strict=True)}
         self.dim_of = {e: dim for e, dim in zip(self.ees, self.dims, strict=True)}
         self.parent = list(model.parents) + [j for j, _ in swept]
@@ -214,6 +216,23 @@ class Topology:
         self._build_supports()
         self._build_branching()
         self._cca = self._build_cca()
+
+    def _build_combination(self) -> None:
+        """Which EEs make up each constraint (``ends``), and the EEs whose placement in the
+        world the combination reads (``framed``: ``c1`` of a world-aligned or two-body
+        constraint, ``c2`` of a two-body one)."""
+        ends, framed, start = [], [], 0
+        for s in self.signature:
+            own = self.ees[start : start + len(s.joints)]
+            ends.append(own)
+            framed += [] if s.plain else list(own)
+            start += len(own)
+        self.ends = tuple(ends)
+        self.framed = tuple(framed)
+        #: the constraint offsets in G (``offsets`` are the swept EEs')
+        self.constraint_offsets = tuple(
+            sum(s.dim for s in self.signature[:k]) for k in range(len(self.signature))
+        )
 
     def _build_supports(self) -> None:
         nj = self.njoints
@@ -281,7 +300,7 @@ class Topology:
     @cached_property
     def coupling_matrix(self) -> np.ndarray:
         """``T`` (couplings × coupling EEs): coupling ``k``'s row is the sum of its EEs' rows."""
-        T = np.zeros((len(self.couplings), self.m_relaxed - self.m))
+        T = np.zeros((len(self.couplings), self.m_relaxed - self.m_virtual))
         start = 0
         for k, c in enumerate(self.couplings):
             T[k, start : start + len(c.rows)] = 1.0

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
+from .constraints import pinocchio_kind_problem
 from .mimic import has_mimic_joints
 
 __all__ = [
@@ -23,13 +24,53 @@ __all__ = [
 ]
 
 
+_FRAMES = (pin.LOCAL, pin.LOCAL_WORLD_ALIGNED)
+
+
 def _check_constraint(cm: pin.RigidConstraintModel) -> None:
-    if cm.reference_frame != pin.LOCAL:
-        raise NotImplementedError(f"only LOCAL constraints are supported, got {cm.reference_frame}")
-    if cm.joint2_id != 0:
-        raise NotImplementedError("only constraints between a joint and the world are supported")
+    if cm.reference_frame not in _FRAMES:
+        raise NotImplementedError(
+            f"only LOCAL and LOCAL_WORLD_ALIGNED constraints are supported, got "
+            f"{cm.reference_frame}"
+        )
     if cm.type not in (pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D):
         raise NotImplementedError(f"unsupported contact type {cm.type}")
+
+
+def _aligned_jacobian(
+    model: pin.Model, data: pin.Data, joint: int, placement: pin.SE3
+) -> np.ndarray:
+    """The LOCAL_WORLD_ALIGNED frame Jacobian (6 × nv) of the frame ``placement`` on ``joint``:
+    its origin's velocity and its angular velocity, in world axes; zero on the world."""
+    if joint == 0:
+        return np.zeros((6, model.nv))
+    jac = pin.getFrameJacobian(model, data, joint, placement, pin.LOCAL_WORLD_ALIGNED)
+    return np.reshape(jac, (6, model.nv))  # eigenpy gives 1-D for a single dof
+
+
+def _constraint_rows(model: pin.Model, data: pin.Data, cm: pin.RigidConstraintModel) -> np.ndarray:
+    """Rows of ``cm`` from Pinocchio's frame Jacobians of ``c1`` and ``c2``, in world axes first:
+    ``J_c1 − [[I, −(p_c1 − p_c2)×], [0, I]] J_c2`` (the motion of ``c1`` relative to ``c2``,
+    ``c2``'s point velocity carried to ``c1``'s origin; 3D: the point velocities' difference),
+    then turned to ``c1``'s axes for LOCAL.  On one body, LOCAL: ``^{c1}X_{j1}`` times the
+    LOCAL joint Jacobian."""
+    size = 6 if cm.type == pin.ContactType.CONTACT_6D else 3
+    if cm.joint2_id == 0 and cm.reference_frame == pin.LOCAL:
+        jj = np.reshape(pin.getJointJacobian(model, data, cm.joint1_id, pin.LOCAL), (6, model.nv))
+        return (cm.joint1_placement.actionInverse @ jj)[:size]
+    oMc1 = data.oMi[cm.joint1_id] * cm.joint1_placement
+    J = _aligned_jacobian(model, data, cm.joint1_id, cm.joint1_placement)
+    if cm.joint2_id:
+        J2 = _aligned_jacobian(model, data, cm.joint2_id, cm.joint2_placement)
+        oMc2 = data.oMi[cm.joint2_id] * cm.joint2_placement
+        if cm.type == pin.ContactType.CONTACT_6D:
+            J2 = J2.copy()
+            J2[:3] -= pin.skew(oMc1.translation - oMc2.translation) @ J2[3:]
+        J = J - J2
+    if cm.reference_frame == pin.LOCAL:
+        R = oMc1.rotation.T
+        J = np.vstack([R @ J[:3], R @ J[3:]])
+    return J[:size]
 
 
 def mass_matrix(model: pin.Model, q: np.ndarray, data: pin.Data | None = None) -> np.ndarray:
@@ -62,11 +103,13 @@ def constraint_jacobian(
     constraint_models: Sequence[pin.RigidConstraintModel],
     data: pin.Data | None = None,
 ) -> np.ndarray:
-    """Stacked constraint Jacobian J (m × nv), blocks in list order.
+    """Stacked constraint Jacobian J (m × nv), blocks in list order: the rows of Pinocchio's
+    ``getConstraintJacobian`` (``tests/test_constraint_kinds.py`` checks them against it).
 
-    A LOCAL constraint on joint j with placement X has the rows of ``X⁻¹`` (action) applied
-    to the LOCAL joint Jacobian of j: all 6 (linear, angular) for CONTACT_6D, the first 3
-    (linear) for CONTACT_3D.
+    A LOCAL constraint on one joint has the LOCAL frame Jacobian of its frame ``c1``: all 6
+    rows (linear, angular) for CONTACT_6D, the first 3 (linear) for CONTACT_3D;
+    LOCAL_WORLD_ALIGNED the same in world axes.  A constraint between two joints has the
+    motion of ``c1`` relative to ``c2`` (see :func:`_constraint_rows`).
     """
     if data is None:
         data = model.createData()
@@ -74,11 +117,7 @@ def constraint_jacobian(
     blocks: list[np.ndarray] = []
     for cm in constraint_models:
         _check_constraint(cm)
-        # eigenpy returns a 1-D array for a 6 x 1 Jacobian: reshape explicitly.
-        jj = np.reshape(pin.getJointJacobian(model, data, cm.joint1_id, pin.LOCAL), (6, model.nv))
-        rows = cm.joint1_placement.actionInverse @ jj
-        size = 6 if cm.type == pin.ContactType.CONTACT_6D else 3
-        blocks.append(rows[:size])
+        blocks.append(_constraint_rows(model, data, cm))
     if not blocks:
         return np.zeros((0, model.nv))
     return np.vstack(blocks)
@@ -116,8 +155,11 @@ def pinocchio_delassus(
     routine runs its own kinematics pass from ``q``); the returned array is a fresh,
     fully filled, symmetric copy.
     """
-    for cm in constraint_models:
+    for k, cm in enumerate(constraint_models):
         _check_constraint(cm)
+        problem = pinocchio_kind_problem(cm)
+        if problem:
+            raise NotImplementedError(f"constraint {k} {problem}")
     cms = list(constraint_models)
     if not cms:
         return np.zeros((0, 0))

@@ -4,6 +4,7 @@ from ..backend import Backend, Matrix
 from ..kinematics import Kinematics
 from ..mimic import schur_reduce
 from ..topology import Topology
+from ..virtual import combine
 from .efpa import efpa_sweeps
 from .ltl_osim import ltl_osim_sweeps
 from .naive import naive_sweeps
@@ -22,7 +23,9 @@ SWEEPS = {
 
 def sweeps_for(algorithm: str):
     """The body of the algorithm named ``algorithm`` (``ValueError`` naming the choices), run on
-    the relaxed tree and reduced to the model's own dofs where it has mimic joints."""
+    the relaxed tree and reduced to the model's own dofs where it has mimic joints, on the
+    constraints' one-body EEs and combined into their rows (:mod:`pvosimr.virtual`) where some
+    constraint is between two bodies or world-aligned."""
     try:
         sweeps = SWEEPS[algorithm]
     except KeyError:
@@ -32,7 +35,9 @@ def sweeps_for(algorithm: str):
 
     def run(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
         G = sweeps(B, topo, kin)
-        return schur_reduce(B, G, topo.m, topo.coupling_matrix) if topo.couplings else G
+        if topo.couplings:
+            G = schur_reduce(B, G, topo.m_virtual, topo.coupling_matrix)
+        return combine(B, topo, kin, G) if topo.framed else G
 
     run.__name__ = sweeps.__name__
     return run

@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..joint_models import joint_kinematics
-from ..kinematics import Kinematics, model_constants
+from ..kinematics import Kinematics, frame_transforms, model_constants
 from ..spatial import DenseTransform
 from ..topology import Topology
 from .stack import BatchedNumpyBackend, MatrixStack
@@ -32,4 +32,5 @@ def batched_kinematics(
     eye = np.eye(6)
     X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in chains[1:]]
     H, armature, K = model_constants(model, topology, constraint_models)
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K)
+    world = frame_transforms(B, X, topology, constraint_models)
+    return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)

@@ -1,0 +1,88 @@
+"""Constraints as combinations of one-body LOCAL end-effectors: ``G = T G_v Tᵀ``.
+
+A constraint between two bodies, or in world-aligned axes, is not one of the paper's
+end-effectors, but its rows (:mod:`pvosimr.constraints`, those of Pinocchio's
+``getConstraintJacobian``) are a configuration-dependent combination of such end-effectors:
+one per body, ``v_c1`` and ``v_c2``, each the LOCAL motion of its frame.  The sweeps compute
+``G_v`` of those EEs unchanged; the rows of constraint ``k`` are ``Σ_a T_ka v_a``, so
+
+    G[k, j] = Σ_a Σ_b T_ka G_v[a, b] T_jbᵀ,
+
+with at most two blocks ``T_ka`` per constraint: O(m²) for the m² blocks of G, so PV-OSIMr
+stays O(n + m²).  The blocks come from the EE frames' placements in the world,
+``W = ^{c}X_0`` (:attr:`pvosimr.kinematics.Kinematics.world`):
+
+- two bodies, 6D: ``[I, −^{c1}X_{c2}]`` with ``^{c1}X_{c2} = W_1 W_2⁻¹``;
+- two bodies, 3D: ``[I, −R_c1ᵀ R_c2]``, the rotation block of the same;
+- world-aligned: every block premultiplied by ``R_c1`` (3D) or ``diag(R_c1, R_c1)`` (6D).
+
+The same code runs on every backend (numpy, stacks, CasADi SX); a plain constraint's block is
+the identity and costs nothing.
+"""
+
+from __future__ import annotations
+
+from .backend import Backend, Matrix
+from .kinematics import Kinematics
+from .topology import Topology
+
+__all__ = ["combination", "combine", "motion_inverse"]
+
+Block = Matrix | None  # None: the identity
+
+
+def motion_inverse(B: Backend, X: Matrix) -> Matrix:
+    """``X⁻¹`` of a Plücker motion transform ``[[E, −E p×], [0, E]]``: ``[[Eᵀ, p× Eᵀ], [0, Eᵀ]]``,
+    each 3×3 block transposed."""
+    return B.vstack(
+        [B.hstack([X[0:3, 0:3].T, X[0:3, 3:6].T]), B.hstack([B.zeros(3, 3), X[3:6, 3:6].T])]
+    )
+
+
+def combination(B: Backend, topo: Topology, kin: Kinematics) -> list[list[Block]]:
+    """``T_ka`` for each constraint ``k`` and each of its EEs ``a`` (``topo.ends[k]``)."""
+    T = []
+    for shape, ends in zip(topo.signature, topo.ends, strict=True):
+        blocks: list[Block] = [None]
+        if shape.joint2:
+            W1, W2 = kin.world[ends[0]], kin.world[ends[1]]
+            if shape.dim == 6:
+                blocks.append(-(W1 @ motion_inverse(B, W2)))
+            else:
+                blocks.append(-(W1[3:6, 3:6] @ W2[3:6, 3:6].T))
+        if shape.world_aligned:
+            R = kin.world[ends[0]][3:6, 3:6].T  # c1 → world
+            L = R if shape.dim == 3 else B.blockdiag([R, R])
+            blocks = [L if b is None else L @ b for b in blocks]
+        T.append(blocks)
+    return T
+
+
+def _sandwich(left: Block, G: Matrix, right: Block) -> Matrix:
+    """``T_ka G T_jbᵀ`` with ``None`` the identity."""
+    if left is not None:
+        G = left @ G
+    return G if right is None else G @ right.T
+
+
+def combine(B: Backend, topo: Topology, kin: Kinematics, G_v: Matrix) -> Matrix:
+    """G (m × m) from ``G_v``, the swept matrix of the constraints' EEs (symmetric)."""
+    T = combination(B, topo, kin)
+    rows = dict(zip(topo.ees, zip(topo.offsets, topo.dims, strict=False), strict=False))
+    span = {e: slice(rows[e][0], rows[e][0] + rows[e][1]) for ends in topo.ends for e in ends}
+    G = B.zeros(topo.m, topo.m)
+    starts, dims = topo.constraint_offsets, [s.dim for s in topo.signature]
+    for k, (Tk, ends_k) in enumerate(zip(T, topo.ends, strict=True)):
+        rk = slice(starts[k], starts[k] + dims[k])
+        for j in range(k, len(T)):
+            rj = slice(starts[j], starts[j] + dims[j])
+            terms = [
+                _sandwich(Ta, G_v[span[a], span[b]], Tb)
+                for Ta, a in zip(Tk, ends_k, strict=True)
+                for Tb, b in zip(T[j], topo.ends[j], strict=True)
+            ]
+            block = terms[0]
+            for t in terms[1:]:
+                block = block + t
+            G[rk, rj] = block
+    return B.symmetric_from_upper(G)
