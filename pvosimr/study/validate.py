@@ -48,6 +48,12 @@ __all__ = [
     "Row",
     "build_parser",
     "main",
+    "not_called",
+    "one_body_local",
+    "pinocchio_truth",
+    "silently_wrong",
+    "silently_wrong_case",
+    "silently_wrong_section",
     "summary",
     "table",
     "validate",
@@ -74,6 +80,7 @@ class Row:
     errors: dict[str, float] = field(default_factory=dict)
     times_us: dict[str, float] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # references not called, and why
     seconds: float = 0.0
     pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
 
@@ -91,6 +98,21 @@ def _methods() -> dict[str, Callable]:
     for name in reference.unavailable():  # reported as such (write_report), not as failures
         del methods[name]
     return methods
+
+
+def not_called(method: str, constraint_models) -> str:
+    """Why the Pinocchio reference ``method`` must not be called on these constraints ("" if
+    it may): its C++ PV-OSIMr asserts on LOCAL_WORLD_ALIGNED (undefined behaviour in a release
+    build) and ignores ``joint2``."""
+    if method != "pin-pv-osimr":
+        return ""
+    if any(
+        cm.reference_frame == pin.ReferenceFrame.LOCAL_WORLD_ALIGNED for cm in constraint_models
+    ):
+        return "not called: Pinocchio's C++ PV-OSIMr asserts on LOCAL_WORLD_ALIGNED constraints"
+    if any(cm.joint2_id != 0 for cm in constraint_models):
+        return "not called: Pinocchio's C++ PV-OSIMr ignores joint2 (a loop closure's second body)"
+    return ""
 
 
 def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
@@ -111,6 +133,9 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
         truth = _truth(robot, q)
         results = {}
         for name, method in methods.items():
+            if not_called(name, cms):
+                row.skipped[name] = not_called(name, cms)
+                continue
             try:
                 method(model, data, q, cms)  # warm caches (topology, initPvDelassus)
                 G, seconds = _timed(method, model, data, q, cms)
@@ -204,6 +229,8 @@ def _fmt(err: float | None) -> str:
 
 
 def _cell(row: Row, method: str) -> str:
+    if method in row.skipped:
+        return "not called"
     if method in row.failures:
         return "failed ❌" if method in ALGORITHMS else "failed"
     return _fmt(row.errors.get(method))
@@ -211,7 +238,8 @@ def _cell(row: Row, method: str) -> str:
 
 def _references(rows: list[Row]) -> list[str]:
     """The Pinocchio references that appear in ``rows`` (ran or refused)."""
-    return sorted({m for r in rows for m in (*r.errors, *r.failures)} - set(ALGORITHMS))
+    methods = {m for r in rows for m in (*r.errors, *r.failures, *r.skipped)}
+    return sorted(methods - set(ALGORITHMS))
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -266,6 +294,18 @@ def _refusals(rows: list[Row]) -> list[str]:
     ]
 
 
+def _not_called(rows: list[Row]) -> list[str]:
+    """References deliberately not called, grouped by method and reason."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        for method, reason in r.skipped.items():
+            groups.setdefault((method, reason), []).append(f"{r.robot}/{r.preset}")
+    return [
+        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {reason}"
+        for (method, reason), cases in sorted(groups.items())
+    ]
+
+
 def summary(rows: list[Row]) -> str:
     """One line: PASS/FAIL and the number of cases."""
     ok = all(r.passes() for r in rows)
@@ -305,6 +345,8 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_refusals(rows),
     ]
+    if any(r.skipped for r in rows):
+        md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
         md += [f"- **{name}**: {reason}" for name, reason in reference.unavailable().items()]
@@ -314,6 +356,8 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     extra = meta.get("damped_inverse")
     if extra:
         md += ["", "## `pin.computeDampedDelassusMatrixInverse` from Python", "", extra]
+    if meta.get("silently_wrong"):
+        md += ["", *silently_wrong_section(meta["silently_wrong"])]
     md += accuracy_section(out)
     md_path, json_path = out / "report.md", out / "report.json"
     md_path.write_text("\n".join(md) + "\n")
@@ -378,6 +422,163 @@ def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_
         "`pvosimr.reference.pinocchio_pv_osimr` reaches the same C++ correctly.",
     ]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------- silently wrong routines
+
+SILENT_MU = 1e-3
+"""μ of the damped inverse in :func:`silently_wrong`."""
+
+
+def pinocchio_truth(model: pin.Model, q: np.ndarray, constraint_models) -> np.ndarray:
+    """``J M⁻¹ Jᵀ`` from Pinocchio alone: ``J`` stacked from ``pin.getConstraintJacobian``
+    (Pinocchio's own definition of every constraint's rows: LOCAL_WORLD_ALIGNED, two bodies),
+    ``M`` from ``pin.crba``; no pvosimr code."""
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    blocks = []
+    for cm in constraint_models:
+        cd = cm.createData()
+        cm.calc(model, data, cd)
+        blocks.append(np.asarray(pin.getConstraintJacobian(model, data, cm, cd)))
+    J = np.vstack(blocks)
+    M = np.triu(pin.crba(model, data, q))
+    M = M + np.triu(M, 1).T
+    return J @ np.linalg.solve(M, J.T)
+
+
+def one_body_local(model: pin.Model, constraint_models) -> list[pin.RigidConstraintModel]:
+    """Each constraint on its first body only, in LOCAL: what the silently wrong routines
+    compute instead."""
+    return [
+        pin.RigidConstraintModel(cm.type, model, cm.joint1_id, cm.joint1_placement, pin.LOCAL)
+        for cm in constraint_models
+    ]
+
+
+def _kinds(constraint_models) -> str:
+    """``1 × 3D two-body LWA, 8 × 3D LWA``: the constraint kinds of a case, counted."""
+    counts: dict[str, int] = {}
+    for cm in constraint_models:
+        frame = "LWA" if cm.reference_frame == pin.ReferenceFrame.LOCAL_WORLD_ALIGNED else "LOCAL"
+        kind = f"{constraint_dim(cm)}D{' two-body' if cm.joint2_id else ''} {frame}"
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} × {kind}" for kind, n in counts.items())
+
+
+def _pvosimr_error(robot: zoo.Robot, q: np.ndarray, G_true: np.ndarray) -> float | str:
+    """pvosimr's worst algorithm against ``G_true``, or the reason it refused."""
+    data = robot.model.createData()
+    try:
+        return max(
+            rel_err(compute_delassus(robot.model, data, q, robot.constraints, algorithm=a), G_true)
+            for a in ALGORITHMS
+        )
+    except (NotImplementedError, ValueError) as exc:
+        return f"refused: {exc}"
+
+
+def _damped_from_python(robot: zoo.Robot, q: np.ndarray, mu: float) -> np.ndarray | str:
+    """``pin.computeDampedDelassusMatrixInverse`` from Python, or why it is not called."""
+    cms = robot.constraints
+    if any(cm.reference_frame != pin.LOCAL for cm in cms):
+        return "not called (LWA: its PV-OSIMr asserts)"
+    joints = [cm.joint1_id for cm in cms]
+    if len(set(joints)) < len(joints):
+        return "not called (two constraints on one joint: UB)"
+    cds = [cm.createData() for cm in cms]
+    inverse = pin.computeDampedDelassusMatrixInverse(
+        robot.model, robot.model.createData(), q, cms, cds, mu
+    )
+    return np.asarray(inverse)
+
+
+def silently_wrong_case(robot: zoo.Robot, q: np.ndarray, mu: float = SILENT_MU) -> dict:
+    """Pinocchio's Delassus routines and pvosimr against :func:`pinocchio_truth` on one case.
+
+    Errors are :func:`rel_err`.  ``pin_efpa``: ``pin.computeDelassusMatrix``; ``pin_efpa_is``:
+    its distance to the one-body LOCAL matrix (:func:`one_body_local`); ``pvosimr``: the worst
+    algorithm (or the refusal); ``pin_damped`` and ``pin_damped_is_identity``: the damped
+    inverse from Python against ``(G + μI)⁻¹`` and against ``I/μ`` (or why not called);
+    ``pvosimr_damped``: ``inv(G_pvosimr + μI)`` (pvosimr's PV-OSIMr) against ``(G + μI)⁻¹``.
+    """
+    model, cms = robot.model, robot.constraints
+    G_true = pinocchio_truth(model, q, cms)
+    cds = [cm.createData() for cm in cms]
+    G_pin = np.array(pin.computeDelassusMatrix(model, model.createData(), q, cms, cds, 0.0))
+    damped_true = np.linalg.inv(G_true + mu * np.eye(robot.m))
+    out = {
+        "case": f"{robot.name}/{robot.preset}",
+        "nv": robot.nv,
+        "m": robot.m,
+        "kinds": _kinds(cms),
+        "pin_efpa": rel_err(G_pin, G_true),
+        "pin_efpa_is": rel_err(G_pin, pinocchio_truth(model, q, one_body_local(model, cms))),
+        "pvosimr": _pvosimr_error(robot, q, G_true),
+    }
+    damped = _damped_from_python(robot, q, mu)
+    if isinstance(damped, str):
+        out["pin_damped"], out["pin_damped_is_identity"] = damped, None
+    else:
+        out["pin_damped"] = rel_err(damped, damped_true)
+        out["pin_damped_is_identity"] = rel_err(damped, np.eye(robot.m) / mu)
+    if not isinstance(out["pvosimr"], str):
+        G_pv = compute_delassus(model, model.createData(), q, cms, algorithm="pv-osimr")
+        out["pvosimr_damped"] = rel_err(np.linalg.inv(G_pv + mu * np.eye(robot.m)), damped_true)
+    return out
+
+
+def silently_wrong(seed: int, robots: Iterable[str] = tuple(zoo.CLOSED_LOOP_ROBOTS)) -> list[dict]:
+    """:func:`silently_wrong_case` on every preset of ``robots``, one random configuration
+    each (``default_rng([seed, k])``); a robot whose optional model is missing is left out."""
+    cases, _ = _cases(list(robots), strict=False)
+    return [
+        silently_wrong_case(robot, robot.q_random(np.random.default_rng([seed, k])))
+        for k, robot in enumerate(cases)
+    ]
+
+
+def _num(value: float | str | None) -> str:
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else f"{value:.1e}"
+
+
+def silently_wrong_section(cases: list[dict]) -> list[str]:
+    """Markdown for :func:`silently_wrong`'s cases."""
+    head = (
+        "| case | nv | m | constraints | `computeDelassusMatrix` | its distance to the one-body "
+        "LOCAL matrix | pvosimr (worst algorithm) | damped inverse from Python | its distance "
+        "to I/μ | pvosimr `inv(G + μI)` |"
+    )
+    lines = [
+        "## Where Pinocchio's routines are silently wrong: world-aligned frames, loop closures, "
+        "the damped inverse",
+        "",
+        "The truth here is Pinocchio's own definition, independent of pvosimr: `J M⁻¹ Jᵀ` with "
+        "`J` stacked from `pin.getConstraintJacobian` and `M` from `pin.crba`. Relative errors "
+        f"`max|A − B| / max(1, max|B|)`, one random configuration per case, μ = {SILENT_MU:g} "
+        "for `(G + μI)⁻¹`. `computeDelassusMatrix` returns without a warning the matrix of each "
+        "constraint on its first body in LOCAL (second column of errors); "
+        "`computeDampedDelassusMatrixInverse` from Python returns `I/μ`.",
+        "",
+        head,
+        "|" + "---|" * (head.count("|") - 1),
+    ]
+    for c in cases:
+        cells = [c["case"], str(c["nv"]), str(c["m"]), c["kinds"]]
+        cells += [_num(c.get(k)) for k in ("pin_efpa", "pin_efpa_is", "pvosimr")]
+        cells += [
+            _num(c.get(k)) for k in ("pin_damped", "pin_damped_is_identity", "pvosimr_damped")
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Pinocchio's C++ PV-OSIMr (`pin-pv-osimr`) is not called on these cases: it asserts on "
+        "LOCAL_WORLD_ALIGNED constraints (undefined behaviour in a release build) and ignores "
+        "joint2.",
+    ]
+    return lines
 
 
 def _failed(rows: list[Row]) -> list[str]:
@@ -489,6 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         if zoo_wide:
             meta["damped_inverse"] = damped_inverse_section(args.seed)
+            meta["silently_wrong"] = silently_wrong(args.seed)
         md, _ = write_report(rows, out, meta)
         print(f"report: {md}")
     print(summary(rows))
