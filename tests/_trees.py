@@ -40,6 +40,7 @@ __all__ = [
     "build_tree",
     "fig1_tree",
     "make_joint",
+    "mixed_kinds",
     "pin_constraint_size",
     "random_inertia",
     "random_placement",
@@ -185,6 +186,25 @@ def random_trees(
     joint, possibly on joint 1).
     """
     return tree_specs(min_joints, max_joints, max_constraints, joint_types).map(build_tree)
+
+
+def mixed_kinds(
+    model: pin.Model, cms: Sequence[pin.RigidConstraintModel], rng: np.random.Generator
+) -> list[pin.RigidConstraintModel]:
+    """``cms`` remade in LOCAL or LOCAL_WORLD_ALIGNED (half each), a third of them between
+    their joint and another joint of the tree (world excluded) at a random placement."""
+    out = []
+    for cm in cms:
+        frame = (pin.LOCAL, pin.LOCAL_WORLD_ALIGNED)[int(rng.integers(2))]
+        others = [j for j in range(1, model.njoints) if j != cm.joint1_id]
+        joint2 = int(rng.choice(others)) if others and rng.random() < 1 / 3 else 0
+        out.append(
+            pin.RigidConstraintModel(
+                cm.type, model, cm.joint1_id, cm.joint1_placement, joint2,
+                random_placement(rng), frame,
+            )
+        )  # fmt: skip
+    return out
 
 
 # --------------------------------------------------------------------------- Fig. 1

@@ -1,0 +1,171 @@
+"""World-aligned and two-body constraints: the rows of Pinocchio's ``getConstraintJacobian``.
+
+The truth builds them from Pinocchio's frame Jacobians (:func:`pvosimr.truth.constraint_jacobian`)
+and is checked here against ``pin.getConstraintJacobian``; every algorithm on every path (numpy,
+batched numpy, the CasADi function, compiled C) is checked against the truth on random trees
+with every joint type and a mix of LOCAL / LOCAL_WORLD_ALIGNED, one-body / two-body
+constraints (:func:`_trees.mixed_kinds`), at ``max|ΔG| / max(1, max|G|) ≤ 1e-9``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import CONTACT_TYPES, DEFAULT_JOINT_TYPES, TreeSpec, build_tree, mixed_kinds, random_q
+from _truth import TOLERANCE
+
+import pvosimr
+from pvosimr.batch import compute_delassus_batch
+from pvosimr.truth import constraint_jacobian, dense_delassus, pinocchio_delassus, rel_err
+
+C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
+LWA = pin.LOCAL_WORLD_ALIGNED
+FAST_TREES = 24
+SLOW_TREES = 2000
+
+
+def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
+    """A depth-first tree of 2-12 joints of every kind (a free-flyer root one time in three)
+    with ``min_constraints``-5 constraints of mixed kinds, all drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 13))
+    parents, path = [], [0]
+    for i in range(1, n + 1):
+        parent = path[int(rng.integers(len(path)))]
+        del path[path.index(parent) + 1 :]
+        path.append(i)
+        parents.append(parent)
+    fixed = [k for k in DEFAULT_JOINT_TYPES if k != "FreeFlyer"]
+    kinds = [str(k) for k in rng.choice(DEFAULT_JOINT_TYPES, n)]
+    kinds[0] = "FreeFlyer" if rng.random() < 1 / 3 else str(rng.choice(fixed))
+    m = int(rng.integers(min_constraints, 6))
+    constraints = [
+        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
+    ]
+    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
+    return model, mixed_kinds(model, cms, rng)
+
+
+def _pin_rows(model: pin.Model, q: np.ndarray, cms: list) -> np.ndarray:
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    blocks = []
+    for cm in cms:
+        cd = cm.createData()
+        cm.calc(model, data, cd)
+        blocks.append(pin.getConstraintJacobian(model, data, cm, cd))
+    return np.vstack(blocks)
+
+
+def test_trees_draw_every_kind():
+    kinds = {(cm.type, cm.joint2_id != 0, cm.reference_frame) for s in range(FAST_TREES)
+             for cm in mixed_tree(s)[1]}  # fmt: skip
+    assert kinds == {(t, b, f) for t in (C3, C6) for b in (False, True) for f in (pin.LOCAL, LWA)}
+
+
+@pytest.mark.parametrize("seed", range(FAST_TREES))
+def test_truth_rows_are_pinocchios(seed):
+    model, cms = mixed_tree(seed)
+    q = random_q(model, np.random.default_rng(seed))
+    assert np.abs(constraint_jacobian(model, q, cms) - _pin_rows(model, q, cms)).max() <= 1e-12
+
+
+def _check_every_algorithm(model: pin.Model, cms: list, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(2)])
+    truths = [dense_delassus(model, q, cms) for q in qs]
+    data = model.createData()
+    for algorithm in pvosimr.ALGORITHMS:
+        G = compute_delassus_batch(model, qs, cms, algorithm)
+        for q, truth, Gb in zip(qs, truths, G, strict=True):
+            single = pvosimr.compute_delassus(model, data, q, cms, algorithm)
+            assert rel_err(single, truth) <= TOLERANCE, (algorithm, seed)
+            assert rel_err(Gb, truth) <= TOLERANCE, (algorithm, seed, "batch")
+
+
+@pytest.mark.parametrize("seed", range(FAST_TREES))
+def test_every_algorithm_numpy_and_batch(seed):
+    _check_every_algorithm(*mixed_tree(seed), seed)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_casadi_function(seed):
+    symbolic = pytest.importorskip("pvosimr.symbolic")
+    model, cms = mixed_tree(seed)
+    q = random_q(model, np.random.default_rng(seed))
+    for algorithm in pvosimr.ALGORITHMS:
+        f = symbolic.delassus_function(model, cms, algorithm)
+        assert rel_err(np.array(f(q)), dense_delassus(model, q, cms)) <= TOLERANCE, algorithm
+
+
+def _hand_to_hand(model: pin.Model) -> list:
+    """A 6D world-aligned weld between two links of different branches, a 3D LOCAL loop
+    closure, a one-body world-aligned point contact and a plain LOCAL weld."""
+    rng = np.random.default_rng(3)
+    place = [pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(5)]
+    return [
+        pin.RigidConstraintModel(C6, model, 4, place[0], 7, place[1], LWA),
+        pin.RigidConstraintModel(C3, model, 6, place[2], 2, place[3], pin.LOCAL),
+        pin.RigidConstraintModel(C3, model, 8, place[4], LWA),
+        pin.RigidConstraintModel(C6, model, 5, place[0], pin.LOCAL),
+    ]
+
+
+def _branching_tree() -> pin.Model:
+    kinds = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Universal", "HX"]
+    return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
+
+
+@pytest.mark.skipif(
+    not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
+)
+def test_compiled(tmp_path):
+    codegen = pytest.importorskip("pvosimr.codegen")
+    model = _branching_tree()
+    cms = _hand_to_hand(model)
+    f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))
+    q = random_q(model, np.random.default_rng(5))
+    assert rel_err(f(q), dense_delassus(model, q, cms)) <= TOLERANCE
+
+
+def test_pinocchio_is_wrong_and_refused():
+    """``pin.computeDelassusMatrix`` takes these kinds and returns another matrix (LWA read as
+    LOCAL, joint2 ignored); :func:`pinocchio_delassus` refuses them, pvosimr gets them right."""
+    model = _branching_tree()
+    q = random_q(model, np.random.default_rng(2))
+    for cm in _hand_to_hand(model)[:3]:
+        truth = dense_delassus(model, q, [cm])
+        data, cd = model.createData(), cm.createData()
+        theirs = pin.computeDelassusMatrix(model, data, q, [cm], [cd], 0.0)
+        assert rel_err(theirs, truth) > 1e-3
+        assert rel_err(pvosimr.pv_osimr(model, data, q, [cm]), truth) <= TOLERANCE
+        with pytest.raises(NotImplementedError, match=r"constraint 0 .*Pinocchio's routines"):
+            pinocchio_delassus(model, q, [cm])
+
+
+def test_plain_constraints_keep_their_end_effectors():
+    """A list of LOCAL one-body constraints is swept as before: one EE each, nothing framed."""
+    model = _branching_tree()
+    cms = _hand_to_hand(model)
+    plain = pvosimr.topology_for(model, cms[3:])
+    assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
+    mixed = pvosimr.topology_for(model, cms)
+    assert (mixed.m, mixed.m_virtual, len(mixed.ees)) == (18, 27, 6)
+
+
+@pytest.mark.slow
+def test_property_mixed_kinds():
+    """2,000 trees of mixed kinds: the truth against Pinocchio's rows, every algorithm on numpy
+    and batched numpy against the truth; the CasADi function on every fiftieth."""
+    symbolic = pytest.importorskip("pvosimr.symbolic")
+    for seed in range(1000, 1000 + SLOW_TREES):
+        model, cms = mixed_tree(seed, min_constraints=1)
+        q = random_q(model, np.random.default_rng(seed))
+        assert np.abs(constraint_jacobian(model, q, cms) - _pin_rows(model, q, cms)).max() <= 1e-12
+        _check_every_algorithm(model, cms, seed)
+        if seed % 50 == 0:
+            f = symbolic.delassus_function(model, cms, "pv-osimr")
+            assert rel_err(np.array(f(q)), dense_delassus(model, q, cms)) <= TOLERANCE, seed
