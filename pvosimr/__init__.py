@@ -5,11 +5,13 @@ Pinocchio's calling convention::
 
     G = pvosimr.compute_delassus(model, data, q, constraint_models, algorithm="pv-osimr")
     Gs = pvosimr.compute_delassus_batch(model, qs, constraint_models)  # qs: batch × nq
+    pvosimr.damped_delassus_inverse(model, data, q, constraint_models, mu)  # (G + μI)⁻¹
 """
 
 from . import constraints
 from ._moved import install as _install_moved_names
 from .batch import compute_delassus_batch
+from .damped import DelassusOperator, damped_delassus_inverse
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
 from .delassus import __all__ as _entry_points
 from .topology import SUPPORTED_JOINTS, Topology
@@ -20,10 +22,12 @@ _install_moved_names()
 
 __all__ = [
     *_entry_points,
+    "DelassusOperator",
     "SUPPORTED_JOINTS",
     "Topology",
     "compute_delassus_batch",
     "constraints",
+    "damped_delassus_inverse",
 ]
 
 

@@ -1,0 +1,217 @@
+"""The damped Delassus matrix: ``(G + μI)⁻¹`` against the dense truth, the operator that changes
+``μ`` without recomputing ``G``, the refusals of bad damping, and Pinocchio's ``mu`` convention
+as measured with pin 4.1.0 (a change in Pinocchio makes that test fail)."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import random_q, random_trees
+from _truth import TOLERANCE, dense_delassus, rel_err
+from hypothesis import HealthCheck, given, settings
+
+import pvosimr
+import pvosimr.damped
+from pvosimr import DelassusOperator, damped_delassus_inverse, zoo
+
+MUS = (1e-6, 1e-4, 1e-2, 1.0)
+EPS = float(np.finfo(float).eps)
+
+
+def load(name: str, preset: str):
+    try:
+        return zoo.load(name, preset)
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def atlas_feet():
+    robot = load("atlas", "feet_6d")
+    return robot.model, robot.constraints, robot.q_random(np.random.default_rng(0))
+
+
+def damped_truth(model, q, cms, mu) -> np.ndarray:
+    G = dense_delassus(model, q, cms)
+    return np.linalg.inv(G + np.diag(np.broadcast_to(mu, (G.shape[0],))))
+
+
+# --------------------------------------------------------------------------- the damped inverse
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_damped_inverse_on_atlas(atlas_feet, algorithm):
+    model, cms, q = atlas_feet
+    for mu in MUS:
+        got = damped_delassus_inverse(model, model.createData(), q, cms, mu, algorithm=algorithm)
+        assert rel_err(got, damped_truth(model, q, cms, mu)) <= TOLERANCE, mu
+        assert np.array_equal(got, got.T)
+
+
+#: Beyond this condition number of ``G + μI``, ``TOLERANCE`` is out of reach of any float64 ``G``:
+#: two ``G`` a few eps apart (each algorithm's and the truth's) have inverses ``~ eps·κ`` apart.
+#: Two welds on one free-flyer joint (rank 6 of 12) at ``μ = 1e-6`` have ``κ = 1.7e7``, and
+#: ``np.linalg.inv`` of the naive method's ``G + μI`` is 8e-10 from the truth's (this module's
+#: Cholesky inverse: 1.1e-9).
+WELL_CONDITIONED = 1e6
+
+
+def check_random_tree(tree) -> None:
+    """Random trees, redundant constraints (singular ``G``) included: within ``TOLERANCE`` where
+    ``κ(G + μI) ≤ WELL_CONDITIONED``, within the conditioning limit ``100·eps·κ`` elsewhere."""
+    model, cms = tree
+    q = random_q(model, np.random.default_rng(0))
+    G = dense_delassus(model, q, cms)
+    eye = np.eye(G.shape[0])
+    for mu in MUS:
+        truth = np.linalg.inv(G + mu * eye)
+        kappa = np.linalg.cond(G + mu * eye) if G.size else 1.0
+        bound = TOLERANCE if kappa <= WELL_CONDITIONED else 100 * EPS * kappa
+        for algorithm in pvosimr.ALGORITHMS:
+            got = damped_delassus_inverse(model, model.createData(), q, cms, mu, algorithm)
+            assert rel_err(got, truth) <= bound, (algorithm, mu, kappa)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_joints=8, max_constraints=4))
+def test_damped_inverse_on_random_trees(tree):
+    check_random_tree(tree)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_joints=15, max_constraints=6))
+def test_damped_inverse_on_many_random_trees(tree):
+    check_random_tree(tree)
+
+
+def test_per_row_damping(atlas_feet):
+    model, cms, q = atlas_feet
+    mu = np.geomspace(1e-6, 1.0, 12)
+    got = damped_delassus_inverse(model, model.createData(), q, cms, mu)
+    assert rel_err(got, damped_truth(model, q, cms, mu)) <= TOLERANCE
+
+
+def test_zero_damping_is_the_inverse_of_a_regular_g(atlas_feet):
+    model, cms, q = atlas_feet
+    got = damped_delassus_inverse(model, model.createData(), q, cms, 0.0)
+    assert rel_err(got, np.linalg.inv(dense_delassus(model, q, cms))) <= TOLERANCE
+
+
+def test_zero_damping_of_a_singular_g_is_refused():
+    robot = load("chain_welded_every_link_n10", "welds_6d")  # 60 rows, 10 dofs: rank 10
+    q = robot.q_random(np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"singular.*mu > 0"):
+        damped_delassus_inverse(robot.model, robot.model.createData(), q, robot.constraints, 0.0)
+    op = DelassusOperator(robot.model, robot.model.createData(), q, robot.constraints)
+    with pytest.raises(ValueError, match=r"singular.*mu > 0"):
+        op.solve(np.ones(op.m), 0.0)
+    with pytest.raises(ValueError, match=r"singular.*mu > 0"):
+        op.inverse(0.0)
+    assert np.isfinite(op.inverse(1e-6)).all()
+
+
+@pytest.mark.parametrize(
+    ("mu", "message"),
+    [
+        (-1e-3, "≥ 0"),
+        (np.nan, "NaN"),
+        (np.inf, "finite"),
+        (np.ones(5), r"5 entries.*\(m = 12\)"),
+        (np.ones((12, 1)), r"shape \(12, 1\)"),
+        (np.r_[np.ones(11), -1.0], "≥ 0"),
+    ],
+)
+def test_bad_damping_is_named(atlas_feet, mu, message):
+    model, cms, q = atlas_feet
+    with pytest.raises(ValueError, match=message):
+        damped_delassus_inverse(model, model.createData(), q, cms, mu)
+    op = DelassusOperator.from_matrix(np.eye(12))
+    with pytest.raises(ValueError, match=message):
+        op.solve(np.ones(12), mu)
+
+
+# --------------------------------------------------------------------------- the operator
+
+
+def test_operator_computes_g_once(atlas_feet, monkeypatch):
+    model, cms, q = atlas_feet
+    calls = []
+    compute = pvosimr.damped.compute_delassus
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(pvosimr.damped, "compute_delassus", counted)
+    op = DelassusOperator(model, model.createData(), q, cms, algorithm="efpa")
+    G = dense_delassus(model, q, cms)
+    assert rel_err(op.G, G) <= TOLERANCE
+    b = np.random.default_rng(1).standard_normal((12, 3))
+    for mu in (0.0, *MUS):
+        A = G + mu * np.eye(12)
+        assert rel_err(op.solve(b, mu), np.linalg.solve(A, b)) <= TOLERANCE, mu
+        assert rel_err(op.solve(b[:, 0], mu), np.linalg.solve(A, b[:, 0])) <= TOLERANCE, mu
+        assert rel_err(op.inverse(mu), np.linalg.inv(A)) <= TOLERANCE, mu
+    row_mu = np.linspace(1e-4, 1e-2, 12)
+    assert rel_err(op.solve(b, row_mu), np.linalg.solve(G + np.diag(row_mu), b)) <= TOLERANCE
+    assert len(calls) == 1
+
+
+def test_refinement_reaches_cholesky_accuracy(atlas_feet):
+    """Atlas' G mixes linear and angular rows: the plain eigen route loses about eps·κ(G) there,
+    one refinement step does not (the figures of the class docstring)."""
+    model, cms, q = atlas_feet
+    op = DelassusOperator(model, model.createData(), q, cms)
+    mu = 1e-6
+    L = pvosimr.damped.cholesky_factor(op.G, mu)
+    cholesky = pvosimr.damped.cholesky_inverse(L)
+    plain, refined = op.inverse(mu, refine=False), op.inverse(mu)
+    assert rel_err(refined, cholesky) < rel_err(plain, cholesky) / 10
+    assert rel_err(refined, cholesky) <= 1e-14
+
+
+def test_operator_checks_its_inputs():
+    with pytest.raises(ValueError, match="square"):
+        DelassusOperator.from_matrix(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="symmetric"):
+        DelassusOperator.from_matrix(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    op = DelassusOperator.from_matrix(np.eye(3))
+    with pytest.raises(ValueError, match=r"\(3,\) or \(3, k\)"):
+        op.solve(np.ones(4), 1.0)
+    with pytest.raises(ValueError):
+        op.G[0, 0] = 2.0  # read-only: the factors describe this matrix
+
+
+# --------------------------------------------------------------------------- Pinocchio's mu
+
+
+def test_pinocchio_mu_convention(atlas_feet):
+    """``pin.computeDelassusMatrix(..., mu)`` is ``(G⁻¹ + μI)⁻¹ = G (I + μG)⁻¹`` (a mass ``μ`` at
+    each contact), not ``G + μI``; ``pin.computeDampedDelassusMatrixInverse`` from Python is
+    exactly ``I / μ`` (its PV route runs on a Data that ``initPvDelassus`` never prepared)."""
+    model, cms, q = atlas_feet
+    G = dense_delassus(model, q, cms)
+    eye = np.eye(G.shape[0])
+    for mu in (1e-4, 1e-2, 1.0):
+        cds = [cm.createData() for cm in cms]
+        pin_g = np.array(pin.computeDelassusMatrix(model, model.createData(), q, cms, cds, mu))
+        assert rel_err(pin_g, G @ np.linalg.inv(eye + mu * G)) <= TOLERANCE, mu
+        assert rel_err(pin_g, G + mu * eye) > 1e3 * TOLERANCE, mu
+        cds = [cm.createData() for cm in cms]
+        args = (model, model.createData(), q, cms, cds, mu)
+        assert np.array_equal(np.array(pin.computeDampedDelassusMatrixInverse(*args)), eye / mu)
+        pvosimr_inverse = damped_delassus_inverse(model, model.createData(), q, cms, mu)
+        assert rel_err(pvosimr_inverse, np.linalg.inv(G + mu * eye)) <= TOLERANCE
+
+
+def test_pinocchio_mu_convention_on_point_contacts():
+    """3D contacts too: a point mass ``μ``, hence ``G (I + μG)⁻¹`` (``G`` singular here: four
+    corners per rigid foot)."""
+    robot = load("atlas", "feet_4x3d")
+    model, cms = robot.model, robot.constraints
+    q = robot.q_random(np.random.default_rng(0))
+    G = dense_delassus(model, q, cms)
+    mu = 1e-2
+    cds = [cm.createData() for cm in cms]
+    pin_g = np.array(pin.computeDelassusMatrix(model, model.createData(), q, cms, cds, mu))
+    assert rel_err(pin_g, G @ np.linalg.inv(np.eye(G.shape[0]) + mu * G)) <= TOLERANCE
