@@ -4,6 +4,7 @@ warning, every code cell runs, and each draws its figures and shows its tables a
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,13 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "opcounts.json"
 
 # What each notebook must show: its figures (one PNG per plt.show()) and, in its text outputs,
 # the tables it builds and the operation counts of its default case (tests/golden/opcounts.json).
-FIGURES = {"atlas.ipynb": 7, "shadow_hand.ipynb": 6}
+FIGURES = {"atlas.ipynb": 8, "shadow_hand.ipynb": 6}
 TABLES = {
     "atlas.ipynb": (
         "**Branching links N**",
         "| method | from | relative error vs dense truth | max asymmetry |",
         "| μ | cond(G + μI) | Pinocchio C++ damped inverse: relative error |",
+        "| Atlas holding a box | relative error vs getConstraintJacobian truth |",
     ),
     "shadow_hand.ipynb": (
         "**Branching links N**",
@@ -83,6 +85,14 @@ def test_notebook_runs_and_shows_its_results(name):
     for table in TABLES[name]:
         assert table in text, f"{name} shows no table {table!r}"
     assert _counts_line(name) in text, f"{name} does not show the counts of {COUNTED[name]}"
+    if name == "atlas.ipynb":  # the loop closure: pvosimr right, Pinocchio silently wrong
+        errors = dict(
+            re.findall(
+                r"^\| (pvosimr \(PV-OSIMr\)|pin\.computeDelassusMatrix) \| (\S+) \|$", text, re.M
+            )
+        )
+        assert float(errors["pvosimr (PV-OSIMr)"]) <= 1e-9
+        assert float(errors["pin.computeDelassusMatrix"]) > 0.1
 
 
 def _counts_line(name: str) -> str:

@@ -50,6 +50,10 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     assert validation.main(["--configs", "1", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "## Robots not validated" in md and "**atlas**" in md and "| ur5 |" in md
+    # the section on Pinocchio's silently wrong routines, without the Atlas case
+    assert "## Where Pinocchio's routines are silently wrong" in md
+    assert "| four_bar/coupler_rocker_3d_lwa | 3 | 3 | 1 × 3D two-body LWA |" in md
+    assert "atlas_holding_box/" not in md.split("silently wrong")[-1]
 
 
 def test_demo_prints_the_table_for_the_papers_robots(capsys):
