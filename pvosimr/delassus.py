@@ -65,10 +65,14 @@ def compute_delassus(
 ) -> np.ndarray:
     """The Delassus matrix ``G = J M⁻¹ Jᵀ`` (m × m, symmetric) at configuration ``q``.
 
-    Same semantics and block order as ``pin.computeDelassusMatrix``: constraint ``k`` of
-    ``constraint_models`` (``pin.RigidConstraintModel``, CONTACT_3D or CONTACT_6D, reference
-    frame LOCAL, any ``joint1_placement``) owns rows ``offsets[k] : offsets[k] + m_k``; 6D rows
-    are the linear then angular velocity of the constraint frame, 3D rows its linear velocity.
+    Same block order as ``pin.computeDelassusMatrix``: constraint ``k`` of
+    ``constraint_models`` (``pin.RigidConstraintModel``, CONTACT_3D or CONTACT_6D) owns rows
+    ``constraint_offsets[k] : constraint_offsets[k] + m_k``, the rows of Pinocchio's
+    ``getConstraintJacobian``: 6D rows are the linear then angular velocity of the constraint
+    frame, 3D rows its linear velocity, in that frame (LOCAL) or in world axes
+    (LOCAL_WORLD_ALIGNED), relative to ``joint2``'s frame for a constraint between two bodies
+    (:mod:`pvosimr.constraints`).  ``pin.computeDelassusMatrix`` itself reads
+    LOCAL_WORLD_ALIGNED as LOCAL and ignores ``joint2`` (pin 4.1).
 
     ``algorithm`` is one of :data:`ALGORITHMS`.  ``topology`` (a :class:`Topology` of this
     model and constraint structure) is cached transparently when not given.
