@@ -173,9 +173,9 @@ class DelassusOperator:
                                                      3.9e-15
     ===============================================  ====================  =======  =======
 
-    **Cost** (one core, best of five): on Atlas (m = 12) a new ``μ`` costs 20 µs per solve
-    (29 µs refined) against 45 µs for a new Cholesky and solve (``eigh`` once: 23 µs); on the
-    60-row stem 27 µs (30 µs refined) against 300 µs.
+    **Cost** (one core, best of five): a new ``μ`` costs 18 µs per solve (25 µs refined) on
+    Atlas (m = 12) against 47 µs for a new Cholesky and solve (``eigh`` once: 21 µs), and 19 µs
+    (28 µs refined) on the 60-row stem against 123 µs (``eigh`` once: 0.34 ms).
 
     ``μ = 0`` with a singular ``G``, or a ``μ`` at ``G``'s rounding level, raises ``ValueError``.
     """
