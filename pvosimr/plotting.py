@@ -390,12 +390,15 @@ def draw_delassus(
     )
     colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
     colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
-    for start in topology.offsets[1:]:
+    # one block per constraint of the list: G's rows (a two-body constraint sweeps two EEs)
+    dims = [s.dim for s in topology.signature]
+    offsets = np.cumsum([0, *dims[:-1]])
+    for start in offsets[1:]:
         ax.axhline(start - 0.5, color="black", lw=0.9)
         ax.axvline(start - 0.5, color="black", lw=0.9)
-    centres = [o + d / 2 - 0.5 for o, d in zip(topology.offsets, topology.dims, strict=True)]
-    names = constraint_names or [f"constraint {k}" for k in range(len(topology.dims))]
-    tick = [f"{k}: {n} ({d}D)" for k, (n, d) in enumerate(zip(names, topology.dims, strict=True))]
+    centres = [o + d / 2 - 0.5 for o, d in zip(offsets, dims, strict=True)]
+    names = constraint_names or [f"constraint {k}" for k in range(len(dims))]
+    tick = [f"{k}: {n} ({d}D)" for k, (n, d) in enumerate(zip(names, dims, strict=True))]
     ax.set_xticks(centres, tick, rotation=90, fontsize=7)
     ax.set_yticks(centres, tick, fontsize=7)
     ax.set_xlabel("constraint block (column: force applied)")
