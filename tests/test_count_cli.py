@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("casadi")
 
+import numpy as np
 import pinocchio as pin
 
 import pvosimr
@@ -160,3 +161,37 @@ def test_errors_name_the_problem(capsys, two_arms, argv, message):
     assert exc.value.code == 2
     captured = capsys.readouterr()
     assert message in captured.err and not captured.out
+
+
+def test_a_loop_closure_is_its_own_cache_entry():
+    """Closing a constraint onto a second body changes the count, so it changes the key."""
+    robot = zoo.load("four_bar", "coupler_rocker_3d")
+    (closed,) = robot.constraints
+    assert closed.joint2_id != 0
+    to_world = pin.RigidConstraintModel(
+        closed.type, robot.model, closed.joint1_id, closed.joint1_placement, closed.reference_frame
+    )
+    moved = pin.RigidConstraintModel(
+        closed.type,
+        robot.model,
+        closed.joint1_id,
+        closed.joint1_placement,
+        closed.joint2_id,
+        closed.joint2_placement * pin.SE3(np.eye(3), np.r_[0.0, 0.0, 0.1]),
+        closed.reference_frame,
+    )
+    digests = {opcounts.model_digest(robot.model, [cm]) for cm in (closed, to_world, moved)}
+    assert len(digests) == 3
+
+
+def test_the_source_digest_reads_the_constraint_combination():
+    assert {"virtual.py", "constraints.py", "mimic.py"} <= set(opcounts.COUNTED_SOURCES)
+
+
+def test_count_of_a_loop_closure_matches_the_api(capsys):
+    code = cli.main(["count", "four_bar", "--preset", "coupler_rocker_3d_lwa", "--no-cache"])
+    out = capsys.readouterr().out
+    assert code == 0
+    robot = zoo.load("four_bar", "coupler_rocker_3d_lwa")
+    ops = pvosimr.count_operations(robot.model, robot.constraints, "pv-osimr")
+    assert f"{ops:,}" in out or str(ops) in out

@@ -46,14 +46,18 @@ __all__ = [
     "source_digest",
 ]
 
-_COUNTED_SOURCES = (
+COUNTED_SOURCES = (
     "backend.py",
     "spatial.py",
     "symbolic.py",
     "joint_models.py",
     "kinematics.py",
     "topology.py",
+    "constraints.py",
+    "virtual.py",
+    "mimic.py",
 )
+"""The library modules (with ``algorithms/``) whose source an operation count depends on."""
 
 
 def default_cache_path() -> Path:
@@ -66,7 +70,7 @@ def default_cache_path() -> Path:
 def source_digest() -> str:
     """SHA-256 over the source of everything an operation count depends on."""
     package = Path(__file__).resolve().parents[1]  # the library: pvosimr/
-    files = [package / name for name in _COUNTED_SOURCES]
+    files = [package / name for name in COUNTED_SOURCES]
     files += sorted((package / "algorithms").glob("*.py"))
     h = hashlib.sha256()
     for path in files:
@@ -87,6 +91,9 @@ def model_digest(model: pin.Model, constraint_models: Iterable) -> str:
         h.update(f"{cm.joint1_id}|{cm.reference_frame}|{cm.type}|".encode())
         h.update(np.asarray(cm.joint1_placement.homogeneous).tobytes())
         h.update(np.asarray(constraint_matrix(cm)).tobytes())
+        if cm.joint2_id != 0:  # a loop closure: the second body is part of the count
+            h.update(f"joint2|{cm.joint2_id}|".encode())
+            h.update(np.asarray(cm.joint2_placement.homogeneous).tobytes())
     return h.hexdigest()
 
 
