@@ -16,6 +16,15 @@ combine them (measured on pin 4.1, all four kinds to 1e-14):
 - LOCAL_WORLD_ALIGNED: the LOCAL rows turned to world axes, ``R_c1`` on each 3-row half.
 
 A constraint on one body has no ``c2`` term.  :class:`ConstraintShape` is that structure.
+
+Pin 4's constraint models lower to the same end-effectors, each with its rows negated
+(measured on pin 4.1 against ``getConstraintJacobian``, to 1e-14):
+
+- ``FrameAnchorConstraintModel``: ``−`` the 6D LOCAL rows above;
+- ``PointAnchorConstraintModel`` and ``PointContactConstraintModel``:
+  ``−R_c1ᵀ (v_1(p_c2) − v_2(p_c2))``, body 1's velocity taken at ``c2``'s point (a point
+  fixed in the world at ``joint2_placement`` when ``joint2_id = 0``).  Body 1's end-effector
+  has 6 rows, its motion at ``c1``, shifted to ``p_c2`` by the lever ``R_c1ᵀ (p_c2 − p_c1)``.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ __all__ = [
     "check_placement",
     "check_placements",
     "constraint_dim",
+    "constraint_kind",
     "constraint_matrix",
     "constraint_shape",
     "contact_cholesky",
@@ -46,6 +56,18 @@ __all__ = [
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
+#: Pin 4's constraint models pvosimr takes → (kind, rows); absent from pin 3.
+_MODELS = {
+    getattr(pin, name): spec
+    for name, spec in (
+        ("FrameAnchorConstraintModel", ("frame_anchor", 6)),
+        ("PointAnchorConstraintModel", ("point_anchor", 3)),
+        ("PointContactConstraintModel", ("point_anchor", 3)),
+    )
+    if hasattr(pin, name)
+}
+_ACCEPTED = (pin.RigidConstraintModel, *_MODELS)
+
 #: The reference frames a constraint's rows may be expressed in → whether they are world-aligned.
 _FRAMES = {pin.ReferenceFrame.LOCAL: False, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED: True}
 
@@ -57,6 +79,7 @@ class ConstraintShape(NamedTuple):
     dim: int
     joint2: int = 0  #: 0: the constraint is between ``joint1`` and the world
     world_aligned: bool = False  #: LOCAL_WORLD_ALIGNED rather than LOCAL
+    kind: str = "rigid"  #: "rigid", "frame_anchor" or "point_anchor" (see the module docstring)
 
     @property
     def joints(self) -> tuple[int, ...]:
@@ -64,9 +87,25 @@ class ConstraintShape(NamedTuple):
         return (self.joint1, self.joint2) if self.joint2 else (self.joint1,)
 
     @property
+    def end_dims(self) -> tuple[int, ...]:
+        """Rows of each end-effector: body 1 of a point anchor sweeps its full motion (6)."""
+        first = 6 if self.kind == "point_anchor" else self.dim
+        return (first, self.dim)[: len(self.joints)]
+
+    @property
+    def sign(self) -> float:
+        """The sign of its end-effectors' rows: pin 4's models negate them."""
+        return 1.0 if self.kind == "rigid" else -1.0
+
+    @property
     def plain(self) -> bool:
         """One LOCAL end-effector whose rows are the constraint's own (paper Sec. I-C)."""
-        return not self.joint2 and not self.world_aligned
+        return not self.joint2 and not self.world_aligned and self.kind != "point_anchor"
+
+    @property
+    def anchored(self) -> bool:
+        """A point anchor on one body: ``c2`` is fixed in the world."""
+        return self.kind == "point_anchor" and not self.joint2
 
 
 #: pin 4's constraint models compute their own data (``calc``, ``residualSize``); pin 3's leave
@@ -116,8 +155,19 @@ def point(model: pin.Model, frame_name: str, offset=None) -> pin.RigidConstraint
     return _rigid_constraint(model, frame_name, pin.ContactType.CONTACT_3D, shift)
 
 
+def constraint_kind(cm) -> str:
+    """``"rigid"`` for a ``RigidConstraintModel``, else the kind of pin 4's model
+    (:attr:`ConstraintShape.kind`)."""
+    spec = _MODELS.get(type(cm))
+    return "rigid" if spec is None else spec[0]
+
+
 def constraint_dim(cm: pin.RigidConstraintModel) -> int:
-    """Rows the constraint contributes: 3 (CONTACT_3D) or 6 (CONTACT_6D)."""
+    """Rows the constraint contributes: 3 (CONTACT_3D, point anchors) or 6 (CONTACT_6D, frame
+    anchors)."""
+    spec = _MODELS.get(type(cm))
+    if spec is not None:
+        return spec[1]
     try:
         return _DIM[cm.type]
     except KeyError:
@@ -160,7 +210,8 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
     a set by the bytes of its homogeneous matrix (about 0.5 µs), the full check runs once.
     """
     for k, cm in enumerate(constraint_models):
-        names = ("joint1_placement", "joint2_placement") if cm.joint2_id else ("joint1_placement",)
+        both = cm.joint2_id or constraint_kind(cm) == "point_anchor"
+        names = ("joint1_placement", "joint2_placement") if both else ("joint1_placement",)
         for name in names:
             placement = getattr(cm, name)
             key = placement.homogeneous.tobytes()
@@ -177,8 +228,11 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:
     """``K_i`` (m_i × 6) of a plain constraint: link-frame spatial motion → constraint-frame
-    motion rows."""
-    return cm.joint1_placement.actionInverse[: constraint_dim(cm)]
+    motion rows (negated for pin 4's models; all 6 rows of a point anchor's body 1)."""
+    kind = constraint_kind(cm)
+    if kind == "rigid":
+        return cm.joint1_placement.actionInverse[: constraint_dim(cm)]
+    return -cm.joint1_placement.actionInverse
 
 
 def end_effector_placements(cm: pin.RigidConstraintModel) -> tuple[pin.SE3, ...]:
@@ -191,6 +245,14 @@ def end_effector_placements(cm: pin.RigidConstraintModel) -> tuple[pin.SE3, ...]
 def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShape:
     """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
     other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
+    kind = constraint_kind(cm)
+    if kind != "rigid":
+        if cm.joint2_id == cm.joint1_id:
+            raise ValueError(
+                f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its "
+                "rows are zero"
+            )
+        return ConstraintShape(cm.joint1_id, constraint_dim(cm), cm.joint2_id, False, kind)
     if cm.reference_frame not in _FRAMES:
         raise ValueError(
             f"{label} uses reference frame {cm.reference_frame}; pin.LOCAL or "
@@ -209,7 +271,13 @@ def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShap
 def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     """Why Pinocchio's own Delassus routines (pin 4.1) give a silently wrong matrix for ``cm``
     ("" if they do not): they read a LOCAL_WORLD_ALIGNED constraint as LOCAL (the C++
-    PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies."""
+    PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies; they
+    take no constraint model but ``RigidConstraintModel``."""
+    if constraint_kind(cm) != "rigid":
+        return (
+            f"is a {type(cm).__name__}; Pinocchio's Delassus routines take RigidConstraintModel "
+            "only (pvosimr.compute_delassus takes it)"
+        )
     if cm.joint2_id != 0:
         return (
             f"links joint {cm.joint1_id} to joint {cm.joint2_id}; Pinocchio's routines ignore "
@@ -226,15 +294,18 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
 def as_constraint_list(
     constraint_models: Iterable[pin.RigidConstraintModel],
 ) -> Sequence[pin.RigidConstraintModel]:
-    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``)."""
-    if isinstance(constraint_models, pin.RigidConstraintModel):
-        raise TypeError("constraint_models must be a sequence of RigidConstraintModel, not one")
+    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``) of
+    ``RigidConstraintModel`` and pin 4's ``FrameAnchorConstraintModel``,
+    ``PointAnchorConstraintModel`` and ``PointContactConstraintModel``, mixed."""
+    accepted = " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
+    if isinstance(constraint_models, _ACCEPTED):
+        raise TypeError(
+            f"constraint_models must be a sequence of constraint models, not one {accepted}"
+        )
     out = list(constraint_models)
     for k, cm in enumerate(out):
-        if not isinstance(cm, pin.RigidConstraintModel):
-            raise TypeError(
-                f"constraint {k} is a {type(cm).__name__}, expected pinocchio.RigidConstraintModel"
-            )
+        if type(cm) not in _MODELS and not isinstance(cm, pin.RigidConstraintModel):
+            raise TypeError(f"constraint {k} is a {type(cm).__name__}, expected {accepted}")
     return out
 
 

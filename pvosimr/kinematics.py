@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from .backend import NUMPY, Backend, Matrix
-from .constraints import constraint_dim, end_effector_placements
+from .constraints import end_effector_placements
 from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
 
@@ -35,7 +35,8 @@ class Kinematics:
     - ``armature[i]``: nv_i×nv_i rotor inertia added to ``D_i`` (``None`` when zero);
     - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame);
     - ``world[e]``: ``^{c}X_0`` (6×6), world → the frame ``c`` of each EE in
-      ``topology.framed`` (none for plain constraints).
+      ``topology.framed`` (none for plain constraints), and of each world-fixed ``c2`` of a
+      point anchor under its key in ``topology.anchors``.
     """
 
     X: list[SpatialTransform]
@@ -47,11 +48,20 @@ class Kinematics:
 
 
 def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
-    """EE node → (placement in its link, rows): the constraints' EEs, in ``ees`` order."""
+    """EE node → (placement in its link, sign of its rows): the constraints' EEs, in ``ees``
+    order."""
     placed = [
-        (P, constraint_dim(cm)) for cm in constraint_models for P in end_effector_placements(cm)
+        (P, shape.sign)
+        for shape, cm in zip(topology.signature, constraint_models, strict=True)
+        for P in end_effector_placements(cm)
     ]
     return dict(zip(topology.ees[: len(placed)], placed, strict=False))
+
+
+def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
+    """``^{c2}X_0`` of each point anchor's world-fixed ``c2`` (constant), by its world key."""
+    cms = list(constraint_models)
+    return {key: cms[k].joint2_placement.actionInverse for k, key in topology.anchors.items()}
 
 
 def model_constants(
@@ -65,7 +75,11 @@ def model_constants(
         a = rotor[topology.model_dofs[i]]
         armature.append(np.diag(a) if a.any() else None)
     placed = _end_effectors(topology, constraint_models)
-    K = {e: P.actionInverse[:dim] for e, (P, dim) in placed.items()}
+    K = {}
+    for e, (P, sign) in placed.items():
+        K[e] = P.actionInverse[: topology.dim_of[e]]
+        if sign < 0:  # pin 4's models: rows negated
+            K[e] = -K[e]
     rows = [row for c in topology.couplings for _, row in c.rows]
     K.update(zip(topology.ees[len(placed) :], rows, strict=True))  # the mimic couplings' rows
     return H, armature, K
@@ -88,6 +102,7 @@ def frame_transforms(
             world[i] = X[i].motion(world[topology.parent[i]])
         P, _ = placed[e]
         out[e] = B.const(P.actionInverse) @ world[topology.link_of[e]]
+    out.update((key, B.const(W)) for key, W in _anchors(topology, constraint_models).items())
     return out
 
 
@@ -107,4 +122,5 @@ def numeric_kinematics(
     for e in topology.framed:
         P, _ = placed[e]
         world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
+    world.update(_anchors(topology, constraint_models))
     return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)

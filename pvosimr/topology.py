@@ -182,7 +182,8 @@ class Topology:
     has one LOCAL EE per body, ``ends[k]`` those of constraint ``k`` (``m_virtual`` rows in
     all), combined into its ``dim`` rows of G, from ``constraint_offsets[k]`` on
     (:mod:`pvosimr.virtual`); ``framed`` are the EEs whose world placement that reads.  A
-    list of plain constraints has one EE each, ``m_virtual = m`` and nothing framed.
+    list of plain constraints has one EE each, ``m_virtual = m`` and nothing framed.  Pin 4's
+    point anchors on one body also read ``c2``'s fixed placement in the world (``anchors``).
     """
 
     def __init__(self, model: pin.Model, constraint_models: Iterable) -> None:
@@ -200,10 +201,18 @@ class Topology:
         #: each joint's own dofs in the model's velocity (and armature) vector; none for a mimic
         self.model_dofs = tuple(slice(j.idx_v, j.idx_v + j.nv) for j in model.joints)
         self.couplings = mimic_couplings(model)
-        virtual = tuple((j, s.dim) for s in self.signature for j in s.joints)
+        virtual = tuple(
+            pair for s in self.signature for pair in zip(s.joints, s.end_dims, strict=True)
+        )
         swept = virtual + tuple((link, 1) for c in self.couplings for link, _ in c.rows)
         self.dims = tuple(dim for _, dim in swept)
         self.m = sum(s.dim for s in self.signature)
+        #: constraint ``k`` → the ``Kinematics.world`` key of its world-fixed ``c2`` (one-body
+        #: point anchors only; past every node id)
+        self.anchors = {
+            k: nj + len(swept) + a
+            for a, k in enumerate(k for k, s in enumerate(self.signature) if s.anchored)
+        }
         self.m_virtual = sum(dim for _, dim in virtual)
         self.m_relaxed = sum(self.dims)
         self.offsets = tuple(sum(self.dims[:k]) for k in range(len(self.dims)))

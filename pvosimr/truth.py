@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
-from .constraints import pinocchio_kind_problem
+from .constraints import constraint_kind, pinocchio_kind_problem
 from .mimic import has_mimic_joints
 
 __all__ = [
@@ -28,6 +28,8 @@ _FRAMES = (pin.LOCAL, pin.LOCAL_WORLD_ALIGNED)
 
 
 def _check_constraint(cm: pin.RigidConstraintModel) -> None:
+    if constraint_kind(cm) != "rigid":
+        return
     if cm.reference_frame not in _FRAMES:
         raise NotImplementedError(
             f"only LOCAL and LOCAL_WORLD_ALIGNED constraints are supported, got "
@@ -73,6 +75,33 @@ def _constraint_rows(model: pin.Model, data: pin.Data, cm: pin.RigidConstraintMo
     return J[:size]
 
 
+def _point_anchor_rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
+    """Rows of pin 4's point anchor (and point contact): ``−R_c1ᵀ (v_1(p_c2) − v_2(p_c2))``,
+    body 1's velocity at ``c2``'s point, ``J_c1,lin − (p_c2 − p_c1)× J_c1,ang`` in world axes
+    (``c2`` is fixed in the world on joint 0, whose ``oMi`` is the identity)."""
+    oMc1 = data.oMi[cm.joint1_id] * cm.joint1_placement
+    oMc2 = data.oMi[cm.joint2_id] * cm.joint2_placement
+    J1 = _aligned_jacobian(model, data, cm.joint1_id, cm.joint1_placement)
+    J2 = _aligned_jacobian(model, data, cm.joint2_id, cm.joint2_placement)
+    v1_at_c2 = J1[:3] - pin.skew(oMc2.translation - oMc1.translation) @ J1[3:]
+    return -oMc1.rotation.T @ (v1_at_c2 - J2[:3])
+
+
+def _rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
+    """Rows of any accepted constraint model; a frame anchor's are ``−`` a 6D LOCAL rigid
+    constraint's on the same frames."""
+    kind = constraint_kind(cm)
+    if kind == "point_anchor":
+        return _point_anchor_rows(model, data, cm)
+    if kind == "frame_anchor":
+        rigid = pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_6D, model, cm.joint1_id, cm.joint1_placement,
+            cm.joint2_id, cm.joint2_placement, pin.LOCAL,
+        )  # fmt: skip
+        return -_constraint_rows(model, data, rigid)
+    return _constraint_rows(model, data, cm)
+
+
 def mass_matrix(model: pin.Model, q: np.ndarray, data: pin.Data | None = None) -> np.ndarray:
     """Joint-space mass matrix from ``pin.crba`` (armature included), fully symmetric.
 
@@ -109,7 +138,8 @@ def constraint_jacobian(
     A LOCAL constraint on one joint has the LOCAL frame Jacobian of its frame ``c1``: all 6
     rows (linear, angular) for CONTACT_6D, the first 3 (linear) for CONTACT_3D;
     LOCAL_WORLD_ALIGNED the same in world axes.  A constraint between two joints has the
-    motion of ``c1`` relative to ``c2`` (see :func:`_constraint_rows`).
+    motion of ``c1`` relative to ``c2`` (see :func:`_constraint_rows`).  Pin 4's frame
+    anchors, point anchors and point contacts: see :func:`_rows`.
     """
     if data is None:
         data = model.createData()
@@ -117,7 +147,7 @@ def constraint_jacobian(
     blocks: list[np.ndarray] = []
     for cm in constraint_models:
         _check_constraint(cm)
-        blocks.append(_constraint_rows(model, data, cm))
+        blocks.append(_rows(model, data, cm))
     if not blocks:
         return np.zeros((0, model.nv))
     return np.vstack(blocks)

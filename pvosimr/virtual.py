@@ -14,7 +14,11 @@ stays O(n + m²).  The blocks come from the EE frames' placements in the world,
 
 - two bodies, 6D: ``[I, −^{c1}X_{c2}]`` with ``^{c1}X_{c2} = W_1 W_2⁻¹``;
 - two bodies, 3D: ``[I, −R_c1ᵀ R_c2]``, the rotation block of the same;
-- world-aligned: every block premultiplied by ``R_c1`` (3D) or ``diag(R_c1, R_c1)`` (6D).
+- world-aligned: every block premultiplied by ``R_c1`` (3D) or ``diag(R_c1, R_c1)`` (6D);
+- pin 4's point anchor (its EEs' rows negated, :mod:`pvosimr.constraints`): body 1's 6-row EE
+  shifted to ``c2``'s point, ``[I, −r×]`` with ``r = R_c1ᵀ (p_c2 − p_c1)``, and ``−R_c1ᵀ R_c2``
+  on body 2's; ``c2`` fixed in the world when on one body.  A frame anchor has a 6D rigid
+  constraint's blocks.
 
 The same code runs on every backend (numpy, stacks, CasADi SX); a plain constraint's block is
 the identity and costs nothing.
@@ -39,12 +43,24 @@ def motion_inverse(B: Backend, X: Matrix) -> Matrix:
     )
 
 
+def _point_anchor(B: Backend, W1: Matrix, W2: Matrix, on_two_bodies: bool) -> list[Block]:
+    """``[I, −r×]`` (3×6) on body 1's EE and ``−R`` on body 2's, from ``^{c1}X_{c2} =
+    [[R, r× R], [0, R]]``: ``r×`` is its upper-right block times ``Rᵀ``."""
+    X = W1 @ motion_inverse(B, W2)
+    R = X[3:6, 3:6]
+    blocks: list[Block] = [B.hstack([B.eye(3), -(X[0:3, 3:6] @ R.T)])]
+    return [*blocks, -R] if on_two_bodies else blocks
+
+
 def combination(B: Backend, topo: Topology, kin: Kinematics) -> list[list[Block]]:
     """``T_ka`` for each constraint ``k`` and each of its EEs ``a`` (``topo.ends[k]``)."""
     T = []
-    for shape, ends in zip(topo.signature, topo.ends, strict=True):
+    for k, (shape, ends) in enumerate(zip(topo.signature, topo.ends, strict=True)):
         blocks: list[Block] = [None]
-        if shape.joint2:
+        if shape.kind == "point_anchor":
+            c2 = ends[1] if shape.joint2 else topo.anchors[k]
+            blocks = _point_anchor(B, kin.world[ends[0]], kin.world[c2], bool(shape.joint2))
+        elif shape.joint2:
             W1, W2 = kin.world[ends[0]], kin.world[ends[1]]
             if shape.dim == 6:
                 blocks.append(-(W1 @ motion_inverse(B, W2)))
