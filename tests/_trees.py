@@ -30,6 +30,7 @@ from pvosimr.zoo.seeded import (
 from pvosimr.zoo.seeded import random_joint as make_joint
 
 __all__ = [
+    "ANCHOR_MODELS",
     "CONTACT_TYPES",
     "DEFAULT_JOINT_TYPES",
     "FIG1_PARENTS",
@@ -51,6 +52,7 @@ __all__ = [
     "reduced_truth",
     "requires_pin_feature",
     "tree_specs",
+    "with_anchors",
 ]
 
 Tree = tuple[pin.Model, list[pin.RigidConstraintModel]]
@@ -204,6 +206,39 @@ def mixed_kinds(
                 random_placement(rng), frame,
             )
         )  # fmt: skip
+    return out
+
+
+#: Pin 4's constraint models pvosimr takes (none before pin 4).
+ANCHOR_MODELS = tuple(
+    getattr(pin, name)
+    for name in (
+        "FrameAnchorConstraintModel",
+        "PointAnchorConstraintModel",
+        "PointContactConstraintModel",
+    )
+    if hasattr(pin, name)
+)
+
+
+def with_anchors(model: pin.Model, cms: Sequence, rng: np.random.Generator) -> list:
+    """``cms`` with a third of them remade as pin 4's models on the same joints and placements
+    (``joint2_placement`` included, a point fixed in the world for a one-body point anchor):
+    a 6D one as a ``FrameAnchorConstraintModel``, a 3D one as a ``PointAnchorConstraintModel``
+    or a ``PointContactConstraintModel``; unchanged on a pin without them."""
+    if not ANCHOR_MODELS:
+        return list(cms)
+    frame, points = ANCHOR_MODELS[0], ANCHOR_MODELS[1:]
+    out = []
+    for cm in cms:
+        if rng.random() >= 1 / 3:
+            out.append(cm)
+            continue
+        six = cm.type == pin.ContactType.CONTACT_6D
+        kind = frame if six else points[int(rng.integers(len(points)))]
+        out.append(
+            kind(model, cm.joint1_id, cm.joint1_placement, cm.joint2_id, cm.joint2_placement)
+        )
     return out
 
 

@@ -1,10 +1,13 @@
-"""World-aligned and two-body constraints: the rows of Pinocchio's ``getConstraintJacobian``.
+"""World-aligned, two-body and pin 4's constraints: the rows of ``getConstraintJacobian``.
 
 The truth builds them from Pinocchio's frame Jacobians (:func:`pvosimr.truth.constraint_jacobian`)
 and is checked here against ``pin.getConstraintJacobian``; every algorithm on every path (numpy,
 batched numpy, the CasADi function, compiled C) is checked against the truth on random trees
 with every joint type and a mix of LOCAL / LOCAL_WORLD_ALIGNED, one-body / two-body
-constraints (:func:`_trees.mixed_kinds`), at ``max|ΔG| / max(1, max|G|) ≤ 1e-9``.
+``RigidConstraintModel`` and pin 4's ``FrameAnchorConstraintModel``,
+``PointAnchorConstraintModel`` and ``PointContactConstraintModel`` in one list
+(:func:`_trees.mixed_kinds`, :func:`_trees.with_anchors`), at
+``max|ΔG| / max(1, max|G|) ≤ 1e-9``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,17 @@ import shutil
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import CONTACT_TYPES, DEFAULT_JOINT_TYPES, TreeSpec, build_tree, mixed_kinds, random_q
+from _trees import (
+    ANCHOR_MODELS,
+    CONTACT_TYPES,
+    DEFAULT_JOINT_TYPES,
+    TreeSpec,
+    build_tree,
+    mixed_kinds,
+    random_q,
+    requires_pin_feature,
+    with_anchors,
+)
 from _truth import TOLERANCE
 
 import pvosimr
@@ -25,11 +38,21 @@ C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 LWA = pin.LOCAL_WORLD_ALIGNED
 FAST_TREES = 24
 SLOW_TREES = 2000
+#: Trees for the CasADi function: every rigid kind (0-3) and every pin 4 model, on one body
+#: and on two (4, 5, 15).
+CASADI_SEEDS = (0, 1, 2, 3, 4, 5, 15)
+PIN4_MODELS = (
+    "FrameAnchorConstraintModel",
+    "PointAnchorConstraintModel",
+    "PointContactConstraintModel",
+)
+needs_pin4_models = requires_pin_feature(*PIN4_MODELS)
 
 
 def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
     """A depth-first tree of 2-12 joints of every kind (a free-flyer root one time in three)
-    with ``min_constraints``-5 constraints of mixed kinds, all drawn from ``seed``."""
+    with ``min_constraints``-5 constraints of mixed kinds, pin 4's models among them, all
+    drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 13))
     parents, path = [], [0]
@@ -46,7 +69,7 @@ def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
         (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
     ]
     model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, mixed_kinds(model, cms, rng)
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
 
 
 def _pin_rows(model: pin.Model, q: np.ndarray, cms: list) -> np.ndarray:
@@ -60,10 +83,21 @@ def _pin_rows(model: pin.Model, q: np.ndarray, cms: list) -> np.ndarray:
     return np.vstack(blocks)
 
 
+def _kind(cm) -> tuple:
+    if isinstance(cm, pin.RigidConstraintModel):
+        return cm.type, cm.joint2_id != 0, cm.reference_frame
+    return type(cm), cm.joint2_id != 0
+
+
 def test_trees_draw_every_kind():
-    kinds = {(cm.type, cm.joint2_id != 0, cm.reference_frame) for s in range(FAST_TREES)
-             for cm in mixed_tree(s)[1]}  # fmt: skip
-    assert kinds == {(t, b, f) for t in (C3, C6) for b in (False, True) for f in (pin.LOCAL, LWA)}
+    kinds = {_kind(cm) for s in range(FAST_TREES) for cm in mixed_tree(s)[1]}
+    rigid = {(t, b, f) for t in (C3, C6) for b in (False, True) for f in (pin.LOCAL, LWA)}
+    assert kinds == rigid | {(t, b) for t in ANCHOR_MODELS for b in (False, True)}
+
+
+def test_casadi_trees_draw_every_kind():
+    kinds = {_kind(cm) for s in CASADI_SEEDS for cm in mixed_tree(s)[1]}
+    assert kinds >= {(t, b) for t in ANCHOR_MODELS for b in (False, True)}
 
 
 @pytest.mark.parametrize("seed", range(FAST_TREES))
@@ -91,7 +125,7 @@ def test_every_algorithm_numpy_and_batch(seed):
     _check_every_algorithm(*mixed_tree(seed), seed)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", CASADI_SEEDS)
 def test_casadi_function(seed):
     symbolic = pytest.importorskip("pvosimr.symbolic")
     model, cms = mixed_tree(seed)
@@ -114,6 +148,22 @@ def _hand_to_hand(model: pin.Model) -> list:
     ]
 
 
+def _anchors(model: pin.Model) -> list:
+    """Pin 4's models on :func:`_branching_tree`: a frame anchor between two branches, a point
+    contact fixed in the world, a point anchor between two links and a one-body frame anchor."""
+    if len(ANCHOR_MODELS) < len(PIN4_MODELS):
+        return []
+    rng = np.random.default_rng(4)
+    place = [pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(6)]
+    frame, point, contact = ANCHOR_MODELS
+    return [
+        frame(model, 3, place[0], 8, place[1]),
+        contact(model, 7, place[2], 0, place[3]),
+        point(model, 5, place[4], 4, place[5]),
+        frame(model, 6, place[1]),
+    ]
+
+
 def _branching_tree() -> pin.Model:
     kinds = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Universal", "HX"]
     return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
@@ -125,7 +175,7 @@ def _branching_tree() -> pin.Model:
 def test_compiled(tmp_path):
     codegen = pytest.importorskip("pvosimr.codegen")
     model = _branching_tree()
-    cms = _hand_to_hand(model)
+    cms = _hand_to_hand(model) + _anchors(model)
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))
     q = random_q(model, np.random.default_rng(5))
     assert rel_err(f(q), dense_delassus(model, q, cms)) <= TOLERANCE
@@ -154,6 +204,60 @@ def test_plain_constraints_keep_their_end_effectors():
     assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
     mixed = pvosimr.topology_for(model, cms)
     assert (mixed.m, mixed.m_virtual, len(mixed.ees)) == (18, 27, 6)
+
+
+@needs_pin4_models
+def test_pin4_models_end_effectors():
+    """A frame anchor on one body is one plain EE (its rows negated in ``K``); a point anchor
+    sweeps body 1's six rows and reads where ``c1`` and its world-fixed ``c2`` are."""
+    model = _branching_tree()
+    cms = _anchors(model)
+    plain = pvosimr.topology_for(model, cms[3:])
+    assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
+    anchored = pvosimr.topology_for(model, cms[1:2])
+    assert (anchored.m, anchored.dims, anchored.framed) == (3, (6,), anchored.ees)
+    assert list(anchored.anchors) == [0]
+    both = pvosimr.topology_for(model, cms)
+    assert (both.m, both.m_virtual, both.dims) == (18, 33, (6, 6, 6, 6, 3, 6))
+
+
+@needs_pin4_models
+def test_pin4_models_refused_by_pinocchio_routines():
+    model = _branching_tree()
+    q = random_q(model, np.random.default_rng(6))
+    for cm in _anchors(model):
+        with pytest.raises(NotImplementedError, match=r"takes? RigidConstraintModel only"):
+            pinocchio_delassus(model, q, [cm])
+
+
+@needs_pin4_models
+def test_pin4_bad_input():
+    """Unsupported constraint models, a lone model, joints outside the model or equal, and a
+    world anchor's placement that is not rigid: each a named error."""
+    model = _branching_tree()
+    data, q = model.createData(), random_q(model, np.random.default_rng(7))
+    frame, point, _ = ANCHOR_MODELS
+    with pytest.raises(TypeError, match="constraint 1 is a JointLimitConstraintModel"):
+        pvosimr.compute_delassus(
+            model, data, q, [frame(model, 2), pin.JointLimitConstraintModel(model, [2])]
+        )
+    with pytest.raises(TypeError, match="not one"):
+        pvosimr.compute_delassus(model, data, q, frame(model, 2))
+    small = build_tree(TreeSpec([0, 1], ["RX", "RY"], [], False, 1))[0]
+    with pytest.raises(ValueError, match=r"joint 8 \(joint2_id\), which is not in the model"):
+        pvosimr.compute_delassus(
+            small,
+            small.createData(),
+            pin.neutral(small),
+            [point(model, 1, pin.SE3.Identity(), 8, pin.SE3.Identity())],
+        )
+    with pytest.raises(ValueError, match="to itself"):
+        pvosimr.compute_delassus(
+            model, data, q, [point(model, 4, pin.SE3.Identity(), 4, pin.SE3.Identity())]
+        )
+    skewed = point(model, 4, pin.SE3.Identity(), 0, pin.SE3(2 * np.eye(3), np.zeros(3)))
+    with pytest.raises(ValueError, match="constraint 0: joint2_placement has a rotation"):
+        pvosimr.compute_delassus(model, data, q, [skewed])
 
 
 @pytest.mark.slow
