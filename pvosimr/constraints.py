@@ -1,4 +1,4 @@
-"""Constraints as Pinocchio ``RigidConstraintModel`` objects, and their constraint matrices ``K_i``.
+"""Constraints as Pinocchio's constraint models, and their constraint matrices ``K_i``.
 
 pvosimr takes the very objects a user passes to ``pin.computeDelassusMatrix``.  A constraint of
 type CONTACT_6D on joint ``j`` with placement ``X`` and reference frame LOCAL constrains the

@@ -65,9 +65,11 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
     """The structural identity of a constraint list, validated against ``model``: one
     :class:`~pvosimr.constraints.ConstraintShape` per constraint.
 
-    Raises a ``ValueError`` naming the first constraint that is on the universe, on a joint not
-    in the model, in a reference frame other than LOCAL or LOCAL_WORLD_ALIGNED, or between a
-    joint and itself.  Placements are not part of the signature: they are read on every call.
+    Raises a ``TypeError`` for a constraint model other than ``RigidConstraintModel`` and pin 4's
+    frame anchor, point anchor and point contact, and a ``ValueError`` naming the first
+    constraint that is on the universe, on a joint not in the model, in a reference frame other
+    than LOCAL or LOCAL_WORLD_ALIGNED, or between a joint and itself.  Placements are not part
+    of the signature: they are read on every call.
     """
     sig = []
     for k, cm in enumerate(as_constraint_list(constraint_models)):
