@@ -71,7 +71,9 @@ def compute_delassus(
     ``getConstraintJacobian``: 6D rows are the linear then angular velocity of the constraint
     frame, 3D rows its linear velocity, in that frame (LOCAL) or in world axes
     (LOCAL_WORLD_ALIGNED), relative to ``joint2``'s frame for a constraint between two bodies
-    (:mod:`pvosimr.constraints`).  ``pin.computeDelassusMatrix`` itself reads
+    (:mod:`pvosimr.constraints`).  Pin 4's ``FrameAnchorConstraintModel``,
+    ``PointAnchorConstraintModel`` and ``PointContactConstraintModel`` may stand in the same list,
+    with the rows ``getConstraintJacobian`` gives them.  ``pin.computeDelassusMatrix`` itself reads
     LOCAL_WORLD_ALIGNED as LOCAL and ignores ``joint2`` (pin 4.1).
 
     ``algorithm`` is one of :data:`ALGORITHMS`.  ``topology`` (a :class:`Topology` of this

@@ -50,6 +50,7 @@ from .checks import check_configuration
 from .constraints import (
     as_constraint_list,
     constraint_dim,
+    constraint_kind,
     contact_cholesky,
     pinocchio_kind_problem,
     place_constraints,
@@ -116,10 +117,11 @@ def _key(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> tuple:
         model.njoints,
         tuple(
             (
+                constraint_kind(cm),  # pin 4's models have no type or frame: refused by name
                 cm.joint1_id,
                 cm.joint2_id,
-                cm.type,
-                cm.reference_frame,
+                getattr(cm, "type", None),
+                getattr(cm, "reference_frame", None),
                 cm.joint1_placement.homogeneous.tobytes(),
             )
             for cm in cms

@@ -195,3 +195,17 @@ def test_count_of_a_loop_closure_matches_the_api(capsys):
     robot = zoo.load("four_bar", "coupler_rocker_3d_lwa")
     ops = pvosimr.count_operations(robot.model, robot.constraints, "pv-osimr")
     assert f"{ops:,}" in out or str(ops) in out
+
+
+@pytest.mark.skipif(not hasattr(pin, "FrameAnchorConstraintModel"), reason="pin 4's models")
+def test_pin4_models_are_counted_and_keyed_apart():
+    model = pin.buildSampleModelHumanoid()
+    jid = model.getJointId("rarm_wrist2_joint") if model.existJointName("rarm_wrist2_joint") else 5
+    placement = pin.SE3(np.eye(3), np.r_[0.0, 0.0, 0.1])
+    world_point = pin.SE3(np.eye(3), np.r_[0.3, 0.0, 0.1])
+    rigid = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, model, jid, placement, pin.LOCAL)
+    anchor = pin.PointAnchorConstraintModel(model, jid, placement, 0, world_point)
+    moved = pin.PointAnchorConstraintModel(model, jid, placement, 0, world_point * placement)
+    digests = {opcounts.model_digest(model, [cm]) for cm in (rigid, anchor, moved)}
+    assert len(digests) == 3
+    assert pvosimr.count_operations(model, [anchor], "pv-osimr") > 0

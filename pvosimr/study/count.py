@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from pvosimr.constraints import as_constraint_list, constraint_matrix
+from pvosimr.constraints import as_constraint_list, constraint_kind, constraint_matrix
 from pvosimr.delassus import ALGORITHMS
 from pvosimr.study.options import (
     add_model_file_options,
@@ -88,10 +88,14 @@ def model_digest(model: pin.Model, constraint_models: Iterable) -> str:
         h.update(np.asarray(model.inertias[i].matrix()).tobytes())
     h.update(np.asarray(model.armature).tobytes())
     for cm in as_constraint_list(constraint_models):
-        h.update(f"{cm.joint1_id}|{cm.reference_frame}|{cm.type}|".encode())
+        kind = constraint_kind(cm)
+        if kind == "rigid":
+            h.update(f"{cm.joint1_id}|{cm.reference_frame}|{cm.type}|".encode())
+        else:  # pin 4's models have neither a type nor a frame: their kind says both
+            h.update(f"{kind}|{cm.joint1_id}|".encode())
         h.update(np.asarray(cm.joint1_placement.homogeneous).tobytes())
         h.update(np.asarray(constraint_matrix(cm)).tobytes())
-        if cm.joint2_id != 0:  # a loop closure: the second body is part of the count
+        if cm.joint2_id != 0 or kind != "rigid":  # the second body, or an anchor's world point
             h.update(f"joint2|{cm.joint2_id}|".encode())
             h.update(np.asarray(cm.joint2_placement.homogeneous).tobytes())
     return h.hexdigest()
