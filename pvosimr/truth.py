@@ -19,6 +19,7 @@ __all__ = [
     "constraint_jacobian",
     "dense_delassus",
     "mass_matrix",
+    "pinocchio_constraint_jacobian",
     "pinocchio_delassus",
     "rel_err",
 ]
@@ -171,6 +172,19 @@ def dense_delassus(
     y = np.linalg.solve(chol, jac.T)
     g = y.T @ y
     return 0.5 * (g + g.T)
+
+
+def pinocchio_constraint_jacobian(model: pin.Model, q: np.ndarray, constraint_models) -> np.ndarray:
+    """The constraint rows stacked from Pinocchio's own ``pin.getConstraintJacobian``: its
+    definition of every constraint kind, independent of :func:`constraint_jacobian`."""
+    data = model.createData()
+    pin.computeJointJacobians(model, data, np.asarray(q, dtype=float))
+    blocks = []
+    for cm in constraint_models:
+        cd = cm.createData()
+        cm.calc(model, data, cd)
+        blocks.append(np.asarray(pin.getConstraintJacobian(model, data, cm, cd)))
+    return np.vstack(blocks) if blocks else np.zeros((0, model.nv))
 
 
 def pinocchio_delassus(

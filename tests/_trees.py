@@ -47,6 +47,7 @@ __all__ = [
     "random_placement",
     "random_q",
     "random_rotation",
+    "random_shape",
     "random_trees",
     "random_unit_vector",
     "reduced_truth",
@@ -129,6 +130,21 @@ class TreeSpec:
             f"TreeSpec(parents={list(self.parents)}, joint_types={list(self.joint_types)}, "
             f"constraints={cons}, armature={self.armature}, seed={self.seed})"
         )
+
+
+def random_shape(rng: np.random.Generator, n: int) -> tuple[list[int], list[str]]:
+    """Depth-first parents of ``n`` joints and their uniformly drawn kinds (a free-flyer root
+    one time in three), drawn from ``rng`` in this order."""
+    parents, path = [], [0]
+    for i in range(1, n + 1):
+        parent = path[int(rng.integers(len(path)))]
+        del path[path.index(parent) + 1 :]
+        path.append(i)
+        parents.append(parent)
+    fixed_kinds = [k for k in DEFAULT_JOINT_TYPES if k != "FreeFlyer"]
+    kinds = [str(k) for k in rng.choice(DEFAULT_JOINT_TYPES, n)]
+    kinds[0] = "FreeFlyer" if rng.random() < 1 / 3 else str(rng.choice(fixed_kinds))
+    return parents, kinds
 
 
 def build_tree(spec: TreeSpec) -> Tree:

@@ -20,11 +20,11 @@ import pytest
 from _trees import (
     ANCHOR_MODELS,
     CONTACT_TYPES,
-    DEFAULT_JOINT_TYPES,
     TreeSpec,
     build_tree,
     mixed_kinds,
     random_q,
+    random_shape,
     requires_pin_feature,
     with_anchors,
 )
@@ -32,7 +32,13 @@ from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr.batch import compute_delassus_batch
-from pvosimr.truth import constraint_jacobian, dense_delassus, pinocchio_delassus, rel_err
+from pvosimr.truth import (
+    constraint_jacobian,
+    dense_delassus,
+    pinocchio_constraint_jacobian,
+    pinocchio_delassus,
+    rel_err,
+)
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 LWA = pin.LOCAL_WORLD_ALIGNED
@@ -49,38 +55,25 @@ PIN4_MODELS = (
 needs_pin4_models = requires_pin_feature(*PIN4_MODELS)
 
 
+def assert_rows_are_pinocchios(model: pin.Model, q: np.ndarray, cms: list) -> None:
+    """The truth's rows (frame Jacobians) equal ``getConstraintJacobian``'s to 1e-12."""
+    J = constraint_jacobian(model, q, cms)
+    assert np.abs(J - pinocchio_constraint_jacobian(model, q, cms)).max() <= 1e-12
+
+
 def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
     """A depth-first tree of 2-12 joints of every kind (a free-flyer root one time in three)
     with ``min_constraints``-5 constraints of mixed kinds, pin 4's models among them, all
     drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 13))
-    parents, path = [], [0]
-    for i in range(1, n + 1):
-        parent = path[int(rng.integers(len(path)))]
-        del path[path.index(parent) + 1 :]
-        path.append(i)
-        parents.append(parent)
-    fixed = [k for k in DEFAULT_JOINT_TYPES if k != "FreeFlyer"]
-    kinds = [str(k) for k in rng.choice(DEFAULT_JOINT_TYPES, n)]
-    kinds[0] = "FreeFlyer" if rng.random() < 1 / 3 else str(rng.choice(fixed))
+    parents, kinds = random_shape(rng, n)
     m = int(rng.integers(min_constraints, 6))
     constraints = [
         (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
     ]
     model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
     return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
-
-
-def _pin_rows(model: pin.Model, q: np.ndarray, cms: list) -> np.ndarray:
-    data = model.createData()
-    pin.computeJointJacobians(model, data, q)
-    blocks = []
-    for cm in cms:
-        cd = cm.createData()
-        cm.calc(model, data, cd)
-        blocks.append(pin.getConstraintJacobian(model, data, cm, cd))
-    return np.vstack(blocks)
 
 
 def _kind(cm) -> tuple:
@@ -104,7 +97,7 @@ def test_casadi_trees_draw_every_kind():
 def test_truth_rows_are_pinocchios(seed):
     model, cms = mixed_tree(seed)
     q = random_q(model, np.random.default_rng(seed))
-    assert np.abs(constraint_jacobian(model, q, cms) - _pin_rows(model, q, cms)).max() <= 1e-12
+    assert_rows_are_pinocchios(model, q, cms)
 
 
 def _check_every_algorithm(model: pin.Model, cms: list, seed: int) -> None:
@@ -268,7 +261,7 @@ def test_property_mixed_kinds():
     for seed in range(1000, 1000 + SLOW_TREES):
         model, cms = mixed_tree(seed, min_constraints=1)
         q = random_q(model, np.random.default_rng(seed))
-        assert np.abs(constraint_jacobian(model, q, cms) - _pin_rows(model, q, cms)).max() <= 1e-12
+        assert_rows_are_pinocchios(model, q, cms)
         _check_every_algorithm(model, cms, seed)
         if seed % 50 == 0:
             f = symbolic.delassus_function(model, cms, "pv-osimr")

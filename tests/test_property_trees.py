@@ -24,6 +24,7 @@ from _trees import (
     add_mimics,
     build_tree,
     random_q,
+    random_shape,
     reduced_truth,
 )
 from _truth import TOLERANCE
@@ -45,15 +46,7 @@ def random_spec(seed: int) -> TreeSpec:
     in three), 0-5 constraints of random type on random joints, armature one time in two."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 13))
-    parents, path = [], [0]
-    for i in range(1, n + 1):
-        parent = path[int(rng.integers(len(path)))]
-        del path[path.index(parent) + 1 :]
-        path.append(i)
-        parents.append(parent)
-    fixed_kinds = [k for k in DEFAULT_JOINT_TYPES if k != "FreeFlyer"]
-    kinds = [str(k) for k in rng.choice(DEFAULT_JOINT_TYPES, n)]
-    kinds[0] = "FreeFlyer" if rng.random() < 1 / 3 else str(rng.choice(fixed_kinds))
+    parents, kinds = random_shape(rng, n)
     m = int(rng.integers(0, 6))
     constraints = [
         (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)

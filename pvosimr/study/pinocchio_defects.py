@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.truth import rel_err
+from pvosimr.truth import pinocchio_constraint_jacobian, rel_err
 
 __all__ = [
     "damped_inverse_section",
@@ -71,15 +71,8 @@ def pinocchio_truth(model: pin.Model, q: np.ndarray, constraint_models) -> np.nd
     """``J M⁻¹ Jᵀ`` from Pinocchio alone: ``J`` stacked from ``pin.getConstraintJacobian``
     (Pinocchio's own definition of every constraint's rows: LOCAL_WORLD_ALIGNED, two bodies),
     ``M`` from ``pin.crba``; no pvosimr code."""
-    data = model.createData()
-    pin.computeJointJacobians(model, data, q)
-    blocks = []
-    for cm in constraint_models:
-        cd = cm.createData()
-        cm.calc(model, data, cd)
-        blocks.append(np.asarray(pin.getConstraintJacobian(model, data, cm, cd)))
-    J = np.vstack(blocks)
-    M = np.triu(pin.crba(model, data, q))
+    J = pinocchio_constraint_jacobian(model, q, constraint_models)
+    M = np.triu(pin.crba(model, model.createData(), q))
     M = M + np.triu(M, 1).T
     return J @ np.linalg.solve(M, J.T)
 
