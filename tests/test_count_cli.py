@@ -17,6 +17,7 @@ from pvosimr import zoo
 from pvosimr.constraints import point, weld
 from pvosimr.study import cli
 from pvosimr.study import count as opcounts
+from pvosimr.zoo import presets
 
 FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
 
@@ -209,3 +210,26 @@ def test_pin4_models_are_counted_and_keyed_apart():
     digests = {opcounts.model_digest(model, [cm]) for cm in (rigid, anchor, moved)}
     assert len(digests) == 3
     assert pvosimr.count_operations(model, [anchor], "pv-osimr") > 0
+
+
+def test_a_loop_closure_from_the_command_line(capsys, two_arms):
+    argv = ["--free-flyer", "--weld-between", "right_tip", "left_tip", "--world-aligned"]
+    header, counts, _ = run(capsys, str(two_arms), *argv, "--point", "left_tip", "--no-cache")
+    model = pin.buildModelFromMJCFAndRootJoint(str(two_arms), pin.JointModelFreeFlyer())
+    closed = presets.world_aligned(
+        presets.combine(
+            presets.between("weld", "right_tip", "left_tip"), presets.points("left_tip")
+        )
+    )(model)
+    assert [cm.joint2_id != 0 for cm in closed] == [True, False]
+    assert counts == api_counts(model, closed)
+    assert "m 9, 2 constraints" in header
+    args = opcounts.build_parser().parse_args(["x", "--point-between", "a", "b", "--weld", "c"])
+    assert args.constraints == [("point", ("a", "b")), ("weld", "c")]
+
+
+def test_world_aligned_needs_constraints_from_the_command_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["count", "solo12", "--world-aligned"])
+    assert exit_.value.code == 2
+    assert "--world-aligned goes with --point/--weld" in capsys.readouterr().err

@@ -244,6 +244,8 @@ def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
         parser.error("--free-flyer is for model files; zoo robots come with their root joint")
     if args.mimic:
         parser.error("--mimic is for model files; zoo robots come with their joints")
+    if args.world_aligned and not args.constraints:
+        parser.error("--world-aligned goes with --point/--weld/--point-between/--weld-between")
     if args.constraints and args.preset is not None:
         parser.error("give either --preset or --point/--weld, not both")
     robot = _load_zoo(args.robot, args.preset, parser)

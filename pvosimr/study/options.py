@@ -141,12 +141,21 @@ def require_extra(prog: str, *modules: str) -> None:
             raise SystemExit(2) from None
 
 
-MODEL_FILE_OPTIONS = ("--point", "--weld", "--free-flyer", "--mimic")
+MODEL_FILE_OPTIONS = (
+    "--point",
+    "--weld",
+    "--point-between",
+    "--weld-between",
+    "--world-aligned",
+    "--free-flyer",
+    "--mimic",
+)
 
 
 def add_model_file_options(parser: argparse.ArgumentParser) -> None:
-    """``--point``/``--weld`` (into ``args.constraints``: ``(kind, frame)`` pairs in order),
-    ``--free-flyer`` and ``--mimic``."""
+    """``--point``/``--weld`` and ``--point-between``/``--weld-between`` (into
+    ``args.constraints``: ``(kind, frame)`` or ``(kind, (frame1, frame2))`` in order),
+    ``--world-aligned``, ``--free-flyer`` and ``--mimic``."""
     for kind, what in (("point", "3D point contact"), ("weld", "6D weld")):
         parser.add_argument(
             f"--{kind}",
@@ -156,6 +165,19 @@ def add_model_file_options(parser: argparse.ArgumentParser) -> None:
             metavar="FRAME",
             help=f"a {what} at this frame (repeatable; command-line order is kept)",
         )
+        parser.add_argument(
+            f"--{kind}-between",
+            dest="constraints",
+            action=_AppendBetween,
+            nargs=2,
+            metavar=("FRAME1", "FRAME2"),
+            help=f"a {what} closing a loop between two frames (repeatable, in order)",
+        )
+    parser.add_argument(
+        "--world-aligned",
+        action="store_true",
+        help="every constraint's rows in world axes, LOCAL_WORLD_ALIGNED (default: LOCAL)",
+    )
     parser.add_argument(
         "--free-flyer",
         action="store_true",
@@ -168,10 +190,23 @@ def add_model_file_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _AppendBetween(argparse.Action):
+    """``--point-between A B``: appends ``("point", ("A", "B"))`` to ``dest``."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        kind = option_string.removeprefix("--").removesuffix("-between")
+        items = list(getattr(namespace, self.dest) or [])
+        setattr(namespace, self.dest, [*items, (kind, tuple(values))])
+
+
 def model_file_options_used(args: argparse.Namespace) -> list[str]:
     """The model-file options given on the command line (for "only with a FILE" errors)."""
-    used = [f"--{kind}" for kind in dict.fromkeys(k for k, _ in args.constraints or [])]
-    return used + [o for o in ("--free-flyer", "--mimic") if getattr(args, o[2:].replace("-", "_"))]
+    used = [
+        f"--{kind}" + ("" if isinstance(frames, str) else "-between")
+        for kind, frames in args.constraints or []
+    ]
+    flags = ("--world-aligned", "--free-flyer", "--mimic")
+    return [*dict.fromkeys(used), *(o for o in flags if getattr(args, o[2:].replace("-", "_")))]
 
 
 def robot_from_file(
@@ -180,7 +215,11 @@ def robot_from_file(
     """:func:`pvosimr.zoo.from_file` with the parsed options; any problem is a usage error."""
     try:
         return zoo.from_file(
-            path, args.constraints or [], free_flyer=args.free_flyer, mimic=args.mimic
+            path,
+            args.constraints or [],
+            free_flyer=args.free_flyer,
+            mimic=args.mimic,
+            world_aligned=args.world_aligned,
         )
     except (FileNotFoundError, ValueError) as exc:
         hint = "; pass --point FRAME and/or --weld FRAME" if not args.constraints else ""
@@ -192,6 +231,6 @@ def with_frames(
 ) -> zoo.Robot:
     """A zoo robot with the ``--point``/``--weld`` constraints instead of its presets."""
     try:
-        return robot.with_constraints(args.constraints)
+        return robot.with_constraints(args.constraints, world_aligned=args.world_aligned)
     except ValueError as exc:
         parser.error(str(exc))

@@ -101,14 +101,17 @@ def leaf_frames(model: pin.Model) -> list[str]:
 
 def from_file(
     path: str | os.PathLike[str],
-    constraints: Sequence[tuple[str, str]],
+    constraints: Sequence[tuple[str, str | tuple[str, str]]],
     *,
     free_flyer: bool = False,
     mimic: bool = False,
+    world_aligned: bool = False,
 ) -> Robot:
     """The robot of a model file with ``constraints``, ``(kind, frame)`` pairs kept in order.
 
-    ``kind`` is ``"point"`` (3D point contact at the frame's origin) or ``"weld"`` (6D weld).
+    ``kind`` is ``"point"`` (3D point contact at the frame's origin) or ``"weld"`` (6D weld);
+    a pair of frames instead of one is a loop closure between them, and ``world_aligned`` puts
+    every constraint's rows in world axes (:func:`pvosimr.zoo.presets.from_frames`).
     The robot is named after the file; its one preset after the constraints (e.g.
     ``FL_FOOT_3d+tool0_6d``).  See :func:`model_from_file` for ``free_flyer`` and ``mimic``.
 
@@ -123,5 +126,5 @@ def from_file(
             f"{path}: no constraints given; the leaf links of model {model.name!r} are "
             f"{', '.join(leaf_frames(model)) or 'none'}"
         )
-    name, preset = from_frames(constraints)
+    name, preset = from_frames(constraints, world_aligned_rows=world_aligned)
     return Robot.build(Path(path).name, model, {name: preset})

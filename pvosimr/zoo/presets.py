@@ -70,22 +70,40 @@ CONSTRAINT_KINDS = {"point": 3, "weld": 6}
 """Constraint kinds :func:`from_frames` builds, with their dimension."""
 
 
-def from_frames(requested: Sequence[tuple[str, str]]) -> tuple[str, Preset]:
+def from_frames(
+    requested: Sequence[tuple[str, str | tuple[str, str]]], *, world_aligned_rows: bool = False
+) -> tuple[str, Preset]:
     """A preset of ``(kind, frame)`` pairs, in the given order, and its name.
 
-    ``kind`` is ``"point"`` (3D point contact at the frame origin) or ``"weld"`` (6D weld).
-    The name joins ``{frame}_3d`` / ``{frame}_6d`` with ``+``; e.g.
+    ``kind`` is ``"point"`` (3D point contact at the frame origin) or ``"weld"`` (6D weld).  A
+    pair of frames ``(frame1, frame2)`` is a loop closure between them (:func:`between`).  With
+    ``world_aligned_rows`` every constraint's rows are in world axes (:func:`world_aligned`).
+    The name joins ``{frame}_3d`` / ``{frame}_6d`` (``{frame1}-{frame2}_6d`` for a loop
+    closure) with ``+``, and ends in ``_lwa`` for world-aligned rows; e.g.
     ``from_frames([("weld", "tool0")])`` is ``("tool0_6d", welds("tool0"))``.
     """
-    requested = [(str(kind), str(frame)) for kind, frame in requested]
+    requested = [(str(kind), frames) for kind, frames in requested]
     bad = [kind for kind, _ in requested if kind not in CONSTRAINT_KINDS]
     if bad:
         raise ValueError(f"unknown constraint kind(s) {bad}; valid: {list(CONSTRAINT_KINDS)}")
     if not requested:
         raise ValueError("no constraints requested (give at least one point or weld frame)")
     builders = {"point": point, "weld": weld}
-    name = "+".join(f"{frame}_{CONSTRAINT_KINDS[kind]}d" for kind, frame in requested)
-    return name, lambda model: [builders[kind](model, frame) for kind, frame in requested]
+
+    def one(kind: str, frames) -> Preset:
+        if isinstance(frames, str):
+            return lambda model: [builders[kind](model, frames)]
+        frame1, frame2 = frames
+        return between(kind, frame1, frame2)
+
+    def label(frames) -> str:
+        return frames if isinstance(frames, str) else "-".join(frames)
+
+    name = "+".join(f"{label(frames)}_{CONSTRAINT_KINDS[kind]}d" for kind, frames in requested)
+    preset = combine(*(one(kind, frames) for kind, frames in requested))
+    if world_aligned_rows:
+        return f"{name}_lwa", world_aligned(preset)
+    return name, preset
 
 
 def combine(*presets: Preset) -> Preset:

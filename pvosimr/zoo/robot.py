@@ -86,13 +86,14 @@ class Robot:
         """The same robot (same ``model`` object) with another constraint preset."""
         return Robot.build(self.name, self.model, self._builders, preset)
 
-    def with_constraints(self, requested: Sequence[tuple[str, str]]) -> Robot:
+    def with_constraints(self, requested: Sequence, *, world_aligned: bool = False) -> Robot:
         """The same robot with one preset made of ``(kind, frame)`` pairs, in order.
 
-        See :func:`pvosimr.zoo.presets.from_frames` (kinds ``"point"``, ``"weld"``); an unknown
-        frame raises ValueError naming the closest frames of the model.
+        See :func:`pvosimr.zoo.presets.from_frames` (kinds ``"point"``, ``"weld"``, a pair of
+        frames for a loop closure, ``world_aligned`` rows); an unknown frame raises ValueError
+        naming the closest frames of the model.
         """
-        name, preset = from_frames(requested)
+        name, preset = from_frames(requested, world_aligned_rows=world_aligned)
         return Robot.build(self.name, self.model, {name: preset})
 
     def q_random(self, rng: np.random.Generator | None = None) -> np.ndarray:
