@@ -117,10 +117,11 @@ def numeric_kinematics(
     for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
         S[c.joint] = c.screw[:, None]
     H, armature, K = model_constants(model, topology, constraint_models)
-    placed = _end_effectors(topology, constraint_models)
     world = {}
-    for e in topology.framed:
-        P, _ = placed[e]
-        world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
-    world.update(_anchors(topology, constraint_models))
+    if topology.framed or topology.anchors:  # plain constraints need no world placement
+        placed = _end_effectors(topology, constraint_models)
+        for e in topology.framed:
+            P, _ = placed[e]
+            world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
+        world.update(_anchors(topology, constraint_models))
     return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)

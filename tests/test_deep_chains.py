@@ -60,3 +60,35 @@ def test_ltl_ancestor_runs_cover_exactly_the_ancestors():
             i = lam[i]
         assert [j for r in rk for j in range(r.start, r.stop)] == sorted(expected)
     assert runs[4] == (slice(0, 2), slice(3, 4))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])
+def test_deep_chain_with_loop_closures_matches_dense_truth(kind, n):
+    """The same chains closed into loops: a world-aligned 6D weld from the tip to the first
+    link, a world-aligned point in the middle, a LOCAL 3D point from the tip to the middle."""
+    import pinocchio as pin
+
+    from pvosimr.truth import dense_delassus
+
+    model, (tip, mid, base) = random_chain([kind] * n, seed=0)
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    cms = [
+        pin.RigidConstraintModel(
+            tip.type, model, tip.joint1_id, tip.joint1_placement,
+            base.joint1_id, base.joint1_placement, lwa,
+        ),
+        pin.RigidConstraintModel(mid.type, model, mid.joint1_id, mid.joint1_placement, lwa),
+        pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_3D, model, tip.joint1_id, tip.joint1_placement,
+            mid.joint1_id, mid.joint1_placement, pin.ReferenceFrame.LOCAL,
+        ),
+    ]  # fmt: skip
+    q = random_q(model, np.random.default_rng(1))
+    truth = dense_delassus(model, q, cms)
+    data = model.createData()
+    for algorithm in pvosimr.ALGORITHMS:
+        G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
+        assert rel_err(G, truth) <= TOL, (algorithm, rel_err(G, truth))
+        Gb = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm)[0]
+        assert rel_err(Gb, truth) <= TOL, (algorithm, "batch", rel_err(Gb, truth))
