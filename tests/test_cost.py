@@ -1,0 +1,113 @@
+"""The CasADi-free cost model (:mod:`pvosimr.cost`) against the counted operations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pvosimr import zoo
+from pvosimr.cost import ALGORITHM_ORDER, cheapest, estimate_operations
+from pvosimr.topology import Topology
+
+pytest.importorskip("casadi")
+from pvosimr.symbolic import count_operations
+
+#: (zoo robot, preset): a floating humanoid, a hand, a branching stem, two welded chains, a
+#: mimic robot and a loop closure.
+CASES = [
+    ("atlas", "feet_6d"),
+    ("shadow_hand", "fingertips_3d"),
+    ("stem_b2_L10", "branch_tips_6d"),
+    ("chain_welded_every_link_n10", "welds_6d"),
+    ("chain_welded_every_k_k4", "welds_6d"),
+    ("panda_mimic", "tool_6d"),
+    ("four_bar", "coupler_rocker_3d"),
+]
+
+#: The estimate never undercounts by more than this fraction ...
+UNDER = 0.10
+#: ... nor overcounts by more than this factor: it does not model CasADi's dead-code
+#: elimination (entries computed but never read by G), which dominates on tiny mechanisms
+#: (the four-bar's 98 operations are estimated at 296).
+OVER = 3.1
+
+_COUNTS: dict[tuple[str, str, str], int] = {}
+
+
+def _counted(name: str, preset: str, algorithm: str) -> int:
+    key = (name, preset, algorithm)
+    if key not in _COUNTS:
+        robot = zoo.load(name, preset)
+        _COUNTS[key] = count_operations(robot.model, robot.constraints, algorithm)
+    return _COUNTS[key]
+
+
+def _check_choice(name: str, preset: str) -> None:
+    robot = zoo.load(name, preset)
+    topo = Topology(robot.model, robot.constraints)
+    counts = {a: _counted(name, preset, a) for a in ALGORITHM_ORDER}
+    choice = cheapest(robot.model, topo, constraint_models=robot.constraints)
+    assert counts[choice] <= 1.05 * min(counts.values()), (choice, counts)
+
+
+@pytest.mark.parametrize(("name", "preset"), CASES)
+def test_estimate_brackets_the_count(name: str, preset: str) -> None:
+    robot = zoo.load(name, preset)
+    topo = Topology(robot.model, robot.constraints)
+    for algorithm in ALGORITHM_ORDER:
+        counted = _counted(name, preset, algorithm)
+        estimate = estimate_operations(robot.model, topo, algorithm, robot.constraints)
+        assert (1 - UNDER) * counted <= estimate <= OVER * counted, (algorithm, estimate, counted)
+
+
+@pytest.mark.parametrize(("name", "preset"), CASES)
+def test_cheapest_is_within_five_percent_of_the_best_count(name: str, preset: str) -> None:
+    _check_choice(name, preset)
+
+
+@pytest.mark.xfail(strict=True, reason="the model overrates PV-OSIMr's mimic couplings here")
+def test_cheapest_known_miss_mimic_fingers() -> None:
+    _check_choice("panda_mimic", "fingers_3d")
+
+
+def test_ties_break_in_the_fixed_order() -> None:
+    robot = zoo.load("hector", "base_6d")  # one free body: every algorithm is the same product
+    topo = Topology(robot.model, robot.constraints)
+    estimates = {
+        a: estimate_operations(robot.model, topo, a, robot.constraints) for a in ALGORITHM_ORDER
+    }
+    lowest = min(estimates.values())
+    first = next(a for a in ALGORITHM_ORDER if estimates[a] == lowest)
+    assert cheapest(robot.model, topo, constraint_models=robot.constraints) == first
+    reordered = tuple(reversed(ALGORITHM_ORDER))
+    assert cheapest(robot.model, topo, reordered, robot.constraints) == first
+
+
+def test_unknown_algorithm_is_refused() -> None:
+    robot = zoo.load("double_pendulum_simple", "tip_3d")
+    with pytest.raises(ValueError, match="no cost model"):
+        estimate_operations(robot.model, Topology(robot.model, robot.constraints), "magic")
+
+
+def test_the_cost_model_runs_without_casadi() -> None:
+    code = (
+        "import sys; sys.modules['casadi'] = None\n"
+        "from pvosimr import zoo; from pvosimr.topology import Topology\n"
+        "from pvosimr.cost import cheapest\n"
+        "r = zoo.load('shadow_hand', 'fingertips_3d')\n"
+        "t = Topology(r.model, r.constraints)\n"
+        "print(cheapest(r.model, t, constraint_models=r.constraints))\n"
+        "assert 'casadi' not in {m.split('.')[0] for m in sys.modules if sys.modules[m]}\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() in ALGORITHM_ORDER
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in zoo.names() if zoo.load(n).model.nv <= 40])
+def test_cheapest_on_the_zoo(name: str) -> None:
+    for preset in zoo.load(name).presets:
+        _check_choice(name, preset)
