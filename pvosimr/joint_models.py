@@ -361,7 +361,7 @@ def mimic_motion(B: Backend, coupling: MimicCoupling, q_primary: Matrix) -> Moti
     """``(R, p, S)`` of a mimic joint at ``θ = s q_primary + o`` in the relaxed tree: its screw
     ``[v; w]`` (revolute, prismatic or helical) turned by ``θ |w|`` about ``w`` and moved by
     ``θ v``, as Pinocchio's 1-DoF joints are."""
-    theta = coupling.scaling * q_primary + coupling.offset
+    theta = coupling.scaling * q_primary[0] + coupling.offset
     v, w = coupling.screw[:3], coupling.screw[3:]
     R = None
     if np.any(w):

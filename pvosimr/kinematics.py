@@ -22,7 +22,13 @@ from .constraints import end_effector_placements
 from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
 
-__all__ = ["Kinematics", "frame_transforms", "model_constants", "numeric_kinematics"]
+__all__ = [
+    "Kinematics",
+    "frame_transforms",
+    "link_constants",
+    "model_constants",
+    "numeric_kinematics",
+]
 
 
 @dataclass
@@ -64,16 +70,24 @@ def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
     return {key: cms[k].joint2_placement.actionInverse for k, key in topology.anchors.items()}
 
 
-def model_constants(
-    model: pin.Model, topology: Topology, constraint_models
-) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, np.ndarray]]:
-    """The configuration-independent inputs: link inertias, armature blocks and ``K_i``."""
+def link_constants(
+    model: pin.Model, topology: Topology
+) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+    """The link inertias ``H_i`` and armature blocks (``None`` when zero) of every link."""
     H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
     rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
     for i in topology.links:  # the model's dofs: a mimic joint has none, and no rotor of its own
         a = rotor[topology.model_dofs[i]]
         armature.append(np.diag(a) if a.any() else None)
+    return H, armature
+
+
+def model_constants(
+    model: pin.Model, topology: Topology, constraint_models
+) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, np.ndarray]]:
+    """The configuration-independent inputs: link inertias, armature blocks and ``K_i``."""
+    H, armature = link_constants(model, topology)
     placed = _end_effectors(topology, constraint_models)
     K = {}
     for e, (P, sign) in placed.items():

@@ -50,15 +50,17 @@ Position = tuple[float, float]
 LABELS = {
     "pv-osimr": "PV-OSIMr",
     "pv-osim": "PV-OSIM",
+    "pv-osimh": "PV-OSIMh",
     "efpa": "EFPA",
     "ltl-osim": "LTL-OSIM",
     "naive": "naive",
 }
-"""The paper's name of each algorithm."""
+"""The paper's name of each algorithm (PV-OSIMh is pvosimr's hybrid)."""
 
 COLORS = {
     "pv-osimr": "#1b9e77",
     "pv-osim": "#d95f02",
+    "pv-osimh": "#a50f15",
     "efpa": "#7570b3",
     "ltl-osim": "#757575",
     "naive": "#bdbdbd",
@@ -74,7 +76,14 @@ COLORS = {
 }
 """One colour per algorithm (Dark2, grey for the baselines) and per timed path."""
 
-MARKERS = {"pv-osimr": "o", "pv-osim": "s", "efpa": "^", "ltl-osim": "v", "naive": "x"}
+MARKERS = {
+    "pv-osimr": "o",
+    "pv-osim": "s",
+    "pv-osimh": "D",
+    "efpa": "^",
+    "ltl-osim": "v",
+    "naive": "x",
+}
 """One marker per algorithm, for curves."""
 
 

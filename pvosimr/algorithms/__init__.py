@@ -9,12 +9,14 @@ from .efpa import efpa_sweeps
 from .ltl_osim import ltl_osim_sweeps
 from .naive import naive_sweeps
 from .pv_osim import pv_osim_sweeps
+from .pv_osimh import pv_osimh_sweeps
 from .pv_osimr import pv_osimr_sweeps
 
 #: Algorithm name → its backend-independent body.
 SWEEPS = {
     "pv-osimr": pv_osimr_sweeps,
     "pv-osim": pv_osim_sweeps,
+    "pv-osimh": pv_osimh_sweeps,
     "efpa": efpa_sweeps,
     "ltl-osim": ltl_osim_sweeps,
     "naive": naive_sweeps,
