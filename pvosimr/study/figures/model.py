@@ -29,9 +29,9 @@ __all__ = [
     "slope",
 ]
 
-RECURSIVE = ("pv-osimr", "pv-osim", "efpa")
-"""The algorithms of the synthetic sweeps (Figs. 3–4)."""
-ALL_FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
+RECURSIVE = ("pv-osimr", "pv-osim", "efpa", "pv-osimh")
+"""The algorithms of the synthetic sweeps (Figs. 3–4): the paper's three and pvosimr's hybrid."""
+ALL_FOUR = ("pv-osimr", "pv-osim", "efpa", "ltl-osim", "pv-osimh")
 """The algorithms of the robot panels (Figs. 5–6, the caveat)."""
 BRANCHES = (1, 2, 4, 7, 10)
 """Branches per side of the stem in Fig. 3b–f."""

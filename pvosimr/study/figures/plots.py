@@ -44,7 +44,7 @@ def fig3(rows: Sequence[Count], out: Path) -> list[Path]:
     plt = pyplot()
     fig, axes = plt.subplots(1, len(BRANCHES), figsize=(14, 3.0), constrained_layout=True)
     for ax, b, letter in zip(axes, BRANCHES, "bcdef", strict=True):
-        for algorithm in ("pv-osim", "efpa", "pv-osimr"):
+        for algorithm in ("pv-osim", "efpa", "pv-osimr", "pv-osimh"):
             _curve(ax, *series(rows, "fig3", f"b={b}", algorithm), algorithm)
         ax.set_title(f"({letter}) {b} branch{'es' if b > 1 else ''} per side")
         ax.set_xlabel("Number of links in the stem")
@@ -64,7 +64,7 @@ def fig4(rows: Sequence[Count], out: Path) -> list[Path]:
         ("b", "n", "(b) chain of n links, a 6D weld on every link", None),
     )
     for ax, (panel, xlabel, title, ref_power) in zip(axes, panels, strict=True):
-        for algorithm in ("pv-osim", "efpa", "pv-osimr"):
+        for algorithm in ("pv-osim", "efpa", "pv-osimr", "pv-osimh"):
             x, y = series(rows, "fig4", panel, algorithm)
             _curve(ax, x, y, algorithm, f"{LABELS[algorithm]} (slope {slope(x, y):.2f})")
         if ref_power:
@@ -93,7 +93,7 @@ def _integer_ticks(ax, sizes: np.ndarray) -> None:
 
 
 def _bar_panel(ax, counts: dict[str, int], title: str) -> None:
-    algorithms = [a for a in ("pv-osimr", "pv-osim", "efpa", "ltl-osim") if a in counts]
+    algorithms = [a for a in ("pv-osimr", "pv-osim", "efpa", "ltl-osim", "pv-osimh") if a in counts]
     values = [counts[a] for a in algorithms]
     x = np.arange(len(algorithms))
     ax.bar(x, values, color=[COLORS[a] for a in algorithms], width=0.65)
