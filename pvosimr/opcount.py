@@ -41,9 +41,9 @@ def _nonzero(a: np.ndarray) -> np.ndarray:
     return np.abs(a) > _ZERO
 
 
-def _cost_free(a: np.ndarray) -> np.ndarray:
-    """Entries a product by which costs nothing: 0 and exact ±1."""
-    return ~_nonzero(a) | np.isclose(np.abs(a), 1.0, rtol=0.0, atol=_ZERO)
+def _unit(a: np.ndarray) -> np.ndarray:
+    """Entries that are exactly ±1: a product by them costs nothing."""
+    return np.abs(np.abs(a) - 1.0) <= _ZERO
 
 
 class Counted(np.ndarray):
@@ -78,29 +78,27 @@ class Counted(np.ndarray):
 def _ops(ufunc, args: list, counted: list[bool]) -> np.ndarray:
     """Per result entry, the operations of one ufunc call on counted (symbolic) inputs."""
     a = np.asarray(args[0], dtype=float)
-    if ufunc is np.matmul:
-        b = np.asarray(args[1], dtype=float)
-        A, Bm = _nonzero(a).astype(int), _nonzero(b).astype(int)
-        terms = A @ Bm
-        free = (
-            (_nonzero(a) & _cost_free(a)).astype(int) @ Bm
-            if not counted[0]
-            else A @ (_nonzero(b) & _cost_free(b)).astype(int)
-            if not counted[1]
-            else np.zeros_like(terms)
-        )
-        return np.where(terms > 0, 2 * terms - 1 - free, 0)
     if len(args) == 1:  # negative, sin, cos, sqrt, ...
         return _nonzero(a).astype(int) if ufunc is np.negative else np.ones(a.shape, int)
     b = np.asarray(args[1], dtype=float)
-    both = _nonzero(a) & _nonzero(b)
+    nz_a, nz_b = _nonzero(a), _nonzero(b)
+    if ufunc is np.matmul:
+        A, Bm = nz_a.astype(float), nz_b.astype(float)
+        terms = A @ Bm
+        if not counted[0]:  # a constant on the left: its ±1 entries multiply for free
+            terms_free = (nz_a & _unit(a)).astype(float) @ Bm
+        elif not counted[1]:
+            terms_free = A @ (nz_b & _unit(b)).astype(float)
+        else:
+            terms_free = 0.0
+        return np.where(terms > 0, 2 * terms - 1 - terms_free, 0).astype(int)
+    both = nz_a & nz_b
     if ufunc in (np.add, np.subtract):
         return both.astype(int)
     if ufunc is np.multiply:
         constant = b if not counted[1] else a if not counted[0] else None
-        free = np.zeros(both.shape, bool) if constant is None else _cost_free(constant)
-        return (both & ~free).astype(int)
-    return np.broadcast_to(_nonzero(a) | True, np.broadcast(a, b).shape).astype(int)
+        return (both if constant is None else both & ~_unit(constant)).astype(int)
+    return np.ones(np.broadcast(a, b).shape, int)
 
 
 class CountingBackend(NumpyBackend):
@@ -114,11 +112,16 @@ class CountingBackend(NumpyBackend):
     def _wrap(self, a: np.ndarray) -> Counted:
         return Counted(a, self.tally)
 
+    def _stacked(self, stack, blocks):
+        """Counted if any block is: stacking constants gives a constant."""
+        out = stack([np.asarray(b) for b in blocks])
+        return self._wrap(out) if any(isinstance(b, Counted) for b in blocks) else out
+
     def vstack(self, blocks):
-        return self._wrap(np.vstack([np.asarray(b) for b in blocks]))
+        return self._stacked(np.vstack, blocks)
 
     def hstack(self, blocks):
-        return self._wrap(np.hstack([np.asarray(b) for b in blocks]))
+        return self._stacked(np.hstack, blocks)
 
     def eye(self, n: int) -> Counted:
         return self._wrap(np.eye(n))

@@ -56,6 +56,7 @@ COUNTED_SOURCES = (
     "constraints.py",
     "virtual.py",
     "mimic.py",
+    "opcount.py",
 )
 """The library modules (with ``algorithms/``) whose source an operation count depends on."""
 
