@@ -1,15 +1,18 @@
 """pvosimr: the Delassus matrix (inverse operational-space inertia) of rigid-body trees.
 
-PV-OSIMr (O(n + m²)), PV-OSIM, EFPA, LTL-OSIM and the naive method on Pinocchio models, with
-Pinocchio's calling convention::
+PV-OSIMr (O(n + m²)), PV-OSIM, EFPA, LTL-OSIM, the naive method and PV-OSIMh (a hybrid of
+PV-OSIM and PV-OSIMr, never costlier than either) on Pinocchio models, with Pinocchio's calling
+convention::
 
     G = pvosimr.compute_delassus(model, data, q, constraint_models, algorithm="pv-osimr")
+    G = pvosimr.compute_delassus(model, data, q, constraint_models, algorithm="auto")
     Gs = pvosimr.compute_delassus_batch(model, qs, constraint_models)  # qs: batch × nq
     pvosimr.damped_delassus_inverse(model, data, q, constraint_models, mu)  # (G + μI)⁻¹
 """
 
 from . import constraints
 from ._moved import install as _install_moved_names
+from .auto import choose_algorithm
 from .batch import compute_delassus_batch
 from .damped import DelassusOperator, damped_delassus_inverse
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
@@ -25,6 +28,7 @@ __all__ = [
     "DelassusOperator",
     "SUPPORTED_JOINTS",
     "Topology",
+    "choose_algorithm",
     "compute_delassus_batch",
     "constraints",
     "damped_delassus_inverse",

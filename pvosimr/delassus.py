@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from .algorithms import SWEEPS, sweeps_for
+from .auto import AUTO, resolve_algorithm
 from .batch import delassus_at
 from .checks import check_configuration, check_data, resolve_topology, topology_for
 from .constraints import as_constraint_list, check_placements
@@ -28,6 +29,7 @@ __all__ = [
     "ltl_osim",
     "naive",
     "pv_osim",
+    "pv_osimh",
     "pv_osimr",
     "topology_for",
 ]
@@ -44,7 +46,8 @@ def _evaluate(
     constraint_models: Iterable,
     topology: Topology | None,
 ) -> np.ndarray:
-    sweeps_for(algorithm)  # an unknown name fails first
+    if algorithm != AUTO:
+        sweeps_for(algorithm)  # an unknown name fails first
     check_data(model, data)
     q = check_configuration(model, q)
     cms = as_constraint_list(constraint_models)
@@ -52,6 +55,7 @@ def _evaluate(
     topology = resolve_topology(model, cms, topology)
     if topology.m == 0:
         return np.zeros((0, 0))
+    algorithm = resolve_algorithm(algorithm, model, topology, cms)
     return delassus_at(algorithm, model, data, q, topology, cms)
 
 
@@ -76,8 +80,10 @@ def compute_delassus(
     with the rows ``getConstraintJacobian`` gives them.  ``pin.computeDelassusMatrix`` itself reads
     LOCAL_WORLD_ALIGNED as LOCAL and ignores ``joint2`` (pin 4.1).
 
-    ``algorithm`` is one of :data:`ALGORITHMS`.  ``topology`` (a :class:`Topology` of this
-    model and constraint structure) is cached transparently when not given.
+    ``algorithm`` is one of :data:`ALGORITHMS`, or ``"auto"`` for the one with the fewest
+    operations on this model and constraint structure (:mod:`pvosimr.auto`).  ``topology``
+    (a :class:`Topology` of this model and constraint structure) is cached transparently when
+    not given.
     """
     return _evaluate(algorithm, model, data, q, constraint_models, topology)
 
@@ -93,6 +99,11 @@ def _named(algorithm: str, doc: str) -> Callable[..., np.ndarray]:
 
 pv_osimr = _named("pv-osimr", "The Delassus matrix by PV-OSIMr, O(n + m²) (paper Algorithm 3).")
 pv_osim = _named("pv-osim", "The Delassus matrix by PV-OSIM, O(n + m²d) (paper Algorithm 1).")
+pv_osimh = _named(
+    "pv-osimh",
+    "The Delassus matrix by PV-OSIMh, PV-OSIM or PV-OSIMr at each branching link, whichever "
+    "costs fewer operations (never more than either).",
+)
 efpa = _named("efpa", "The Delassus matrix by EFPA, O(n + md + m²) (paper Algorithm 2).")
 ltl_osim = _named("ltl-osim", "The Delassus matrix by LTL-OSIM, O(nd² + m²d + md²) (Featherstone).")
 naive = _named("naive", "The Delassus matrix as dense J M⁻¹ Jᵀ via Cholesky, O(n³ + m²n).")

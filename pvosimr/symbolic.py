@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from .algorithms import sweeps_for
+from .auto import resolve_algorithm
 from .constraints import as_constraint_list
 from .joint_models import joint_kinematics
 from .kinematics import Kinematics, frame_transforms, model_constants
@@ -165,7 +166,8 @@ def symbolic_kinematics(
 def delassus_function(
     model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
 ) -> ca.Function:
-    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list.
+    """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
+    (``"auto"``: the one :mod:`pvosimr.auto` picks, named in the function's name).
 
     It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
     precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
@@ -176,6 +178,7 @@ def delassus_function(
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
     kin = symbolic_kinematics(model, q, topology, cms)
+    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
     sweeps = sweeps_for(algorithm)
     G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
     return ca.Function(f"delassus_{algorithm.replace('-', '_')}", [q], [G], ["q"], ["G"])

@@ -22,6 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..algorithms import sweeps_for
+from ..auto import AUTO, resolve_algorithm
 from ..backend import NUMPY
 from ..checks import UndefinedError, check_configurations, resolve_topology, undefined_error
 from ..constraints import as_constraint_list, check_placements
@@ -76,11 +77,14 @@ def compute_delassus_batch(
     the stacks outgrow the CPU cache (measured on Atlas, 2-core Xeon with 2 MiB L2 per core:
     about 18 µs per configuration for blocks of 1024 or 2048, about 40 µs for 4096).
     """
-    sweeps = sweeps_for(algorithm)
+    if algorithm != AUTO:
+        sweeps_for(algorithm)  # an unknown name fails first
     qs = check_configurations(model, qs)
     cms = as_constraint_list(constraint_models)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
+    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
+    sweeps = sweeps_for(algorithm) if topology.m else None
     if block_size < 1:
         raise ValueError(f"block_size must be positive, not {block_size}")
     n, m = qs.shape[0], topology.m
