@@ -70,8 +70,10 @@ __all__ = [
     "cemps",
     "cheapest_plan",
     "forward_sweep",
+    "plan_counter",
     "plan_for",
     "pv_osimh_sweeps",
+    "set_plan",
 ]
 
 
@@ -237,6 +239,14 @@ def plan_for(topo: Topology, kin: Kinematics) -> Plan:
     return plan
 
 
+def set_plan(topo: Topology, plan: Plan) -> None:
+    """Make ``plan`` the plan of ``topo`` (to study plans other than the rule's; any plan gives
+    the same G)."""
+    if plan.A.keys() != set(plan.cuts) | set(topo.ees):
+        raise ValueError("the plan was built for another topology")
+    _PLANS[topo] = plan
+
+
 def _numbers(K) -> np.ndarray:
     """A constraint matrix as numbers, on whatever backend it came (its first configuration
     for a stack; all ones, the densest pattern, if it has no numeric form)."""
@@ -257,7 +267,7 @@ def cheapest_plan(topo: Topology, K: dict[int, np.ndarray], search_limit: int = 
     counts more than the best so far, so the search costs little more than the cheap plans.
     The result never counts more than either extreme.
     """
-    price = _plan_counter(topo, K)
+    price = plan_counter(topo, K)
     todo = sorted(candidates(topo), key=lambda i: (-_depth(topo, i), i))
     trials = [frozenset(todo)]
     trials += [frozenset(todo[j - 1 :: j]) for j in range(2, 9) if j < len(todo)]
@@ -286,7 +296,7 @@ def _depth(topo: Topology, i: int) -> int:
     return d
 
 
-def _plan_counter(topo: Topology, K: dict[int, np.ndarray]):
+def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
     """``plan ↦ operations`` of the sweeps on counting arrays, at one generic configuration."""
     tally = Tally()
     B = CountingBackend(tally)

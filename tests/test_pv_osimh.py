@@ -1,0 +1,154 @@
+"""PV-OSIMh (:mod:`pvosimr.algorithms.pv_osimh`): every plan gives the same G, the chosen plan
+never counts more than PV-OSIM or PV-OSIMr, and ``algorithm="auto"``.
+
+The plan (the cut links) only decides what is computed: every subset of the branching links
+must give the truth's G, on trees with every joint type and constraint kind.  The rule must
+never pick a plan dearer than either extreme — by its own count (:mod:`pvosimr.opcount`), and
+by CasADi's on the robots where PV-OSIM and PV-OSIMr trade places.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import TreeSpec, build_tree, mixed_kinds, random_q, random_shape, with_anchors
+from _truth import TOLERANCE
+
+import pvosimr
+from pvosimr.algorithms import pv_osimh, sweeps_for
+from pvosimr.algorithms.pv_osimh_plan import Plan, candidates
+from pvosimr.backend import NUMPY
+from pvosimr.kinematics import model_constants, numeric_kinematics
+from pvosimr.opcount import Counted, CountingBackend, Tally
+from pvosimr.topology import Topology
+from pvosimr.truth import dense_delassus, rel_err
+
+C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
+
+
+def mixed_tree(seed: int) -> tuple[pin.Model, list]:
+    """2-14 joints of every kind, 2-6 constraints of every kind, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 15))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(2, 7))
+    constraints = [(int(rng.integers(1, n + 1)), (C3, C6)[int(rng.integers(2))]) for _ in range(m)]
+    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+
+
+def every_plan(topo: Topology, limit: int = 16):
+    """Every subset of the branching links (the first ``limit`` of them, by size)."""
+    links = sorted(candidates(topo))
+    subsets = itertools.chain.from_iterable(
+        itertools.combinations(links, k) for k in range(len(links) + 1)
+    )
+    for cuts in itertools.islice(subsets, limit):
+        yield Plan.build(topo, frozenset(cuts))
+
+
+def sweep(model, cms, q, plan: Plan) -> np.ndarray:
+    """G by PV-OSIMh with ``plan``, through the same reduction and combination as every call."""
+    topo = Topology(model, cms)
+    pv_osimh.set_plan(topo, Plan.build(topo, plan.cuts))
+    kin = numeric_kinematics(model, model.createData(), q, topo, cms)
+    return sweeps_for("pv-osimh")(NUMPY, topo, kin)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_every_plan_gives_the_truth(seed):
+    model, cms = mixed_tree(seed)
+    q = random_q(model, np.random.default_rng(seed))
+    truth = dense_delassus(model, q, cms)
+    topo = Topology(model, cms)
+    for plan in every_plan(topo):
+        G = sweep(model, cms, q, plan)
+        assert rel_err(G, truth) <= TOLERANCE, (seed, sorted(plan.cuts))
+
+
+def test_a_plan_refuses_a_link_that_does_not_branch():
+    model, cms = mixed_tree(3)
+    topo = Topology(model, cms)
+    plain = next(i for i in topo.links if i not in candidates(topo))
+    with pytest.raises(ValueError, match="not branching links"):
+        Plan.build(topo, frozenset({plain}))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_rule_never_counts_more_than_either_extreme(seed):
+    model, cms = mixed_tree(100 + seed)
+    topo = Topology(model, cms)
+    _, _, K = model_constants(model, topo, cms)
+    chosen = pv_osimh.cheapest_plan(topo, K)
+    price = pv_osimh.plan_counter(topo, K)
+    extremes = [Plan.build(topo, frozenset()), Plan.build(topo, candidates(topo))]
+    assert price(chosen) <= min(price(p) for p in extremes)
+
+
+def test_counting_arrays_count_as_casadi_does():
+    tally = Tally()
+    B = CountingBackend(tally)
+    x = Counted(np.array([[2.0, 3.0, 5.0], [7.0, 0.0, 11.0]]), tally)
+    x @ np.array([[1.0], [4.0], [0.0]])  # row 1: x00·1 free, x01·4; row 2: x10·1 free
+    assert tally.ops == 2
+    tally.ops = 0
+    x @ x.T  # 2×2 of dot products over 3 and 2 nonzero terms: 5 + 3 + 3 + 3
+    assert tally.ops == 14
+    tally.ops = 0
+    B.symmetric(x @ x.T)  # the lower entry is never needed
+    assert tally.ops == 11
+    tally.ops = 0
+    x + np.zeros((2, 3))  # sums with zero cost nothing
+    assert tally.ops == 0
+
+
+# The cases where PV-OSIM and PV-OSIMr trade places (``figures/opcounts.csv``) and where mixing
+# the two should beat both (Atlas's four 3D foot contacts, a short chain welded at every link).
+COUNTED = [
+    ("atlas", "feet_6d", False),
+    ("atlas", "feet_4x3d", True),
+    ("atlas", "hands_feet_6d", False),
+    ("shadow_hand", "fingertips_3d", False),
+    ("chain_welded_every_link_n8", None, True),
+    ("stem_b2_L10", None, False),
+]
+
+
+@pytest.mark.parametrize(("name", "preset", "strictly_both"), COUNTED)
+def test_casadi_counts_never_above_pv_osim_or_pv_osimr(name, preset, strictly_both):
+    from pvosimr import zoo
+    from pvosimr.symbolic import count_operations
+
+    robot = zoo.load(name, preset)
+    counts = {
+        a: count_operations(robot.model, robot.constraints, a)
+        for a in ("pv-osim", "pv-osimr", "pv-osimh")
+    }
+    assert counts["pv-osimh"] <= min(counts["pv-osim"], counts["pv-osimr"]), counts
+    if strictly_both:  # mixing cuts and carried rows: well below both
+        assert counts["pv-osimh"] < 0.9 * min(counts["pv-osim"], counts["pv-osimr"]), counts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_auto_is_an_algorithm_and_gives_the_truth(seed):
+    model, cms = mixed_tree(200 + seed)
+    q = random_q(model, np.random.default_rng(seed))
+    chosen = pvosimr.choose_algorithm(model, cms)
+    assert chosen in pvosimr.ALGORITHMS
+    G = pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm="auto")
+    assert rel_err(G, dense_delassus(model, q, cms)) <= TOLERANCE
+    Gb = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm="auto")
+    assert rel_err(Gb[0], G) <= TOLERANCE
+
+
+def test_auto_names_its_choice_in_the_casadi_function():
+    from pvosimr import zoo
+    from pvosimr.symbolic import delassus_function
+
+    robot = zoo.load("atlas", "feet_4x3d")
+    chosen = pvosimr.choose_algorithm(robot.model, robot.constraints)
+    f = delassus_function(robot.model, robot.constraints, "auto")
+    assert f.name() == f"delassus_{chosen.replace('-', '_')}"
