@@ -5,7 +5,7 @@ counted afresh (no cache), and must equal the number in ``tests/golden/opcounts.
 single operation: a change of an algorithm, the backend or the symbolic kinematics that moves
 any count fails here, naming the case, the algorithm and both numbers.
 
-The cases: Atlas with the constraint sets of Fig. 5a, Fig. 5b and the Sec. IV-E caveat, the
+The algorithms: the paper's four and PV-OSIMh.  The cases: Atlas with the constraint sets of Fig. 5a, Fig. 5b and the Sec. IV-E caveat, the
 Shadow hand with its five fingertips (Fig. 6a), the Fig. 4a chain with k = 4, and one random
 tree (structure and numbers drawn from a fixed seed).
 
@@ -30,7 +30,7 @@ import pytest
 from _trees import TreeSpec, build_tree
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "opcounts.json"
-ALGORITHMS = ("pv-osimr", "pv-osim", "efpa", "ltl-osim")
+ALGORITHMS = ("pv-osimr", "pv-osim", "efpa", "ltl-osim", "pv-osimh")
 RANDOM_TREE_SEED = 20240611
 RANDOM_TREE_JOINTS = ("RX", "RY", "RZ", "RevoluteUnaligned", "PZ", "Spherical")
 
