@@ -5,9 +5,10 @@ counted afresh (no cache), and must equal the number in ``tests/golden/opcounts.
 single operation: a change of an algorithm, the backend or the symbolic kinematics that moves
 any count fails here, naming the case, the algorithm and both numbers.
 
-The algorithms: the paper's four and PV-OSIMh.  The cases: Atlas with the constraint sets of Fig. 5a, Fig. 5b and the Sec. IV-E caveat, the
-Shadow hand with its five fingertips (Fig. 6a), the Fig. 4a chain with k = 4, and one random
-tree (structure and numbers drawn from a fixed seed).
+The algorithms: the paper's four and PV-OSIMh.  The cases: Atlas with the constraint sets of
+Fig. 5a, Fig. 5b and the Sec. IV-E caveat, the Shadow hand with its five fingertips (Fig. 6a),
+the Fig. 4a chain with k = 4, and one random tree (structure and numbers drawn from a fixed
+seed).
 
 A change that is meant to move the counts rewrites the golden file, from the repository root::
 
