@@ -100,12 +100,13 @@ def test_truth_rows_are_pinocchios(seed):
     assert_rows_are_pinocchios(model, q, cms)
 
 
-def _check_every_algorithm(model: pin.Model, cms: list, seed: int) -> None:
+def _check_every_algorithm(model: pin.Model, cms: list, seed: int, auto: bool = True) -> None:
+    """Every algorithm (and ``"auto"``, unless ``auto`` is false) on numpy and batched numpy."""
     rng = np.random.default_rng(seed)
     qs = np.stack([random_q(model, rng) for _ in range(2)])
     truths = [dense_delassus(model, q, cms) for q in qs]
     data = model.createData()
-    for algorithm in pvosimr.ALGORITHMS:
+    for algorithm in (*pvosimr.ALGORITHMS, *(("auto",) if auto else ())):
         G = compute_delassus_batch(model, qs, cms, algorithm)
         for q, truth, Gb in zip(qs, truths, G, strict=True):
             single = pvosimr.compute_delassus(model, data, q, cms, algorithm)
@@ -256,13 +257,16 @@ def test_pin4_bad_input():
 @pytest.mark.slow
 def test_property_mixed_kinds():
     """2,000 trees of mixed kinds: the truth against Pinocchio's rows, every algorithm on numpy
-    and batched numpy against the truth; the CasADi function on every fiftieth."""
+    and batched numpy against the truth ("auto" on every tenth); the CasADi functions of
+    PV-OSIMr and PV-OSIMh on every fiftieth."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
     for seed in range(1000, 1000 + SLOW_TREES):
         model, cms = mixed_tree(seed, min_constraints=1)
         q = random_q(model, np.random.default_rng(seed))
         assert_rows_are_pinocchios(model, q, cms)
-        _check_every_algorithm(model, cms, seed)
+        _check_every_algorithm(model, cms, seed, auto=seed % 10 == 0)
         if seed % 50 == 0:
-            f = symbolic.delassus_function(model, cms, "pv-osimr")
-            assert rel_err(np.array(f(q)), dense_delassus(model, q, cms)) <= TOLERANCE, seed
+            for algorithm in ("pv-osimr", "pv-osimh"):
+                f = symbolic.delassus_function(model, cms, algorithm)
+                G = np.array(f(q))
+                assert rel_err(G, dense_delassus(model, q, cms)) <= TOLERANCE, (seed, algorithm)
