@@ -40,7 +40,7 @@ __all__ = [
 TOL = 1e-9
 ACCEPT_COND = 1e8
 
-ALGORITHMS = tuple(pvosimr.ALGORITHMS)  # pv-osimr, pv-osim, efpa, ltl-osim, naive
+ALGORITHMS = tuple(pvosimr.ALGORITHMS)  # pv-osimr, pv-osim, pv-osimh, efpa, ltl-osim, naive
 RECURSIVE = ("pv-osimr", "pv-osim", "efpa")
 BACKENDS = ("numpy", "batch", "casadi", "codegen")
 PINOCCHIO = ("pin-efpa", "pin-pv-osimr")

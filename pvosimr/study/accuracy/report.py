@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .cases import PATHS, PINOCCHIO, TOL, mixed_kinds
+from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
 from .tables import acceptance, accuracy_limits, as_float, cond_sweeps, failures
 
@@ -162,8 +162,8 @@ def summary(results: dict) -> list[str]:
     good_truth = [r["cond"] for r in truth_ok if as_float(r["truth_vs_wide"], math.inf) <= TOL]
     lines = ["## Summary", ""]
     lines.append(
-        f"- Where cond(M) ≤ 1e8, every pvosimr path (5 algorithms × numpy, batch, CasADi, "
-        f"codegen where run) is within {fmt(worst_pv)} of the truth on all chains measured "
+        f"- Where cond(M) ≤ 1e8, every pvosimr path ({len(ALGORITHMS)} algorithms × numpy, batch, "
+        f"CasADi, codegen where run) is within {fmt(worst_pv)} of the truth on all chains measured "
         f"(Spherical, FreeFlyer and mixed chains up to nv = {max(r['nv'] for r in acc.values())})"
         f"; Pinocchio's pin.computeDelassusMatrix within {fmt(worst_pin['pin-efpa'])}, its "
         f"C++ PV-OSIMr within {fmt(worst_pin['pin-pv-osimr'])}."
