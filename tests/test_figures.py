@@ -102,7 +102,8 @@ def test_the_figures_modules_import_without_a_cycle():
     assert _figures_imports("model") == set()
     assert _figures_imports("claims") == {"model"}
     assert _figures_imports("plots") == {"model"}
-    assert _figures_imports("runner") == {"model", "claims", "plots"}
+    assert _figures_imports("convention") == set()
+    assert _figures_imports("runner") == {"model", "claims", "convention", "plots"}
 
 
 def test_model_digest_sees_inertias_and_constraints():

@@ -4,7 +4,8 @@ A count is a pure function of the robot model, its constraints, the algorithm an
 the cache key hashes exactly those: the model's joints, placements, inertias and armature, each
 constraint's joint, frame and reference placement, and the source of every module the count
 goes through.  Editing an algorithm (or the backend, the transforms, the symbolic kinematics)
-therefore invalidates its counts; nothing else does.
+therefore invalidates its counts; nothing else does.  A count in the paper authors' convention
+(:mod:`pvosimr.study.figures.convention`, 6×6 ``X_up``) is keyed apart, with that module's source.
 
 :func:`main` is ``pvosimr count``: the counts of one robot (a zoo name or a URDF/MJCF file with
 ``--point``/``--weld`` constraints) as a table on stdout.
@@ -17,7 +18,7 @@ import difflib
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -40,6 +41,7 @@ __all__ = [
     "CountCache",
     "add_cache_options",
     "build_parser",
+    "cache_key",
     "default_cache_path",
     "main",
     "model_digest",
@@ -59,6 +61,8 @@ COUNTED_SOURCES = (
     "opcount.py",
 )
 """The library modules (with ``algorithms/``) whose source an operation count depends on."""
+CONVENTION_SOURCE = Path(__file__).with_name("figures") / "convention.py"
+"""The module a ``paper`` count goes through besides the library."""
 
 
 def default_cache_path() -> Path:
@@ -102,12 +106,46 @@ def model_digest(model: pin.Model, constraint_models: Iterable) -> str:
     return h.hexdigest()
 
 
+@cache
+def convention_digest() -> str:
+    """SHA-256 of :mod:`pvosimr.study.figures.convention`, which counts the paper's way."""
+    return hashlib.sha256(CONVENTION_SOURCE.read_bytes()).hexdigest()
+
+
+def cache_key(
+    model: pin.Model, constraint_models: Iterable, algorithm: str, convention: str
+) -> str:
+    """``model:algorithm:source`` digests; a ``paper`` count adds ``:paper:<its module>``.
+
+    A ``pvosimr`` key has no convention part: ``pvosimr count`` and both conventions of
+    ``pvosimr figures`` share those counts.  The turned frames of the paper's mechanisms are
+    the model's, so in its digest.
+    """
+    key = f"{model_digest(model, constraint_models)}:{algorithm}:{source_digest()}"
+    if convention == "pvosimr":
+        return key
+    if convention == "paper":
+        return f"{key}:paper:{convention_digest()}"
+    raise ValueError(f"unknown convention {convention!r}; valid: 'pvosimr', 'paper'")
+
+
+def _counter(convention: str) -> Callable[[pin.Model, list, str], int]:
+    if convention == "paper":
+        from pvosimr.study.figures.convention import paper_count_operations
+
+        return paper_count_operations
+    from pvosimr.symbolic import count_operations
+
+    return count_operations
+
+
 class CountCache:
-    """A JSON file of counts keyed by (model digest, algorithm, source digest).
+    """A JSON file of counts keyed by :func:`cache_key` (model, algorithm, sources, convention).
 
     ``path=None`` keeps the counts in memory only.  :meth:`count` computes a missing count with
-    :func:`pvosimr.symbolic.count_operations` and stores it; :meth:`save` writes the file
-    atomically (a crash never leaves a truncated cache).
+    :func:`pvosimr.symbolic.count_operations` (``convention="paper"``:
+    :func:`~pvosimr.study.figures.convention.paper_count_operations`) and stores it;
+    :meth:`save` writes the file atomically (a crash never leaves a truncated cache).
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -120,16 +158,20 @@ class CountCache:
             except (json.JSONDecodeError, OSError):
                 self._counts = {}  # an unreadable cache is only a slow run, never an error
 
-    def count(self, model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:
-        from pvosimr.symbolic import count_operations
-
+    def count(
+        self,
+        model: pin.Model,
+        constraint_models: Iterable,
+        algorithm: str,
+        convention: str = "pvosimr",
+    ) -> int:
         cms = as_constraint_list(constraint_models)
-        key = f"{model_digest(model, cms)}:{algorithm}:{source_digest()}"
+        key = cache_key(model, cms, algorithm, convention)
         if key in self._counts:
             self.hits += 1
             return self._counts[key]
         self.misses += 1
-        value = count_operations(model, cms, algorithm)
+        value = _counter(convention)(model, cms, algorithm)
         self._counts[key] = value
         return value
 

@@ -26,12 +26,16 @@ the representation of ``X_up``, and G is the same function of q (of the turned m
 which leaves ``[[1, 0], [-E p×, 1]]`` (not a rigid transform); transliterated with that line,
 their own code counts about 1.5 times below their plotted axes, without it (the frames of
 ``autoTree``, as here) on them, so the figure was evidently made with turned frames.
+
+``pvosimr figures --convention paper`` counts every case this way; :data:`VARIANTS` names the
+four combinations of the two halves, which the default run's claims.md sets side by side.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import NamedTuple
 
 import casadi as ca
 import numpy as np
@@ -48,15 +52,35 @@ from pvosimr.zoo.robot import Robot
 __all__ = [
     "AUTOTREE_SKEW",
     "CONVENTIONS",
+    "VARIANTS",
+    "Variant",
     "autotree_frames",
     "dense_transforms",
     "paper_count_operations",
     "paper_delassus_function",
     "paper_mechanism",
+    "synthetic_mechanism",
 ]
 
 CONVENTIONS = ("pvosimr", "paper")
 """``pvosimr``: our mechanisms and block-wise transforms; ``paper``: the authors' (above)."""
+
+
+class Variant(NamedTuple):
+    """One combination of the convention's halves: ``turned`` frames on the synthetic
+    mechanisms, and the ``counting`` convention (``paper``: 6×6 ``X_up``)."""
+
+    turned: bool
+    counting: str
+
+
+VARIANTS = {
+    "pvosimr": Variant(turned=False, counting="pvosimr"),
+    "turned frames only": Variant(turned=True, counting="pvosimr"),
+    "6×6 only": Variant(turned=False, counting="paper"),
+    "paper": Variant(turned=True, counting="paper"),
+}
+"""Ours, each half of the authors' convention alone, and both (``paper``), in that order."""
 
 AUTOTREE_SKEW = 1.0
 """Radians each joint frame is turned about its parent's x axis: ``autoTree(n, 1, 1, 1)``, the
@@ -87,6 +111,13 @@ def paper_mechanism(robot: Robot, skew: float = AUTOTREE_SKEW) -> Robot:
     """A synthetic zoo robot with :func:`autotree_frames` (same constraints, name
     ``<name>_autotree``); for Figs. 3–4 only: the robot models are spatial already."""
     return replace(robot, name=f"{robot.name}_autotree", model=autotree_frames(robot.model, skew))
+
+
+def synthetic_mechanism(robot: Robot, convention: str) -> Robot:
+    """A synthetic mechanism of Figs. 3–4 in ``convention`` (one of :data:`CONVENTIONS`)."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown convention {convention!r}; valid: {', '.join(CONVENTIONS)}")
+    return paper_mechanism(robot) if convention == "paper" else robot
 
 
 def dense_transforms(kin: Kinematics) -> Kinematics:

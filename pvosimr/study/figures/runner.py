@@ -1,8 +1,10 @@
 """``pvosimr figures``: count every case of Figs. 3–6, write the CSV, the figures and claims.md.
 
 :func:`sweeps` lists the cases (the synthetic sweeps at the sizes of a :class:`Sweep`, then the
-robots), :func:`count_all` counts them through the on-disk cache, :func:`run` writes every
-output and :func:`main` is the command line.
+robots), :func:`count_all` counts them through the on-disk cache, :func:`scale_counts` counts
+Fig. 3's longest stems in each variant of the paper authors' convention, :func:`run` writes every
+output and :func:`main` is the command line.  ``--convention paper`` counts every case the
+authors' way (:mod:`~pvosimr.study.figures.convention`) into ``figures/paper_convention/``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,19 @@ from pathlib import Path
 
 from pvosimr import zoo
 from pvosimr.study.count import CountCache, add_cache_options
-from pvosimr.study.figures.claims import evaluate, report
+from pvosimr.study.figures.claims import (
+    PAPER_FIG3_STEM,
+    PAPER_FIG3_TOP_TICK,
+    PAPER_THREE,
+    evaluate,
+    report,
+)
+from pvosimr.study.figures.convention import (
+    CONVENTIONS,
+    VARIANTS,
+    autotree_frames,
+    synthetic_mechanism,
+)
 from pvosimr.study.figures.model import (
     ALL_FOUR,
     BRANCHES,
@@ -33,36 +47,55 @@ from pvosimr.study.options import add_out_option, command_parser, require_extra,
 from pvosimr.zoo import synthetic
 
 __all__ = [
+    "DEFAULT_OUT",
     "PAPER_ROBOTS",
     "build_parser",
     "count_all",
     "main",
     "run",
+    "scale_counts",
     "sweeps",
     "write_csv",
 ]
 
 PAPER_ROBOTS = ("atlas", "shadow_hand")
 """The model sources Figs. 5-6 and the caveat are built from."""
+DEFAULT_OUT = {"pvosimr": Path("figures"), "paper": Path("figures/paper_convention")}
+"""The output folder of each convention."""
 
 
 def _robot(name: str, preset: str | None = None) -> Callable[[], zoo.Robot]:
     return lambda: zoo.load(name, preset) if preset else zoo.load(name)
 
 
-def sweeps(sizes: Sweep) -> list[Case]:
-    """Every case of Figs. 3–6 and the caveat, in figure order."""
+def _synthetic(
+    build: Callable[[int], zoo.Robot], size: int, convention: str
+) -> Callable[[], zoo.Robot]:
+    return lambda: synthetic_mechanism(build(size), convention)
+
+
+def sweeps(sizes: Sweep, convention: str = "pvosimr") -> list[Case]:
+    """Every case of Figs. 3–6 and the caveat, in figure order; the synthetic mechanisms in
+    ``convention`` (:func:`~pvosimr.study.figures.convention.synthetic_mechanism`)."""
     cases = [
-        Case("fig3", f"b={b}", L, lambda L=L, b=b: synthetic.stem_with_branches(L, b), RECURSIVE)
+        Case(
+            "fig3",
+            f"b={b}",
+            L,
+            _synthetic(lambda L, b=b: synthetic.stem_with_branches(L, b), L, convention),
+            RECURSIVE,
+        )
         for b in BRANCHES
         for L in sizes.stems
     ]
     cases += [
-        Case("fig4", "a", k, lambda k=k: synthetic.chain_welded_every_k(k), RECURSIVE)
+        Case("fig4", "a", k, _synthetic(synthetic.chain_welded_every_k, k, convention), RECURSIVE)
         for k in sizes.k
     ]
     cases += [
-        Case("fig4", "b", n, lambda n=n: synthetic.chain_welded_every_link(n), RECURSIVE)
+        Case(
+            "fig4", "b", n, _synthetic(synthetic.chain_welded_every_link, n, convention), RECURSIVE
+        )
         for n in sizes.n
     ]
     cases += [
@@ -77,8 +110,11 @@ def sweeps(sizes: Sweep) -> list[Case]:
     return cases
 
 
-def count_all(cases: Sequence[Case], counts: CountCache, progress: bool = True) -> list[Count]:
-    """Count every algorithm of every case (a progress bar per count, cached on disk)."""
+def count_all(
+    cases: Sequence[Case], counts: CountCache, progress: bool = True, convention: str = "pvosimr"
+) -> list[Count]:
+    """Count every algorithm of every case in ``convention`` (a progress bar per count, cached
+    on disk)."""
     from tqdm import tqdm
 
     rows: list[Count] = []
@@ -90,11 +126,40 @@ def count_all(cases: Sequence[Case], counts: CountCache, progress: bool = True) 
             mechanism = f"{robot.name}/{robot.preset}" if robot.preset else robot.name
             for algorithm in case.algorithms:
                 bar.set_postfix_str(f"{case.figure} {mechanism} {algorithm}")
-                ops = counts.count(robot.model, robot.constraints, algorithm)
+                ops = counts.count(robot.model, robot.constraints, algorithm, convention)
                 rows.append(Count(case.figure, case.panel, mechanism, case.x, algorithm, ops))
                 bar.update()
             counts.save()  # a long run that is stopped keeps what it counted
     return rows
+
+
+def scale_counts(
+    counts: CountCache,
+    stem: int = PAPER_FIG3_STEM,
+    branches: Sequence[int] = tuple(PAPER_FIG3_TOP_TICK),
+    progress: bool = True,
+) -> dict[tuple[int, str, str], int]:
+    """``{(b, variant, algorithm): ops}``: Fig. 3's mechanism at ``stem`` for each of
+    ``branches``, the paper's three algorithms, in each of :data:`VARIANTS
+    <pvosimr.study.figures.convention.VARIANTS>` (through the cache)."""
+    from tqdm import tqdm
+
+    out: dict[tuple[int, str, str], int] = {}
+    total = len(branches) * len(VARIANTS) * len(PAPER_THREE)
+    bar = tqdm(total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1)
+    with bar:
+        for b in branches:
+            robot = synthetic.stem_with_branches(stem, b)
+            turned = autotree_frames(robot.model)
+            for variant, (is_turned, counting) in VARIANTS.items():
+                model = turned if is_turned else robot.model
+                for algorithm in PAPER_THREE:
+                    bar.set_postfix_str(f"b={b} {variant} {algorithm}")
+                    ops = counts.count(model, robot.constraints, algorithm, counting)
+                    out[b, variant, algorithm] = ops
+                    bar.update()
+            counts.save()
+    return out
 
 
 def write_csv(rows: Sequence[Count], path: Path) -> None:
@@ -106,27 +171,40 @@ def write_csv(rows: Sequence[Count], path: Path) -> None:
             writer.writerow([r.figure, r.panel, r.mechanism, r.x, r.algorithm, r.ops])
 
 
-def run(out: Path, quick: bool, cache_path: Path | None, progress: bool = True) -> dict:
-    """Count, plot and judge; returns a summary (rows, verdicts, figure paths, timing, cache
-    hits and misses)."""
+def run(
+    out: Path,
+    quick: bool,
+    cache_path: Path | None,
+    progress: bool = True,
+    convention: str = "pvosimr",
+) -> dict:
+    """Count, plot and judge in ``convention``; returns a summary (rows, verdicts, figure
+    paths, the :func:`scale_counts` of a full run in our convention, timing, cache hits and
+    misses)."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown convention {convention!r}; valid: {', '.join(CONVENTIONS)}")
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     counts = CountCache(cache_path)
-    rows = count_all(sweeps(QUICK if quick else FULL), counts, progress)
+    rows = count_all(sweeps(QUICK if quick else FULL, convention), counts, progress, convention)
     write_csv(rows, out / "opcounts.csv")
     written = write_all(rows, out)
     verdicts = evaluate(rows, quick=quick)
+    scale = {} if quick or convention != "pvosimr" else scale_counts(counts, progress=progress)
     meta = {
         "mode": "quick" if quick else "full",
+        "convention": convention,
         "seconds": time.perf_counter() - started,
         "cache": f"{counts.hits} cached, {counts.misses} counted",
         "python": platform.python_version(),
+        "csv": str(out / "opcounts.csv"),
     }
-    (out / "claims.md").write_text(report(verdicts, meta))
+    (out / "claims.md").write_text(report(verdicts, meta, scale, tuple(VARIANTS)))
     return {
         "rows": rows,
         "verdicts": verdicts,
         "figures": written,
+        "scale": scale,
         "hits": counts.hits,
         "misses": counts.misses,
         **meta,
@@ -145,7 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="small synthetic sweeps, < 5 min (default: the full sweeps)",
     )
-    add_out_option(parser, Path("figures"))
+    parser.add_argument(
+        "--convention",
+        choices=CONVENTIONS,
+        default="pvosimr",
+        help="how to count: 'pvosimr' (our mechanisms, X_J and X_tree block-wise) or 'paper' "
+        "(the authors': Figs. 3-4 with autoTree-turned joint frames, every X_up a 6x6 "
+        "matrix); default: %(default)s",
+    )
+    add_out_option(
+        parser,
+        help=f"output folder (default: {DEFAULT_OUT['pvosimr']}, with --convention paper "
+        f"{DEFAULT_OUT['paper']})",
+    )
     add_cache_options(parser, no_cache_help="count everything afresh (default: cached)")
     return parser
 
@@ -168,11 +258,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = _missing_model(parser.prog)
     if missing is not None:
         return missing
-    summary = run(args.out, args.quick, None if args.no_cache else args.cache)
+    out = args.out if args.out is not None else DEFAULT_OUT[args.convention]
+    cache_path = None if args.no_cache else args.cache
+    summary = run(out, args.quick, cache_path, convention=args.convention)
     for v in summary["verdicts"]:
         print(f"{v.claim}: {v.status:7s} {v.ours}")
     print(
-        f"\n{len(summary['rows'])} counts ({summary['cache']}) in {summary['seconds']:.0f} s; "
-        f"wrote {args.out}/opcounts.csv, claims.md and {len(summary['figures'])} figure files"
+        f"\n{len(summary['rows']) + len(summary['scale'])} counts ({summary['cache']}) in "
+        f"{summary['seconds']:.0f} s; wrote {out}/opcounts.csv, claims.md and "
+        f"{len(summary['figures'])} figure files"
     )
     return 0
