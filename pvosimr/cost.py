@@ -55,7 +55,9 @@ __all__ = [
     "Structure",
     "StructureBackend",
     "cheapest",
+    "count_structure",
     "estimate_operations",
+    "structure_kinematics",
 ]
 
 #: The algorithms estimated, in the order that breaks ties in :func:`cheapest`.
@@ -86,9 +88,8 @@ class Graph:
 
     def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
         """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
-        cost = np.asarray(cost, dtype=np.int32)
-        n = cost.size if count is None else count
-        self._cost.append(np.broadcast_to(cost, (n,)))
+        n = np.size(cost) if count is None else count
+        self._cost.append(np.full(n, cost, dtype=np.int32) if np.ndim(cost) == 0 else cost)
         ids = np.arange(self.size, self.size + n, dtype=np.int64)
         self.size += n
         if self.size > self._num.size:
@@ -104,10 +105,11 @@ class Graph:
         """CasADi's rewriting of a product ``x y`` of nodes: ``(1/x) x`` is 1; ``x (y/x)`` is
         ``y`` (no operation); ``(1/x) y`` is ``y / x`` (reads x, not its inverse).  Returns
         where the product is 1, where it is a node of its own (and which), and the nodes
-        the product reads in place of ``x`` and ``y``."""
-        x, y = np.broadcast_arrays(x, y)
+        the product reads in place of ``x`` and ``y``; None where no quotient takes part."""
         nx, dx = self._num[np.maximum(x, 0)], self._den[np.maximum(x, 0)]
         ny, dy = self._num[np.maximum(y, 0)], self._den[np.maximum(y, 0)]
+        if not ((dx >= 0) & (x >= 0)).any() and not ((dy >= 0) & (y >= 0)).any():
+            return None
         valid = (x >= 0) & (y >= 0)
         inv_x, inv_y = valid & (nx == ONE), valid & (ny == ONE)
         one = (inv_x & (dx == y)) | (inv_y & (dy == x))
@@ -321,7 +323,8 @@ def _product(a: Structure, b: Structure, divide: bool) -> Structure:
     if divide:
         one, copy, src_x, src_y = (nx == ny) & (x == SYM), np.full(v.shape, NONE), nx, ny
     else:
-        one, copy, src_x, src_y = g.products(nx, ny)
+        rules = g.products(nx, ny)
+        one, copy, src_x, src_y = rules or (False, np.full(v.shape, NONE), nx, ny)
     v[one] = 1.0
     sym = np.isnan(v)
     ids = np.where(sym & (y == UNIT), nx, np.where(sym & (x == UNIT) & (not divide), ny, copy))
@@ -345,13 +348,20 @@ def _matmul(a: Structure, b: Structure) -> Structure:
     unit_a, unit_b = (a.c == UNIT)[:, :, None], (b.c == UNIT)[None]
     terms = nz_a & nz_b  # (i, k, j)
     varying = terms & (sym_a | sym_b)
-    one, copy, src_a, src_b = g.products(a.n[:, :, None], b.n[None])
-    one &= varying
-    varying &= ~one
+    rules = g.products(a.n[:, :, None], b.n[None])
+    if rules is not None:
+        one, copy, src_a, src_b = rules
+        one &= varying
+        varying &= ~one
     fixed = terms & ~varying
-    free = varying & (unit_a | unit_b | (copy != NONE))  # no multiplication
+    free = varying & (unit_a | unit_b)  # no multiplication
+    if rules is not None:
+        free |= varying & (copy != NONE)
     out = varying.any(1)
-    products = np.where(fixed, np.where(one, 1.0, a.v[:, :, None] * b.v[None]), 0.0)
+    products = a.v[:, :, None] * b.v[None]
+    if rules is not None:
+        products[one] = 1.0
+    products[~fixed] = 0.0
     v = products.sum(1)  # in the order of k, as CasADi adds them
     v[out] = np.nan
     ids = np.full(v.shape, NONE, dtype=np.int64)
@@ -364,9 +374,13 @@ def _matmul(a: Structure, b: Structure) -> Structure:
         adds = varying.sum(1) - 1 + trailing.sum(1) + (leading != 0.0)
         cost = muls + adds
         # a term that is a node itself: ±1 · x, x (y/x)
-        term = np.where(copy != NONE, copy, np.where(sym_a, a.n[:, :, None], b.n[None]))
-        src_a = np.where(copy != NONE, term, np.broadcast_to(src_a, terms.shape))
-        src_b = np.where(copy != NONE, NONE, np.broadcast_to(src_b, terms.shape))
+        term = np.where(sym_a, a.n[:, :, None], b.n[None])
+        if rules is None:
+            src_a, src_b = np.broadcast_arrays(a.n[:, :, None], b.n[None])
+        else:
+            term = np.where(copy != NONE, copy, term)
+            src_a = np.where(copy != NONE, term, src_a)
+            src_b = np.where(copy != NONE, NONE, src_b)
         i, j = np.nonzero(out & (cost == 0))  # that term alone
         ids[i, j] = term[i, first[i, j], j]
         work = out & (cost > 0)
