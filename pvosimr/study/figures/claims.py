@@ -38,8 +38,7 @@ PAPER_FIG3_STEM = 100
 """The stem length at the right end of the paper's Fig. 3 x axes."""
 PAPER_FIG3_TOP_TICK = {1: 100_000, 2: 150_000, 4: 300_000, 7: 500_000, 10: 800_000}
 """The highest labelled y tick of the paper's Fig. 3b–f (b = 1, 2, 4, 7, 10 branches per side),
-read off the figure: the paper gives no table, and its dearest curve at stem 100 ends at or just
-above this tick."""
+read off the figure: the paper gives no table of its counts."""
 
 
 @dataclass(frozen=True)
@@ -356,8 +355,8 @@ def scale_section(counts: Mapping[tuple[int, str, str], int], variants: Sequence
         "",
         f"Fig. 3's stems at length {PAPER_FIG3_STEM} (the paper's x-axis end), counted in our "
         "convention, with each half of the paper authors' convention alone, and with both "
-        "(`pvosimr figures --convention paper`); the paper gives no table, so its top y tick "
-        "of each panel is the comparison: its dearest curve ends at or just above it.",
+        "(`pvosimr figures --convention paper`). The paper gives no table, so the top labelled "
+        "y tick of each panel, read off its Fig. 3, is the scale to compare with.",
         "",
         f"| b | algorithm | {' | '.join(variants)} | {paper} ÷ {ours} | paper's top tick |",
         "|---|---|" + "---:|" * (len(variants) + 2),
@@ -378,9 +377,10 @@ def scale_section(counts: Mapping[tuple[int, str, str], int], variants: Sequence
         "",
         "1. **Turned frames.** `examples/long_tree.m` builds the mechanism with spatial_v2's "
         "`models/autoTree.m`, whose `Xtree{i} = rotx(skew) * xlt([len 0 0])` turns every joint "
-        "frame about its parent's x axis (1 rad on the stem, π/3 on the branches); our "
-        "reference links keep every revolute axis parallel, and CasADi drops the arithmetic "
-        "on the planar zeros. Alone this multiplies our counts by "
+        "frame about its parent's x axis (1 rad on the stem, π/3 on the branches; we turn "
+        "all by 1 rad, as SX arithmetic depends on which entries are zero, hardly on the "
+        "angle); our reference links keep every revolute axis parallel, and CasADi drops the "
+        "arithmetic on the planar zeros. Alone this multiplies our counts by "
         f"{_span(ratio(turned, ours))}.",
         "2. **6×6 transforms.** `dynamics/OSIM_fb.m` (PV-OSIM), `LOSIM.m` (PV-OSIMr) and "
         "`EFP.m` (EFPA) form `Xup{i} = XJ * model.Xtree{i}` and multiply it out "
