@@ -73,6 +73,7 @@ __all__ = [
     "plan_counter",
     "plan_for",
     "pv_osimh_sweeps",
+    "ranked_plans",
     "set_plan",
 ]
 
@@ -230,12 +231,27 @@ class _SharedTerms:
 _PLANS: weakref.WeakKeyDictionary[Topology, Plan] = weakref.WeakKeyDictionary()
 
 
-def plan_for(topo: Topology, kin: Kinematics) -> Plan:
-    """The plan of ``topo`` (:func:`cheapest_plan` on the constraint rows of ``kin``), chosen at
-    the first call and kept while the topology lives: it decides the work, never the result."""
+#: Where the backend counts exactly (CasADi: operation counts and generated C), the rule's
+#: shortlist — plans within this factor of its best count, at most ``SHORTLIST`` of them — is
+#: settled by the backend's own count, if the best count is at most ``EXACT_LIMIT``
+#: operations (above that, building each candidate's graph would cost minutes).
+SHORTLIST_FACTOR, SHORTLIST, EXACT_LIMIT = 1.5, 5, 80_000
+
+
+def plan_for(B: Backend, topo: Topology, kin: Kinematics) -> Plan:
+    """The plan of ``topo``, chosen at the first call and kept while the topology lives: the
+    cheapest of :func:`ranked_plans` on the constraint rows of ``kin``, or, on a backend that
+    counts its own operations (``B.operations``), the cheapest of the shortlist by that count.
+    It decides the work, never the result."""
     plan = _PLANS.get(topo)
     if plan is None:
-        plan = _PLANS[topo] = cheapest_plan(topo, {e: _numbers(K) for e, K in kin.K.items()})
+        ranked = ranked_plans(topo, {e: _numbers(K) for e, K in kin.K.items()})
+        plan = ranked[0][1]
+        exact = getattr(B, "operations", None)
+        if exact is not None and ranked[0][0] <= EXACT_LIMIT:
+            shortlist = [p for c, p in ranked if c <= SHORTLIST_FACTOR * ranked[0][0]]
+            plan = min(shortlist[:SHORTLIST], key=lambda p: exact(_sweeps(B, topo, kin, p)))
+        _PLANS[topo] = plan
     return plan
 
 
@@ -257,36 +273,49 @@ def _numbers(K) -> np.ndarray:
     return a[0] if a.ndim == 3 else a
 
 
-def cheapest_plan(topo: Topology, K: dict[int, np.ndarray], search_limit: int = 16) -> Plan:
-    """The rule: the plan with the fewest operations as :mod:`pvosimr.opcount` counts them.
+def cheapest_plan(topo: Topology, K: dict[int, np.ndarray]) -> Plan:
+    """The plan the rule counts cheapest (:func:`ranked_plans`)."""
+    return ranked_plans(topo, K)[0][1]
+
+
+def ranked_plans(
+    topo: Topology, K: dict[int, np.ndarray], search_limit: int = 16
+) -> list[tuple[float, Plan]]:
+    """The rule: every plan it looked at with its operations as :mod:`pvosimr.opcount` counts
+    them (infinity past ``SHORTLIST_FACTOR`` times the best so far), cheapest first.
 
     Candidates, in this order: cut every branching link (PV-OSIMr's shape), cut every j-th
     branching link by depth (j = 2 … 8, the blocking that suits long welded chains), cut
     nothing (PV-OSIM's shape); then, when at most ``search_limit`` links may be cut, single
     cuts toggled, deepest first, while the count drops.  A candidate is dropped as soon as it
-    counts more than the best so far, so the search costs little more than the cheap plans.
-    The result never counts more than either extreme.
+    counts more than ``SHORTLIST_FACTOR`` times the best so far, so the search costs little
+    more than the cheap plans.  The best never counts more than either extreme.
     """
     price = plan_counter(topo, K)
+    seen: dict[frozenset[int], float] = {}
+
+    def look(cuts: frozenset[int]) -> float:
+        if cuts not in seen:
+            best = min(seen.values(), default=float("inf"))
+            seen[cuts] = price(Plan.build(topo, cuts), SHORTLIST_FACTOR * best)
+        return seen[cuts]
+
     todo = sorted(candidates(topo), key=lambda i: (-_depth(topo, i), i))
-    trials = [frozenset(todo)]
-    trials += [frozenset(todo[j - 1 :: j]) for j in range(2, 9) if j < len(todo)]
-    trials.append(frozenset())
-    best, plan = float("inf"), None
-    for cuts in trials:
-        trial = Plan.build(topo, cuts)
-        cost = price(trial, best)
-        if cost < best:
-            best, plan = cost, trial
+    for cuts in (
+        frozenset(todo),
+        *(frozenset(todo[j - 1 :: j]) for j in range(2, 9) if j < len(todo)),
+        frozenset(),
+    ):
+        look(cuts)
     improved = len(todo) <= search_limit
     while improved:
         improved = False
         for c in todo:
-            trial = Plan.build(topo, plan.cuts ^ {c})
-            cost = price(trial, best)
-            if cost < best:
-                best, plan, improved = cost, trial, True
-    return plan
+            best_cuts = min(seen, key=seen.get)
+            if look(best_cuts ^ {c}) < seen[best_cuts]:
+                improved = True
+    order = sorted(seen, key=lambda cuts: (seen[cuts], len(cuts), sorted(cuts)))
+    return [(seen[cuts], Plan.build(topo, cuts)) for cuts in order]
 
 
 def _depth(topo: Topology, i: int) -> int:
@@ -331,7 +360,10 @@ def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
 
 def pv_osimh_sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan | None = None):
     """The Delassus matrix G (m × m) by PV-OSIMh, blocks in constraint-list order."""
-    plan = plan_for(topo, kin) if plan is None else plan
+    return _sweeps(B, topo, kin, plan_for(B, topo, kin) if plan is None else plan)
+
+
+def _sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan):
     props, Omega = backward_sweep(B, topo, kin, plan)
     Omega0 = forward_sweep(plan, props, Omega)
     return assemble(B, topo, plan, Omega, Omega0, cemps(topo, plan, props))
