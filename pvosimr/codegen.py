@@ -422,7 +422,8 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
 ) -> CompiledDelassus:
     """A compiled ``q ↦ G`` for ``model`` and ``constraint_models`` (see the module docstring).
 
-    ``algorithm`` is any of :data:`pvosimr.ALGORITHMS` (PV-OSIMr generates the least code).
+    ``algorithm`` is any of :data:`pvosimr.ALGORITHMS`, or ``"auto"`` for the one with the
+    fewest operations here (the compiled function's ``algorithm`` names it).
     ``flags`` go to the compiler before ``-shared -fPIC``; no machine-specific flag is added.
     The library is cached in ``cache_dir`` (default :func:`default_cache_dir`).
 
@@ -435,6 +436,7 @@ def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin h
     cms = as_constraint_list(constraint_models)
     flags = tuple(flags)
     source, info = generate_source(model, cms, algorithm)
+    algorithm = info["fname"].removeprefix("delassus_").replace("_", "-")  # "auto" resolved
     if info["m"] == 0:
         return _Empty(model, algorithm)  # type: ignore[return-value]
     compiler = find_compiler()
