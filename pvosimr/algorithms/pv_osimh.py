@@ -334,7 +334,9 @@ def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
     q = pin.integrate(model, pin.neutral(model), rng.uniform(-1.0, 1.0, model.nv))
     try:  # the factored transforms the symbolic path uses; numbers: common to every plan
         X, S = joint_kinematics(B, model, q, topo)
-    except ValueError:  # joints whose models want a column q (composites): pin's transforms
+        for x in X[1:]:  # joints whose models want a column q (composites, translations) fail
+            x.congruence(np.eye(6))
+    except ValueError:  # ... and get Pinocchio's transforms instead
         data = model.createData()
         pin.forwardKinematics(model, data, q)
         X = [DenseTransform(B, np.eye(6))]
