@@ -63,6 +63,7 @@ from ..spatial import DenseTransform
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 from .pv_osimh_plan import Plan, candidates, cover
+from .pv_osimr import Propagators  # ^{A'(u)}P_u: the same store, with A' for A
 
 __all__ = [
     "assemble",
@@ -76,26 +77,6 @@ __all__ = [
     "ranked_plans",
     "set_plan",
 ]
-
-
-class Propagators:
-    """``^{A'(u)}P_u`` for every node u ≠ 0: a 6×m_u matrix ``P[u]``, or the joint step of a
-    cut whose parent link is itself a cut (applied factored, as PV-OSIMr does)."""
-
-    def __init__(self, B: Backend) -> None:
-        self.B = B
-        self.P: dict[int, Matrix] = {}
-        self.step: dict[int, JointStep] = {}
-
-    def rows(self, K: Matrix, u: int) -> Matrix:
-        """``K ^{A'(u)}P_uᵀ`` (eq. 19)."""
-        return self.step[u].rows_to_parent(K) if u in self.step else K @ self.P[u].T
-
-    def congruence(self, Omega: Matrix, u: int) -> Matrix:
-        """``^{A'(u)}P_uᵀ Ω ^{A'(u)}P_u`` (eq. 18)."""
-        if u in self.step:
-            return self.step[u].motion_congruence(Omega)
-        return self.B.symmetric(self.P[u].T @ Omega @ self.P[u])
 
 
 def backward_sweep(
