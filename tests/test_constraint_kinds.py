@@ -101,7 +101,8 @@ def test_truth_rows_are_pinocchios(seed):
 
 
 def _check_every_algorithm(model: pin.Model, cms: list, seed: int, auto: bool = True) -> None:
-    """Every algorithm (and ``"auto"``, unless ``auto`` is false) on numpy and batched numpy."""
+    """Every algorithm (and ``"auto"``, unless ``auto`` is false: its cost model takes about a
+    second per tree) on numpy and batched numpy."""
     rng = np.random.default_rng(seed)
     qs = np.stack([random_q(model, rng) for _ in range(2)])
     truths = [dense_delassus(model, q, cms) for q in qs]
@@ -116,7 +117,7 @@ def _check_every_algorithm(model: pin.Model, cms: list, seed: int, auto: bool = 
 
 @pytest.mark.parametrize("seed", range(FAST_TREES))
 def test_every_algorithm_numpy_and_batch(seed):
-    _check_every_algorithm(*mixed_tree(seed), seed)
+    _check_every_algorithm(*mixed_tree(seed), seed, auto=seed % 4 == 0)
 
 
 @pytest.mark.parametrize("seed", CASADI_SEEDS)
