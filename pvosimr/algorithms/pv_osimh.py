@@ -39,12 +39,13 @@ PV-OSIMr (groups never share a link, the first term vanishes).  Both sweeps shar
 product ``D_i⁻¹ S_iᵀ P`` between eq. 16 and eq. 17 (Alg. 1 forms ``D_i⁻¹ U_iᵀ`` and
 ``D_i⁻¹ S_iᵀ K^Aᵀ`` separately, Alg. 3 ``D_i⁻¹ S_iᵀ P`` twice).
 
-**The rule.**  ``C`` is chosen once per topology by :func:`plan_for`: a cost model
-(:mod:`pvosimr.algorithms.pv_osimh_plan`) prices the work that depends on ``C``, link by link
-and block by block from the row counts and each joint's dofs and transform, and a local search
-starts from the cheaper of "cut nothing" (PV-OSIM) and "cut every branching link" (PV-OSIMr)
-and toggles single cuts while the modelled cost drops.  The plan only decides what is computed,
-never what G is: every plan gives the same matrix.
+**The rule.**  ``C`` is chosen once per topology by :func:`plan_for`.  Each candidate plan is
+priced by running these very sweeps on counting arrays (:mod:`pvosimr.opcount`: the operations
+an SX graph would hold, from the structural sparsity at a generic configuration; no CasADi):
+cut every branching link, every j-th one, none, then single cuts toggled while the count
+drops (:func:`ranked_plans`).  Where the backend counts its own operations (CasADi, for
+operation counts and generated C), the few cheapest candidates are settled by that count.
+The plan only decides what is computed, never what G is: every plan gives the same matrix.
 """
 
 from __future__ import annotations
