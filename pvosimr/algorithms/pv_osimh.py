@@ -72,6 +72,7 @@ __all__ = [
     "cemps",
     "cheapest_plan",
     "forward_sweep",
+    "joint_steps",
     "plan_counter",
     "plan_for",
     "pv_osimh_sweeps",
@@ -81,22 +82,36 @@ __all__ = [
 
 
 def backward_sweep(
-    B: Backend, topo: Topology, kin: Kinematics, plan: Plan
+    B: Backend, topo: Topology, kin: Kinematics, plan: Plan, steps: list[JointStep] | None = None
 ) -> tuple[Propagators, dict[tuple[int, int], Matrix]]:
-    """The propagators ``^{A'(u)}P_u`` of every node and the groups' ``Ω[u, v]`` (u ≤ v)."""
+    """The propagators ``^{A'(u)}P_u`` of every node and the groups' ``Ω[u, v]`` (u ≤ v);
+    ``steps``, every link's :func:`joint_steps` when already known (they do not depend on the
+    plan), spares the articulated-body recursion."""
     props = Propagators(B)
     props.P.update({e: kin.K[e].T for e in topo.ees})  # Alg. 3 line 4
     Omega: dict[tuple[int, int], Matrix] = {(e, e): B.zeros(d, d) for e, d in topo.dim_of.items()}
     H_A = list(kin.H)
     for i in reversed(topo.links):
-        step = joint_step(B, kin, H_A, i)
+        step = joint_step(B, kin, H_A, i) if steps is None else steps[i]
         if topo.ES[i]:
             if i in plan.cuts:
                 _start_node(B, topo, plan, props, Omega, i, step)
             else:
                 _carry_group(B, props, Omega, plan.passing[i], topo.parent[i] > 0, step)
-        fold_into_parent(H_A, i, topo.parent[i], step)
+        if steps is None:
+            fold_into_parent(H_A, i, topo.parent[i], step)
     return props, Omega
+
+
+def joint_steps(B: Backend, topo: Topology, kin: Kinematics) -> list[JointStep | None]:
+    """Every link's :class:`JointStep` (entry 0, the world, is ``None``): the articulated-body
+    recursion alone (Alg. 3 lines 8–11)."""
+    steps: list[JointStep | None] = [None] * topo.njoints
+    H_A = list(kin.H)
+    for i in reversed(topo.links):
+        steps[i] = joint_step(B, kin, H_A, i)
+        fold_into_parent(H_A, i, topo.parent[i], steps[i])
+    return steps
 
 
 def _start_node(
@@ -329,12 +344,15 @@ def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
     H, armature = link_constants(model, topo)
     rows = {e: Counted(k, tally) for e, k in K.items()}  # what the plan moves is counted
     kin = Kinematics(X=X, S=S, H=H, armature=armature, K=rows)
+    tally.ops = 0
+    steps = joint_steps(B, topo, kin)  # the same for every plan: counted once
+    recursion = tally.ops
 
     def price(plan: Plan, limit: float = float("inf")) -> float:
         """The plan's count, or infinity once it passes ``limit``."""
-        tally.ops, tally.limit = 0, limit
+        tally.ops, tally.limit = recursion, limit
         try:
-            pv_osimh_sweeps(B, topo, kin, plan)
+            _sweeps(B, topo, kin, plan, steps)
         except OverBudgetError:
             return float("inf")
         return tally.ops
@@ -347,7 +365,7 @@ def pv_osimh_sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan | No
     return _sweeps(B, topo, kin, plan_for(B, topo, kin) if plan is None else plan)
 
 
-def _sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan):
-    props, Omega = backward_sweep(B, topo, kin, plan)
+def _sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan, steps=None):
+    props, Omega = backward_sweep(B, topo, kin, plan, steps)
     Omega0 = forward_sweep(plan, props, Omega)
     return assemble(B, topo, plan, Omega, Omega0, cemps(topo, plan, props))
