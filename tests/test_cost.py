@@ -73,14 +73,16 @@ def _check_estimates(name: str, preset: str) -> None:
     for algorithm in ALGORITHM_ORDER:
         counted = _counted(name, preset, algorithm)
         estimate = estimate_operations(robot.model, topo, algorithm, robot.constraints)
-        assert abs(estimate - counted) <= TOLERANCE * counted, (algorithm, estimate, counted)
+        # |counted|: the metric subtracts nnz_in, so a robot whose G reads few inputs counts < 0
+        assert abs(estimate - counted) <= TOLERANCE * abs(counted), (algorithm, estimate, counted)
 
 
 def _check_choice(name: str, preset: str) -> None:
     robot, topo = _robot(name, preset)
     counts = {a: _counted(name, preset, a) for a in ALGORITHM_ORDER}
     choice = cheapest(robot.model, topo, constraint_models=robot.constraints)
-    assert counts[choice] <= 1.05 * min(counts.values()), (choice, counts)
+    best = min(counts.values())  # 5% of |best|: tiny robots can count below zero
+    assert counts[choice] <= best + 0.05 * abs(best), (choice, counts)
 
 
 @pytest.mark.parametrize(("name", "preset"), CASES)
