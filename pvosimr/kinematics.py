@@ -28,6 +28,7 @@ __all__ = [
     "link_constants",
     "model_constants",
     "numeric_kinematics",
+    "pinocchio_joint_kinematics",
 ]
 
 
@@ -120,16 +121,24 @@ def frame_transforms(
     return out
 
 
-def numeric_kinematics(
-    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, constraint_models
-) -> Kinematics:
-    """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants."""
+def pinocchio_joint_kinematics(
+    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology
+) -> tuple[list[DenseTransform], list[np.ndarray]]:
+    """``X_up`` (6×6, from ``data.liMi``) and ``S`` of every link at ``q``, from Pinocchio."""
     pin.forwardKinematics(model, data, q)
     X = [DenseTransform(NUMPY, np.eye(6))]
     X += [DenseTransform(NUMPY, data.liMi[i].actionInverse) for i in topology.links]
     S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
     for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
         S[c.joint] = c.screw[:, None]
+    return X, S
+
+
+def numeric_kinematics(
+    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, constraint_models
+) -> Kinematics:
+    """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants."""
+    X, S = pinocchio_joint_kinematics(model, data, q, topology)
     H, armature, K = model_constants(model, topology, constraint_models)
     world = {}
     if topology.framed or topology.anchors:  # plain constraints need no world placement

@@ -58,9 +58,8 @@ import pinocchio as pin
 
 from ..backend import Backend, Matrix
 from ..joint_models import joint_kinematics
-from ..kinematics import Kinematics, link_constants
+from ..kinematics import Kinematics, link_constants, pinocchio_joint_kinematics
 from ..opcount import Counted, CountingBackend, OverBudgetError, Tally
-from ..spatial import DenseTransform
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 from .pv_osimh_plan import Plan, candidates, cover
@@ -334,13 +333,7 @@ def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
         for x in X[1:]:  # joints whose models want a column q (composites, translations) fail
             x.congruence(np.eye(6))
     except ValueError:  # ... and get Pinocchio's transforms instead
-        data = model.createData()
-        pin.forwardKinematics(model, data, q)
-        X = [DenseTransform(B, np.eye(6))]
-        X += [DenseTransform(B, data.liMi[i].actionInverse) for i in topo.links]
-        S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topo.links]
-        for c in topo.couplings:
-            S[c.joint] = c.screw[:, None]
+        X, S = pinocchio_joint_kinematics(model, model.createData(), q, topo)
     H, armature = link_constants(model, topo)
     rows = {e: Counted(k, tally) for e, k in K.items()}  # what the plan moves is counted
     kin = Kinematics(X=X, S=S, H=H, armature=armature, K=rows)
