@@ -12,6 +12,7 @@ CasADi SX.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,14 +86,23 @@ def link_constants(
 
 
 def model_constants(
-    model: pin.Model, topology: Topology, constraint_models
-) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, np.ndarray]]:
-    """The configuration-independent inputs: link inertias, armature blocks and ``K_i``."""
+    model: pin.Model,
+    topology: Topology,
+    constraint_models,
+    actions: Mapping[int, Matrix] | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray | None], dict[int, Matrix]]:
+    """The configuration-independent inputs: link inertias, armature blocks and ``K_i``.
+
+    ``K_i`` is the first ``m_i`` rows of ``^{c}X_i``, the action of the EE's placement
+    inverted; ``actions`` (by EE node, any backend's 6×6 matrices) stands for the constraint
+    models' own placements, e.g. placements that are symbolic inputs.
+    """
     H, armature = link_constants(model, topology)
     placed = _end_effectors(topology, constraint_models)
     K = {}
     for e, (P, sign) in placed.items():
-        K[e] = P.actionInverse[: topology.dim_of[e]]
+        A = P.actionInverse if actions is None else actions[e]
+        K[e] = A[: topology.dim_of[e], :]
         if sign < 0:  # pin 4's models: rows negated
             K[e] = -K[e]
     rows = [row for c in topology.couplings for _, row in c.rows]
@@ -101,10 +111,17 @@ def model_constants(
 
 
 def frame_transforms(
-    B: Backend, X: list[SpatialTransform], topology: Topology, constraint_models
+    B: Backend,
+    X: list[SpatialTransform],
+    topology: Topology,
+    constraint_models,
+    actions: Mapping[int, Matrix] | None = None,
 ) -> dict[int, Matrix]:
     """``^{c}X_0`` of each framed EE from the joint transforms: ``^{i}X_0 = X_up(i) ^{π(i)}X_0``
-    down to its link only (O(n) at most), then the constant ``^{c}X_i`` of its placement."""
+    down to its link only (O(n) at most), then the constant ``^{c}X_i`` of its placement.
+
+    ``actions`` (backend matrices by ``Kinematics.world`` key: EE nodes and anchor keys) stands
+    for the constraint models' ``^{c}X_i`` and the anchors' ``^{c2}X_0``."""
     placed = _end_effectors(topology, constraint_models)
     world: dict[int, Matrix] = {0: B.eye(6)}
     out = {}
@@ -115,9 +132,12 @@ def frame_transforms(
             i = topology.parent[i]
         for i in reversed(path):
             world[i] = X[i].motion(world[topology.parent[i]])
-        P, _ = placed[e]
-        out[e] = B.const(P.actionInverse) @ world[topology.link_of[e]]
-    out.update((key, B.const(W)) for key, W in _anchors(topology, constraint_models).items())
+        A = B.const(placed[e][0].actionInverse) if actions is None else actions[e]
+        out[e] = A @ world[topology.link_of[e]]
+    if actions is None:
+        out.update((key, B.const(W)) for key, W in _anchors(topology, constraint_models).items())
+    else:
+        out.update((key, actions[key]) for key in topology.anchors.values())
     return out
 
 
