@@ -142,29 +142,56 @@ def frame_transforms(
 
 
 def pinocchio_joint_kinematics(
-    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    topology: Topology,
+    fixed_S: list[np.ndarray | None] | None = None,
 ) -> tuple[list[DenseTransform], list[np.ndarray]]:
-    """``X_up`` (6×6, from ``data.liMi``) and ``S`` of every link at ``q``, from Pinocchio."""
+    """``X_up`` (6×6, from ``data.liMi``) and ``S`` of every link at ``q``, from Pinocchio.
+
+    ``fixed_S[i]``, where given and not None, is link ``i``'s motion subspace known not to
+    depend on ``q`` (a revolute, prismatic, free-flyer joint, ...): used as is, not read."""
     pin.forwardKinematics(model, data, q)
+    liMi, joints = data.liMi, data.joints
     X = [DenseTransform(NUMPY, np.eye(6))]
-    X += [DenseTransform(NUMPY, data.liMi[i].actionInverse) for i in topology.links]
-    S = [np.zeros((6, 0))] + [np.reshape(data.joints[i].S, (6, -1)) for i in topology.links]
+    X += [DenseTransform(NUMPY, liMi[i].actionInverse) for i in topology.links]
+    S = [None] * topology.njoints if not fixed_S else list(fixed_S)
+    S[0] = np.zeros((6, 0))
+    for i in topology.links:
+        if S[i] is None:
+            S[i] = np.reshape(joints[i].S, (6, -1))
     for c in topology.couplings:  # the relaxed tree moves a mimic joint by its own screw
         S[c.joint] = c.screw[:, None]
     return X, S
 
 
 def numeric_kinematics(
-    model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, constraint_models
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    topology: Topology,
+    constraint_models,
+    constants: Kinematics | None = None,
 ) -> Kinematics:
-    """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants."""
-    X, S = pinocchio_joint_kinematics(model, data, q, topology)
-    H, armature, K = model_constants(model, topology, constraint_models)
-    world = {}
-    if topology.framed or topology.anchors:  # plain constraints need no world placement
+    """Joint transforms and motion subspaces at ``q`` from Pinocchio, plus the model constants.
+
+    ``constants`` holds what does not depend on ``q``, read from the model and constraints
+    when None: ``H``, ``armature``, ``K``, the anchors' ``world`` entries, and ``S[i]`` where
+    it does not depend on ``q`` (None elsewhere); :func:`pvosimr.numeric.numeric_constants`
+    keeps them between calls."""
+    if constants is None:
+        H, armature, K = model_constants(model, topology, constraint_models)
+        anchors = _anchors(topology, constraint_models)
+        constants = Kinematics(X=[], S=[], H=H, armature=armature, K=K, world=anchors)
+    X, S = pinocchio_joint_kinematics(model, data, q, topology, constants.S)
+    world = constants.world
+    if topology.framed:  # plain constraints need no world placement
+        world = dict(world)
         placed = _end_effectors(topology, constraint_models)
         for e in topology.framed:
             P, _ = placed[e]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
-        world.update(_anchors(topology, constraint_models))
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)
+    return Kinematics(
+        X=X, S=S, H=constants.H, armature=constants.armature, K=constants.K, world=world
+    )
