@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "aligned_index",
+    "configuration_tangent",
     "joint_kinematics",
     "joint_motion",
     "joint_transform_up",
@@ -408,3 +409,58 @@ def joint_kinematics(
         X.append(joint_transform_up(B, model.jointPlacements[i], R_J, p_J))
         S.append(B.const(S_i) if isinstance(S_i, np.ndarray) else S_i)
     return X, S
+
+
+# --------------------------------------------------------------------------- tangent map
+
+
+def _quaternion_tangent(T: Matrix, r: int, c: int, x: Any, y: Any, z: Any, w: Any) -> None:
+    """``∂(Q ⊗ exp(ω))/∂ω`` at ``ω = 0`` into rows ``r..r+3``, columns ``c..c+2`` of ``T``:
+    ``½ [w 1 + [x y z]× ; −(x y z)]`` for the unit quaternion ``Q = (x, y, z, w)``."""
+    block = ((w, -z, y), (z, w, -x), (-y, x, w), (-x, -y, -z))
+    for a, row in enumerate(block):
+        for b, entry in enumerate(row):
+            T[r + a, c + b] = 0.5 * entry
+
+
+def _joint_tangent(B: Backend, T: Matrix, joint: Any, q: Matrix, r: int, c: int) -> None:
+    """The block of one joint (configuration rows from ``r``, velocity columns from ``c``)."""
+    short = joint.shortname().removeprefix("JointModel")
+    if short == "Composite":  # sub-joints in series: a block diagonal
+        for sub in _concrete(joint).joints:
+            _joint_tangent(B, T, sub, q, r, c)
+            r, c = r + sub.nq, c + sub.nv
+    elif short == "FreeFlyer":  # SE(3) ∋ (p, Q): ṗ = R(Q) v, Q as a spherical joint's
+        x, y, z, w = (q[r + k, 0] for k in range(3, 7))
+        T[r : r + 3, c : c + 3] = _rotation_quaternion(B, x, y, z, w)
+        _quaternion_tangent(T, r + 3, c + 3, x, y, z, w)
+    elif short == "Spherical":
+        _quaternion_tangent(T, r, c, *(q[r + k, 0] for k in range(4)))
+    elif short == "Planar":  # SE(2) ∋ (x, y, cos θ, sin θ): (ẋ, ẏ) = R(θ) v, then as RUB
+        cos, sin = q[r + 2, 0], q[r + 3, 0]
+        T[r, c], T[r, c + 1], T[r + 1, c], T[r + 1, c + 1] = cos, -sin, sin, cos
+        T[r + 2, c + 2], T[r + 3, c + 2] = -sin, cos
+    elif _UNIT_PARTS.get(short) == ((0, 2),):  # (cos θ, sin θ) turned by ε: (−sin θ, cos θ)
+        T[r, c], T[r + 1, c] = -q[r + 1, 0], q[r, 0]
+    else:  # a vector space (revolute, prismatic, helical, universal, ZYX, translation, ...)
+        for k in range(joint.nv):
+            T[r + k, c + k] = 1.0
+
+
+def configuration_tangent(B: Backend, model: pin.Model, q: Matrix) -> Matrix:
+    """``T(q) = ∂(q ⊕ ε)/∂ε`` at ``ε = 0`` (nq × nv), ``q ⊕ ε`` being ``pin.integrate``.
+
+    The chain rule of any function of the configuration along the model's velocity
+    coordinates: ``d/dε f(q ⊕ ε e_k) = (∂f/∂q) T e_k``.  Identity blocks on vector spaces;
+    ``(−sin θ, cos θ)`` on a unit complex number (RUB*); ``½ [w 1 + v× ; −vᵀ]`` on a unit
+    quaternion ``(v, w)`` (Pinocchio integrates on the right, ``Q ⊗ exp(ω)``); SE(3) and
+    SE(2) move their translation by ``R v``, ``v`` in the joint frame.  A mimic joint has no
+    coordinates of its own, so no block.  ``q`` is an nq × 1 column of the backend.
+    """
+    if isinstance(q, np.ndarray):
+        q = np.reshape(q, (-1, 1))
+    T = B.zeros(model.nq, model.nv)
+    for joint in model.joints[1:]:
+        if joint.nq:  # a mimic joint reads its primary's coordinate
+            _joint_tangent(B, T, joint, q, joint.idx_q, joint.idx_v)
+    return T

@@ -12,7 +12,7 @@ algorithm body in :mod:`pvosimr.algorithms` runs unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -20,8 +20,9 @@ import pinocchio as pin
 from .algorithms import sweeps_for
 from .auto import resolve_algorithm
 from .constraints import as_constraint_list
-from .joint_models import joint_kinematics
+from .joint_models import configuration_tangent, joint_kinematics
 from .kinematics import Kinematics, frame_transforms, model_constants
+from .symbolic_inputs import placement_actions, placement_size, placement_vector
 from .topology import Topology
 
 try:
@@ -34,11 +35,15 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without 
 __all__ = [
     "CASADI",
     "FOLD_TOLERANCE",
+    "PLACEMENTS",
     "CasadiBackend",
     "count_operations",
+    "delassus_derivatives_function",
     "delassus_function",
     "fold",
     "function_cost",
+    "placement_size",
+    "placement_vector",
     "symbolic_kinematics",
 ]
 
@@ -153,41 +158,107 @@ def _hat(p: Any) -> Any:
 
 
 def symbolic_kinematics(
-    model: pin.Model, q: Any, topology: Topology, constraint_models: Iterable
+    model: pin.Model,
+    q: Any,
+    topology: Topology,
+    constraint_models: Iterable,
+    p: Any = None,
 ) -> Kinematics:
-    """The :class:`Kinematics` of ``model`` at a symbolic ``q`` (SX, nq × 1), constants folded."""
+    """The :class:`Kinematics` of ``model`` at a symbolic ``q`` (SX, nq × 1), constants folded.
+
+    ``p`` (SX, :func:`placement_size` × 1) makes the constraint placements symbolic too
+    (:mod:`pvosimr.symbolic_inputs`); by default they are the constraint models' own numbers.
+    """
     X, S = joint_kinematics(CASADI, model, q, topology)
     cms = as_constraint_list(constraint_models)
-    H, armature, K = model_constants(model, topology, cms)
+    actions = None if p is None else placement_actions(CASADI, topology, p)
+    H, armature, K = model_constants(model, topology, cms, actions)
     return Kinematics(
         X=X,
         S=S,
         H=[CASADI.const(h) for h in H],
         armature=[None if a is None else CASADI.const(a) for a in armature],
-        K={e: CASADI.const(k) for e, k in K.items()},
-        world=frame_transforms(CASADI, X, topology, cms),
+        K={e: k if isinstance(k, SX) else CASADI.const(k) for e, k in K.items()},
+        world=frame_transforms(CASADI, X, topology, cms, actions),
     )
 
 
+#: What ``placements=`` may be: the constraint models' own numbers, or an input ``p``.
+PLACEMENTS = ("fixed", "input")
+
+
+class _Delassus(NamedTuple):
+    """G of one algorithm as an SX expression of its inputs (``q``, and ``p`` if placements
+    are inputs), and the algorithm's name (``"auto"`` resolved)."""
+
+    algorithm: str
+    inputs: list
+    names: list[str]
+    G: Any
+
+
+def _delassus(model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str):
+    if placements not in PLACEMENTS:
+        raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
+    cms = as_constraint_list(constraint_models)
+    topology = Topology(model, cms)
+    q = SX.sym("q", model.nq)
+    p = SX.sym("p", placement_size(model, cms)) if placements == "input" else None
+    kin = symbolic_kinematics(model, q, topology, cms, p)
+    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
+    sweeps = sweeps_for(algorithm)
+    G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
+    inputs, names = ([q], ["q"]) if p is None else ([q, p], ["q", "p"])
+    return _Delassus(algorithm.replace("-", "_"), inputs, names, G)
+
+
 def delassus_function(
-    model: pin.Model, constraint_models: Iterable, algorithm: str = "pv-osimr"
+    model: pin.Model,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    *,
+    placements: str = "fixed",
 ) -> ca.Function:
     """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
     (``"auto"``: the one :mod:`pvosimr.auto` picks, named in the function's name).
 
+    ``placements="input"``: the function ``(q, p) ↦ G`` with the constraint placements as the
+    second input, ``p = placement_vector(model, constraint_models, placements)``; its name ends
+    in ``_placed``.
+
     It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
     precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
-    gives a G that is not the model's.  :func:`pvosimr.codegen.compile` wraps the same function
-    with those checks.
+    (or a ``p`` whose rotations are not) gives a G that is not the model's.
+    :func:`pvosimr.codegen.compile` wraps the same function with those checks.
     """
-    cms = as_constraint_list(constraint_models)
-    topology = Topology(model, cms)
-    q = SX.sym("q", model.nq)
-    kin = symbolic_kinematics(model, q, topology, cms)
-    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
-    sweeps = sweeps_for(algorithm)
-    G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
-    return ca.Function(f"delassus_{algorithm.replace('-', '_')}", [q], [G], ["q"], ["G"])
+    d = _delassus(model, constraint_models, algorithm, placements)
+    name = f"delassus_{d.algorithm}" + ("_placed" if placements == "input" else "")
+    return ca.Function(name, d.inputs, [d.G], d.names, ["G"])
+
+
+def delassus_derivatives_function(
+    model: pin.Model,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    *,
+    placements: str = "fixed",
+) -> ca.Function:
+    """The CasADi function of :func:`delassus_function`'s inputs to ``dG`` ((m·m) × nv):
+    column ``k`` is ``vec(∂G/∂ε_k)`` (column-major), ``∂G/∂ε_k = d/dε G(q ⊕ ε e_k)`` at
+    ``ε = 0`` with ``⊕`` Pinocchio's ``integrate``; as G is symmetric, the buffer is an
+    (nv, m, m) C-contiguous array of the nv matrices.
+
+    Forward-mode AD of the same SX graph, seeded by the tangent map of ``⊕``
+    (:func:`pvosimr.joint_models.configuration_tangent`): ``dG = (∂vec G/∂q) T(q)``, one
+    pass per velocity coordinate, then common subexpressions merged (``casadi.cse``: the
+    passes rebuild the same products).  On Atlas with its feet welded that is 120k
+    instructions (15 G's worth), with 4 points per sole 185k; reverse mode costs 5x more.
+    """
+    d = _delassus(model, constraint_models, algorithm, placements)
+    q = d.inputs[0]
+    dG = ca.cse(ca.densify(ca.jtimes(ca.vec(d.G), q, configuration_tangent(CASADI, model, q))))
+    name = f"delassus_derivatives_{d.algorithm}" + ("_placed" if placements == "input" else "")
+    return ca.Function(name, d.inputs, [dG], d.names, ["dG"])
 
 
 def function_cost(f: ca.Function) -> int:

@@ -1,0 +1,131 @@
+"""Constraint placements as inputs of a function: the layout of ``p`` and the actions it gives.
+
+A constraint's placements enter G through its end-effectors' ``^{c}X_i`` only: ``K_i`` (their
+first rows, :func:`pvosimr.kinematics.model_constants`) and, for the EEs a combination reads
+(:mod:`pvosimr.virtual`), ``^{c}X_0 = ^{c}X_i ^{i}X_0``
+(:func:`pvosimr.kinematics.frame_transforms`); a one-body point anchor also reads its
+world-fixed ``^{c2}X_0``.  Every one of them is the
+``actionInverse`` of one placement, so a function may take the placements as numbers:
+
+    p = [P_0, P_1, ...],  P = (R[:, 0], R[:, 1], R[:, 2], t)  (12 numbers per SE3),
+
+in constraint order, each constraint's ``joint1_placement`` then, where it enters G, its
+``joint2_placement`` (a second body, or a point anchor's world point).  From ``(R, t)``,
+
+    ^{c}X_i = [[Rᵀ, −Rᵀ t×], [0, Rᵀ]],
+
+on any backend (:func:`placement_actions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from .backend import Backend, Matrix
+from .constraints import ConstraintShape, as_constraint_list, check_placement
+from .topology import Topology, constraint_signature
+
+__all__ = [
+    "SE3_SIZE",
+    "placement_actions",
+    "placement_keys",
+    "placement_size",
+    "placement_vector",
+]
+
+#: Numbers per placement in ``p``: the rotation column-major, then the translation.
+SE3_SIZE = 12
+
+
+def _placed(shape: ConstraintShape) -> int:
+    """How many of the constraint's placements enter G: 2 with a second body or a point
+    anchor's world-fixed point, else 1."""
+    return 2 if shape.joint2 or shape.kind == "point_anchor" else 1
+
+
+def placement_size(model: pin.Model, constraint_models: Iterable) -> int:
+    """The length of ``p``: 12 numbers for every placement that enters G."""
+    signature = constraint_signature(model, constraint_models)
+    return SE3_SIZE * sum(_placed(s) for s in signature)
+
+
+def placement_keys(topology: Topology) -> list[int]:
+    """The ``Kinematics.world`` key of each placement of ``p``, in its order: the EE nodes
+    of each constraint (``topology.ends``), then its anchor's key if it is an anchor."""
+    keys: list[int] = []
+    for k, ends in enumerate(topology.ends):
+        keys += ends
+        if k in topology.anchors:
+            keys.append(topology.anchors[k])
+    return keys
+
+
+def _label(k: int, cm) -> str:
+    return f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+
+
+def _pair_or_one(entry, two: bool, label: str) -> tuple:
+    """``entry`` as a tuple of ``two + 1`` placements, or ValueError naming the constraint."""
+    is_pair = isinstance(entry, (tuple, list))
+    if two and not (is_pair and len(entry) == 2):
+        raise ValueError(
+            f"{label} has two placements in G: expected a pair (joint1_placement, "
+            f"joint2_placement), got {type(entry).__name__}"
+            + (f" of length {len(entry)}" if is_pair else "")
+        )
+    if not two and is_pair:
+        raise ValueError(
+            f"{label} has one placement in G (joint1_placement): expected a pin.SE3, got a "
+            f"{type(entry).__name__} of length {len(entry)}"
+        )
+    return tuple(entry) if two else (entry,)
+
+
+def placement_vector(
+    model: pin.Model, constraint_models: Iterable, placements: Sequence
+) -> np.ndarray:
+    """``p`` (float64, :func:`placement_size`) from one entry per constraint: a ``pin.SE3``
+    (its ``joint1_placement``) or, for a constraint with two placements in G, a pair
+    ``(joint1_placement, joint2_placement)``.
+
+    ValueError naming the constraint for a wrong count, a missing or extra pair, an entry that
+    is not a ``pin.SE3``, a non-finite entry or a rotation that is not one
+    (:func:`pvosimr.constraints.check_placement`).
+    """
+    cms = as_constraint_list(constraint_models)
+    signature = constraint_signature(model, cms)
+    placements = list(placements)
+    if len(placements) != len(cms):
+        raise ValueError(
+            f"expected one placement (or pair) per constraint: got {len(placements)} for "
+            f"{len(cms)} constraints"
+        )
+    out = []
+    for k, (cm, shape, entry) in enumerate(zip(cms, signature, placements, strict=True)):
+        label = _label(k, cm)
+        names = ("joint1_placement", "joint2_placement")
+        for name, P in zip(names, _pair_or_one(entry, _placed(shape) == 2, label), strict=False):
+            if not isinstance(P, pin.SE3):
+                raise ValueError(f"{label}: {name} must be a pin.SE3, got {type(P).__name__}")
+            problem = check_placement(P)
+            if problem:
+                raise ValueError(f"{label}: {name} {problem}")
+            out += [np.ravel(P.rotation, order="F"), P.translation]
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def placement_actions(B: Backend, topology: Topology, p: Matrix) -> dict[int, Matrix]:
+    """``^{c}X_i = [[Rᵀ, −Rᵀ t×], [0, Rᵀ]]`` of each placement of ``p`` (a column of the
+    backend), by its ``Kinematics.world`` key (:func:`placement_keys`)."""
+    if isinstance(p, np.ndarray):
+        p = np.reshape(p, (-1, 1))
+    actions = {}
+    for j, key in enumerate(placement_keys(topology)):
+        a = SE3_SIZE * j
+        Rt = B.hstack([p[a : a + 3, :], p[a + 3 : a + 6, :], p[a + 6 : a + 9, :]]).T
+        t = p[a + 9 : a + 12, :]
+        actions[key] = B.vstack([B.hstack([Rt, -(Rt @ B.hat(t))]), B.hstack([B.zeros(3, 3), Rt])])
+    return actions
