@@ -27,6 +27,7 @@ from ..backend import NUMPY
 from ..checks import UndefinedError, check_configurations, resolve_topology, undefined_error
 from ..constraints import as_constraint_list, check_placements
 from ..kinematics import numeric_kinematics
+from ..numeric import numeric_constants
 from ..topology import Topology
 from .kinematics import batched_kinematics
 from .stack import BatchedNumpyBackend, MatrixStack
@@ -133,7 +134,8 @@ def delassus_at(
     the dense truth, whether M itself is singular.
     """
     sweeps = sweeps_for(algorithm)
-    kin = numeric_kinematics(model, data, q, topology, cms)
+    constants = numeric_constants(model, topology, cms)
+    kin = numeric_kinematics(model, data, q, topology, cms, constants)
     G = _sweep(sweeps, NUMPY, topology, kin)
     if G is None:
         G = sweep_stack(sweeps, model, q[None], topology, cms)[0]

@@ -1,0 +1,136 @@
+"""The numeric single call's constants: read from the model once, checked on every call.
+
+``H_i``, the armature blocks, ``K_e``, the anchors' world placements and the motion subspaces
+that do not depend on ``q`` are read on first use and kept, per model and topology.  Each
+later call checks them in two cheap steps, so that an edit to the model or to a constraint
+takes effect at once: :func:`pvosimr.checks.check_model` compares the model with its copy
+(one C++ ``model == copy``: inertias, armature, joint placements, joint models, ...), and every
+constraint's two placements are compared with the copies kept here (one ``SE3 ==`` each).
+Measured on Atlas with two 6D feet: about 5 µs, against about 180 µs to read the constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ._lru import LRU
+from .checks import ModelCheck, check_model
+from .kinematics import Kinematics, numeric_kinematics
+from .topology import Topology
+
+__all__ = ["CONSTANT_SUBSPACE_JOINTS", "numeric_constants"]
+
+#: Joint types whose motion subspace ``S`` (in the joint's frame, Pinocchio's ``data.joints[i].S``)
+#: does not depend on ``q``; the others' (spherical ZYX, universal, ellipsoid, composite,
+#: mimic) are read at every configuration.
+CONSTANT_SUBSPACE_JOINTS = frozenset(
+    "JointModel" + kind
+    for kind in (
+        "FreeFlyer",
+        "Spherical",
+        "Planar",
+        "Translation",
+        "RX",
+        "RY",
+        "RZ",
+        "RevoluteUnaligned",
+        "RUBX",
+        "RUBY",
+        "RUBZ",
+        "RevoluteUnboundedUnaligned",
+        "PX",
+        "PY",
+        "PZ",
+        "PrismaticUnaligned",
+        "HX",
+        "HY",
+        "HZ",
+        "HelicalUnaligned",
+    )
+)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """The constants of one (model, topology), and what they were read from."""
+
+    check: ModelCheck
+    topology: Topology
+    placements: tuple[pin.SE3, ...]
+    constants: Kinematics
+
+
+_CONSTANTS: LRU[_Entry] = LRU(32)
+
+
+def _placements(constraint_models) -> tuple[pin.SE3, ...]:
+    """Both placements of every constraint (``joint2_placement`` of a one-body constraint is
+    read too: a point anchor's is its fixed point in the world)."""
+    return tuple(P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement))
+
+
+def _same(placements: tuple[pin.SE3, ...], kept: tuple[pin.SE3, ...]) -> bool:
+    return len(placements) == len(kept) and all(
+        P == Q for P, Q in zip(placements, kept, strict=True)
+    )
+
+
+def _fixed_subspaces(model: pin.Model, topology: Topology) -> list[np.ndarray | None]:
+    """``S_i`` of every link whose joint type is in :data:`CONSTANT_SUBSPACE_JOINTS`, None for
+    the others (and for the world)."""
+    data = model.createData()
+    pin.forwardKinematics(model, data, pin.neutral(model))
+    S: list[np.ndarray | None] = [None] * topology.njoints
+    for i in topology.links:
+        if model.joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
+            S[i] = np.reshape(data.joints[i].S, (6, -1))
+    return S
+
+
+def _frozen(a: np.ndarray | None) -> np.ndarray | None:
+    """A read-only copy: the constants are shared by every call, an in-place write would
+    corrupt the next."""
+    if a is None:
+        return None
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def _read(
+    model: pin.Model, topology: Topology, constraint_models, check: ModelCheck, placements
+) -> _Entry:
+    kin = numeric_kinematics(
+        model, model.createData(), pin.neutral(model), topology, constraint_models
+    )
+    constants = Kinematics(
+        X=[],
+        S=[_frozen(S) for S in _fixed_subspaces(model, topology)],
+        H=[_frozen(H) for H in kin.H],
+        armature=[_frozen(a) for a in kin.armature],
+        K={e: _frozen(K) for e, K in kin.K.items()},
+        world={key: _frozen(kin.world[key]) for key in topology.anchors.values()},
+    )
+    kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
+    return _Entry(check, topology, kept, constants)
+
+
+def numeric_constants(model: pin.Model, topology: Topology, constraint_models) -> Kinematics:
+    """What :func:`~pvosimr.kinematics.numeric_kinematics` reads besides ``q`` (its
+    ``constants``), kept per (model, topology) and read again after any edit to the model or
+    to a constraint's placement."""
+    check = check_model(model)
+    placements = _placements(constraint_models)
+    entry = _CONSTANTS.get_or_make(
+        (id(model), id(topology)),
+        lambda: _read(model, topology, constraint_models, check, placements),
+        fresh=lambda entry: (
+            entry.check is check
+            and entry.topology is topology
+            and _same(placements, entry.placements)
+        ),
+    )
+    return entry.constants

@@ -1,0 +1,135 @@
+"""The numeric single call's shortcuts give the very G of the plain computation.
+
+The model constants kept between calls (:mod:`pvosimr.numeric`) are read again after any edit
+to an inertia, an armature entry, a joint placement or a constraint placement; the motion
+subspaces kept as constant are those Pinocchio computes at any configuration.
+"""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import random_q, random_trees
+from _truth import TOLERANCE, dense_delassus, rel_err
+from hypothesis import HealthCheck, given, settings
+
+import pvosimr
+from pvosimr.checks import topology_for
+from pvosimr.constraints import weld
+from pvosimr.kinematics import numeric_kinematics
+from pvosimr.numeric import CONSTANT_SUBSPACE_JOINTS, numeric_constants
+
+
+def _two_body_welds(model: pin.Model) -> list:
+    """Atlas's feet welded to the world, and a point of each hand held together (joint2 ≠ 0:
+    its rows depend on where ``c2`` is on the right hand, unlike a 6D weld's)."""
+    feet = [weld(model, name) for name in ("l_foot", "r_foot")]
+    left, right = model.getJointId("l_arm_wry2"), model.getJointId("r_arm_wry2")
+    between = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D,
+        model,
+        left,
+        pin.SE3(np.eye(3), np.array([0.0, 0.1, 0.0])),
+        right,
+        pin.SE3(np.eye(3), np.array([0.0, -0.1, 0.0])),
+        pin.LOCAL,
+    )
+    return [*feet, between]
+
+
+@pytest.fixture
+def robot(atlas):
+    model = atlas.copy()  # edited below: the session's Atlas stays as it is
+    q = random_q(model, np.random.default_rng(7))
+    return model, model.createData(), _two_body_welds(model), q
+
+
+def _rotated(P: pin.SE3, angle: float) -> pin.SE3:
+    return pin.SE3(P.rotation @ pin.rpy.rpyToMatrix(angle, 0.0, 0.0), P.translation + 0.01)
+
+
+def _edit_inertia(model, cms):
+    body = model.inertias[5]
+    model.inertias[5] = pin.Inertia(2.0 * body.mass + 1.0, body.lever, body.inertia)
+
+
+def _edit_armature(model, cms):
+    armature = np.array(model.armature)
+    armature[model.joints[3].idx_v] += 0.5
+    model.armature = armature
+
+
+def _edit_joint_placement(model, cms):
+    model.jointPlacements[4] = _rotated(model.jointPlacements[4], 0.3)
+
+
+def _edit_joint1_placement(model, cms):
+    cms[0].joint1_placement = _rotated(cms[0].joint1_placement, 0.4)
+
+
+def _edit_joint2_placement(model, cms):
+    cms[2].joint2_placement = _rotated(cms[2].joint2_placement, -0.2)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _edit_inertia,
+        _edit_armature,
+        _edit_joint_placement,
+        _edit_joint1_placement,
+        _edit_joint2_placement,
+    ],
+)
+@pytest.mark.parametrize("algorithm", ["pv-osimr", "naive"])
+def test_an_edit_takes_effect_at_once(robot, edit, algorithm):
+    model, data, cms, q = robot
+    before = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+    assert rel_err(before, dense_delassus(model, q, cms)) <= TOLERANCE
+    edit(model, cms)
+    truth = dense_delassus(model, q, cms)
+    assert rel_err(truth, before) > 1e-6, "the edit must change G for this test to mean anything"
+    after = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+    assert rel_err(after, truth) <= TOLERANCE
+
+
+def test_the_constants_are_kept_and_read_only(robot):
+    model, _, cms, _ = robot
+    topo = topology_for(model, cms)
+    constants = numeric_constants(model, topo, cms)
+    assert numeric_constants(model, topo, cms) is constants  # no edit: kept
+    with pytest.raises(ValueError, match="read-only"):
+        constants.H[3][0, 0] = 1.0
+    _edit_armature(model, cms)
+    assert numeric_constants(model, topo, cms) is not constants
+
+
+def test_the_cached_kinematics_are_the_plain_ones(robot):
+    model, data, cms, q = robot
+    topo = topology_for(model, cms)
+    plain = numeric_kinematics(model, data, q, topo, cms)
+    cached = numeric_kinematics(model, data, q, topo, cms, numeric_constants(model, topo, cms))
+    for field in ("S", "H", "armature"):
+        for a, b in zip(getattr(plain, field), getattr(cached, field), strict=True):
+            assert (a is None and b is None) or np.array_equal(a, b)
+    for field in ("K", "world"):
+        a, b = getattr(plain, field), getattr(cached, field)
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    for Xa, Xb in zip(plain.X, cached.X, strict=True):
+        assert np.array_equal(Xa.X, Xb.X)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_constraints=2))
+def test_constant_subspaces_do_not_depend_on_q(tree):
+    """Every joint type kept as constant has the same ``S`` at random configurations."""
+    model, cms = tree
+    topo = topology_for(model, cms)
+    kept = numeric_constants(model, topo, cms).S
+    data = model.createData()
+    for seed in range(3):
+        pin.forwardKinematics(model, data, random_q(model, np.random.default_rng(seed)))
+        for i in topo.links:
+            if model.joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
+                assert np.array_equal(kept[i], np.reshape(data.joints[i].S, (6, -1)))
+            else:
+                assert kept[i] is None
