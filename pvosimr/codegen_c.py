@@ -1,0 +1,264 @@
+"""The C that :mod:`pvosimr.codegen` appends to CasADi's generated function.
+
+One library holds one CasADi function ``F`` (inputs ``q`` and, with placements as inputs, ``p``;
+one dense output: ``G`` or ``dG``) and three entry points:
+
+- ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q``, evaluate ``F``, check ``out`` finite;
+- ``pvosimr_eval_batch(qs, B, p, out, threads, check, bad)``: the same for ``B`` rows of ``qs``
+  (row-major, ``nq`` each) with one ``p``, the rows split into ``threads`` contiguous chunks,
+  each run by a POSIX thread with its own work arrays (the calling thread runs the first chunk:
+  ``threads == 1`` creates no thread).  ``*bad`` is the first failing row;
+- with Python's headers, a CPython extension function ``delassus(q)`` for the single call
+  (:func:`extension_source`).
+
+Every entry point returns :data:`OK`, :data:`BAD_Q` (``q`` beyond the model's range, not
+finite or not normalized), :data:`NON_FINITE` (the output is not finite),
+:data:`EVAL_FAILED` (``F`` reported a failure) or :data:`NO_MEMORY`.
+"""
+
+from __future__ import annotations
+
+from .checks import NORMALIZED_TOLERANCE
+
+__all__ = [
+    "BAD_Q",
+    "EVAL_FAILED",
+    "NON_FINITE",
+    "NOT_FAST",
+    "NO_MEMORY",
+    "OK",
+    "WRAPPER_VERSION",
+    "entry_points",
+    "extension_source",
+]
+
+#: Bumped whenever the appended C or the build command changes meaning.
+WRAPPER_VERSION = "4"
+
+OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY = 0, 1, 2, 3, 4
+#: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
+NOT_FAST = -1
+
+#: Threads beyond this are not used (the chunk table lives on the stack).
+MAX_THREADS = 256
+
+
+def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
+    """``pvosimr_check_q``: every entry within ``q_bound``, every unit-norm part normalized
+    to the tolerance of ``pin.isNormalized``."""
+    norms = []
+    for start, length in parts:
+        terms = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
+        norms.append(f"  if (!(fabs(sqrt({terms}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
+    return f"""
+static int pvosimr_check_q(const casadi_real* q) {{
+  casadi_int i;
+  for (i = 0; i < {nq}; ++i) if (!(fabs(q[i]) <= {q_bound!r})) return 1;
+{chr(10).join(norms)}
+  return 0;
+}}
+"""
+
+
+def entry_points(fname: str, sizes: dict, parts: list[tuple[int, int]], q_bound: float) -> str:
+    """C for ``pvosimr_eval`` and ``pvosimr_eval_batch`` around the CasADi function ``fname``.
+
+    ``sizes``: ``nq``, ``n_in`` (1 or 2), ``n_out`` (numbers in the output), ``sz_arg``,
+    ``sz_res``, ``sz_w``, ``sz_iw`` (CasADi's work sizes).  ``parts`` are the ``(start,
+    length)`` in ``q`` of the unit-norm parts, ``q_bound`` the model's range
+    (:func:`pvosimr.checks.check_model`).
+    """
+    nq, n_out = sizes["nq"], sizes["n_out"]
+    p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
+    return f"""
+/* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
+#include <stdlib.h>
+#include <pthread.h>
+{_q_check(nq, parts, q_bound)}
+CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
+                                      casadi_real* out, casadi_real* w, casadi_int* iw,
+                                      int check) {{
+  const casadi_real* arg[{max(2, sizes["sz_arg"])}];
+  casadi_real* res[{max(1, sizes["sz_res"])}];
+  casadi_int i;
+  if (check && pvosimr_check_q(q)) return {BAD_Q};
+  arg[0] = q;
+{p_arg}  res[0] = out;
+  if ({fname}(arg, res, iw, w, 0)) return {EVAL_FAILED};
+  for (i = 0; i < {n_out}; ++i) if (!isfinite(out[i])) return {NON_FINITE};
+  return {OK};
+}}
+
+typedef struct {{
+  const casadi_real* qs;
+  const casadi_real* p;
+  casadi_real* out;
+  long long begin, end, bad;
+  int check, rc;
+}} pvosimr_chunk;
+
+/* Rows [begin, end) with work arrays of its own; stops at its first failing row. */
+static void* pvosimr_run_chunk(void* arg) {{
+  pvosimr_chunk* c = (pvosimr_chunk*)arg;
+  casadi_real* w = (casadi_real*)malloc(sizeof(casadi_real) * {max(1, sizes["sz_w"])});
+  casadi_int* iw = (casadi_int*)malloc(sizeof(casadi_int) * {max(1, sizes["sz_iw"])});
+  long long r;
+  c->rc = {OK};
+  c->bad = -1;
+  if (w == NULL || iw == NULL) {{
+    c->rc = {NO_MEMORY};
+    c->bad = c->begin;
+  }} else {{
+    for (r = c->begin; r < c->end; ++r) {{
+      int rc = pvosimr_eval(c->qs + r * {nq}, c->p, c->out + r * {n_out}, w, iw, c->check);
+      if (rc != {OK}) {{
+        c->rc = rc;
+        c->bad = r;
+        break;
+      }}
+    }}
+  }}
+  free(w);
+  free(iw);
+  return NULL;
+}}
+
+CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
+                                            const casadi_real* p, casadi_real* out,
+                                            int threads, int check, long long* bad) {{
+  pvosimr_chunk chunk[{MAX_THREADS}];
+  pthread_t tid[{MAX_THREADS}];
+  int started[{MAX_THREADS}];
+  int k;
+  *bad = -1;
+  if (B <= 0) return {OK};
+  if (threads > B) threads = (int)B;
+  if (threads > {MAX_THREADS}) threads = {MAX_THREADS};
+  if (threads < 1) threads = 1;
+  for (k = 0; k < threads; ++k) {{
+    chunk[k].qs = qs;
+    chunk[k].p = p;
+    chunk[k].out = out;
+    chunk[k].begin = B * k / threads;
+    chunk[k].end = B * (k + 1) / threads;
+    chunk[k].check = check;
+    started[k] = 0;
+  }}
+  for (k = 1; k < threads; ++k) {{
+    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_chunk, &chunk[k]) == 0;
+    if (!started[k]) pvosimr_run_chunk(&chunk[k]);  /* no thread to spare: run it here */
+  }}
+  pvosimr_run_chunk(&chunk[0]);
+  for (k = 1; k < threads; ++k) if (started[k]) pthread_join(tid[k], NULL);
+  for (k = 0; k < threads; ++k) {{  /* chunks are in row order: the first failure is first */
+    if (chunk[k].rc != {OK}) {{
+      *bad = chunk[k].bad;
+      return chunk[k].rc;
+    }}
+  }}
+  return {OK};
+}}
+"""
+
+
+def extension_source(module: str, sizes: dict) -> str:
+    """C making the library a CPython extension ``module``.
+
+    ``rows(qs, p, out, threads, check) -> (code, bad row)`` runs ``pvosimr_eval_batch`` with
+    the GIL released on C-contiguous float64 arrays: ``qs`` (B, nq), ``p`` (n_p,) or None,
+    ``out`` (B, n_out) (TypeError for anything else).  For a function of ``q`` alone,
+    ``delassus(q) -> out | int`` is the single call: an aligned, C-contiguous float64 array of
+    ``nq`` values gives a new Fortran-ordered m × m array, or the entry point's code, or
+    :data:`NOT_FAST` for any other ``q`` (the caller then takes the general path); its work
+    arrays are thread-local, so threads evaluate in parallel.
+    """
+    single = sizes["n_in"] == 1 and sizes["out_shape"] == (sizes["m"], sizes["m"])
+    return f"""
+/* ---- CPython extension (wrapper version {WRAPPER_VERSION}) ---- */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+static int pvosimr_py_array(PyObject* a, int ndim, npy_intp rows, npy_intp cols) {{
+  PyArrayObject* x = (PyArrayObject*)a;
+  return PyArray_CheckExact(a) && PyArray_TYPE(x) == NPY_DOUBLE && PyArray_NDIM(x) == ndim
+         && PyArray_IS_C_CONTIGUOUS(x) && PyArray_ISALIGNED(x)
+         && (ndim == 1 ? PyArray_DIM(x, 0) == cols
+                       : (rows < 0 || PyArray_DIM(x, 0) == rows) && PyArray_DIM(x, 1) == cols);
+}}
+
+static PyObject* pvosimr_py_rows(PyObject* self, PyObject* args) {{
+  PyObject *qs, *p, *out;
+  int threads, check, rc;
+  long long B, bad = -1;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OOOii", &qs, &p, &out, &threads, &check)) return NULL;
+  if (!pvosimr_py_array(qs, 2, -1, {sizes["nq"]})) {{
+    PyErr_SetString(PyExc_TypeError, "rows: qs must be a C-contiguous float64 (B, nq) array");
+    return NULL;
+  }}
+  B = (long long)PyArray_DIM((PyArrayObject*)qs, 0);
+  if (!(p == Py_None ? {int(sizes["n_in"] == 1)} : {int(sizes["n_in"] == 2)}
+        && pvosimr_py_array(p, 1, 0, {sizes["n_p"]}))
+      || !pvosimr_py_array(out, 2, B, {sizes["n_out"]})) {{
+    PyErr_SetString(PyExc_TypeError, "rows: p or out of the wrong kind or size");
+    return NULL;
+  }}
+  Py_BEGIN_ALLOW_THREADS
+  rc = pvosimr_eval_batch((const casadi_real*)PyArray_DATA((PyArrayObject*)qs), B,
+                          p == Py_None ? NULL
+                                       : (const casadi_real*)PyArray_DATA((PyArrayObject*)p),
+                          (casadi_real*)PyArray_DATA((PyArrayObject*)out), threads, check, &bad);
+  Py_END_ALLOW_THREADS
+  return Py_BuildValue("(iL)", rc, bad);
+}}
+{_single_source(sizes) if single else ""}
+static PyMethodDef pvosimr_py_methods[] = {{
+  {{"rows", pvosimr_py_rows, METH_VARARGS, "pvosimr_eval_batch: (code, first bad row)"}},
+{_SINGLE_METHOD if single else ""}  {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef pvosimr_py_module = {{
+  PyModuleDef_HEAD_INIT, "{module}", NULL, -1, pvosimr_py_methods
+}};
+
+PyMODINIT_FUNC PyInit_{module}(void) {{
+  import_array();
+  return PyModule_Create(&pvosimr_py_module);
+}}
+"""
+
+
+_SINGLE_METHOD = (
+    '  {"delassus", pvosimr_py_delassus, METH_O, "G at q (float64, nq), or an int code"},\n'
+)
+
+
+def _single_source(sizes: dict) -> str:
+    """The extension's ``delassus(q)`` (see :func:`extension_source`)."""
+    m = sizes["m"]
+    return f"""
+static PyObject* pvosimr_py_delassus(PyObject* self, PyObject* arg) {{
+  static _Thread_local casadi_real w[{max(1, sizes["sz_w"])}];
+  static _Thread_local casadi_int iw[{max(1, sizes["sz_iw"])}];
+  npy_intp dims[2] = {{{m}, {m}}};
+  PyArrayObject* q = (PyArrayObject*)arg;
+  PyObject* G;
+  int rc;
+  (void)self;
+  if (!PyArray_CheckExact(arg) || PyArray_TYPE(q) != NPY_DOUBLE || PyArray_NDIM(q) != 1
+      || PyArray_DIM(q, 0) != {sizes["nq"]} || !PyArray_IS_C_CONTIGUOUS(q)
+      || !PyArray_ISALIGNED(q))
+    return PyLong_FromLong({NOT_FAST});
+  G = PyArray_EMPTY(2, dims, NPY_DOUBLE, 1);
+  if (G == NULL) return NULL;
+  Py_BEGIN_ALLOW_THREADS  /* other threads may evaluate meanwhile: w and iw are per thread */
+  rc = pvosimr_eval((const casadi_real*)PyArray_DATA(q), NULL,
+                    (casadi_real*)PyArray_DATA((PyArrayObject*)G), w, iw, 1);
+  Py_END_ALLOW_THREADS
+  if (rc == 0) return G;
+  Py_DECREF(G);
+  return PyLong_FromLong(rc);
+}}
+"""

@@ -1,0 +1,297 @@
+"""pvosimr.codegen beyond one q: batches over threads, placements as inputs, derivatives.
+
+A batch must give each row's single call exactly (the same generated code on the same
+numbers), through the extension and through ctypes; a bad row is named; ``placements=`` must
+give the G of the constraint models rebuilt with those placements; ``derivatives`` must be
+the central differences of G along ``pin.integrate``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import TreeSpec, build_tree, random_placement, random_q
+
+import pvosimr
+from pvosimr.truth import rel_err
+
+pytest.importorskip("casadi")
+codegen = pytest.importorskip("pvosimr.codegen")
+
+if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
+    pytest.skip("no C compiler on PATH", allow_module_level=True)
+
+FAST = ("-O1",)
+
+#: Central differences of G along ``integrate`` with this step: rounding ~1e-15 |G| / h and
+#: truncation h² |G'''| / 6 stay below 1e-8 of max|dG| on these trees.
+STEP = 1e-6
+DERIVATIVE_TOLERANCE = 1e-6
+
+
+def _tree() -> tuple[pin.Model, list]:
+    """A free-flyer tree with a quaternion and unit-complex joints, a 6D and a 3D contact and
+    a 3D loop closure between two bodies (12 rows; one constraint with two placements)."""
+    spec = TreeSpec(
+        [0, 1, 2, 3, 1, 5, 6],
+        ["FreeFlyer", "RZ", "Spherical", "RX", "RUBY", "RY", "Planar"],
+        [(4, pin.ContactType.CONTACT_6D), (7, pin.ContactType.CONTACT_3D)],
+        armature=True,
+        seed=11,
+    )
+    model, cms = build_tree(spec)
+    rng = np.random.default_rng(11)
+    loop = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D,
+        model,
+        3,
+        random_placement(rng),
+        6,
+        random_placement(rng),
+        pin.LOCAL_WORLD_ALIGNED,
+    )
+    return model, [*cms, loop]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("codegen-batch-cache")
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return _tree()
+
+
+@pytest.fixture(scope="module")
+def fixed(tree, cache):
+    model, cms = tree
+    return codegen.compile(model, cms, cache_dir=cache, flags=FAST, derivatives=True)
+
+
+@pytest.fixture(scope="module")
+def placed(tree, cache):
+    model, cms = tree
+    return codegen.compile(
+        model, cms, cache_dir=cache, flags=FAST, placements="input", derivatives=True
+    )
+
+
+@pytest.fixture(scope="module")
+def through_ctypes(tree, cache):
+    """The fixed-placement function built without Python's headers."""
+    model, cms = tree
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codegen, "python_headers", lambda: None)
+        return codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+
+
+def _qs(model: pin.Model, count: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([random_q(model, rng) for _ in range(count)])
+
+
+def _random_placements(cms: list, rng: np.random.Generator) -> list:
+    """One entry per constraint, a pair for one with a second body."""
+    return [
+        (random_placement(rng), random_placement(rng)) if cm.joint2_id else random_placement(rng)
+        for cm in cms
+    ]
+
+
+def _rebuilt(cms: list, placements: list) -> list:
+    out = []
+    for cm, entry in zip(cms, placements, strict=True):
+        first, second = entry if isinstance(entry, tuple) else (entry, cm.joint2_placement)
+        copy = pin.RigidConstraintModel(cm)
+        copy.joint1_placement, copy.joint2_placement = first, second
+        out.append(copy)
+    return out
+
+
+def _central_differences(model: pin.Model, cms: list, q: np.ndarray) -> np.ndarray:
+    """(nv, m, m): (G(q ⊕ h e_k) - G(q ⊕ -h e_k)) / 2h with pvosimr.compute_delassus."""
+    data = model.createData()
+
+    def G(dq):
+        return pvosimr.compute_delassus(model, data, pin.integrate(model, q, dq), cms)
+
+    steps = STEP * np.eye(model.nv)
+    return np.array([(G(e) - G(-e)) / (2 * STEP) for e in steps])
+
+
+# --------------------------------------------------------------------------- batches
+
+
+@pytest.mark.parametrize("binding", ["extension", "ctypes"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("count", [1, 3, 64])
+def test_a_batch_is_its_single_calls(fixed, through_ctypes, binding, threads, count):
+    f = fixed if binding == "extension" else through_ctypes
+    if binding == "extension" and f.binding != "extension":
+        pytest.skip("no Python headers: the extension is not built")
+    assert f.binding == binding
+    qs = _qs(f.model, count, seed=count)
+    G = f(qs, threads=threads)
+    assert G.shape == (count, f.m, f.m) == (count, 12, 12)
+    for q, Gq in zip(qs, G, strict=True):
+        assert np.array_equal(Gq, f(q))
+        assert np.array_equal(Gq, fixed(q))  # the two bindings: the same generated code
+
+
+def test_a_batch_matches_numpy_and_takes_any_rows(fixed):
+    model, cms = fixed.model, fixed.constraint_models
+    qs = _qs(model, 5, seed=5)
+    G = fixed(qs.tolist())  # default threads
+    data = model.createData()
+    for q, Gq in zip(qs, G, strict=True):
+        assert rel_err(Gq, pvosimr.compute_delassus(model, data, q, cms)) <= 1e-10
+    strided = np.repeat(qs, 2, axis=1)[:, ::2]
+    assert np.array_equal(fixed(strided, threads=2), G)
+    assert fixed(qs[:0]).shape == (0, 12, 12)
+    assert np.array_equal(fixed(qs, threads=100), G)  # more threads than rows
+    with pytest.raises(ValueError, match="threads"):
+        fixed(qs, threads=0)
+
+
+def _with_bad_rows(model: pin.Model, rows: dict[int, str], count: int = 64) -> np.ndarray:
+    qs = _qs(model, count, seed=3)
+    for r, kind in rows.items():
+        if kind == "nan":
+            qs[r, -1] = np.nan
+        else:  # the Spherical joint's quaternion, off by 5e-5 in norm
+            qs[r, model.joints[3].idx_q] += 1e-2
+    return qs
+
+
+@pytest.mark.parametrize("f_name", ["fixed", "through_ctypes"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bad_row_is_named(f_name, threads, request):
+    f = request.getfixturevalue(f_name)
+    model = f.model
+    cases = [
+        ({17: "normalized"}, 17, "not normalized"),
+        ({40: "nan"}, 40, "not finite"),
+        ({50: "nan", 10: "normalized"}, 10, "not normalized"),  # the first, in another chunk
+        ({63: "normalized"}, 63, "not normalized"),
+    ]
+    for rows, first, message in cases:
+        qs = _with_bad_rows(model, rows)
+        with pytest.raises(ValueError, match=rf"^row {first} of qs: .*{message}") as err:
+            f(qs, threads=threads)
+        single = pytest.raises(ValueError, match=message)
+        with single:
+            f(qs[first])
+        assert str(err.value) == f"row {first} of qs: {single.excinfo.value}"
+
+
+def test_a_non_finite_row_is_named(cache):
+    model, cms = build_tree(
+        TreeSpec([0, 1], ["RZ", "RZ"], [(2, pin.ContactType.CONTACT_6D)], armature=False, seed=3)
+    )
+    model.inertias[2] = pin.Inertia.Zero()  # M singular at every q: row 0 fails first
+    f = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    with pytest.raises(ValueError, match="singular at row 0 of qs"):
+        f(_qs(model, 3, seed=0), threads=2)
+
+
+def test_threads_share_nothing(fixed):
+    from concurrent.futures import ThreadPoolExecutor
+
+    qs = _qs(fixed.model, 32, seed=9)
+    expected = fixed(qs, threads=1)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: fixed(qs, threads=1 + k % 2), range(16)))
+    assert all(np.array_equal(G, expected) for G in got)
+
+
+# --------------------------------------------------------------------------- placements
+
+
+def test_placements_give_the_rebuilt_constraints_g(placed):
+    model, cms = placed.model, placed.constraint_models
+    rng = np.random.default_rng(4)
+    data = model.createData()
+    qs = _qs(model, 3, seed=4)
+    for _ in range(3):
+        placements = _random_placements(cms, rng)
+        moved = _rebuilt(cms, placements)
+        G = placed(qs, placements=placements, threads=2)
+        for q, Gq in zip(qs, G, strict=True):
+            expected = pvosimr.compute_delassus(model, data, q, moved)
+            assert rel_err(placed(q, placements=placements), expected) <= 1e-12
+            assert np.array_equal(Gq, placed(q, placements=placements))
+    own = [cm.joint1_placement if not cm.joint2_id else (cm.joint1_placement, cm.joint2_placement)
+           for cm in cms]  # fmt: skip
+    assert rel_err(placed(qs[0], placements=own), pvosimr.compute_delassus(
+        model, data, qs[0], cms)) <= 1e-12  # fmt: skip
+
+
+def test_placements_are_required_exactly_where_they_are_inputs(fixed, placed):
+    q = pin.neutral(fixed.model)
+    with pytest.raises(TypeError, match="placements='input'"):
+        placed(q)
+    with pytest.raises(TypeError, match="placements='fixed'"):
+        fixed(q, placements=[pin.SE3.Identity()] * 3)
+    with pytest.raises(ValueError, match="constraint 2"):  # the loop closure needs a pair
+        placed(q, placements=[pin.SE3.Identity()] * 3)
+    assert placed.placements == "input" and fixed.placements == "fixed"
+
+
+def test_a_bad_row_is_named_with_placements(placed):
+    cms = placed.constraint_models
+    placements = _random_placements(cms, np.random.default_rng(0))
+    qs = _with_bad_rows(placed.model, {33: "nan"})
+    with pytest.raises(ValueError, match=r"^row 33 of qs: .*not finite"):
+        placed(qs, placements=placements, threads=2)
+
+
+# --------------------------------------------------------------------------- derivatives
+
+
+def test_derivatives_are_central_differences(fixed, placed):
+    model, cms = fixed.model, fixed.constraint_models
+    qs = _qs(model, 2, seed=6)
+    placements = _random_placements(cms, np.random.default_rng(6))
+    moved = _rebuilt(cms, placements)
+    for q in qs:
+        dG = fixed.derivatives(q)
+        assert dG.shape == (model.nv, 12, 12)
+        expected = _central_differences(model, cms, q)
+        assert np.abs(dG - expected).max() <= DERIVATIVE_TOLERANCE * np.abs(expected).max()
+        dG = placed.derivatives(q, placements=placements)
+        expected = _central_differences(model, moved, q)
+        assert np.abs(dG - expected).max() <= DERIVATIVE_TOLERANCE * np.abs(expected).max()
+    batch = fixed.derivatives(qs, threads=2)
+    assert batch.shape == (2, model.nv, 12, 12)
+    assert all(np.array_equal(b, fixed.derivatives(q)) for b, q in zip(batch, qs, strict=True))
+
+
+def test_derivatives_need_derivatives_true(through_ctypes, fixed):
+    with pytest.raises(TypeError, match="derivatives=True"):
+        through_ctypes.derivatives(pin.neutral(through_ctypes.model))
+    bad = _with_bad_rows(fixed.model, {5: "normalized"}, count=8)
+    with pytest.raises(ValueError, match=r"^row 5 of qs: .*not normalized"):
+        fixed.derivatives(bad)
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+def test_each_variant_is_its_own_library(fixed, placed, through_ctypes, tree, cache, monkeypatch):
+    libraries = [
+        fixed.library,
+        fixed.derivatives_library.library,
+        placed.library,
+        placed.derivatives_library.library,
+        through_ctypes.library,
+    ]
+    assert len(set(libraries)) == len(libraries) and all(p.exists() for p in libraries)
+    # Without derivatives: the same G library, from the cache.
+    calls = []
+    monkeypatch.setattr(codegen, "_run_compiler", lambda command: calls.append(command))
+    model, cms = tree
+    again = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    assert again.library == fixed.library and not again.compiled and calls == []
+    assert again.derivatives_library is None
