@@ -97,6 +97,8 @@ def placement_vector(
     """
     cms = as_constraint_list(constraint_models)
     signature = constraint_signature(model, cms)
+    if isinstance(placements, pin.SE3):
+        raise ValueError("placements must be a sequence with one entry per constraint, not a SE3")
     placements = list(placements)
     if len(placements) != len(cms):
         raise ValueError(

@@ -129,6 +129,8 @@ def test_bad_placements_are_refused_naming_the_constraint():
     good = random_placements(cms, np.random.default_rng(0))
     with pytest.raises(ValueError, match=f"got {len(cms) - 1} for {len(cms)} constraints"):
         symbolic.placement_vector(model, cms, good[:-1])
+    with pytest.raises(ValueError, match="one entry per constraint, not a SE3"):
+        symbolic.placement_vector(model, cms, good[one])
     cases = {
         two: (good[two][0], f"constraint {two}.*expected a pair"),
         one: ((good[one], good[one]), f"constraint {one}.*expected a pin.SE3"),
@@ -245,17 +247,19 @@ def test_a_sub_list_of_constraints_is_a_sub_matrix_of_g(seed):
 # --------------------------------------------------------------------------- derivatives
 
 
-def every_joint_type_models() -> list[tuple[str, pin.Model, list]]:
-    """A chain of every joint kind (composites of random sub-joints among them) and the zoo's
-    joint-type robots (helical, universal, composite, ellipsoid, mimic)."""
-    out = [("chain of every kind", *random_chain(JOINT_KINDS, seed=1))]
-    for name in sorted(JOINT_TYPE_ROBOTS):
-        try:
-            robot = zoo.load(name)
-        except (FileNotFoundError, ModuleNotFoundError):
-            continue  # the Panda comes from example-robot-data
-        out.append((name, robot.model, list(robot.constraints)))
-    return out
+#: A chain of every joint kind (composites of random sub-joints among them) and the zoo's
+#: joint-type robots (helical, universal, composite, ellipsoid, mimic).
+EVERY_JOINT_TYPE = ("chain of every kind", *sorted(JOINT_TYPE_ROBOTS))
+
+
+def joint_type_model(name: str) -> tuple[pin.Model, list]:
+    if name == "chain of every kind":
+        return random_chain(JOINT_KINDS, seed=1)
+    try:
+        robot = zoo.load(name)
+    except (FileNotFoundError, ModuleNotFoundError) as exc:  # the Panda: example-robot-data
+        pytest.skip(str(exc))
+    return robot.model, list(robot.constraints)
 
 
 def integrate_differences(model: pin.Model, q: np.ndarray, h: float, f) -> np.ndarray:
@@ -268,16 +272,17 @@ def integrate_differences(model: pin.Model, q: np.ndarray, h: float, f) -> np.nd
     )
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_configuration_tangent_is_the_derivative_of_integrate(seed):
-    for name, model, _ in every_joint_type_models():
+@pytest.mark.parametrize("name", EVERY_JOINT_TYPE)
+def test_configuration_tangent_is_the_derivative_of_integrate(name):
+    model, _ = joint_type_model(name)
+    q_sym = ca.SX.sym("q", model.nq)
+    T_sym = ca.Function("T", [q_sym], [configuration_tangent(symbolic.CASADI, model, q_sym)])
+    for seed in range(3):
         q = random_q(model, np.random.default_rng(seed))
         T = configuration_tangent(NUMPY, model, q)
         expected = integrate_differences(model, q, 1e-6, lambda x: x).T
-        assert np.abs(T - expected).max() <= 1e-8, name
-        q_sym = ca.SX.sym("q", model.nq)
-        T_sym = ca.Function("T", [q_sym], [configuration_tangent(symbolic.CASADI, model, q_sym)])
-        np.testing.assert_array_equal(np.array(T_sym(q)), T, err_msg=name)
+        assert np.abs(T - expected).max() <= 1e-8
+        np.testing.assert_array_equal(np.array(T_sym(q)), T)
 
 
 def derivatives(f, model: pin.Model, m: int, *args) -> np.ndarray:
@@ -316,9 +321,10 @@ def test_derivatives_on_atlas(atlas, preset):
     assert_derivatives_match_differences(model, cms, seed=7)
 
 
-def test_derivatives_on_every_joint_type():
-    for _, model, cms in every_joint_type_models():
-        assert_derivatives_match_differences(model, cms, seed=8)
+@pytest.mark.parametrize("name", EVERY_JOINT_TYPE)
+def test_derivatives_on_every_joint_type(name):
+    model, cms = joint_type_model(name)
+    assert_derivatives_match_differences(model, cms, seed=8)
 
 
 @pytest.mark.parametrize("seed", range(3))
