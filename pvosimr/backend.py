@@ -96,6 +96,17 @@ def upper_mirror(n: int) -> np.ndarray:
     return np.where(np.triu(np.ones((n, n), dtype=bool)), index, index.T).ravel()
 
 
+_MIRRORS: dict[int, np.ndarray] = {}
+
+
+def _mirror(n: int) -> np.ndarray:
+    """:func:`upper_mirror` as an n×n array: ``a.take`` of it is the mirrored matrix itself."""
+    index = _MIRRORS.get(n)
+    if index is None:
+        index = _MIRRORS[n] = upper_mirror(n).reshape(n, n)
+    return index
+
+
 def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
     """The block-diagonal matrix of square ``blocks``, by slice assignment into ``B.zeros``."""
     size = sum(b.shape[0] for b in blocks)
@@ -160,15 +171,13 @@ class NumpyBackend:
         return blockdiag_by_assignment(self, blocks)
 
     def symmetric_from_upper(self, a: np.ndarray) -> np.ndarray:
-        n = a.shape[0]
-        return a.take(upper_mirror(n)).reshape(n, n)  # one gather: cheaper than triu + triu.T
+        return a.take(_mirror(a.shape[0]))  # one gather: cheaper than triu + triu.T
 
     def permute(self, a: np.ndarray, order: list[int]) -> np.ndarray:
         idx = np.asarray(order, dtype=int)
         return a[np.ix_(idx, idx)]
 
-    def symmetric(self, a: np.ndarray) -> np.ndarray:
-        return self.symmetric_from_upper(a)
+    symmetric = symmetric_from_upper  # called for every link: no second call
 
 
 NUMPY = NumpyBackend()

@@ -42,9 +42,12 @@ class SpatialTransform(Protocol):
         """``Xᵀ H X`` for a symmetric 6×6 ``H`` (an inertia in ``b`` → in ``a``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DenseTransform:
-    """``X`` as a 6×6 matrix: every product is one or two matrix multiplications."""
+    """``X`` as a 6×6 matrix: every product is one or two matrix multiplications.
+
+    Not frozen: one is made per link and call, and a frozen dataclass takes five times as long
+    to make."""
 
     B: Backend
     X: Matrix

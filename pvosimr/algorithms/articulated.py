@@ -32,7 +32,7 @@ from ..spatial import SpatialTransform
 __all__ = ["JointStep", "fold_into_parent", "joint_step"]
 
 
-@dataclass
+@dataclass(slots=True)
 class JointStep:
     """Joint ``i``'s share of the sweep: ``S_i``, ``U_i = H^A_i S_i``, ``D_i⁻¹`` and ``X_i``."""
 
