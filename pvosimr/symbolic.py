@@ -6,7 +6,9 @@ folded in.  :class:`CasadiBackend` implements the backend seam of :mod:`pvosimr.
 :func:`symbolic_kinematics` produces the same :class:`~pvosimr.kinematics.Kinematics` fields as
 Pinocchio's ``forwardKinematics`` does numerically (the pin wheel has no CasADi bindings) by
 running the backend-generic joint models of :mod:`pvosimr.joint_models` on SX, so every
-algorithm body in :mod:`pvosimr.algorithms` runs unchanged.
+algorithm body in :mod:`pvosimr.algorithms` runs unchanged.  The constraint placements may be
+a second input (:mod:`pvosimr.symbolic_inputs`), and ``dG/dq`` along Pinocchio's ``integrate``
+is the same graph differentiated (:func:`delassus_derivatives_function`).
 """
 
 from __future__ import annotations
@@ -197,7 +199,10 @@ class _Delassus(NamedTuple):
     G: Any
 
 
-def _delassus(model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str):
+def _delassus(
+    model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str
+) -> _Delassus:
+    """G's expression, the one graph both :func:`delassus_function` and its derivatives use."""
     if placements not in PLACEMENTS:
         raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
     cms = as_constraint_list(constraint_models)
