@@ -1,8 +1,9 @@
 """pvosimr bench: a tiny run writes the report, its JSON twin and the plot, and they agree.
 
-One end-to-end run of ``pvosimr bench`` (a two-link chain, two samples, the small Fig. 4 sizes)
-is shared by the tests below; the compiled C goes to a fresh folder so that it is built in this
-run, and the bridge to Pinocchio's C++ comes from the usual cache (built once per pin).
+One end-to-end run of ``pvosimr bench`` (a two-link chain with its derivatives, two samples, the
+small sizes of both sweeps) is shared by the tests below; the compiled C goes to a fresh folder
+so that it is built in this run, and the bridge to Pinocchio's C++ comes from the usual cache
+(built once per pin).
 """
 
 import contextlib
@@ -13,14 +14,16 @@ import pytest
 
 from pvosimr import codegen, reference, toolchain
 from pvosimr.study import bench, cli
-from pvosimr.study.bench import results, timing
+from pvosimr.study.bench import compiled, derivatives, results, scaling, verdicts
 
 pytest.importorskip("matplotlib")
 
 CASE = "chain_welded_every_link_n2"
 LABELS = bench.labels(16)  # the method names of a run with --batch-size 16
-TARGETS = [t for t, _, _ in bench.targets({"cases": [], "batch_size": bench.BATCH_SIZE})]
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
+BATCHES = [compiled.batch_name(B, t) for B in (1, 16, 64) for t in (1, 2)]
+GENERATED = {"codegen-external:pv-osimr", *BATCHES, "dG:codegen", "dG:fd-codegen"}
+GENERATED.add("dG:fd-codegen-batch")  # the methods that need the generated G
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +32,7 @@ def written(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bench")
     out = tmp / "figures"
     argv = ["bench", "--robots", CASE, "--repeats", "2", "--quick-scaling"]
-    argv += ["--batch-size", "16", "--out", str(out)]
+    argv += ["--batch-size", "16", "--derivative-robots", CASE, "--out", str(out)]
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout):
         mp.setattr(codegen, "default_cache_dir", lambda: tmp / "cache")
@@ -39,11 +42,16 @@ def written(tmp_path_factory):
     return out, md, data, stdout.getvalue()
 
 
-def table(md: str, heading: str) -> dict[str, list[str]]:
+def rows(md: str, heading: str, skip: int = 0) -> list[list[str]]:
+    """The cells of the markdown table below ``heading`` (after ``skip`` paragraphs), header
+    row included."""
+    lines = md.split(heading, 1)[1].split("\n\n")[1 + skip].splitlines()
+    return [[c.strip() for c in line[1:-1].split("|")] for line in lines if line[:3] != "|--"]
+
+
+def table(md: str, heading: str, skip: int = 0) -> dict[str, list[str]]:
     """The markdown table below ``heading``: first cell -> the other cells, header row included."""
-    lines = md.split(heading, 1)[1].split("\n\n")[1].splitlines()
-    rows = [[c.strip() for c in line[1:-1].split("|")] for line in lines if line[:3] != "|--"]
-    return {row[0]: row[1:] for row in rows}
+    return {row[0]: row[1:] for row in rows(md, heading, skip)}
 
 
 def codegen_possible() -> bool:
@@ -57,17 +65,25 @@ def codegen_possible() -> bool:
 
 
 def test_the_four_files_and_the_printed_summary(written):
-    out, md, _, stdout = written
+    out, md, data, stdout = written
     paths = [out / f"timings.{ext}" for ext in ("md", "json", "png", "pdf")]
     assert stdout.splitlines()[:4] == [str(p) for p in paths]
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "timings.pdf").read_bytes()[:5] == b"%PDF-"
-    # Atlas is not in this run: the targets say so instead of inventing a verdict.
-    assert stdout.splitlines()[4:] == [
-        f"not met  {t}: not measured (atlas/feet_6d not in this run)" for t in TARGETS
-    ]
+    printed = [f"{t['verdict']:8s} {t['target']}: {t['measured']}" for t in data["targets"]]
+    assert stdout.splitlines()[4:] == printed and len(printed) == 5
+    # Atlas is not in this run: its targets say so instead of inventing a verdict.
+    atlas = [t for t in data["targets"] if "(Atlas 2×6D)" in t["target"]]
+    assert len(atlas) == 4 and all(
+        t["measured"] == "not measured (atlas/feet_6d not in this run)"
+        and t["verdict"] == "not met"
+        for t in atlas
+    )
     headings = ["## Machine", "## Targets", "## Time per call", "## Ratio to Pinocchio"]
-    headings += ["## Generated C", "## Time against problem size"]
+    headings += ["## Generated C", "## Derivatives dG/dq", "## Time against problem size"]
+    headings += ["## Batched and generated paths against size"]
+    if not codegen_possible():
+        headings.remove("## Generated C")
     assert [md.index(h) for h in headings] == sorted(md.index(h) for h in headings)
 
 
@@ -80,7 +96,7 @@ def test_every_method_has_a_timing_or_a_reason(written):
     if not reference.extension_available():
         expected -= {"pin-pv-osimr", "ref:pin-pv-osimr"}
     if "codegen:pv-osimr" in skipped:
-        expected.discard("codegen-external:pv-osimr")
+        expected -= GENERATED
     assert timed | set(skipped) == expected and not timed & set(skipped)
     assert all(why for why in skipped.values())
     not_timed = md.split("Not timed:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
@@ -89,7 +105,9 @@ def test_every_method_has_a_timing_or_a_reason(written):
     assert skipped["ref:pin-cholesky"].startswith("refused")
     assert all(t["median_us"] > 0 and t["samples"] >= 2 for t in case["timings"].values())
     errors = case["errors_vs_numpy_pv_osimr"]
-    assert all(errors[k] <= bench.CHECK_TOLERANCE for k in timed)
+    assert all(errors[k] <= bench.CHECK_TOLERANCE for k in timed if not k.startswith("dG:"))
+    dG_errors = case["derivatives"]["errors"]
+    assert all(dG_errors[k] <= derivatives.TOLERANCE for k in timed if k.startswith("dG:"))
 
 
 def test_codegen_is_built_in_this_run_where_it_can_be(written):
@@ -99,11 +117,69 @@ def test_codegen_is_built_in_this_run_where_it_can_be(written):
         assert case["skipped"]["codegen:pv-osimr"] and not case["codegen"]
         return
     assert "codegen:pv-osimr" in case["timings"]
-    facts = case["codegen"]
-    assert facts["compiled_in_this_run"] and facts["compile_seconds"] > 0
-    assert facts["flags"] == ["-O3"] and facts["n_instructions"] > 0
-    row = table(md, "## Generated C (codegen)")[case["name"]]
-    assert row[0] == str(facts["n_instructions"]) and row[2] == f"{facts['compile_seconds']:.1f} s"
+    g, dG = case["codegen"], case["derivatives"]["build"]
+    for facts, flags in ((g, ["-O3"]), (dG, list(derivatives.DERIVATIVE_FLAGS))):
+        assert facts["compiled_in_this_run"] and facts["compile_seconds"] > 0
+        assert facts["flags"] == flags and facts["n_instructions"] > 0
+        assert facts["library_bytes"] > 0 and min(facts["sz_w"], facts["sz_iw"]) >= 0
+        assert facts["work_bytes"] == 8 * (facts["sz_w"] + facts["sz_iw"])
+    assert dG["n_instructions"] > g["n_instructions"]
+    built = rows(md, "## Generated C (codegen)")[1:]
+    assert [row[:2] for row in built] == [[case["name"], "G"], [case["name"], "dG/dq"]]
+    for row, facts in zip(built, (g, dG), strict=True):
+        assert row[2] == str(facts["n_instructions"])
+        assert row[4:7] == [
+            results.byte_size(facts["library_bytes"]),
+            results.byte_size(facts["work_bytes"]),
+            f"{facts['compile_seconds']:.1f} s",
+        ]
+
+
+def test_batched_generated_code_at_every_size_and_thread_count(written):
+    _, md, data, _ = written
+    (case,) = data["cases"]
+    if "codegen:pv-osimr" not in case["timings"]:
+        pytest.skip("no generated code in this run")
+    assert set(BATCHES) <= set(case["timings"])
+    ratios = table(md, "## Ratio to Pinocchio")
+    for k in BATCHES:
+        assert case["errors_vs_numpy_pv_osimr"][k] <= bench.CHECK_TOLERANCE
+        assert ratios[f"ratio {LABELS[k]}"][0].endswith("×")
+    # A sample of B configurations is one call: calls per sample at most those of a single q.
+    assert all(
+        case["timings"][k]["calls_per_sample"]
+        <= case["timings"]["codegen:pv-osimr"]["calls_per_sample"]
+        for k in BATCHES
+    )
+
+
+def test_derivatives_are_checked_and_reported(written):
+    _, md, data, _ = written
+    (case,) = data["cases"]
+    facts = case["derivatives"]
+    assert facts["step"] == derivatives.STEP and facts["reference"] == derivatives.REFERENCE
+    assert derivatives.REFERENCE in case["timings"]
+    assert facts["errors"][derivatives.REFERENCE] == 0.0
+    section = table(md, "## Derivatives dG/dq", skip=1)
+    us = results.microseconds
+    for k in derivatives.DERIVATIVE_LABELS:
+        if k in case["timings"]:
+            t = case["timings"][k]
+            cell = (
+                f"{us(t['median_us'] * 1e-6)} [{us(t['p25_us'] * 1e-6)}–{us(t['p75_us'] * 1e-6)}]"
+            )
+            assert section[LABELS[k]] == [cell]
+        else:
+            assert section[LABELS[k]] == [case["skipped"].get(k, "—")]
+    if "codegen:pv-osimr" not in case["timings"]:
+        return
+    assert {"dG:codegen", "dG:fd-codegen", "dG:fd-codegen-batch"} <= set(case["timings"])
+    fd = case["timings"][derivatives.REFERENCE]["median_us"]
+    for k in ("dG:codegen", "dG:fd-codegen", "dG:fd-codegen-batch"):
+        (cell,) = section[f"ratio {LABELS[k]} ÷ the central differences of Pinocchio"]
+        assert float(cell[:-1]) == pytest.approx(case["timings"][k]["median_us"] / fd, abs=0.006)
+    worst = max(facts["errors"][k] for k in case["timings"] if k.startswith("dG:"))
+    assert section["largest error of the timed methods"] == [f"{worst:.1e}"]
 
 
 def test_the_markdown_says_what_the_json_holds(written):
@@ -113,19 +189,33 @@ def test_the_markdown_says_what_the_json_holds(written):
     times = table(md, "## Time per call")
     assert times["method"] == [f"{case['name']} (nv 2, m 12)"]
     for k, t in case["timings"].items():
+        if k.startswith("dG:"):  # in their own section, see the derivatives' test
+            assert LABELS[k] not in times
+            continue
         q = [us(t[f"{p}_us"] * 1e-6) for p in ("median", "p25", "p75")]
         assert times[LABELS[k]] == [f"{q[0]} [{q[1]}–{q[2]}]"]
     for k, why in case["skipped"].items():
         assert times[LABELS[k]] == [why]
-    verdicts = table(md, "## Targets")
+    found = table(md, "## Targets")
     for target in data["targets"]:
-        assert verdicts[target["target"]] == [target["measured"], f"**{target['verdict']}**"]
+        assert found[target["target"]] == [target["measured"], f"**{target['verdict']}**"]
+    # The targets' ratios on the case of the run, below the verdicts.
+    per_case = table(md, "## Targets", skip=2)
+    medians = {k: t["median_us"] for k, t in case["timings"].items()}
+    best = min(medians[k] for k in bench.PIN if k in medians)
+    for method, (name, bound) in verdicts.CASE_TARGETS.items():
+        (cell,) = per_case[f"{name} ≤ {bound:g}×"]
+        if method in medians:
+            r = medians[method] / best
+            assert cell == f"{r:.2f}× ({'met' if r <= bound else 'not met'})"
+        else:
+            assert cell == "—"
 
 
 def test_ratios_divide_by_the_faster_pinocchio_call_of_the_same_run(written):
     _, md, data, _ = written
     (case,) = data["cases"]
-    medians = {k: t["median_us"] for k, t in case["timings"].items()}
+    medians = {k: t["median_us"] for k, t in case["timings"].items() if not k.startswith("dG:")}
     divisor = min((k for k in bench.PIN if k in medians), key=medians.get)
     ratios = table(md, "## Ratio to Pinocchio")
     best = results.microseconds(medians[divisor] * 1e-6)
@@ -141,20 +231,72 @@ def test_ratios_divide_by_the_faster_pinocchio_call_of_the_same_run(written):
 
 def test_the_scaling_sweep_covers_the_small_chains(written):
     _, md, data, _ = written
-    sizes = timing.quick_sizes()
-    assert all(timing.links(f, s) <= 16 for f, v in sizes.items() for s in v)
+    sizes = scaling.quick_sizes()
+    assert all(scaling.links(f, s) <= 16 for f, v in sizes.items() for s in v)
     assert sizes["chain_welded_every_link"] == (2, 4, 8, 16)
     assert [(p["family"], p["size"]) for p in data["scaling"]] == [
         (f, s) for f, v in sizes.items() for s in v
     ]
-    methods = set(timing.SCALING_METHODS)
+    methods = set(scaling.SCALING_METHODS)
     if not reference.extension_available():
         methods.discard("pin-pv-osimr")
     for p in data["scaling"]:
-        assert p["n"] == timing.links(p["family"], p["size"]) and set(p["medians_us"]) == methods
-    rows = table(md, "### chain_welded_every_link")
-    assert [n for n in rows if n.isdigit()] == ["2", "4", "8", "16"]
-    assert len(rows["slope"]) == 1 + len(methods)
+        assert p["n"] == scaling.links(p["family"], p["size"]) and set(p["medians_us"]) == methods
+    found = table(md, "### chain_welded_every_link")
+    assert [n for n in found if n.isdigit()] == ["2", "4", "8", "16"]
+    assert len(found["slope"]) == 1 + len(methods)
+
+
+def test_the_large_sweep_times_and_measures_memory(written):
+    _, md, data, _ = written
+    points = data["large"]
+    assert [(p["family"], p["size"], p["n"]) for p in points] == [
+        ("chain_welded_every_k", 2, 4),
+        ("chain_welded_every_k", 4, 16),
+    ]
+    heading = "## Batched and generated paths against size"
+    times, memory = table(md, heading, skip=1), table(md, heading, skip=3)
+    generated = codegen_possible()
+    for p in points:
+        expected = set(scaling.LARGE_METHODS)
+        if not reference.extension_available():
+            expected.discard("pin-pv-osimr")
+        if not generated:
+            expected -= {k for k in expected if k.startswith("codegen")}
+        assert set(p["medians_us"]) == expected and not p["skipped"]
+        cells = times[str(p["n"])]
+        medians = [results.microseconds(p["medians_us"][k] * 1e-6) for k in scaling.LARGE_METHODS]
+        assert cells[1:] == [
+            c for c, k in zip(medians, scaling.LARGE_METHODS, strict=True) if k in expected
+        ]
+        batch = p["memory"]["batch:pv-osimr"]
+        assert batch["B"] == scaling.SCALING_BATCH
+        # The batch holds B results of m × m doubles at least.
+        assert batch["peak_bytes"] >= scaling.SCALING_BATCH * p["m"] ** 2 * 8
+        row = memory[str(p["n"])]
+        assert row[1:3] == [
+            results.byte_size(batch["peak_bytes"]),
+            results.byte_size(batch["peak_bytes"] / batch["B"]),
+        ]
+        if generated:
+            g = p["memory"]["codegen:pv-osimr"]
+            assert g["flags"] == list(scaling.large_flags(p["n"], ("-O3",)))
+            assert g["compile_seconds"] > 0 and g["library_bytes"] > 0
+            assert row[4:] == [
+                results.byte_size(g["library_bytes"]),
+                results.byte_size(g["work_bytes"]),
+                str(g["n_instructions"]),
+                f"{g['compile_seconds']:.1f} s",
+                f"`{' '.join(g['flags'])}`",
+            ]
+
+
+def test_large_sizes_are_built_with_lower_optimisation():
+    assert scaling.large_flags(16, ("-O3", "-march=native")) == ("-O3", "-march=native")
+    assert scaling.large_flags(64, ("-O2",)) == ("-O2",)
+    assert scaling.large_flags(256, ("-O3",)) == ("-O1",)
+    assert scaling.large_flags(961, ("-O3",)) == ("-O0",)
+    assert max(scaling.links(scaling.LARGE_FAMILY, k) for k in scaling.LARGE_SIZES) <= 1000
 
 
 def test_log_log_slope_reads_the_exponent():
@@ -174,21 +316,35 @@ def test_targets_on_a_synthetic_result():
     def timing_of(us):
         return bench.Timing([us * 1e-6] * 3, 1)
 
-    case = bench.CaseResult("atlas/feet_6d", 36, 12)
-    case.timings = {
+    t1, t2 = (compiled.batch_name(bench.BATCH_SIZE, t) for t in (1, 2))
+    atlas = bench.CaseResult("atlas/feet_6d", 36, 12)
+    atlas.timings = {
         "pin-efpa": timing_of(10.0),
         "pin-pv-osimr": timing_of(12.0),
-        "codegen:pv-osimr": timing_of(4.0),
-        "batch:pv-osimr": timing_of(40.0),
-        "numpy:pv-osimr": timing_of(1500.0),
+        t2: timing_of(2.5),  # 0.25×
+        t1: timing_of(3.0),  # 0.30×
+        "codegen:pv-osimr": timing_of(3.4),  # 0.34×
+        "numpy:pv-osimr": timing_of(700.0),  # 70×
+        "dG:codegen": timing_of(900.0),
+        "dG:fd-pin-efpa": timing_of(800.0),
     }
-    result = {"cases": [case], "batch_size": bench.BATCH_SIZE}
-    verdicts = [v for _, _, v in bench.targets(result)]
-    assert verdicts == ["met", "not met", "not met"]
-    case.timings["batch:pv-osimr"] = timing_of(29.0)
-    case.timings["numpy:pv-osimr"] = timing_of(900.0)
-    assert [v for _, _, v in bench.targets(result)] == ["met", "met", "met"]
-    # A smaller batch than the target's B is reported but cannot meet the target.
-    assert bench.targets({**result, "batch_size": 16})[1][2] == "not met"
+    other = bench.CaseResult("talos/feet_6d", 38, 12)
+    other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
+    result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
+    found = [v for _, _, v in bench.targets(result)]
+    assert found == ["not met", "met", "not met", "not met", "not met"]
+    assert bench.targets(result)[2][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
+    atlas.timings[t2] = timing_of(2.0)
+    other.timings["codegen:pv-osimr"] = timing_of(3.4)
+    atlas.timings["numpy:pv-osimr"] = timing_of(600.0)
+    atlas.timings["dG:codegen"] = timing_of(100.0)
+    assert [v for _, _, v in bench.targets(result)] == ["met"] * 5
+    # The bound is on the ratio to the faster Pinocchio call: a faster Pinocchio fails them.
+    atlas.timings["pin-pv-osimr"] = timing_of(5.0)
+    assert [v for _, _, v in bench.targets(result)][:4] == ["not met"] * 4
+    # The same ratios on every case, "—" where a case lacks the method.
+    per_case = dict(verdicts.case_table([atlas, other]))
+    assert per_case["numpy, one call ≤ 60×"] == ["120.00× (not met)", "—"]
     missing = bench.targets({"cases": [], "batch_size": bench.BATCH_SIZE})
-    assert all("atlas/feet_6d not in this run" in m and v == "not met" for _, m, v in missing)
+    assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
+    assert all(v == "not met" for _, _, v in missing)

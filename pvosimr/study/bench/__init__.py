@@ -11,6 +11,8 @@ a shared machine hit all methods alike:
 - ``codegen:pv-osimr``: :func:`pvosimr.codegen.compile` (C from CasADi, called as a CPython
   extension, or through ctypes where Python's headers are missing: the timings record which);
   ``codegen-external:pv-osimr`` the same library through ``casadi.external``;
+  ``codegen-batch:B<B>:t<t>`` its batched call ``f(qs, threads=t)``, per configuration, for
+  B = 1, 64 and ``--batch-size`` and t = 1, 2;
 - ``pin-efpa``, ``pin-pv-osimr``: Pinocchio's C++ ``computeDelassusMatrix`` and
   ``computePvDelassusMatrix`` called as bare bindings (constraint datas and the
   ``initPvDelassus`` object prepared once);
@@ -18,16 +20,24 @@ a shared machine hit all methods alike:
   :mod:`pvosimr.reference` (which adds its input check and cache lookup); the Cholesky route
   refuses a singular G.
 
+On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed
+too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` against central
+differences of Pinocchio's ``computeDelassusMatrix`` and of the generated G
+(:mod:`.derivatives`).
+
 Reported are the median and quartiles over ``repeats`` samples.  Ratios divide by the faster of
 the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
-``numpy:pv-osimr`` first.  A second sweep times the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
-against problem size.  Outputs (in ``--out``, default ``figures/``): ``timings.md``,
-``timings.json``, ``timings.png`` and ``timings.pdf``.
+``numpy:pv-osimr`` first.  Two sweeps time the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
+against problem size: every numpy algorithm, and the batched and generated paths with their
+memory up to n = 961 links (:mod:`.scaling`).  Outputs (in ``--out``, default ``figures/``):
+``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf``.
 
-Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.timing`
-(the interleaved loop, the cases, the sweep, :func:`run`), :mod:`.environment` (the machine),
-:mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` (markdown,
-JSON, :func:`write`), :mod:`.figure` (the plot); this one is the command line.
+Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
+(the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.loop` (the interleaved
+loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling` (the sweeps),
+:mod:`.environment` (the machine), :mod:`.results` (the records), :mod:`.verdicts` (the speed
+targets), :mod:`.report` and :mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure`
+(the plot); this one is the command line.
 """
 
 from __future__ import annotations
@@ -48,28 +58,34 @@ from pvosimr.study.options import (
     usage_error,
 )
 
+from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .report import markdown, write
 from .results import PIN, CaseResult, ScalingPoint, Timing
-from .timing import (
-    DEFAULT_CASES,
+from .scaling import (
+    LARGE_METHODS,
+    LARGE_SIZES,
     QUICK_LINKS,
     SCALING_METHODS,
     SCALING_SIZES,
+    links,
     quick_sizes,
-    run,
-    time_case,
+    time_large,
     time_scaling,
 )
+from .timing import DEFAULT_CASES, run, time_case
 from .verdicts import TARGET_CASE, targets
 
 __all__ = [
     "BATCH_SIZE",
     "CHECK_TOLERANCE",
     "DEFAULT_CASES",
+    "DERIVATIVE_CASES",
     "LABELS",
+    "LARGE_METHODS",
+    "LARGE_SIZES",
     "PIN",
     "SCALING_METHODS",
     "SCALING_SIZES",
@@ -86,15 +102,17 @@ __all__ = [
     "run",
     "targets",
     "time_case",
+    "time_large",
     "time_scaling",
     "write",
 ]
 
 SWITCHES = {
-    "--no-scaling": "skip the Fig. 4 size sweep (default: run it)",
-    "--quick-scaling": f"only the small sizes of the Fig. 4 sweep, up to n = {QUICK_LINKS} "
-    "(default: every size)",
-    "--no-codegen": "skip the compiled path (default: time it)",
+    "--no-scaling": "skip both Fig. 4 size sweeps (default: run them)",
+    "--quick-scaling": f"only the small sizes of the Fig. 4 sweeps, up to n = {QUICK_LINKS} "
+    "(default: every size, up to n = 961 for the batched and generated paths)",
+    "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
+    "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
 }
 """The on/off options and their help."""
 
@@ -141,19 +159,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="compiler flags of the generated C (default: -O3; -O1 builds large models far "
         "faster at about the same speed)",
     )
-    _add_count(parser, "--batch-size", "B", BATCH_SIZE, "configurations per call of the batch path")
+    parser.add_argument(
+        "--derivative-flags",
+        type=_flags,
+        default=DERIVATIVE_FLAGS,
+        metavar="FLAGS",
+        help="compiler flags of the generated dG/dq (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--derivative-robots",
+        nargs="+",
+        metavar="ROBOT[/PRESET]",
+        help=f"cases of the run whose dG/dq is timed too (default: {' '.join(DERIVATIVE_CASES)})",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="folder of the compiled libraries (default: pvosimr's cache); a fresh one makes "
+        "the report's compile times those of this run",
+    )
+    _add_count(
+        parser, "--batch-size", "B", BATCH_SIZE, "configurations per call of the batched paths"
+    )
     add_seed_option(parser)
     return parser
 
 
-def _check_cases(specs: Sequence[str], prog: str) -> int | None:
+def _check_cases(specs: Sequence[str], flag: str, prog: str) -> int | None:
     """Exit status 2 and the reason when a requested case is unknown or its model missing."""
     for spec in specs:
         try:
             zoo.load_case(spec)
         except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
-            return usage_error(prog, f"--robots {spec}: {exc}")
+            return usage_error(prog, f"{flag} {spec}: {exc}")
     return None
+
+
+def _derivative_cases(args: argparse.Namespace) -> Sequence[str]:
+    """The cases whose dG/dq the options ask for."""
+    if args.no_derivatives or args.no_codegen:
+        return ()
+    return DERIVATIVE_CASES if args.derivative_robots is None else args.derivative_robots
 
 
 def _scaling(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -163,21 +210,34 @@ def _scaling(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return quick_sizes() if args.quick_scaling else SCALING_SIZES
 
 
+def _large(args: argparse.Namespace) -> tuple[int, ...]:
+    """The sizes k of the large sweep the options ask for: none, the small ones, or all."""
+    if args.no_scaling:
+        return ()
+    if args.quick_scaling:
+        return tuple(k for k in LARGE_SIZES if links("chain_welded_every_k", k) <= QUICK_LINKS)
+    return LARGE_SIZES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
     args = parser.parse_args(argv)
     require_extra(parser.prog, "matplotlib")  # the plot comes last: fail before timing
-    if args.robots is not None:
-        bad = _check_cases(args.robots, parser.prog)
+    for flag, specs in (("--robots", args.robots), ("--derivative-robots", args.derivative_robots)):
+        bad = None if specs is None else _check_cases(specs, flag, parser.prog)
         if bad is not None:
             return bad
     result = run(
         args.robots or DEFAULT_CASES,
         repeats=args.repeats,
         scaling=_scaling(args),
+        large=_large(args),
         codegen=not args.no_codegen,
         codegen_flags=args.codegen_flags,
+        derivative_cases=_derivative_cases(args),
+        derivative_flags=args.derivative_flags,
+        cache_dir=args.cache_dir,
         batch_size=args.batch_size,
         seed=args.seed,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),

@@ -1,8 +1,12 @@
 """``timings.png`` and ``timings.pdf``: per-case bars (log time) over log-log scaling panels.
 
-Colours come from the one palette, :func:`pvosimr.plotting.color`; the bar labels are bench's
-long method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short
-ones of :func:`short_label`.
+Below the bars: one panel per Fig. 4 chain of the single-call sweep, then the large sweep's
+two panels (time per configuration of the batched and generated paths against n, and their
+memory with the compile time on a second axis).  Colours come from the one palette,
+:func:`pvosimr.plotting.color` (the batched generated calls, which it does not name, take
+:data:`BATCH_COLORS`); the bar labels are bench's long method names
+(:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones of
+:func:`short_label`.
 """
 
 from __future__ import annotations
@@ -12,29 +16,44 @@ from typing import TYPE_CHECKING
 
 from pvosimr import plotting
 
+from .compiled import THREADS, batch_name
 from .methods import labels
 from .results import CaseResult, ScalingPoint, log_log_slope, microseconds
-from .timing import SCALING_METHODS
+from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["PLOTTED", "plot", "short_label"]
+__all__ = ["BATCH_COLORS", "plot", "plotted", "short_label"]
 
-PLOTTED = (
-    "numpy:pv-osimr",
-    "numpy:efpa",
-    "numpy:pv-osim",
-    "numpy:ltl-osim",
-    "numpy:naive",
-    "batch:pv-osimr",
-    "codegen:pv-osimr",
-    "pin-efpa",
-    "pin-pv-osimr",
-    "ref:pin-cholesky",
-)
-"""Methods drawn in the per-case bar chart (the rest are in the tables)."""
+BATCH_COLORS = {1: "#c51b7d", 2: "#8e0152"}
+"""Colours of the batched generated calls by thread count (shades of the generated code's)."""
+
+
+def plotted(batch_size: int) -> tuple[str, ...]:
+    """Methods drawn in the per-case bar chart (the rest are in the tables)."""
+    return (
+        "numpy:pv-osimr",
+        "numpy:efpa",
+        "numpy:pv-osim",
+        "numpy:ltl-osim",
+        "numpy:naive",
+        "batch:pv-osimr",
+        "codegen:pv-osimr",
+        *(batch_name(batch_size, t) for t in THREADS),
+        "pin-efpa",
+        "pin-pv-osimr",
+        "ref:pin-cholesky",
+    )
+
+
+def method_color(method: str) -> str:
+    """The palette colour of ``method``; :data:`BATCH_COLORS` for a batched generated call."""
+    if method.startswith("codegen-batch:"):
+        return BATCH_COLORS.get(int(method.rsplit(":t", 1)[1]), "#8e0152")
+    return plotting.color(method)
+
 
 FAMILY_TITLES = {
     "chain_welded_every_k": "Fig. 4a chain: n = k² links, 6D weld every k links",
@@ -46,6 +65,9 @@ BAR_SPAN = 0.84  # of the unit height of one case, shared by its bars
 
 def short_label(method: str) -> str:
     """``numpy PV-OSIMr``, ``Pinocchio EFPA``: the curve labels of the scaling panels."""
+    if method.startswith("codegen-batch:"):
+        _, B, t = method.split(":")
+        return f"codegen batch PV-OSIMr ({B[1:]} configs, {t[1:]} thr.)"
     if method.startswith("pin-"):
         return f"Pinocchio {plotting.LABELS[method.removeprefix('pin-')]}"
     path, _, algorithm = method.partition(":")
@@ -75,7 +97,7 @@ def _draw_method(
         medians,
         height=width * 0.9,
         xerr=[below, above],
-        color=plotting.color(method),
+        color=method_color(method),
         label=label,
         error_kw={"elinewidth": 0.7, "capsize": 1.2},
     )
@@ -91,12 +113,12 @@ def _mark_refusals(ax: Axes, cases: list[CaseResult], methods: list[str], width:
             if c.refused(k):
                 y = _bar_y(i, j, width)
                 text = "  refused (singular G)"
-                ax.text(left, y, text, va="center", fontsize=7, color=plotting.color(k))
+                ax.text(left, y, text, va="center", fontsize=7, color=method_color(k))
 
 
-def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str]) -> None:
+def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str], batch_size: int) -> None:
     """The top panel: one group of horizontal bars per case, log time."""
-    methods = [k for k in PLOTTED if any(k in c.timings for c in cases)]
+    methods = [k for k in plotted(batch_size) if any(k in c.timings for c in cases)]
     width = BAR_SPAN / max(1, len(methods))
     for j, k in enumerate(methods):
         _draw_method(ax, cases, k, names[k], j, width)
@@ -105,7 +127,10 @@ def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str]) -> Non
     ax.set_yticks(range(len(cases)))
     ax.set_yticklabels([f"{c.name}\nnv = {c.nv}, m = {c.m}" for c in cases], fontsize=9)
     ax.invert_yaxis()
-    ax.set_xlabel("wall time per call from Python (µs, log scale; bar = median, whisker = IQR)")
+    ax.set_xlabel(
+        "wall time per call (per configuration for batched calls) from Python "
+        "(µs, log scale; bar = median, whisker = IQR)"
+    )
     ax.set_title("Delassus matrix G = J M⁻¹ Jᵀ: time per call, pvosimr and Pinocchio (same run)")
     ax.grid(axis="x", which="both", alpha=0.3)
 
@@ -135,19 +160,101 @@ def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
     ax.legend(fontsize=7, loc="upper left", ncols=2)
 
 
-def _layout(plt, n_cases: int, n_families: int) -> tuple[Figure, Axes, list[Axes]]:
-    """A figure with the bar panel on top (its height grows with the cases) and one scaling
-    panel per family below it."""
+def _draw_large_times(ax: Axes, points: list[ScalingPoint]) -> None:
+    """Time per configuration of the large sweep's methods against n (log-log)."""
+    for k in LARGE_METHODS:
+        pts = [(p.n, p.medians_us[k]) for p in points if k in p.medians_us]
+        if not pts:
+            continue
+        xs, ys = zip(*pts, strict=True)
+        s = log_log_slope(points, k)
+        label = short_label(k) + ("" if s is None else f", slope {s:.2f}")
+        style = "--" if k.startswith("pin") else "-"
+        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=method_color(k), label=label)
+    ax.set_title(f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})", fontsize=10)
+    _links_axis(ax, points)
+    ax.set_ylabel("wall time per configuration (µs)")
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def _links_axis(ax: Axes, points: list[ScalingPoint]) -> None:
+    from matplotlib.ticker import NullLocator
+
+    ticks = sorted({p.n for p in points})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("number of links n (= dofs)")
+    ax.grid(which="both", alpha=0.3)
+
+
+def _memory_curves(points: list[ScalingPoint]) -> dict[str, tuple[str, str, list]]:
+    """label -> (colour, style, [(n, bytes)]) of what the large sweep measured."""
+
+    def per_config(p: ScalingPoint) -> float | None:
+        batch = p.memory.get("batch:pv-osimr")
+        return None if batch is None else batch["peak_bytes"] / batch["B"]
+
+    def read(method: str, key: str):
+        return lambda p: p.memory.get(method, {}).get(key)
+
+    green, pink = plotting.color("batch:pv-osimr"), plotting.color("codegen:pv-osimr")
+    curves = {
+        f"numpy batch: peak traced ÷ B (B = {SCALING_BATCH})": (green, "-", per_config),
+        "numpy single call: peak traced": (green, ":", read("numpy:pv-osimr", "peak_bytes")),
+        "generated: shared library": (pink, "-", read("codegen:pv-osimr", "library_bytes")),
+        "generated: work arrays per thread": (pink, ":", read("codegen:pv-osimr", "work_bytes")),
+    }
+    out = {}
+    for label, (colour, style, value) in curves.items():
+        pts = [(p.n, value(p)) for p in points if value(p) is not None]
+        if pts:
+            out[label] = (colour, style, pts)
+    return out
+
+
+def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
+    """Bytes of the batched and generated paths against n, compile time on a second axis."""
+    for label, (colour, style, pts) in _memory_curves(points).items():
+        xs, ys = zip(*pts, strict=True)
+        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=colour, label=label)
+    ax.set_title("Fig. 4a chain: memory, and compile time (right axis)", fontsize=10)
+    _links_axis(ax, points)
+    ax.set_ylabel("bytes")
+    builds = [(p.n, p.memory["codegen:pv-osimr"]) for p in points if "codegen:pv-osimr" in p.memory]
+    timed = [(n, g["compile_seconds"], g["flags"]) for n, g in builds if g["compile_seconds"]]
+    handles, labels_ = ax.get_legend_handles_labels()
+    if timed:
+        right = ax.twinx()
+        xs, ys, flags = zip(*timed, strict=True)
+        line = right.loglog(xs, ys, "--", marker="s", ms=3.5, color="#525252")[0]
+        for x, y, f in zip(xs, ys, flags, strict=True):
+            right.annotate(
+                " ".join(f), (x, y), fontsize=6, xytext=(3, -9), textcoords="offset points"
+            )
+        right.set_ylabel("compile time of the generated G (s)")
+        handles.append(line)
+        labels_.append("generated: compile time (right axis; flags at each point)")
+    ax.legend(handles, labels_, fontsize=7, loc="upper left")
+
+
+def _layout(
+    plt, n_cases: int, n_families: int, large: bool
+) -> tuple[Figure, Axes, list[Axes], list[Axes]]:
+    """A figure with the bar panel on top (its height grows with the cases), one scaling panel
+    per family below it, and the large sweep's two panels at the bottom."""
     top = 1.2 + 0.75 * max(1, n_cases)  # inches for the bar panel
-    bottom = 4.2 if n_families else 0.0
-    fig = plt.figure(figsize=(14, top + bottom + 1.0), layout="constrained")
-    grid = fig.add_gridspec(
-        2 if n_families else 1,
-        max(1, n_families),
-        height_ratios=[top, bottom] if n_families else [1],
-    )
+    heights = [top] + [4.2] * (bool(n_families) + large)
+    fig = plt.figure(figsize=(14, sum(heights) + 0.6), layout="constrained")
+    grid = fig.add_gridspec(len(heights), 2 * max(1, n_families, 1 + large), height_ratios=heights)
+    width = grid.ncols
     bars = fig.add_subplot(grid[0, :])
-    return fig, bars, [fig.add_subplot(grid[1, col]) for col in range(n_families)]
+    families = [
+        fig.add_subplot(grid[1, col * width // n_families : (col + 1) * width // n_families])
+        for col in range(n_families)
+    ]
+    row = len(heights) - 1
+    sweep = [fig.add_subplot(grid[row, : width // 2]), fig.add_subplot(grid[row, width // 2 :])]
+    return fig, bars, families, sweep if large else []
 
 
 def _save(fig: Figure, path_stem: Path) -> list[Path]:
@@ -162,19 +269,17 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     plt = plotting.pyplot()
     cases: list[CaseResult] = run_result["cases"]
     points: list[ScalingPoint] = run_result["scaling"]
+    large: list[ScalingPoint] = run_result.get("large", [])
     families = list(dict.fromkeys(p.family for p in points))
-    fig, bars, panels = _layout(plt, len(cases), len(families))
-    _draw_cases(bars, cases, labels(run_result["batch_size"]))
-    fig.legend(
-        fontsize=8,
-        loc="outside lower center",
-        ncols=4,
-        frameon=False,
-        title="top panel" if families else None,  # the scaling panels have their own
-        title_fontsize=8,
-    )
+    fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bool(large))
+    batch_size = run_result["batch_size"]
+    _draw_cases(bars, cases, labels(batch_size), batch_size)
+    bars.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
     for ax, family in zip(panels, families, strict=True):
         _draw_family(ax, family, [p for p in points if p.family == family])
+    if large:
+        _draw_large_times(sweep[0], large)
+        _draw_memory(sweep[1], large)
     try:
         return _save(fig, path_stem)
     finally:

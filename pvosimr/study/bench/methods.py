@@ -1,14 +1,16 @@
 """The timed methods: every way bench computes one case's G, each checked before it is timed.
 
 A method is ``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` Delassus matrices (1, or B
-for the batch path).  Every method's first result is compared with ``numpy:pv-osimr``; one that
-disagrees, or refuses the case, is left out of the timing with the reason in
-:attr:`CaseResult.skipped <pvosimr.study.bench.results.CaseResult.skipped>`.
+for the batched paths).  Every method's first result is compared with ``numpy:pv-osimr`` (the
+batched ones row by row); one that disagrees, or refuses the case, is left out of the timing
+with the reason in :attr:`CaseResult.skipped <pvosimr.study.bench.results.CaseResult.skipped>`.
+The generated code is built in :mod:`.compiled`, the derivatives in :mod:`.derivatives`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,38 +19,56 @@ import pinocchio as pin
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
 from pvosimr.truth import rel_err
 
+from .compiled import THREADS, batch_error, batch_name, batch_sizes, codegen_batch_methods
+from .compiled import codegen_methods as compiled_methods
+from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
+from .loop import Method
 from .results import CaseResult
 
 __all__ = [
     "BATCH_SIZE",
     "CHECK_TOLERANCE",
     "LABELS",
+    "CaseOptions",
     "Method",
     "case_methods",
+    "checked",
+    "checked_batches",
     "labels",
-    "single_methods",
+    "numpy_batch",
+    "numpy_methods",
+    "pinocchio_bare",
+    "reference_methods",
 ]
 
 BATCH_SIZE = 1024
 CHECK_TOLERANCE = 1e-8  # a method disagreeing with numpy:pv-osimr by more is not timed
 
-Method = tuple[Callable, Sequence, int]
-"""``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` Delassus matrices."""
+
+def _codegen_batch_labels(batch_size: int) -> dict[str, str]:
+    return {
+        batch_name(B, t): f"pvosimr codegen batch PV-OSIMr (per config, B={B}, "
+        f"{t} thread{'s' if t > 1 else ''})"
+        for B in batch_sizes(batch_size)
+        for t in THREADS
+    }
 
 
 def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
     """Every method bench knows and its name in the report, in the order of the report's rows;
-    the batch path's name gives its batch size."""
+    the batched paths' names give their batch size.  The derivative methods come last."""
     return {
         **{f"numpy:{a}": f"pvosimr numpy {plotting.LABELS[a]}" for a in ALGORITHMS},
         "batch:pv-osimr": f"pvosimr numpy batch PV-OSIMr (per config, B={batch_size})",
         "codegen:pv-osimr": "pvosimr codegen PV-OSIMr",
+        **_codegen_batch_labels(batch_size),
         "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
         "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
         "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
         "ref:pin-efpa": "Pinocchio C++ EFPA via pvosimr.reference",
         "ref:pin-pv-osimr": "Pinocchio C++ PV-OSIMr via pvosimr.reference",
         "ref:pin-cholesky": "Pinocchio contact Cholesky via pvosimr.reference",
+        **DERIVATIVE_LABELS,
     }
 
 
@@ -85,58 +105,24 @@ def reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, 
     return out
 
 
-def codegen_methods(
-    model: pin.Model, cms: list, flags: tuple[str, ...], cache_dir: Path | None
-) -> tuple[dict[str, Callable], dict]:
-    """The generated C of PV-OSIMr, called directly and through ``casadi.external``, and the
-    facts of its build (raises ImportError, OSError or RuntimeError where it cannot be built)."""
-    import casadi as ca
-
-    from pvosimr import codegen
-
-    compiled = codegen.compile(model, cms, cache_dir=cache_dir, flags=flags)
-    facts = {
-        "flags": list(flags),
-        "binding": compiled.binding,
-        "compiled_in_this_run": compiled.compiled,
-        "compile_seconds": compiled.compile_seconds if compiled.compiled else None,
-        "n_instructions": compiled.n_instructions,
-        "source_bytes": compiled.source.stat().st_size,
-    }
-    # The C function carries the name pvosimr.symbolic gives the CasADi function.
-    name = f"delassus_{compiled.algorithm.replace('-', '_')}"
-    external = ca.external(name, str(compiled.library))
-    methods = {"codegen:pv-osimr": compiled, "codegen-external:pv-osimr": lambda q: external(q)}
-    return methods, facts
-
-
-def single_methods(
-    model: pin.Model,
-    data: pin.Data,
-    cms: list,
-    result: CaseResult,
-    *,
-    codegen: bool,
-    codegen_flags: tuple[str, ...],
-    cache_dir: Path | None,
-) -> dict[str, Callable]:
-    """Every one-configuration method (``q ↦ G``), in the order of :data:`LABELS`."""
-    singles = numpy_methods(model, data, cms)
-    if not codegen:
+def _generated(
+    model: pin.Model, cms: list, result: CaseResult, options: CaseOptions
+) -> tuple[object, dict[str, Callable]]:
+    """The generated G and its one-configuration methods (none where it is not built)."""
+    if not options.codegen:
         result.skipped["codegen:pv-osimr"] = "not requested (--no-codegen)"
-    else:
-        try:
-            compiled, result.codegen = codegen_methods(model, cms, codegen_flags, cache_dir)
-        except (ImportError, OSError, RuntimeError) as exc:
-            result.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
-        else:
-            singles.update(compiled)
-    singles.update(pinocchio_bare(model, cms))
-    singles.update(reference_methods(model, data, cms))
-    return singles
+        return None, {}
+    try:
+        compiled, singles, result.codegen = compiled_methods(
+            model, cms, options.codegen_flags, options.cache_dir
+        )
+    except (ImportError, OSError, RuntimeError) as exc:
+        result.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
+        return None, {}
+    return compiled, singles
 
 
-def _refusal(exc: ValueError) -> str:
+def _refusal(exc: Exception) -> str:
     """The first sentence of a method's refusal (a singular G, a zero pivot, ...)."""
     return f"refused: {str(exc).split('. ')[0]}"
 
@@ -166,50 +152,76 @@ def checked(
     return kept
 
 
-def batch_method(
-    robot: zoo.Robot, data: pin.Data, result: CaseResult, batch_size: int, rng: np.random.Generator
-) -> Method | None:
-    """:func:`pvosimr.compute_delassus_batch` on ``batch_size`` random configurations, checked
-    against the single call on the first four."""
-    model, cms = robot.model, robot.constraints
-    Q = np.stack([robot.q_random(rng) for _ in range(batch_size)])
+def checked_batches(
+    batches: dict[str, Method], model: pin.Model, cms: list, result: CaseResult
+) -> dict[str, Method]:
+    """The batched methods whose first rows agree with numpy PV-OSIMr called row by row."""
+    kept = {}
+    for name, (fn, (Q,), per) in batches.items():
+        try:
+            error = batch_error(fn, model, cms, Q)
+        except (ValueError, TypeError) as exc:  # TypeError: no batched call in this build
+            result.skipped[name] = _refusal(exc)
+            continue
+        if _admit(name, error, result):
+            kept[name] = (fn, [Q], per)
+    return kept
+
+
+def numpy_batch(model: pin.Model, cms: list, Q: np.ndarray) -> Method:
+    """:func:`pvosimr.compute_delassus_batch` on the configurations ``Q`` at once."""
 
     def batch(Q: np.ndarray) -> np.ndarray:
         return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
 
-    try:
-        Gs = batch(Q)
-    except ValueError as exc:
-        result.skipped["batch:pv-osimr"] = _refusal(exc)
-        return None
-    error = max(
-        rel_err(Gs[k], compute_delassus(model, data, Q[k], cms)) for k in range(min(4, batch_size))
-    )
-    return (batch, [Q], batch_size) if _admit("batch:pv-osimr", error, result) else None
+    return batch, [Q], len(Q)
+
+
+@dataclass(frozen=True)
+class CaseOptions:
+    """What to time on a case beyond the numpy and Pinocchio calls."""
+
+    codegen: bool = True
+    codegen_flags: tuple[str, ...] = ("-O3",)
+    cache_dir: Path | None = None
+    batch_size: int = BATCH_SIZE
+    derivatives: bool = False
+    derivative_flags: tuple[str, ...] = DERIVATIVE_FLAGS
 
 
 def case_methods(
     robot: zoo.Robot,
     qs: list[np.ndarray],
     result: CaseResult,
-    *,
-    codegen: bool,
-    codegen_flags: tuple[str, ...],
-    cache_dir: Path | None,
-    batch_size: int,
+    options: CaseOptions,
     rng: np.random.Generator,
-) -> dict[str, Method]:
-    """Every method for this case that agrees with numpy:pv-osimr on ``qs[0]``."""
+) -> dict[str, dict[str, Method]]:
+    """Every method for this case that agrees with numpy:pv-osimr, in groups timed apart:
+    ``calls`` (one configuration, or a batch of the generated code), ``numpy batch`` (long
+    samples) and ``derivatives``."""
     model, cms = robot.model, robot.constraints
     data = model.createData()
-    singles = single_methods(
-        model, data, cms, result, codegen=codegen, codegen_flags=codegen_flags, cache_dir=cache_dir
-    )
+    compiled, generated = _generated(model, cms, result, options)
+    singles = {**numpy_methods(model, data, cms), **generated}
+    singles.update(pinocchio_bare(model, cms) | reference_methods(model, data, cms))
     G = compute_delassus(model, data, qs[0], cms)
-    methods: dict[str, Method] = {
+    calls: dict[str, Method] = {
         name: (fn, qs, 1) for name, fn in checked(singles, qs[0], G, result).items()
     }
-    batch = batch_method(robot, data, result, batch_size, rng)
-    if batch is not None:
-        methods["batch:pv-osimr"] = batch
-    return methods
+    Q = np.stack([robot.q_random(rng) for _ in range(max(batch_sizes(options.batch_size)))])
+    if compiled is not None:
+        batches = codegen_batch_methods(compiled, Q, options.batch_size)
+        calls.update(checked_batches(batches, model, cms, result))
+    numpy_batches = {"batch:pv-osimr": numpy_batch(model, cms, Q[: options.batch_size])}
+    groups = {"calls": calls, "numpy batch": checked_batches(numpy_batches, model, cms, result)}
+    if options.derivatives:
+        groups["derivatives"] = derivative_methods(
+            model,
+            cms,
+            qs,
+            result,
+            compiled_g=compiled,
+            flags=options.derivative_flags,
+            cache_dir=options.cache_dir,
+        )
+    return groups

@@ -1,8 +1,9 @@
 """``timings.md`` and ``timings.json``: the report of a run, and :func:`write` for all four files.
 
 :func:`markdown` stacks one section per function below, in the order of the report: header,
-machine, targets, times, ratios, what was not timed, the generated C, agreement, unavailable
-cases, the scaling sweep.
+machine, targets (and their ratios on every case), times, ratios, what was not timed, the
+generated C, agreement, the derivatives, unavailable cases, the scaling sweeps (the sections of
+the derivatives and the large sweep are in :mod:`.sections`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import json
 from pathlib import Path
 
 from .figure import plot
+from .loop import N_CONFIGS
 from .methods import LABELS, labels
-from .results import CaseResult, ScalingPoint, Timing, log_log_slope, microseconds
-from .timing import N_CONFIGS, SCALING_METHODS
-from .verdicts import targets
+from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
+from .scaling import SCALING_METHODS
+from .sections import derivatives, large_sweep
+from .verdicts import case_table, targets
 
 __all__ = ["jsonable", "markdown", "write"]
 
@@ -36,12 +39,6 @@ SCALING_NOTE = (
     "numpy paths at these sizes are dominated by per-operation interpreter overhead, "
     "which grows with the number of block operations rather than with flops."
 )
-
-
-def _cell(t: Timing) -> str:
-    """``median [p25–p75]`` in µs."""
-    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
-    return f"{microseconds(t.median)} [{q25}–{q75}]"
 
 
 def _row(first: str, cells: list[str]) -> str:
@@ -70,9 +67,28 @@ def _targets(run_result: dict) -> Lines:
     return ["", "## Targets", "", "| target | measured | verdict |", "|---|---|---|", *rows]
 
 
-def _methods(cases: list[CaseResult]) -> list[str]:
-    """The methods timed or skipped in any case, in the order of :data:`LABELS`."""
-    return [k for k in LABELS if any(k in c.timings or k in c.skipped for c in cases)]
+def _targets_per_case(cases: list[CaseResult]) -> Lines:
+    """The targets' ratios on every case of the run."""
+    if not cases:
+        return []
+    lines = [
+        "",
+        "Ratios of the targets on every case (÷ the faster bare Pinocchio C++ call):",
+        "",
+        _row("target", [c.name for c in cases]),
+        _rule(cases),
+    ]
+    return lines + [_row(name, cells) for name, cells in case_table(cases)]
+
+
+def _methods(cases: list[CaseResult], names: dict[str, str]) -> list[str]:
+    """The methods of G timed or skipped in any case, in the order of ``names`` (the
+    derivatives have their own section)."""
+    return [
+        k
+        for k in names
+        if not k.startswith("dG:") and any(k in c.timings or k in c.skipped for c in cases)
+    ]
 
 
 def _rule(cases: list[CaseResult]) -> str:
@@ -82,9 +98,8 @@ def _rule(cases: list[CaseResult]) -> str:
 def _times(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     header = _row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases])
     lines = ["## Time per call (µs): median [p25–p75]", "", header, _rule(cases)]
-    for k in _methods(cases):
-        cells = [_cell(c.timings[k]) if k in c.timings else c.skipped.get(k, "—") for c in cases]
-        lines.append(_row(names[k], cells))
+    for k in _methods(cases, names):
+        lines.append(_row(names[k], [case_cell(c, k) for c in cases]))
     return lines
 
 
@@ -109,7 +124,7 @@ def _ratios(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         _row("ratio", [_divisor(c) for c in cases]),
         _rule(cases),
     ]
-    for k in _methods(cases):
+    for k in _methods(cases, names):
         lines.append(_row(f"ratio {names[k]}", [_ratio_cell(c, k) for c in cases]))
     return lines
 
@@ -133,16 +148,23 @@ def _codegen(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         "",
         "## Generated C (codegen)",
         "",
-        "| case | CasADi instructions | C source | compile time | flags | called as |",
-        "|---|---:|---:|---:|---|---|",
+        "| case | function | CasADi instructions | C source | library | work arrays | "
+        "compile time | flags | called as |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for c in (c for c in cases if c.codegen):
-        g = c.codegen
-        lines.append(
-            f"| {c.name} | {g['n_instructions']} | {g['source_bytes'] / 1e3:.0f} kB | "
-            f"{_build(g)} | `{' '.join(g['flags'])}` | {g.get('binding', 'ctypes')} |"
-        )
+        lines.append(_build_row(c.name, "G", c.codegen))
+        if "build" in c.derivatives:
+            lines.append(_build_row(c.name, "dG/dq", c.derivatives["build"]))
     return lines
+
+
+def _build_row(case: str, function: str, g: dict) -> str:
+    return (
+        f"| {case} | {function} | {g['n_instructions']} | {byte_size(g['source_bytes'])} | "
+        f"{byte_size(g.get('library_bytes'))} | {byte_size(g.get('work_bytes'))} | "
+        f"{_build(g)} | `{' '.join(g['flags'])}` | {g.get('binding', '—')} |"
+    )
 
 
 def _agreement(cases: list[CaseResult], names: dict[str, str]) -> Lines:
@@ -159,7 +181,7 @@ def _cases(cases: list[CaseResult], batch_size: int) -> Lines:
     if not cases:
         return []
     names = labels(batch_size)
-    sections = (_times, _ratios, _not_timed, _codegen, _agreement)
+    sections = (_times, _ratios, _not_timed, _codegen, _agreement, derivatives)
     return [line for section in sections for line in section(cases, names)]
 
 
@@ -205,12 +227,14 @@ def markdown(run_result: dict) -> str:
         *_header(run_result),
         *_machine(run_result),
         *_targets(run_result),
+        *_targets_per_case(run_result["cases"]),
         "",
         BASELINE_NOTE,
         "",
         *_cases(run_result["cases"], run_result["batch_size"]),
         *_unavailable(run_result),
         *_scaling(run_result["scaling"]),
+        *large_sweep(run_result.get("large", [])),
         "",
     ]
     return "\n".join(lines)
@@ -221,6 +245,7 @@ def jsonable(run_result: dict) -> dict:
     out = dict(run_result)
     out["cases"] = [c.to_json() for c in run_result["cases"]]
     out["scaling"] = [p.__dict__ for p in run_result["scaling"]]
+    out["large"] = [p.__dict__ for p in run_result.get("large", [])]
     out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(run_result)]
     return out
 

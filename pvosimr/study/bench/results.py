@@ -10,7 +10,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PIN", "CaseResult", "ScalingPoint", "Timing", "log_log_slope", "microseconds"]
+__all__ = [
+    "PIN",
+    "CaseResult",
+    "ScalingPoint",
+    "Timing",
+    "byte_size",
+    "case_cell",
+    "log_log_slope",
+    "microseconds",
+    "timing_cell",
+]
 
 PIN = ("pin-efpa", "pin-pv-osimr")
 """The two bare Pinocchio C++ calls; ratios divide by the faster of them."""
@@ -52,6 +62,7 @@ class CaseResult:
     skipped: dict[str, str] = field(default_factory=dict)
     errors: dict[str, float] = field(default_factory=dict)  # against numpy:pv-osimr
     codegen: dict = field(default_factory=dict)  # build facts of the compiled function
+    derivatives: dict = field(default_factory=dict)  # their check (errors, step) and build
 
     def pin_best(self) -> tuple[str, float] | None:
         """The faster bare Pinocchio call (name, median seconds), if any was timed."""
@@ -74,18 +85,22 @@ class CaseResult:
             "skipped": self.skipped,
             "errors_vs_numpy_pv_osimr": self.errors,
             "codegen": self.codegen,
+            "derivatives": self.derivatives,
         }
 
 
 @dataclass
 class ScalingPoint:
-    """Median microseconds per call of each method on one Fig. 4 chain."""
+    """Median microseconds per call (per configuration for a batched method) of each method on
+    one Fig. 4 chain, and what the methods hold in memory where measured."""
 
     family: str
     size: int  # k (every-k chain) or n (every-link chain)
     n: int
     m: int
     medians_us: dict[str, float]
+    memory: dict[str, dict] = field(default_factory=dict)  # per method: bytes, build facts
+    skipped: dict[str, str] = field(default_factory=dict)  # methods not timed, and why
 
 
 def microseconds(seconds: float) -> str:
@@ -96,6 +111,29 @@ def microseconds(seconds: float) -> str:
     if us >= 10:
         return f"{us:.1f}"
     return f"{us:.2f}"
+
+
+def byte_size(n: float | None) -> str:
+    """Bytes in B, kB or MB with three significant digits (``—`` for None)."""
+    if n is None:
+        return "—"
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def timing_cell(t: Timing) -> str:
+    """``median [p25–p75]`` in µs."""
+    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
+    return f"{microseconds(t.median)} [{q25}–{q75}]"
+
+
+def case_cell(case: CaseResult, method: str) -> str:
+    """``method``'s :func:`timing_cell` on ``case``, or why it was not timed."""
+    if method in case.timings:
+        return timing_cell(case.timings[method])
+    return case.skipped.get(method, "—")
 
 
 def log_log_slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:

@@ -1,0 +1,47 @@
+"""The interleaved timing loop shared by the robot cases and the sweeps.
+
+A sample is the mean time of ``number`` consecutive calls (``number`` chosen so a sample lasts
+about :data:`SAMPLE_SECONDS`) cycling over the method's inputs.  Round r takes one sample of
+every method, so load changes on a shared machine hit all methods alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .results import Timing
+
+__all__ = ["N_CONFIGS", "SAMPLE_SECONDS", "Method", "time_methods"]
+
+SAMPLE_SECONDS = 0.003  # target duration of one sample
+N_CONFIGS = 8  # configurations cycled through in the timed loops
+
+Method = tuple[Callable, Sequence, int]
+"""``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` results (B for a batched call)."""
+
+
+def _sample(fn: Callable, inputs: Sequence, number: int) -> float:
+    n = len(inputs)
+    start = time.perf_counter()
+    for k in range(number):
+        fn(inputs[k % n])
+    return (time.perf_counter() - start) / number
+
+
+def _calibrate(fn: Callable, inputs: Sequence) -> int:
+    """Calls per sample so that a sample lasts about :data:`SAMPLE_SECONDS`."""
+    once = _sample(fn, inputs, 3)
+    return int(np.clip(round(SAMPLE_SECONDS / max(once, 1e-9)), 1, 5000))
+
+
+def time_methods(methods: dict[str, Method], repeats: int) -> dict[str, Timing]:
+    """``repeats`` interleaved rounds; a call of ``per`` configurations counts ``per`` times."""
+    numbers = {name: _calibrate(fn, inputs) for name, (fn, inputs, _) in methods.items()}
+    samples: dict[str, list[float]] = {name: [] for name in methods}
+    for _ in range(repeats):
+        for name, (fn, inputs, per) in methods.items():
+            samples[name].append(_sample(fn, inputs, numbers[name]) / per)
+    return {name: Timing(samples[name], numbers[name]) for name in methods}

@@ -1,0 +1,137 @@
+"""Two sections of ``timings.md``: the derivatives dG/dq, and the batched and generated paths
+against size with their memory (the large sweep of :mod:`.scaling`)."""
+
+from __future__ import annotations
+
+from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
+from .methods import labels
+from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
+from .scaling import LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
+
+__all__ = ["derivatives", "large_sweep"]
+
+Lines = list[str]
+
+DERIVATIVES_NOTE = (
+    "dG/dq is the (nv, m, m) array whose slice k is d/dε G(pin.integrate(model, q, ε e_k)) at "
+    f"ε = 0. Central differences use h = {STEP:g}, the 2·nv configurations built with "
+    "pin.integrate inside the timed call. Every method was checked at the first configuration "
+    f"against the central differences of Pinocchio (max|ΔdG| / max|dG| ≤ {TOLERANCE:g}) before "
+    "it was timed. The batched central differences of the generated G and f.derivatives run "
+    "on one thread, like Pinocchio."
+)
+
+
+def _row(first: str, cells: list[str]) -> str:
+    return f"| {first} | " + " | ".join(cells) + " |"
+
+
+def derivatives(cases: list[CaseResult], names: dict[str, str]) -> Lines:
+    """Time per configuration of every derivative method, its ratio to the central
+    differences of Pinocchio, and the check (nothing where no case timed derivatives)."""
+    cases = [c for c in cases if c.derivatives]
+    if not cases:
+        return []
+    lines = [
+        "",
+        "## Derivatives dG/dq (µs per configuration): median [p25–p75]",
+        "",
+        DERIVATIVES_NOTE,
+        "",
+        _row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases]),
+        "|---|" + "---:|" * len(cases),
+    ]
+    for k in DERIVATIVE_LABELS:
+        lines.append(_row(names[k], [case_cell(c, k) for c in cases]))
+    for k in DERIVATIVE_LABELS:
+        if k != REFERENCE:
+            ratios = [_ratio(c, k) for c in cases]
+            lines.append(_row(f"ratio {names[k]} ÷ the central differences of Pinocchio", ratios))
+    lines.append(_row("largest error of the timed methods", [_worst(c) for c in cases]))
+    return lines
+
+
+def _ratio(case: CaseResult, method: str) -> str:
+    if method in case.timings and REFERENCE in case.timings:
+        return f"{case.timings[method].median / case.timings[REFERENCE].median:.2f}×"
+    return "—"
+
+
+def _worst(case: CaseResult) -> str:
+    errors = [e for k, e in case.derivatives.get("errors", {}).items() if k in case.timings]
+    return f"{max(errors):.1e}" if errors else "—"
+
+
+def _flags_note() -> str:
+    steps = []
+    for up_to, flags in LARGE_FLAG_STEPS:
+        text = "`--codegen-flags`" if flags is None else f"`{' '.join(flags)}`"
+        steps.append(f"{text} up to n = {up_to}" if up_to else f"{text} beyond")
+    return ", ".join(steps)
+
+
+def _times(points: list[ScalingPoint], names: dict[str, str]) -> Lines:
+    methods = [k for k in LARGE_METHODS if any(k in p.medians_us for p in points)]
+    lines = [
+        "| n | m | " + " | ".join(names[k] for k in methods) + " |",
+        "|---:|---:|" + "---:|" * len(methods),
+    ]
+    for p in points:
+        cells = [
+            microseconds(p.medians_us[k] * 1e-6) if k in p.medians_us else p.skipped.get(k, "—")
+            for k in methods
+        ]
+        lines.append(f"| {p.n} | {p.m} | " + " | ".join(cells) + " |")
+    slopes = ["—" if s is None else f"{s:.2f}" for s in (log_log_slope(points, k) for k in methods)]
+    return [*lines, "| slope | | " + " | ".join(slopes) + " |"]
+
+
+def _memory_row(p: ScalingPoint) -> str:
+    batch = p.memory.get("batch:pv-osimr", {})
+    peak = batch.get("peak_bytes")
+    per = None if peak is None else peak / batch["B"]
+    single = p.memory.get("numpy:pv-osimr", {}).get("peak_bytes")
+    g = p.memory.get("codegen:pv-osimr")
+    if g is None:
+        built = ["—"] * 5
+    else:
+        seconds = g["compile_seconds"]
+        built = [
+            byte_size(g.get("library_bytes")),
+            byte_size(g.get("work_bytes")),
+            str(g["n_instructions"]),
+            "cached" if seconds is None else f"{seconds:.1f} s",
+            f"`{' '.join(g['flags'])}`",
+        ]
+    cells = [byte_size(peak), byte_size(per), byte_size(single), *built]
+    return f"| {p.n} | {p.m} | " + " | ".join(cells) + " |"
+
+
+def large_sweep(points: list[ScalingPoint]) -> Lines:
+    """The large sweep: time per configuration, and the memory and build of each size."""
+    if not points:
+        return []
+    names = labels(SCALING_BATCH)
+    return [
+        "",
+        f"## Batched and generated paths against size: the Fig. 4a chain up to n = "
+        f"{max(p.n for p in points)}",
+        "",
+        f"Median µs per configuration (batched calls of B = {SCALING_BATCH}; the numpy single "
+        "call for comparison). The generated code is compiled with "
+        f"{_flags_note()}: gcc's time on the one large function the generated C holds grows "
+        "faster than linearly with its size.",
+        "",
+        *_times(points, names),
+        "",
+        "Memory: the peak bytes tracemalloc traced during one batched numpy call of "
+        f"B = {SCALING_BATCH} (and per configuration) and during one single numpy call; for "
+        "the generated code the shared library, its work arrays (CasADi's sz_w doubles and "
+        "sz_iw integers, one set per calling thread), its CasADi instructions and its compile "
+        'time ("cached": built by an earlier run).',
+        "",
+        "| n | m | numpy batch peak | per configuration | numpy single peak | library | "
+        "work arrays | CasADi instructions | compile time | flags |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        *(_memory_row(p) for p in points),
+    ]
