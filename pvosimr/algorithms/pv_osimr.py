@@ -35,6 +35,7 @@ __all__ = [
     "Propagators",
     "assemble",
     "backward_sweep",
+    "block_plan",
     "cemps",
     "forward_sweep",
     "omega_cover",
@@ -179,31 +180,82 @@ def _minimum_cover(topo: Topology) -> frozenset[tuple[int, int]]:
     return frozenset(cover)
 
 
+Run = tuple[int, tuple[int, ...], bool]
+"""``(c, partners, upper)`` of one product of :func:`assemble`: the CEMPs at ``c`` of
+``partners`` (consecutive EEs, so their rows are one slice), stacked, times one bracket."""
+
+_PLANS: weakref.WeakKeyDictionary[Topology, dict[tuple[int, int], list[Run]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def block_plan(topo: Topology) -> dict[tuple[int, int], list[Run]]:
+    """For each bracket ``(c, e)`` of :func:`omega_cover`, the blocks of eq. 13 it forms, as
+    runs of consecutive partner EEs (found once per topology).
+
+    Block (i, j), i before j, is ``^cK_i (^0Ω_c ^cK_jᵀ)`` when the cover has ``(c, j)`` — i is
+    then a partner of ``(c, j)`` above the diagonal (``upper``) — and otherwise the transpose
+    of ``^cK_j (^0Ω_c ^cK_iᵀ)``, j a partner of ``(c, i)`` whose product lands below the
+    diagonal and is written transposed.  A run of consecutive partners of one side is one
+    product with their stacked CEMPs and one slice assignment into G; on a chain welded at
+    every link that is one product per link instead of one per block.
+    """
+    plan = _PLANS.get(topo)
+    if plan is not None:
+        return plan
+    cover = omega_cover(topo)
+    partners: dict[tuple[int, int, bool], list[int]] = defaultdict(list)
+    for a, ei in enumerate(topo.ees):
+        for ej in topo.ees[a + 1 :]:
+            c = topo.cca(ei, ej)
+            if c == 0:
+                continue
+            if (c, ej) in cover:
+                partners[c, ej, True].append(ei)
+            else:
+                partners[c, ei, False].append(ej)
+    plan = {pair: [] for pair in cover}
+    for (c, e, upper), ees in partners.items():
+        run = [ees[0]]
+        for p in ees[1:]:
+            if p != run[-1] + 1:
+                plan[c, e].append((c, tuple(run), upper))
+                run = []
+            run.append(p)
+        plan[c, e].append((c, tuple(run), upper))
+    _PLANS[topo] = plan
+    return plan
+
+
 def assemble(B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix], K: dict) -> Matrix:
     """Lines 23–28: eq. 13 for every block, as ``^cK_i (^0Ω_c ^cK_jᵀ)`` or as the transpose of
     ``^cK_j (^0Ω_c ^cK_iᵀ)``.
 
     The bracket is formed once per (c, e) of :func:`omega_cover`, the fewest products that
-    cover every block, and shared by every block that uses it and by
-    e's diagonal block, ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at
-    an EE, where ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
+    cover every block, and shared by every block that uses it (one product per run of
+    :func:`block_plan`) and by e's diagonal block,
+    ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at an EE, where
+    ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
-    Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in omega_cover(topo)}  # ^0Ω_c ^cK_eᵀ
     G = B.zeros(topo.m_relaxed, topo.m_relaxed)
-    for a, ei in enumerate(topo.ees):
-        ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
-        A = topo.A[ei]
-        G[ri, ri] = Omega[ei] if A == 0 else Omega[ei] + K[ei][A] @ Y[A, ei]  # line 28
-        for b in range(a + 1, len(topo.ees)):
-            ej = topo.ees[b]
-            c = topo.cca(ei, ej)
-            if c == 0:
-                continue  # only the world in common: no coupling
-            rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
-            if (c, ej) in Y:  # eq. 13 (line 25)
-                G[ri, rj] = K[ei][c] @ Y[c, ej]
+    start = dict(zip(topo.ees, topo.offsets, strict=True))
+
+    def span(first: int, last: int) -> slice:
+        return slice(start[first], start[last] + topo.dim_of[last])
+
+    Y = {}
+    for (c, e), runs in block_plan(topo).items():
+        Y[c, e] = Y_ce = Omega0[c] @ K[e][c].T  # ^0Ω_c ^cK_eᵀ
+        for _, run, upper in runs:
+            stacked = [K[p][c] for p in run]
+            Z = (B.vstack(stacked) if len(stacked) > 1 else stacked[0]) @ Y_ce  # eq. 13
+            if upper:
+                G[span(run[0], run[-1]), span(e, e)] = Z
             else:
-                G[ri, rj] = (K[ej][c] @ Y[c, ei]).T
+                G[span(e, e), span(run[0], run[-1])] = Z.T
+    for e in topo.ees:
+        A, rows = topo.A[e], span(e, e)
+        G[rows, rows] = Omega[e] if A == 0 else Omega[e] + K[e][A] @ Y[A, e]  # line 28
     return B.symmetric_from_upper(G)
 
 
