@@ -291,12 +291,31 @@ def test_the_large_sweep_times_and_measures_memory(written):
             ]
 
 
+def test_beyond_data_links_the_generated_code_is_checked_against_the_numpy_batch(
+    tmp_path, monkeypatch
+):
+    """Past DATA_LINKS no pin.Data is made: the methods needing one say why, the rest run."""
+    monkeypatch.setattr(scaling, "DATA_LINKS", 3)
+    (point,) = scaling.time_large([2], 1, cache_dir=tmp_path, progress=False)
+    assert point.n == 4
+    for k in ("numpy:pv-osimr", *bench.PIN):
+        assert point.skipped[k] == "not run: a pin.Data of this model holds 2.05 kB"
+        assert k not in point.medians_us
+    assert "batch:pv-osimr" in point.medians_us
+    assert point.memory["batch:pv-osimr"]["peak_bytes"] > 0
+    if codegen_possible():
+        timed = {"codegen:pv-osimr", *(compiled.batch_name(64, t) for t in (1, 2))}
+        assert timed <= set(point.medians_us)
+
+
 def test_large_sizes_are_built_with_lower_optimisation():
     assert scaling.large_flags(16, ("-O3", "-march=native")) == ("-O3", "-march=native")
     assert scaling.large_flags(64, ("-O2",)) == ("-O2",)
     assert scaling.large_flags(256, ("-O3",)) == ("-O1",)
     assert scaling.large_flags(961, ("-O3",)) == ("-O0",)
     assert max(scaling.links(scaling.LARGE_FAMILY, k) for k in scaling.LARGE_SIZES) <= 1000
+    # Beyond DATA_LINKS a pin.Data would not fit in memory: 28 GB at n = 961.
+    assert scaling.data_bytes(961) > 2e10 > 10 * scaling.data_bytes(scaling.DATA_LINKS)
 
 
 def test_log_log_slope_reads_the_exponent():

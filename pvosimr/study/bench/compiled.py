@@ -28,6 +28,7 @@ __all__ = [
     "codegen_methods",
     "external",
     "g_facts",
+    "numpy_rows",
 ]
 
 BATCH_SIZES = (1, 64)
@@ -107,17 +108,26 @@ def _batched(compiled, threads: int) -> Callable[[np.ndarray], np.ndarray]:
     return lambda qs: compiled(qs, threads=threads)
 
 
+def numpy_rows(model: pin.Model, cms: list) -> Callable[[np.ndarray], np.ndarray]:
+    """G of each row of ``qs`` by numpy PV-OSIMr called row by row."""
+    data = model.createData()
+    return lambda qs: np.stack([compute_delassus(model, data, q, cms) for q in qs])
+
+
 def batch_error(
-    fn: Callable[[np.ndarray], np.ndarray], model: pin.Model, cms: list, qs: np.ndarray
+    fn: Callable[[np.ndarray], np.ndarray],
+    qs: np.ndarray,
+    reference: Callable[[np.ndarray], np.ndarray],
 ) -> float:
-    """Largest :func:`~pvosimr.truth.rel_err` of ``fn(qs)``'s first rows against numpy
-    PV-OSIMr called on each row (ValueError where ``fn`` refuses ``qs``)."""
+    """Largest :func:`~pvosimr.truth.rel_err` of ``fn(qs)``'s first :data:`CHECKED_ROWS` rows
+    against ``reference`` on them (e.g. :func:`numpy_rows`); ValueError where ``fn`` refuses
+    ``qs``."""
     Gs = np.asarray(fn(qs))
     if Gs.shape[0] != len(qs):
         raise ValueError(f"{Gs.shape[0]} results for {len(qs)} configurations")
-    data = model.createData()
-    rows = range(min(CHECKED_ROWS, len(qs)))
-    return max(rel_err(Gs[k], compute_delassus(model, data, qs[k], cms)) for k in rows)
+    rows = qs[:CHECKED_ROWS]
+    truth = reference(rows)
+    return max(rel_err(Gs[k], truth[k]) for k in range(len(rows)))
 
 
 def codegen_batch_methods(

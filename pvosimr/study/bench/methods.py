@@ -19,7 +19,14 @@ import pinocchio as pin
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
 from pvosimr.truth import rel_err
 
-from .compiled import THREADS, batch_error, batch_name, batch_sizes, codegen_batch_methods
+from .compiled import (
+    THREADS,
+    batch_error,
+    batch_name,
+    batch_sizes,
+    codegen_batch_methods,
+    numpy_rows,
+)
 from .compiled import codegen_methods as compiled_methods
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
 from .loop import Method
@@ -156,10 +163,10 @@ def checked_batches(
     batches: dict[str, Method], model: pin.Model, cms: list, result: CaseResult
 ) -> dict[str, Method]:
     """The batched methods whose first rows agree with numpy PV-OSIMr called row by row."""
-    kept = {}
+    kept, reference = {}, numpy_rows(model, cms)
     for name, (fn, (Q,), per) in batches.items():
         try:
-            error = batch_error(fn, model, cms, Q)
+            error = batch_error(fn, Q, reference)
         except (ValueError, TypeError) as exc:  # TypeError: no batched call in this build
             result.skipped[name] = _refusal(exc)
             continue

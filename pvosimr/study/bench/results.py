@@ -114,10 +114,10 @@ def microseconds(seconds: float) -> str:
 
 
 def byte_size(n: float | None) -> str:
-    """Bytes in B, kB or MB with three significant digits (``—`` for None)."""
+    """Bytes in B, kB, MB or GB with three significant digits (``—`` for None)."""
     if n is None:
         return "—"
-    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{n:.0f} B"

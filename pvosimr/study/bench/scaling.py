@@ -9,7 +9,8 @@ the size of its shared library, its work arrays (CasADi's ``sz_w`` doubles and `
 integers, one set per thread) and its compile time.  The generated function of the Fig. 4a
 chain has about 160 CasADi instructions per link; gcc's time on such one-function sources
 grows faster than linearly, so large sizes are compiled with lower optimisation
-(:func:`large_flags`).
+(:func:`large_flags`).  Beyond :data:`DATA_LINKS` no ``pin.Data`` is made (its size grows
+like nv³), so the numpy single call and Pinocchio's are left out there.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pvosimr.truth import rel_err
 from .compiled import batch_error, batch_name, g_facts
 from .loop import N_CONFIGS, Method, time_methods
 from .methods import numpy_methods, pinocchio_bare
-from .results import ScalingPoint
+from .results import PIN, ScalingPoint, byte_size
 
 __all__ = [
     "LARGE_FAMILY",
@@ -78,6 +79,12 @@ LARGE_FLAG_STEPS = ((64, None), (300, ("-O1",)), (None, ("-O0",)))
 """``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  On the 2-core
 reference machine gcc 12 builds the n = 961 function in 200 s at -O1 (306 µs per call) and
 32 s at -O0 (547 µs)."""
+
+DATA_LINKS = 300
+"""Largest chain on which the sweep makes a ``pin.Data``: Pinocchio 4 allocates four nv³
+tensors of second-order derivatives in every Data (28 GB at n = 961), and pvosimr's single
+call makes one too.  Beyond, the numpy single call and Pinocchio's are not run and the
+generated code is checked against the batched numpy path."""
 
 QUICK_LINKS = 16  # --quick-scaling: chains of at most this many links
 CHECK_TOLERANCE = 1e-8  # as for the robot cases
@@ -149,20 +156,25 @@ def _checked_in(
         methods[name] = method
 
 
-def _numpy_batch(point: ScalingPoint, robot, Q: np.ndarray, methods: dict[str, Method]) -> None:
-    """The batched numpy path, checked and with its peak memory."""
-    model, cms = robot.model, robot.constraints
-
-    def batch(Q: np.ndarray) -> np.ndarray:
-        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
-
+def _batch_checked(
+    point: ScalingPoint,
+    methods: dict[str, Method],
+    name: str,
+    fn: Callable[[np.ndarray], np.ndarray],
+    Q: np.ndarray,
+    reference: Callable[[np.ndarray], np.ndarray],
+) -> None:
+    """``fn`` on all of ``Q`` per call, if its first rows agree with ``reference``."""
     try:
-        error = batch_error(batch, model, cms, Q)
-    except ValueError as exc:
-        point.skipped["batch:pv-osimr"] = f"refused: {str(exc).split('. ')[0]}"
+        error = batch_error(fn, Q, reference)
+    except (ValueError, TypeError) as exc:  # TypeError: no batched call in this build
+        point.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
         return
-    point.memory["batch:pv-osimr"] = {"peak_bytes": peak_bytes(batch, Q), "B": len(Q)}
-    _checked_in(point, methods, "batch:pv-osimr", (batch, [Q], len(Q)), error)
+    _checked_in(point, methods, name, (fn, [Q], len(Q)), error)
+
+
+def _threads(compiled, t: int) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda Q: compiled(Q, threads=t)
 
 
 def _generated(
@@ -170,57 +182,71 @@ def _generated(
     robot,
     Q: np.ndarray,
     methods: dict[str, Method],
-    flags: tuple[str, ...],
-    cache_dir: Path | None,
+    reference: Callable[[np.ndarray], np.ndarray],
+    options: dict,
 ) -> None:
     """The generated code, single and batched, checked and with its build facts."""
     from pvosimr import codegen
 
     model, cms = robot.model, robot.constraints
-    flags = large_flags(model.nv, flags)
+    flags = large_flags(model.nv, options["flags"])
     try:
-        compiled = codegen.compile(model, cms, flags=flags, cache_dir=cache_dir)
+        compiled = codegen.compile(model, cms, flags=flags, cache_dir=options["cache_dir"])
     except (ImportError, OSError, RuntimeError) as exc:
         point.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
         return
     point.memory["codegen:pv-osimr"] = g_facts(compiled, flags)
-    qs = list(Q[:N_CONFIGS])
-    error = batch_error(lambda Q: np.stack([compiled(q) for q in Q]), model, cms, Q[:1])
-    _checked_in(point, methods, "codegen:pv-osimr", (compiled, qs, 1), error)
+    error = batch_error(lambda Q: np.stack([compiled(q) for q in Q]), Q, reference)
+    _checked_in(point, methods, "codegen:pv-osimr", (compiled, list(Q[:N_CONFIGS]), 1), error)
     for t in (1, 2):
-        name = batch_name(len(Q), t)
-        fn = _threads(compiled, t)
-        try:
-            error = batch_error(fn, model, cms, Q)
-        except (ValueError, TypeError) as exc:
-            point.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
-            continue
-        _checked_in(point, methods, name, (fn, [Q], len(Q)), error)
+        _batch_checked(point, methods, batch_name(len(Q), t), _threads(compiled, t), Q, reference)
 
 
-def _threads(compiled, t: int) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda Q: compiled(Q, threads=t)
+def data_bytes(nv: int) -> int:
+    """Bytes of the four nv × nv × nv second-order derivative tensors a ``pin.Data`` holds."""
+    return 4 * 8 * nv**3
 
 
-def _large_point(
-    k: int, repeats: int, seed: int, flags: tuple[str, ...], cache_dir: Path | None, codegen: bool
-) -> ScalingPoint:
+def _with_data(
+    point: ScalingPoint, model, cms: list, Q: np.ndarray, methods: dict[str, Method]
+) -> Callable[[np.ndarray], np.ndarray]:
+    """The methods that need a ``pin.Data`` (numpy single call, Pinocchio's calls), each
+    checked against the numpy single call; that call row by row is the reference."""
+    data = model.createData()
+    single = numpy_methods(model, data, cms)["numpy:pv-osimr"]
+    point.memory["numpy:pv-osimr"] = {"peak_bytes": peak_bytes(single, Q[0])}
+    qs = list(Q[:N_CONFIGS])
+    methods["numpy:pv-osimr"] = (single, qs, 1)
+    G = single(Q[0])
+    for name, fn in pinocchio_bare(model, cms).items():
+        _checked_in(point, methods, name, (fn, qs, 1), rel_err(fn(Q[0]), G))
+    return lambda qs: np.stack([single(q) for q in qs])
+
+
+def _large_point(k: int, repeats: int, seed: int, options: dict) -> ScalingPoint:
     """:data:`LARGE_METHODS` on the Fig. 4a chain of k² links, with their memory."""
     robot = zoo.chain_welded_every_k(k)
     model, cms = robot.model, robot.constraints
     rng = np.random.default_rng(seed)
     Q = np.stack([robot.q_random(rng) for _ in range(SCALING_BATCH)])
     point = ScalingPoint(LARGE_FAMILY, k, model.nv, robot.m, {})
-    data = model.createData()
-    single = numpy_methods(model, data, cms)["numpy:pv-osimr"]
-    point.memory["numpy:pv-osimr"] = {"peak_bytes": peak_bytes(single, Q[0])}
-    methods: dict[str, Method] = {"numpy:pv-osimr": (single, list(Q[:N_CONFIGS]), 1)}
-    _numpy_batch(point, robot, Q, methods)
-    if codegen:
-        _generated(point, robot, Q, methods, flags, cache_dir)
-    G = single(Q[0])
-    for name, fn in pinocchio_bare(model, cms).items():
-        _checked_in(point, methods, name, (fn, list(Q[:N_CONFIGS]), 1), rel_err(fn(Q[0]), G))
+    methods: dict[str, Method] = {}
+
+    def batch(Q: np.ndarray) -> np.ndarray:
+        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
+
+    if model.nv <= DATA_LINKS:
+        reference = _with_data(point, model, cms, Q, methods)
+        _batch_checked(point, methods, "batch:pv-osimr", batch, Q, reference)
+    else:
+        why = f"not run: a pin.Data of this model holds {byte_size(data_bytes(model.nv))}"
+        point.skipped.update({k: why for k in ("numpy:pv-osimr", *PIN)})
+        reference = batch  # the generated code is checked against the batched numpy path
+        methods["batch:pv-osimr"] = (batch, [Q], len(Q))
+    if "batch:pv-osimr" in methods:
+        point.memory["batch:pv-osimr"] = {"peak_bytes": peak_bytes(batch, Q), "B": len(Q)}
+    if options["codegen"]:
+        _generated(point, robot, Q, methods, reference, options)
     timings = time_methods(methods, repeats)
     point.medians_us = {k: timings[k].median * 1e6 for k in LARGE_METHODS if k in timings}
     return point
@@ -238,7 +264,7 @@ def time_large(
 ) -> list[ScalingPoint]:
     """Median time per configuration of :data:`LARGE_METHODS` and their memory on the Fig. 4a
     chains of k² links, k in ``sizes``."""
+    options = {"flags": tuple(flags), "cache_dir": cache_dir, "codegen": codegen}
     return [
-        _large_point(k, repeats, seed, tuple(flags), cache_dir, codegen)
-        for k in _progress(list(sizes), "large sweep", progress)
+        _large_point(k, repeats, seed, options) for k in _progress(list(sizes), "large", progress)
     ]

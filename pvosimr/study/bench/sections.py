@@ -6,7 +6,7 @@ from __future__ import annotations
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
-from .scaling import LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
+from .scaling import DATA_LINKS, LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
 
 __all__ = ["derivatives", "large_sweep"]
 
@@ -127,8 +127,12 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         "Memory: the peak bytes tracemalloc traced during one batched numpy call of "
         f"B = {SCALING_BATCH} (and per configuration) and during one single numpy call; for "
         "the generated code the shared library, its work arrays (CasADi's sz_w doubles and "
-        "sz_iw integers, one set per calling thread), its CasADi instructions and its compile "
-        'time ("cached": built by an earlier run).',
+        "sz_iw integers, one set per calling thread; 0 where CasADi keeps every intermediate "
+        "in C local variables, on the stack), its CasADi instructions and its compile time "
+        '("cached": built by an earlier run). Beyond n = '
+        f"{DATA_LINKS} no pin.Data is made (Pinocchio allocates four nv³ tensors of "
+        "second-order derivatives in each), so the numpy single call and Pinocchio's calls "
+        "are not run there and the generated code is checked against the batched numpy path.",
         "",
         "| n | m | numpy batch peak | per configuration | numpy single peak | library | "
         "work arrays | CasADi instructions | compile time | flags |",
