@@ -174,7 +174,14 @@ def _draw_large_times(ax: Axes, points: list[ScalingPoint]) -> None:
     ax.set_title(f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})", fontsize=10)
     _links_axis(ax, points)
     ax.set_ylabel("wall time per configuration (µs)")
+    _headroom(ax)
     ax.legend(fontsize=7, loc="upper left")
+
+
+def _headroom(ax: Axes, share: float = 0.45) -> None:
+    """Raise the top of a log y axis so the legend sits above the curves."""
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high * (high / low) ** share)
 
 
 def _links_axis(ax: Axes, points: list[ScalingPoint]) -> None:
@@ -206,7 +213,7 @@ def _memory_curves(points: list[ScalingPoint]) -> dict[str, tuple[str, str, list
     }
     out = {}
     for label, (colour, style, value) in curves.items():
-        pts = [(p.n, value(p)) for p in points if value(p) is not None]
+        pts = [(p.n, value(p)) for p in points if value(p)]  # 0 bytes has no place on a log axis
         if pts:
             out[label] = (colour, style, pts)
     return out
@@ -220,6 +227,7 @@ def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
     ax.set_title("Fig. 4a chain: memory, and compile time (right axis)", fontsize=10)
     _links_axis(ax, points)
     ax.set_ylabel("bytes")
+    _headroom(ax, 0.6)
     builds = [(p.n, p.memory["codegen:pv-osimr"]) for p in points if "codegen:pv-osimr" in p.memory]
     timed = [(n, g["compile_seconds"], g["flags"]) for n, g in builds if g["compile_seconds"]]
     handles, labels_ = ax.get_legend_handles_labels()
@@ -232,6 +240,8 @@ def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
                 " ".join(f), (x, y), fontsize=6, xytext=(3, -9), textcoords="offset points"
             )
         right.set_ylabel("compile time of the generated G (s)")
+        _headroom(right, 0.6)
+        _links_axis(ax, points)  # the twin axis reset the shared x ticks
         handles.append(line)
         labels_.append("generated: compile time (right axis; flags at each point)")
     ax.legend(handles, labels_, fontsize=7, loc="upper left")
