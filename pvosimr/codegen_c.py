@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "4"
+WRAPPER_VERSION = "5"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY = 0, 1, 2, 3, 4
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.

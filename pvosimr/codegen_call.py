@@ -1,0 +1,318 @@
+"""The callable of a compiled library (:func:`pvosimr.codegen.compile` builds it).
+
+:class:`CompiledDelassus` evaluates one q through the library's CPython extension (or
+:mod:`ctypes`) and batches of rows through ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen_c`),
+maps the C's codes to the library's errors, and lays the column-major outputs out as numpy
+arrays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.machinery
+import importlib.util
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from . import codegen_c as c_text
+from .checks import check_configuration, check_configurations, topology_for, undefined_error
+
+__all__ = ["CodegenError", "CompiledDelassus", "EmptyDelassus", "usable_cores"]
+
+_F64 = np.dtype(np.float64)
+
+
+class CodegenError(RuntimeError):
+    """The generated C could not be turned into a loadable library, or failed when run."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the OS tells it), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+class _Library:
+    """One loaded library: its entry points and the sizes of its function.
+
+    :meth:`rows` evaluates a batch in one foreign call, which releases the GIL (the
+    extension's ``rows`` where the library is one, else ``pvosimr_eval_batch`` through
+    :mod:`ctypes`); ``single`` is ``pvosimr_eval`` through ctypes with preallocated buffers
+    bound (the single call when there is no extension), serialised by ``lock``;
+    ``extension`` is the CPython module, or None.
+    """
+
+    def __init__(self, path: Path, info: dict) -> None:
+        self.path, self.info = path, info
+        self.out_shape: tuple[int, ...] = info["out_shape"]
+        self.n_out = info["n_out"]
+        self.cdll = ctypes.CDLL(str(path))
+        batch = self.cdll.pvosimr_eval_batch
+        batch.restype = ctypes.c_int
+        batch.argtypes = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p]
+        batch.argtypes += [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        self._batch = batch
+        single = self.cdll.pvosimr_eval
+        single.restype = ctypes.c_int
+        single.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int]
+        self.q = np.zeros(info["nq"])
+        self.out = np.zeros(self.n_out)
+        self.view = self.shaped(self.out[None])[0]
+        self._w = np.zeros(max(1, info["sz_w"]))
+        self._iw = np.zeros(max(1, info["sz_iw"]), dtype=np.int64)
+        # single(check) with the buffer addresses bound once: one cheap foreign call.
+        self.single = functools.partial(
+            single,
+            ctypes.c_void_p(self.q.ctypes.data),
+            None,
+            ctypes.c_void_p(self.out.ctypes.data),
+            ctypes.c_void_p(self._w.ctypes.data),
+            ctypes.c_void_p(self._iw.ctypes.data),
+        )
+        self.lock = threading.Lock()
+        self.extension = None if info["extension"] is None else _load(info["extension"], path)
+
+    def rows(
+        self, qs: np.ndarray, p: np.ndarray | None, threads: int, check: bool
+    ) -> tuple[int, int, np.ndarray]:
+        """``(code, first bad row, out)`` for the C-contiguous float64 rows ``qs``: ``out``
+        (B, n_out) holds each row's output as CasADi writes it (:meth:`shaped`)."""
+        out = np.empty((len(qs), self.n_out))
+        if self.extension is not None:
+            rc, bad = self.extension.rows(qs, p, out, threads, int(check))
+            return rc, bad, out
+        bad = ctypes.c_longlong(-1)
+        rc = self._batch(
+            _address(qs), len(qs), None if p is None else _address(p), _address(out),
+            threads, int(check), ctypes.byref(bad),
+        )  # fmt: skip
+        return rc, bad.value, out
+
+    def shaped(self, out: np.ndarray) -> np.ndarray:
+        """``out`` (B, n_out) as B outputs of shape ``out_shape`` (a view).
+
+        CasADi writes a matrix column-major (and dG's matrices one after the other), so the
+        last two axes are swapped: each matrix is exactly the generated code's, symmetric or
+        not.
+        """
+        return out.reshape(len(out), *self.out_shape).swapaxes(-1, -2)
+
+
+class CompiledDelassus:
+    """``G = f(q)``: the compiled Delassus matrix of one model, constraint list and algorithm.
+
+    ``f(q)``: the m × m matrix at one configuration; ``f(qs)`` with ``qs`` of shape (B, nq)
+    (any 2-D array with nq columns): the (B, m, m) matrices, computed in one call into C
+    split over ``threads`` threads (default :func:`usable_cores`).  With
+    ``placements="input"`` every call takes ``placements=`` (one list for every row).
+    :meth:`derivatives` gives dG where the function was compiled with ``derivatives=True``.
+
+    Attributes: ``model``, ``constraint_models``, ``algorithm``, ``m``, ``nq``, ``nv``,
+    ``placements`` (``"fixed"`` or ``"input"``), ``library`` (path of the shared library),
+    ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether this
+    :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
+    library came from the cache), ``n_instructions`` (of the CasADi function), ``binding``
+    (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
+    module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.Build`, or None).
+
+    Single calls through ctypes are serialised by a lock (the buffers are shared); calls
+    through the extension and batched calls run in parallel across threads (their own work
+    arrays, the GIL released).
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        constraint_models: list,
+        algorithm: str,
+        build,
+        derivatives=None,
+    ) -> None:
+        self.model = model
+        self.constraint_models = constraint_models
+        self.algorithm = algorithm
+        self.library, self.source, self.flags = build.library, build.source, build.flags
+        self.compiled, self.compile_seconds = build.compiled, build.compile_seconds
+        info = build.info
+        self.nq, self.nv, self.m = info["nq"], info["nv"], info["m"]
+        self.placements = "input" if info["n_in"] == 2 else "fixed"
+        self.n_instructions = info["n_instructions"]
+        self.derivatives_library = derivatives
+        self._G = _Library(build.library, info)
+        self._dG = None if derivatives is None else _Library(derivatives.library, derivatives.info)
+        # Everything the ctypes single call needs, in one attribute (fewer lookups).
+        self._fast = (self._G.q, self._G.view, self._G.single, self._G.lock, (self.nq,))
+        self._extension = getattr(self._G.extension, "delassus", None)
+        self.binding = "ctypes" if self._G.extension is None else "extension"
+
+    def __repr__(self) -> str:
+        return (
+            f"CompiledDelassus({self.model.name!r}, {self.algorithm!r}, m={self.m}, "
+            f"library={str(self.library)!r})"
+        )
+
+    def __call__(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+        """G at ``q`` (m × m) or at every row of ``qs`` (B × m × m); a new array.
+
+        ``ValueError`` on a bad ``q`` (for a batch: ``"row r of qs: "`` and the single
+        call's message) or where G is not finite.
+        """
+        if placements is None and self._extension is not None:
+            G = self._extension(q)
+            if G.__class__ is np.ndarray:
+                return G
+            if G != c_text.NOT_FAST:
+                return self._retry(G, q)
+        if placements is None and self.placements == "fixed" and self._extension is None:
+            q_buf, G, invoke, lock, shape = self._fast
+            if q.__class__ is np.ndarray and q.dtype is _F64 and q.shape == shape:
+                with lock:
+                    q_buf[:] = q
+                    rc = invoke(1)
+                    if rc == c_text.OK:
+                        return G.copy(order="K")
+                return self._retry(rc, q)
+        return self._evaluate(self._G, q, placements, threads)
+
+    def derivatives(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+        """dG at ``q``: (nv, m, m), slice ``k`` = d/dε G(pin.integrate(model, q, ε e_k)) at
+        ε = 0; at every row of ``qs``: (B, nv, m, m).  Errors as for the call."""
+        if self._dG is None:
+            raise TypeError(
+                "this function was compiled without derivatives: pass derivatives=True to "
+                "pvosimr.codegen.compile"
+            )
+        return self._evaluate(self._dG, q, placements, threads)
+
+    def placement_vector(self, placements) -> np.ndarray | None:
+        """``p`` for the call's ``placements`` (None for a function of ``q`` alone)."""
+        if self.placements == "fixed":
+            if placements is not None:
+                raise TypeError(
+                    "placements= given to a function compiled with placements='fixed' (the "
+                    "constraint models' own placements are built in): compile with "
+                    "placements='input' to pass them per call"
+                )
+            return None
+        if placements is None:
+            raise TypeError(
+                "this function was compiled with placements='input': pass placements=[...], "
+                "one entry per constraint (see pvosimr.symbolic.placement_vector)"
+            )
+        from .symbolic_inputs import placement_vector
+
+        p = placement_vector(self.model, self.constraint_models, placements)
+        return np.ascontiguousarray(p, dtype=np.float64)
+
+    def _evaluate(self, lib: _Library, q, placements, threads: int | None) -> np.ndarray:
+        """Through the batched entry point: a batch if ``q`` has nq columns, else one q."""
+        p = self.placement_vector(placements)
+        a = q if isinstance(q, np.ndarray) else np.asarray(q)
+        batch = a.ndim == 2 and a.shape[1] == self.nq
+        if batch:
+            qs = self._rows(a)
+        elif a.__class__ is np.ndarray and a.dtype == _F64 and a.shape == (self.nq,):
+            qs = np.ascontiguousarray(a)[None]
+        else:
+            qs = check_configuration(self.model, q)[None]
+        threads = usable_cores() if threads is None else int(threads)
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        rc, bad, out = lib.rows(qs, p, threads, True)
+        if rc != c_text.OK:
+            out = self._failed(lib, rc, bad, qs, p, threads, batch)
+        shaped = lib.shaped(out)
+        return shaped if batch else shaped[0]
+
+    def _rows(self, qs: np.ndarray) -> np.ndarray:
+        """``qs`` as C-contiguous float64 rows (values are checked in C)."""
+        if qs.dtype.kind not in "fiu":
+            qs = check_configurations(self.model, qs)  # TypeError naming a non-real entry
+        return np.ascontiguousarray(qs, dtype=np.float64)
+
+    def _failed(
+        self,
+        lib: _Library,
+        rc: int,
+        bad: int,
+        qs: np.ndarray,
+        p: np.ndarray | None,
+        threads: int,
+        batch: bool,
+    ) -> np.ndarray:
+        """The error for the first failing row (row ``bad``, code ``rc``) or, when Python
+        accepts the rows C rejected (a norm within rounding of the tolerance), the outputs
+        evaluated without the check."""
+        if rc == c_text.BAD_Q:
+            for r in range(bad, len(qs)):  # the rows before ``bad`` passed
+                try:
+                    check_configuration(self.model, qs[r])
+                except ValueError as exc:
+                    if not batch:
+                        raise
+                    raise ValueError(f"row {r} of qs: {exc}") from None
+            rc, bad, out = lib.rows(qs, p, threads, False)
+            if rc == c_text.OK:
+                return out
+        if rc == c_text.NON_FINITE:  # the library's verdict: singular M, or precision lost
+            topology = topology_for(self.model, self.constraint_models)
+            err = undefined_error(
+                self.algorithm, self.model, qs[bad], topology, self.constraint_models
+            )
+            if not batch:
+                raise err
+            raise ValueError(f"{err.what} at row {bad} of qs{err.why}")
+        if rc == c_text.NO_MEMORY:
+            raise MemoryError(f"{lib.path.name}: no memory for the work arrays")
+        raise CodegenError(f"the generated function {lib.path.name} failed (code {rc})")
+
+    def _retry(self, rc: int, q) -> np.ndarray:
+        """The single call's error, or G evaluated without the check when Python accepts
+        a ``q`` C rejected."""
+        q = check_configuration(self.model, q)  # raises the library's message
+        rc, bad, out = self._G.rows(q[None], None, 1, rc != c_text.BAD_Q)
+        if rc != c_text.OK:
+            out = self._failed(self._G, rc, bad, q[None], None, 1, False)
+        return self._G.shaped(out)[0]
+
+
+def _load(module: str, library: Path):
+    """The library loaded as the CPython extension ``module``."""
+    loader = importlib.machinery.ExtensionFileLoader(module, str(library))
+    spec = importlib.util.spec_from_loader(module, loader)
+    extension = importlib.util.module_from_spec(spec)
+    loader.exec_module(extension)
+    return extension
+
+
+def _address(a: np.ndarray) -> int:
+    """The address of ``a``'s data (cheaper than ``a.ctypes.data``)."""
+    return a.__array_interface__["data"][0]
+
+
+class EmptyDelassus:
+    """No constraint rows: nothing to compile; still validates ``q``."""
+
+    def __init__(self, model: pin.Model, algorithm: str, placements: str) -> None:
+        self.model, self.algorithm, self.m, self.nq = model, algorithm, 0, model.nq
+        self.nv, self.placements = model.nv, placements
+        self.compiled, self.compile_seconds, self.library, self.source = False, 0.0, None, None
+
+    def _shape(self, q) -> tuple[int, ...]:
+        a = np.asarray(q)
+        if a.ndim == 2 and a.shape[1] == self.nq:
+            return (len(check_configurations(self.model, a)),)
+        check_configuration(self.model, q)
+        return ()
+
+    def __call__(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+        return np.zeros((*self._shape(q), 0, 0))
+
+    def derivatives(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+        return np.zeros((*self._shape(q), self.nv, 0, 0))
