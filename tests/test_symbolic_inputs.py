@@ -173,7 +173,8 @@ def assert_input_placements_give_the_rebuilt_models_g(
     [
         *((preset, a) for preset in ("feet_6d", "feet_4x3d") for a in ("pv-osimr", "pv-osimh")),
         ("feet_6d", "efpa"),
-        ("feet_6d", "auto"),  # PV-OSIMh's plan and auto priced on SX with symbolic K
+        # PV-OSIMh's plan and auto priced on SX with symbolic K (auto's cost model: ~13 s)
+        pytest.param("feet_6d", "auto", marks=pytest.mark.slow),
     ],
 )
 def test_atlas_with_placements_as_input(atlas, preset, algorithm):
@@ -315,13 +316,19 @@ def assert_derivatives_match_differences(
     assert relative(dG, expected) <= DERIVATIVE_TOLERANCE
 
 
-@pytest.mark.parametrize("preset", ["feet_6d", "feet_4x3d"])
+@pytest.mark.parametrize("preset", ["feet_6d", pytest.param("feet_4x3d", marks=pytest.mark.slow)])
 def test_derivatives_on_atlas(atlas, preset):
     model, cms = _case(f"atlas/{preset}")
     assert_derivatives_match_differences(model, cms, seed=7)
 
 
-@pytest.mark.parametrize("name", EVERY_JOINT_TYPE)
+@pytest.mark.parametrize(
+    "name",
+    [  # the chain of every kind builds an 820 k-instruction dG (~18 s)
+        pytest.param(n, marks=pytest.mark.slow) if n == "chain of every kind" else n
+        for n in EVERY_JOINT_TYPE
+    ],
+)
 def test_derivatives_on_every_joint_type(name):
     model, cms = joint_type_model(name)
     assert_derivatives_match_differences(model, cms, seed=8)
@@ -334,6 +341,7 @@ def test_derivatives_with_placements_as_input(seed):
     assert_derivatives_match_differences(model, cms, seed, placements)
 
 
+@pytest.mark.slow
 def test_derivatives_with_placements_as_input_on_atlas(atlas):
     model, cms = _case("atlas/feet_4x3d")
     placements = random_placements(cms, np.random.default_rng(9))
