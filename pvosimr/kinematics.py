@@ -44,7 +44,10 @@ class Kinematics:
     - ``K[e]``: constraint matrix of each EE ``e`` (m_e×6, link frame);
     - ``world[e]``: ``^{c}X_0`` (6×6), world → the frame ``c`` of each EE in
       ``topology.framed`` (none for plain constraints), and of each world-fixed ``c2`` of a
-      point anchor under its key in ``topology.anchors``.
+      point anchor under its key in ``topology.anchors``;
+    - ``axis[i]``: ``k`` where ``S[i]`` is the unit vector ``e_k`` for every configuration (an
+      axis-aligned one-DoF joint), for numpy's products with it (:mod:`.algorithms.one_dof`);
+      empty unless the caller knows.
     """
 
     X: list[SpatialTransform]
@@ -53,6 +56,7 @@ class Kinematics:
     armature: list[Matrix | None]
     K: dict[int, Matrix]
     world: dict[int, Matrix] = field(default_factory=dict)
+    axis: dict[int, int] = field(default_factory=dict)
 
 
 def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
@@ -193,5 +197,11 @@ def numeric_kinematics(
             P, _ = placed[e]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
     return Kinematics(
-        X=X, S=S, H=constants.H, armature=constants.armature, K=constants.K, world=world
+        X=X,
+        S=S,
+        H=constants.H,
+        armature=constants.armature,
+        K=constants.K,
+        world=world,
+        axis=constants.axis,
     )

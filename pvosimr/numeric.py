@@ -90,6 +90,16 @@ def _fixed_subspaces(model: pin.Model, topology: Topology) -> list[np.ndarray | 
     return S
 
 
+def _unit_axes(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
+    """``(i, k)`` for every link whose constant ``S_i`` (after the mimic couplings' screws) is
+    the unit vector ``e_k``."""
+    for i in topology.links:
+        if fixed[i] is not None and S[i].shape == (6, 1):
+            nonzero = np.flatnonzero(S[i])
+            if nonzero.size == 1 and S[i][nonzero[0], 0] == 1.0:
+                yield i, int(nonzero[0])
+
+
 def _frozen(a: np.ndarray | None) -> np.ndarray | None:
     """A read-only copy: the constants are shared by every call, an in-place write would
     corrupt the next."""
@@ -114,6 +124,7 @@ def _read(
         K={e: _frozen(K) for e, K in kin.K.items()},
         world={key: _frozen(kin.world[key]) for key in topology.anchors.values()},
     )
+    constants.axis.update(_unit_axes(kin.S, constants.S, topology))
     kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
     return _Entry(check, topology, kept, constants)
 

@@ -14,6 +14,7 @@ from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
+from pvosimr.algorithms import SWEEPS, sweeps_for
 from pvosimr.algorithms.pv_osimr import (
     assemble,
     backward_sweep,
@@ -22,7 +23,7 @@ from pvosimr.algorithms.pv_osimr import (
     forward_sweep,
     omega_cover,
 )
-from pvosimr.backend import NUMPY
+from pvosimr.backend import NUMPY, NumpyBackend
 from pvosimr.checks import topology_for
 from pvosimr.constraints import weld
 from pvosimr.kinematics import numeric_kinematics
@@ -202,3 +203,33 @@ def test_block_plan_forms_every_block_once():
 def _chain(n):
     robot = chain_welded_every_link(n)
     return robot.model, list(robot.constraints)
+
+
+def _generic_and_one_dof(model, cms, q, algorithm):
+    """G on :data:`NUMPY` (one-DoF joints by :mod:`pvosimr.algorithms.one_dof`) and on another
+    numpy backend instance, which runs the generic step's products."""
+    topo = topology_for(model, cms)
+    kin = numeric_kinematics(
+        model, model.createData(), q, topo, cms, numeric_constants(model, topo, cms)
+    )
+    sweeps = sweeps_for(algorithm)
+    return sweeps(NUMPY, topo, kin), sweeps(NumpyBackend(), topo, kin)
+
+
+@pytest.mark.parametrize("algorithm", list(SWEEPS))
+def test_the_one_dof_step_is_the_generic_one_on_atlas(robot, algorithm):
+    model, _, cms, q = robot
+    assert numeric_constants(model, topology_for(model, cms), cms).axis  # RX, RY, RZ joints
+    fast, generic = _generic_and_one_dof(model, cms, q, algorithm)
+    assert np.array_equal(fast, fast.T)
+    assert rel_err(fast, generic) <= 1e-12
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_constraints=4))
+def test_the_one_dof_step_is_the_generic_one(tree):
+    model, cms = tree
+    q = random_q(model, np.random.default_rng(5))
+    for algorithm in SWEEPS:
+        fast, generic = _generic_and_one_dof(model, cms, q, algorithm)
+        assert rel_err(fast, generic) <= 1e-10, algorithm

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backend import Backend, Matrix
+from ..backend import NUMPY, Backend, Matrix
 from ..kinematics import Kinematics
 from ..spatial import SpatialTransform
+from .one_dof import one_dof_step
 
 __all__ = ["JointStep", "fold_into_parent", "joint_step"]
 
@@ -69,12 +70,25 @@ class JointStep:
         """``K ^{π(i)}P_iᵀ``: k×6 rows acting on link ``i``'s motion → on the parent's."""
         return self.X.rows(K - (K @ self.S) @ (self.Dinv @ self.U.T))
 
+    def fold_into(self, H_A: list[Matrix], i: int, parent: int) -> None:
+        """See :func:`fold_into_parent`."""
+        if parent > 0:
+            B = self.B
+            Ia = B.symmetric(H_A[i] - self.U @ (self.Dinv @ self.U.T))
+            H_A[parent] = B.symmetric(H_A[parent] + self.X.congruence(Ia))
+
 
 def joint_step(B: Backend, kin: Kinematics, H_A: list[Matrix], i: int) -> JointStep:
     """Link ``i``'s step from its articulated inertia ``H^A_i``, complete once every child has
     been folded in: ``U_i = H^A_i S_i``, ``D_i = S_iᵀ U_i`` (plus the joint's rotor inertia)
-    and ``D_i⁻¹`` (Alg. 3 line 8; Alg. 1 line 7, Alg. 2 line 6)."""
+    and ``D_i⁻¹`` (Alg. 3 line 8; Alg. 1 line 7, Alg. 2 line 6).
+
+    On :data:`~pvosimr.backend.NUMPY` a one-DoF joint gets the same quantities in fewer numpy
+    calls (:mod:`.one_dof`); every other backend, symbolic ones included, runs the products
+    below."""
     S = kin.S[i]
+    if B is NUMPY and S.shape[1] == 1:
+        return one_dof_step(kin, H_A, i)
     U = H_A[i] @ S
     D = S.T @ U
     if kin.armature[i] is not None:
@@ -86,7 +100,4 @@ def fold_into_parent(H_A: list[Matrix], i: int, parent: int, step: JointStep) ->
     """``H^A_{π(i)} += ^{π(i)}P_i H^A_i``, in local frames
     ``X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``; nothing where π(i) is the world (Alg. 3 lines 9–11;
     Alg. 1 lines 8–10, Alg. 2 lines 7–9)."""
-    if parent > 0:
-        B = step.B
-        Ia = B.symmetric(H_A[i] - step.U @ (step.Dinv @ step.U.T))
-        H_A[parent] = B.symmetric(H_A[parent] + step.X.congruence(Ia))
+    step.fold_into(H_A, i, parent)
