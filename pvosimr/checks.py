@@ -20,11 +20,11 @@ import pinocchio as pin
 from ._lru import LRU
 from .algorithms.articulated import fold_into_parent, joint_step
 from .backend import NumpyBackend
-from .constraints import check_placement
+from .constraints import as_constraint_list, check_placement
 from .joint_models import unit_parts
 from .kinematics import numeric_kinematics
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
-from .topology import Topology, constraint_signature
+from .topology import Topology, constraint_signature, structure_key
 from .truth import mass_matrix
 
 __all__ = [
@@ -49,11 +49,14 @@ _TOPOLOGIES: LRU[Topology] = LRU(_CACHE_SIZE)
 
 
 def topology_for(model: pin.Model, constraint_models: Iterable) -> Topology:
-    """The cached :class:`Topology` of ``(model, constraint structure)``, built on first use."""
-    signature = constraint_signature(model, constraint_models)
+    """The cached :class:`Topology` of ``(model, constraint structure)``, built on first use.
+
+    Keyed by the constraints' :func:`~pvosimr.topology.structure_key`: a list seen before (on
+    this model) was validated then, an edited one is validated and gets its own entry."""
+    cms = as_constraint_list(constraint_models)
     return _TOPOLOGIES.get_or_make(
-        (id(model), model.njoints, signature),
-        lambda: Topology(model, constraint_models),
+        (id(model), model.njoints, structure_key(cms)),
+        lambda: Topology(model, cms),
         fresh=lambda topo: topo.model is model,
     )
 
@@ -191,11 +194,12 @@ def _joint_owning(model: pin.Model, index: int, span) -> str:
 # --------------------------------------------------------------------------- configurations
 
 
-def check_configuration(model: pin.Model, q) -> np.ndarray:
+def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) -> np.ndarray:
     """``q`` as a float vector of size ``model.nq``: real, finite, within the range the sweeps
     can take without overflowing, and normalized (else TypeError / ValueError naming the
-    entry and its joint).  Checks ``model`` first (:func:`check_model`)."""
-    checked = check_model(model)
+    entry and its joint).  Checks ``model`` first (:func:`check_model`) unless given its
+    ``checked`` result."""
+    checked = check_model(model) if checked is None else checked
     q = _as_real(model, q, "q")
     if q.ndim == 2 and 1 in q.shape:
         q = q.reshape(-1)

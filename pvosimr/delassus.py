@@ -17,7 +17,13 @@ import pinocchio as pin
 from .algorithms import SWEEPS, sweeps_for
 from .auto import AUTO, resolve_algorithm
 from .batch import delassus_at
-from .checks import check_configuration, check_data, resolve_topology, topology_for
+from .checks import (
+    check_configuration,
+    check_data,
+    check_model,
+    resolve_topology,
+    topology_for,
+)
 from .constraints import as_constraint_list, check_placements
 from .topology import Topology
 
@@ -49,14 +55,15 @@ def _evaluate(
     if algorithm != AUTO:
         sweeps_for(algorithm)  # an unknown name fails first
     check_data(model, data)
-    q = check_configuration(model, q)
+    checked = check_model(model)
+    q = check_configuration(model, q, checked)
     cms = as_constraint_list(constraint_models)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
     if topology.m == 0:
         return np.zeros((0, 0))
     algorithm = resolve_algorithm(algorithm, model, topology, cms)
-    return delassus_at(algorithm, model, data, q, topology, cms)
+    return delassus_at(algorithm, model, data, q, topology, cms, checked)
 
 
 def compute_delassus(

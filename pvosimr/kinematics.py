@@ -157,7 +157,7 @@ def pinocchio_joint_kinematics(
     ``fixed_S[i]``, where given and not None, is link ``i``'s motion subspace known not to
     depend on ``q`` (a revolute, prismatic, free-flyer joint, ...): used as is, not read."""
     pin.forwardKinematics(model, data, q)
-    liMi, joints = data.liMi, data.joints
+    liMi, joints = data.liMi.tolist(), data.joints  # one list: an index into data.liMi is slow
     X = [DenseTransform(NUMPY, np.eye(6))]
     X += [DenseTransform(NUMPY, liMi[i].actionInverse) for i in topology.links]
     S = [None] * topology.njoints if not fixed_S else list(fixed_S)

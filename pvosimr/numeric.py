@@ -129,11 +129,14 @@ def _read(
     return _Entry(check, topology, kept, constants)
 
 
-def numeric_constants(model: pin.Model, topology: Topology, constraint_models) -> Kinematics:
+def numeric_constants(
+    model: pin.Model, topology: Topology, constraint_models, checked: ModelCheck | None = None
+) -> Kinematics:
     """What :func:`~pvosimr.kinematics.numeric_kinematics` reads besides ``q`` (its
     ``constants``), kept per (model, topology) and read again after any edit to the model or
-    to a constraint's placement."""
-    check = check_model(model)
+    to a constraint's placement.  ``checked``: ``check_model(model)`` made by the caller in
+    this call (the model's comparison with its copy is not repeated)."""
+    check = check_model(model) if checked is None else checked
     placements = _placements(constraint_models)
     entry = _CONSTANTS.get_or_make(
         (id(model), id(topology)),

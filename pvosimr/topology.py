@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 import pinocchio as pin
 
-from .constraints import as_constraint_list, constraint_shape
+from .constraints import as_constraint_list, constraint_kind, constraint_shape
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
@@ -85,6 +85,20 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
                 )
         sig.append(constraint_shape(cm, label))
     return tuple(sig)
+
+
+def structure_key(constraint_models: Iterable) -> tuple:
+    """What :func:`constraint_signature` reads of each constraint, as read (no validation):
+    its type, joints and, for a ``RigidConstraintModel``, contact type and reference frame.
+    Equal keys give equal signatures on one model; reading them costs a fraction of
+    validating them, so caches key on this and validate once."""
+    key = []
+    for cm in constraint_models:
+        if constraint_kind(cm) == "rigid":
+            key.append((type(cm), cm.joint1_id, cm.joint2_id, cm.type, cm.reference_frame))
+        else:
+            key.append((type(cm), cm.joint1_id, cm.joint2_id))
+    return tuple(key)
 
 
 def _short(kind: str) -> str:

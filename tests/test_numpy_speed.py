@@ -233,3 +233,28 @@ def test_the_one_dof_step_is_the_generic_one(tree):
     for algorithm in SWEEPS:
         fast, generic = _generic_and_one_dof(model, cms, q, algorithm)
         assert rel_err(fast, generic) <= 1e-10, algorithm
+
+
+def _edit_joint1_id(model, cms):
+    cms[0].joint1_id = model.getJointId("l_leg_kny")
+
+
+def _edit_contact_type(model, cms):
+    cms[0].type = pin.ContactType.CONTACT_3D
+
+
+def _edit_reference_frame(model, cms):
+    cms[2].reference_frame = pin.LOCAL_WORLD_ALIGNED
+
+
+@pytest.mark.parametrize("edit", [_edit_joint1_id, _edit_contact_type, _edit_reference_frame])
+def test_an_edit_to_the_constraint_structure_takes_effect_at_once(robot, edit):
+    """The topology is cached by what the constraints' structure is read from: an edited list
+    gets the topology of its new structure."""
+    model, data, cms, q = robot
+    before = pvosimr.compute_delassus(model, data, q, cms)
+    edit(model, cms)
+    truth = dense_delassus(model, q, cms)
+    assert before.shape != truth.shape or rel_err(truth, before) > 1e-6
+    after = pvosimr.compute_delassus(model, data, q, cms)
+    assert rel_err(after, truth) <= TOLERANCE

@@ -24,7 +24,13 @@ import pinocchio as pin
 from ..algorithms import sweeps_for
 from ..auto import AUTO, resolve_algorithm
 from ..backend import NUMPY
-from ..checks import UndefinedError, check_configurations, resolve_topology, undefined_error
+from ..checks import (
+    ModelCheck,
+    UndefinedError,
+    check_configurations,
+    resolve_topology,
+    undefined_error,
+)
 from ..constraints import as_constraint_list, check_placements
 from ..kinematics import numeric_kinematics
 from ..numeric import numeric_constants
@@ -122,7 +128,13 @@ def _single_calls(
 
 
 def delassus_at(
-    algorithm: str, model: pin.Model, data: pin.Data, q: np.ndarray, topology: Topology, cms
+    algorithm: str,
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    topology: Topology,
+    cms,
+    checked: ModelCheck | None = None,
 ) -> np.ndarray:
     """G at one checked ``q``, or :class:`UndefinedError` saying why not.
 
@@ -131,10 +143,11 @@ def delassus_at(
     kinematics, the stacked inverse) gets the same ``q``, so that this call and
     :func:`compute_delassus_batch` (which falls back on this function) compute
     G on the same configurations.  Only when both fail does :func:`undefined_error` decide, with
-    the dense truth, whether M itself is singular.
+    the dense truth, whether M itself is singular.  ``checked``: the model's
+    :func:`~pvosimr.checks.check_model`, when the caller has just made it.
     """
     sweeps = sweeps_for(algorithm)
-    constants = numeric_constants(model, topology, cms)
+    constants = numeric_constants(model, topology, cms, checked)
     kin = numeric_kinematics(model, data, q, topology, cms, constants)
     G = _sweep(sweeps, NUMPY, topology, kin)
     if G is None:
