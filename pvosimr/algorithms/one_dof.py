@@ -12,22 +12,29 @@ runs the generic step, so symbolic operation counts never see it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..kinematics import Kinematics
-from ..spatial import SpatialTransform
+from ..spatial import DenseTransform, SpatialTransform
 
 __all__ = ["OneDofStep", "one_dof_step"]
 
 
 class OneDofStep:
     """Joint ``i``'s step (``S_i``, ``U_i = H^A_i S_i``, ``d⁻¹ = D_i⁻¹``, ``X_i``) for
-    ``nv_i = 1``; ``k`` is the row of ``S_i = e_k``, or None for another axis."""
+    ``nv_i = 1``; ``k`` is the row of ``S_i = e_k``, or None for another axis.
 
-    __slots__ = ("S", "U", "X", "dinv", "k")
+    Products are ``ndarray.dot`` (a third of ``@``'s cost on 6×6 operands: no ufunc dispatch)
+    on ``Xm``, the 6×6 matrix of a :class:`~pvosimr.spatial.DenseTransform` ``X`` (None for
+    another transform, applied through its methods)."""
 
-    def __init__(self, S: np.ndarray, U: np.ndarray, dinv, X: SpatialTransform, k) -> None:
+    __slots__ = ("S", "U", "X", "Xm", "dinv", "k")
+
+    def __init__(self, S: np.ndarray, U: np.ndarray, dinv: float, X: SpatialTransform, k) -> None:
         self.S, self.U, self.dinv, self.X, self.k = S, U, dinv, X, k
+        self.Xm = X.X if type(X) is DenseTransform else None
 
     @property
     def Dinv(self) -> np.ndarray:
@@ -37,12 +44,18 @@ class OneDofStep:
     def _W(self, F: np.ndarray) -> np.ndarray:
         """``S_iᵀ F`` (1×k)."""
         k = self.k
-        return self.S.T @ F if k is None else F[k : k + 1]
+        return self.S.T.dot(F) if k is None else F[k : k + 1]
+
+    def _force(self, F: np.ndarray) -> np.ndarray:
+        return self.X.force(F) if self.Xm is None else self.Xm.T.dot(F)
+
+    def _motion(self, A: np.ndarray) -> np.ndarray:
+        return self.X.motion(A) if self.Xm is None else self.Xm.dot(A)
 
     def omega(self) -> np.ndarray:
         """``S_i D_i⁻¹ S_iᵀ`` (eq. 10); exactly symmetric: ``S Sᵀ`` is, and so its multiple."""
         if self.k is None:
-            return (self.S @ self.S.T) * self.dinv
+            return self.S.dot(self.S.T) * self.dinv
         out = np.zeros((6, 6))
         out[self.k, self.k] = self.dinv
         return out
@@ -50,34 +63,36 @@ class OneDofStep:
     def congruence(self, F: np.ndarray) -> np.ndarray:
         """``Fᵀ Ω F = Wᵀ W D_i⁻¹`` with ``W = S_iᵀ F``; ``Wᵀ W`` is exactly symmetric."""
         W = self._W(F)
-        return (W.T @ W) * self.dinv
+        return W.T.dot(W) * self.dinv
 
     def force_to_parent(self, F: np.ndarray) -> np.ndarray:
-        return self.X.force(F - self.U @ (self._W(F) * self.dinv))
+        return self._force(F - self.U.dot(self._W(F) * self.dinv))
 
     def motion_from_parent(self, A: np.ndarray) -> np.ndarray:
-        Z = self.X.motion(A)
-        V = (self.U.T @ Z) * self.dinv
+        Z = self._motion(A)
+        V = self.U.T.dot(Z) * self.dinv
         if self.k is None or Z is A:
-            return Z - self.S @ V
+            return Z - self.S.dot(V)
         Z[self.k] -= V[0]  # Z is a fresh product: row k alone changes
         return Z
 
     def motion_congruence(self, Omega: np.ndarray) -> np.ndarray:
         half = self.motion_from_parent(Omega)
-        out = self.motion_from_parent(half.T)
-        return out.take(_MIRROR)
+        return self.motion_from_parent(half.T).take(_MIRROR)
 
     def rows_to_parent(self, K: np.ndarray) -> np.ndarray:
-        KS = K @ self.S if self.k is None else K[:, self.k : self.k + 1]
-        return self.X.rows(K - (KS * self.dinv) @ self.U.T)
+        KS = K.dot(self.S) if self.k is None else K[:, self.k : self.k + 1]
+        R = K - (KS * self.dinv).dot(self.U.T)
+        return self.X.rows(R) if self.Xm is None else R.dot(self.Xm)
 
     def fold_into(self, H_A: list[np.ndarray], i: int, parent: int) -> None:
         """``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``; the sum is made exactly
         symmetric, the asymmetric rounding of the rank-1 term never reaches a pivot."""
         if parent > 0:
-            Ia = H_A[i] - (self.U * self.dinv) @ self.U.T
-            H_A[parent] = (H_A[parent] + self.X.congruence(Ia)).take(_MIRROR)
+            Ia = H_A[i] - (self.U * self.dinv).dot(self.U.T)
+            Xm = self.Xm
+            C = self.X.congruence(Ia) if Xm is None else Xm.T.dot(Ia).dot(Xm)
+            H_A[parent] = (H_A[parent] + C).take(_MIRROR)
 
 
 _index = np.arange(36).reshape(6, 6)
@@ -87,16 +102,17 @@ _MIRROR = np.where(np.triu(np.ones((6, 6), dtype=bool)), _index, _index.T)
 
 def one_dof_step(kin: Kinematics, H_A: list[np.ndarray], i: int) -> OneDofStep:
     """Link ``i``'s step from ``H^A_i``: ``U_i`` and ``D_i = S_iᵀ U_i`` (plus the rotor
-    inertia), read as column and entry ``k`` of ``H^A_i`` where ``S_i = e_k``."""
+    inertia), read as column and entry ``k`` of ``H^A_i`` where ``S_i = e_k``; ``D_i⁻¹`` a
+    float (infinite for ``D_i = 0``, as numpy's division gives)."""
     S, H = kin.S[i], H_A[i]
     k = kin.axis.get(i)
     if k is None:
-        U = H @ S
-        D = (S.T @ U)[0, 0]
+        U = H.dot(S)
+        D = S.T.dot(U).item()
     else:
         U = H[:, k : k + 1]
-        D = H[k, k]
+        D = H.item(k, k)
     rotor = kin.armature[i]
     if rotor is not None:
-        D = D + rotor[0, 0]
-    return OneDofStep(S, U, 1.0 / D, kin.X[i], k)
+        D += rotor.item()
+    return OneDofStep(S, U, 1.0 / D if D else math.copysign(math.inf, D), kin.X[i], k)
