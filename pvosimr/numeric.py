@@ -78,15 +78,16 @@ def _same(placements: tuple[pin.SE3, ...], kept: tuple[pin.SE3, ...]) -> bool:
     )
 
 
-def _fixed_subspaces(model: pin.Model, topology: Topology) -> list[np.ndarray | None]:
+def _fixed_subspaces(
+    model: pin.Model, data: pin.Data, topology: Topology
+) -> list[np.ndarray | None]:
     """``S_i`` of every link whose joint type is in :data:`CONSTANT_SUBSPACE_JOINTS`, None for
-    the others (and for the world)."""
-    data = model.createData()
-    pin.forwardKinematics(model, data, pin.neutral(model))
+    the others (and for the world); ``data`` holds the kinematics at some configuration."""
     S: list[np.ndarray | None] = [None] * topology.njoints
+    joints, joint_datas = model.joints, data.joints
     for i in topology.links:
-        if model.joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
-            S[i] = np.reshape(data.joints[i].S, (6, -1))
+        if joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
+            S[i] = np.reshape(joint_datas[i].S, (6, -1))
     return S
 
 
@@ -111,14 +112,19 @@ def _frozen(a: np.ndarray | None) -> np.ndarray | None:
 
 
 def _read(
-    model: pin.Model, topology: Topology, constraint_models, check: ModelCheck, placements
+    model: pin.Model,
+    data: pin.Data | None,
+    topology: Topology,
+    constraint_models,
+    check: ModelCheck,
+    placements,
 ) -> _Entry:
-    kin = numeric_kinematics(
-        model, model.createData(), pin.neutral(model), topology, constraint_models
-    )
+    if data is None:  # a pin.Data costs O(nv³) memory and time to make: the caller's if any
+        data = model.createData()
+    kin = numeric_kinematics(model, data, pin.neutral(model), topology, constraint_models)
     constants = Kinematics(
         X=[],
-        S=[_frozen(S) for S in _fixed_subspaces(model, topology)],
+        S=[_frozen(S) for S in _fixed_subspaces(model, data, topology)],
         H=[_frozen(H) for H in kin.H],
         armature=[_frozen(a) for a in kin.armature],
         K={e: _frozen(K) for e, K in kin.K.items()},
@@ -130,17 +136,22 @@ def _read(
 
 
 def numeric_constants(
-    model: pin.Model, topology: Topology, constraint_models, checked: ModelCheck | None = None
+    model: pin.Model,
+    topology: Topology,
+    constraint_models,
+    checked: ModelCheck | None = None,
+    data: pin.Data | None = None,
 ) -> Kinematics:
     """What :func:`~pvosimr.kinematics.numeric_kinematics` reads besides ``q`` (its
     ``constants``), kept per (model, topology) and read again after any edit to the model or
     to a constraint's placement.  ``checked``: ``check_model(model)`` made by the caller in
-    this call (the model's comparison with its copy is not repeated)."""
+    this call (the model's comparison with its copy is not repeated); ``data``: a
+    ``model.createData()`` the constants may be read with (its contents are overwritten)."""
     check = check_model(model) if checked is None else checked
     placements = _placements(constraint_models)
     entry = _CONSTANTS.get_or_make(
         (id(model), id(topology)),
-        lambda: _read(model, topology, constraint_models, check, placements),
+        lambda: _read(model, data, topology, constraint_models, check, placements),
         fresh=lambda entry: (
             entry.check is check
             and entry.topology is topology

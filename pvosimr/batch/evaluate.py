@@ -147,7 +147,7 @@ def delassus_at(
     :func:`~pvosimr.checks.check_model`, when the caller has just made it.
     """
     sweeps = sweeps_for(algorithm)
-    constants = numeric_constants(model, topology, cms, checked)
+    constants = numeric_constants(model, topology, cms, checked, data)
     kin = numeric_kinematics(model, data, q, topology, cms, constants)
     G = _sweep(sweeps, NUMPY, topology, kin)
     if G is None:
