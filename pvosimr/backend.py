@@ -99,8 +99,9 @@ def upper_mirror(n: int) -> np.ndarray:
 _MIRRORS: dict[int, np.ndarray] = {}
 
 
-_GATHER_MAX = 48
-"""The largest n mirrored by one gather of a kept index (n² integers per size); a larger
+_GATHER_MAX = 256
+"""The largest n mirrored by one gather of a kept index (n² integers per size: at most 512 kB,
+about 30 MB over every size up to it); a larger
 matrix is mirrored by copies of blocks of :data:`_BLOCK` columns, with nothing kept (at
 n = 1800 faster than the gather, whose index alone is 26 MB)."""
 
