@@ -98,29 +98,38 @@ def upper_mirror(n: int) -> np.ndarray:
 
 _MIRRORS: dict[int, np.ndarray] = {}
 
-
-_GATHER_MAX = 256
-"""The largest n mirrored by one gather of a kept index (n² integers per size: at most 512 kB,
-about 30 MB over every size up to it); a larger
-matrix is mirrored by copies of blocks of :data:`_BLOCK` columns, with nothing kept (at
-n = 1800 faster than the gather, whose index alone is 26 MB)."""
+_GATHER_BUDGET = 128 * 2**20
+"""Bytes of gather indices kept over every size (int32, 4 n² bytes for size n).  PV-OSIM's
+``L^A`` passes through every size up to m on a chain welded at every link, each once per call:
+on 6D welds every size up to m ≈ 800 fits and is mirrored by one gather; beyond the budget a size is
+mirrored by copies of blocks of :data:`_BLOCK` columns, with nothing kept (a fixed index per
+size would need 2.6 GB at m = 1800).  The gather is ~3× faster than the copies in the sweeps."""
 
 _BLOCK = 128
 
+_kept = 0  # bytes in _MIRRORS
 
-def _mirror(n: int) -> np.ndarray:
-    """:func:`upper_mirror` as an n×n array: ``a.take`` of it is the mirrored matrix itself."""
+
+def _mirror(n: int) -> np.ndarray | None:
+    """:func:`upper_mirror` as an n×n int32 array (``a.take`` of it is the mirrored matrix), or
+    None once the kept indices would exceed :data:`_GATHER_BUDGET`."""
+    global _kept
     index = _MIRRORS.get(n)
     if index is None:
-        index = _MIRRORS[n] = upper_mirror(n).reshape(n, n)
+        if _kept + 4 * n * n > _GATHER_BUDGET:
+            return None
+        flat = np.arange(n * n, dtype=np.int32).reshape(n, n)
+        index = _MIRRORS[n] = np.where(np.triu(np.ones((n, n), dtype=bool)), flat, flat.T)
+        _kept += index.nbytes
     return index
 
 
 def mirror_upper(a: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose upper triangle is that of the square ``a`` (numpy)."""
+    index = _mirror(a.shape[0])
+    if index is not None:
+        return a.take(index)  # one gather: cheaper than triu + triu.T
     n = a.shape[0]
-    if n <= _GATHER_MAX:
-        return a.take(_mirror(n))  # one gather: cheaper than triu + triu.T
     out = np.array(a, subok=True)  # a copy, of a's own array type; no arithmetic to count
     for start in range(0, n, _BLOCK):  # by blocks of columns: the transposed reads stay cached
         stop = min(start + _BLOCK, n)

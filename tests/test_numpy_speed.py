@@ -258,3 +258,20 @@ def test_an_edit_to_the_constraint_structure_takes_effect_at_once(robot, edit):
     assert before.shape != truth.shape or rel_err(truth, before) > 1e-6
     after = pvosimr.compute_delassus(model, data, q, cms)
     assert rel_err(after, truth) <= TOLERANCE
+
+
+def test_the_numpy_mirror_keeps_the_upper_triangle_by_gather_and_by_blocks(monkeypatch):
+    """Both ways of mirroring (a kept gather index, block copies past the memory budget) give
+    the upper triangle in both triangles, on sizes that split unevenly into blocks."""
+    from pvosimr import backend
+
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 129, 300):
+        a = rng.standard_normal((n, n))
+        expected = np.triu(a) + np.triu(a, 1).T
+        np.testing.assert_array_equal(backend.mirror_upper(a), expected)
+        with monkeypatch.context() as patch:
+            patch.setattr(backend, "_MIRRORS", {})
+            patch.setattr(backend, "_GATHER_BUDGET", 0)  # nothing fits: block copies
+            np.testing.assert_array_equal(backend.mirror_upper(a), expected)
+            np.testing.assert_array_equal(backend.mirror_upper(np.asfortranarray(a)), expected)
