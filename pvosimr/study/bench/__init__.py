@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_flags,
         default=DERIVATIVE_FLAGS,
         metavar="FLAGS",
-        help="compiler flags of the generated dG/dq (default: %(default)s)",
+        help=f"compiler flags of the generated dG/dq (default: {shlex.join(DERIVATIVE_FLAGS)})",
     )
     parser.add_argument(
         "--derivative-robots",

@@ -27,7 +27,7 @@ BASELINE_NOTE = (
     "The bare binding calls are the fair baseline: `pin.computeDelassusMatrix` with its "
     "constraint datas built once, and Pinocchio's `computePvDelassusMatrix` on the object "
     "`initPvDelassus` prepared. `pvosimr.reference` adds its own input check and cache "
-    "lookup (about 8–9 µs per call on Atlas), which would flatter pvosimr."
+    'lookup (the rows "via pvosimr.reference" show how much), which would flatter pvosimr.'
 )
 
 SCALING_NOTE = (
