@@ -48,8 +48,11 @@ def _steps():
     kin = numeric_kinematics(model, model.createData(), q, topo, cms)
     H_A, steps = list(kin.H), []
     for i in reversed(topo.links):
-        steps.append(joint_step(NUMPY, kin, H_A, i))
-        fold_into_parent(H_A, i, topo.parent[i], steps[-1])
+        step = joint_step(NUMPY, kin, H_A, i)
+        fold_into_parent(H_A, i, topo.parent[i], step)
+        # numpy's one-DoF joints get a step of their own (pvosimr.algorithms.one_dof); the
+        # products swapped are the generic JointStep's, the one every counted backend runs
+        steps.append(JointStep(B=NUMPY, S=step.S, U=step.U, Dinv=step.Dinv, X=step.X))
     return steps
 
 
