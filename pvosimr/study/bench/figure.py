@@ -135,11 +135,10 @@ def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str], batch_
     ax.grid(axis="x", which="both", alpha=0.3)
 
 
-def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
-    """One scaling panel: log-log time against links, one curve per method, with its slope."""
-    from matplotlib.ticker import NullLocator
-
-    for k in SCALING_METHODS:
+def _curves(ax: Axes, points: list[ScalingPoint], methods, color) -> None:
+    """Median time against n (log-log) of each of ``methods`` measured, labelled with its
+    log-log slope; Pinocchio's dashed."""
+    for k in methods:
         pts = [(p.n, p.medians_us[k]) for p in points if k in p.medians_us]
         if not pts:
             continue
@@ -147,7 +146,14 @@ def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
         s = log_log_slope(points, k)
         label = short_label(k) + ("" if s is None else f", slope {s:.2f}")
         style = "--" if k.startswith("pin") else "-"
-        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=plotting.color(k), label=label)
+        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=color(k), label=label)
+
+
+def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
+    """One scaling panel: log-log time against links, one curve per method, with its slope."""
+    from matplotlib.ticker import NullLocator
+
+    _curves(ax, points, SCALING_METHODS, plotting.color)
     ax.set_title(FAMILY_TITLES.get(family, family), fontsize=10)
     ticks = sorted({p.n for p in points})
     ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -162,15 +168,7 @@ def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
 
 def _draw_large_times(ax: Axes, points: list[ScalingPoint]) -> None:
     """Time per configuration of the large sweep's methods against n (log-log)."""
-    for k in LARGE_METHODS:
-        pts = [(p.n, p.medians_us[k]) for p in points if k in p.medians_us]
-        if not pts:
-            continue
-        xs, ys = zip(*pts, strict=True)
-        s = log_log_slope(points, k)
-        label = short_label(k) + ("" if s is None else f", slope {s:.2f}")
-        style = "--" if k.startswith("pin") else "-"
-        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=method_color(k), label=label)
+    _curves(ax, points, LARGE_METHODS, method_color)
     ax.set_title(f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})", fontsize=10)
     _links_axis(ax, points)
     ax.set_ylabel("wall time per configuration (µs)")
