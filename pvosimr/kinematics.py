@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from .backend import NUMPY, Backend, Matrix
+from .backend import NUMPY, Backend, Matrix, mirror_upper
 from .constraints import end_effector_placements
 from .spatial import DenseTransform, SpatialTransform
 from .topology import Topology
@@ -79,8 +79,11 @@ def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
 def link_constants(
     model: pin.Model, topology: Topology
 ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-    """The link inertias ``H_i`` and armature blocks (``None`` when zero) of every link."""
-    H = [np.zeros((6, 6))] + [model.inertias[i].matrix() for i in topology.links]
+    """The link inertias ``H_i`` and armature blocks (``None`` when zero) of every link.
+
+    Each ``H_i`` is read from its upper triangle: exactly symmetric, as the articulated-body
+    step relies on (:meth:`~pvosimr.backend.Backend.symmetric`)."""
+    H = [np.zeros((6, 6))] + [mirror_upper(model.inertias[i].matrix()) for i in topology.links]
     rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
     for i in topology.links:  # the model's dofs: a mimic joint has none, and no rotor of its own

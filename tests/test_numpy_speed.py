@@ -235,6 +235,13 @@ def test_the_one_dof_step_is_the_generic_one(tree):
         assert rel_err(fast, generic) <= 1e-10, algorithm
 
 
+def test_the_link_inertias_are_exactly_symmetric(robot):
+    """The one-DoF step reads column ``k`` of ``H^A_i`` as row ``k``: equal only if exact."""
+    model, _, cms, _ = robot
+    for H in numeric_constants(model, topology_for(model, cms), cms).H:
+        assert np.array_equal(H, H.T)
+
+
 def _edit_joint1_id(model, cms):
     cms[0].joint1_id = model.getJointId("l_leg_kny")
 

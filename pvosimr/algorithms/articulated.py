@@ -56,6 +56,12 @@ class JointStep:
         """``^{π(i)}P_i F``: 6×k forces on link ``i`` (frame i) → on the parent (frame π(i))."""
         return self.X.force(F - self.U @ (self.Dinv @ (self.S.T @ F)))
 
+    def extend(self, Omega: Matrix, F: Matrix, parent: int) -> tuple[Matrix, Matrix | None]:
+        """``Ω + Fᵀ ^{π(i)}Ω_i F`` and ``^{π(i)}P_i F`` (None where π(i) is the world): eqs. 16
+        and 17 carrying an extended inverse inertia and propagator over joint ``i``."""
+        Omega = self.B.symmetric(Omega + self.congruence(F))
+        return Omega, self.force_to_parent(F) if parent > 0 else None
+
     def motion_from_parent(self, A: Matrix) -> Matrix:
         """``^{π(i)}P_iᵀ A``: 6×k motions of the parent (frame π(i)) → of link ``i`` (frame i)."""
         Z = self.X.motion(A)

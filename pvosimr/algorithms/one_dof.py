@@ -30,10 +30,11 @@ class OneDofStep:
     on ``Xm``, the 6×6 matrix of a :class:`~pvosimr.spatial.DenseTransform` ``X`` (None for
     another transform, applied through its methods)."""
 
-    __slots__ = ("S", "U", "X", "Xm", "dinv", "k")
+    __slots__ = ("S", "U", "Ud", "X", "Xm", "dinv", "k")
 
     def __init__(self, S: np.ndarray, U: np.ndarray, dinv: float, X: SpatialTransform, k) -> None:
         self.S, self.U, self.dinv, self.X, self.k = S, U, dinv, X, k
+        self.Ud = U * dinv  # U_i D_i⁻¹, shared by the fold and the force propagator
         self.Xm = X.X if type(X) is DenseTransform else None
 
     @property
@@ -66,7 +67,14 @@ class OneDofStep:
         return W.T.dot(W) * self.dinv
 
     def force_to_parent(self, F: np.ndarray) -> np.ndarray:
-        return self._force(F - self.U.dot(self._W(F) * self.dinv))
+        return self._force(F - self.Ud.dot(self._W(F)))
+
+    def extend(self, Omega: np.ndarray, F: np.ndarray, parent: int):
+        """See :meth:`JointStep.extend`; ``W = S_iᵀ F`` read once for both products.  The sum
+        is exactly symmetric without a mirror: ``Ω`` is, and so is ``Wᵀ W D_i⁻¹``."""
+        W = self._W(F)
+        Omega = Omega + W.T.dot(W) * self.dinv
+        return Omega, self._force(F - self.Ud.dot(W)) if parent > 0 else None
 
     def motion_from_parent(self, A: np.ndarray) -> np.ndarray:
         Z = self._motion(A)
@@ -89,7 +97,7 @@ class OneDofStep:
         """``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``; the sum is made exactly
         symmetric, the asymmetric rounding of the rank-1 term never reaches a pivot."""
         if parent > 0:
-            Ia = H_A[i] - (self.U * self.dinv).dot(self.U.T)
+            Ia = H_A[i] - self.Ud.dot(self.U.T)
             Xm = self.Xm
             C = self.X.congruence(Ia) if Xm is None else Xm.T.dot(Ia).dot(Xm)
             H_A[parent] = (H_A[parent] + C).take(_MIRROR)
@@ -103,14 +111,18 @@ _MIRROR = np.where(np.triu(np.ones((6, 6), dtype=bool)), _index, _index.T)
 def one_dof_step(kin: Kinematics, H_A: list[np.ndarray], i: int) -> OneDofStep:
     """Link ``i``'s step from ``H^A_i``: ``U_i`` and ``D_i = S_iᵀ U_i`` (plus the rotor
     inertia), read as column and entry ``k`` of ``H^A_i`` where ``S_i = e_k``; ``D_i⁻¹`` a
-    float (infinite for ``D_i = 0``, as numpy's division gives)."""
+    float (infinite for ``D_i = 0``, as numpy's division gives).
+
+    ``H^A_i`` is exactly symmetric (the link inertias are, and every fold mirrors), so column
+    ``k`` is read as row ``k`` transposed: the same numbers, contiguous, which numpy's
+    products and ufuncs take at half the cost of a strided column."""
     S, H = kin.S[i], H_A[i]
     k = kin.axis.get(i)
     if k is None:
         U = H.dot(S)
         D = S.T.dot(U).item()
     else:
-        U = H[:, k : k + 1]
+        U = H[k : k + 1].T
         D = H.item(k, k)
     rotor = kin.armature[i]
     if rotor is not None:

@@ -101,9 +101,9 @@ def _extend_to_parent(
         elif p > 0:
             P[j] = step.force_to_parent(B.eye(6))
         return
-    Omega[j] = B.symmetric(Omega[j] + step.congruence(P[j]))  # eq. 16 (line 15)
-    if p > 0:
-        P[j] = step.force_to_parent(P[j])  # eq. 17 (line 13)
+    Omega[j], P_up = step.extend(Omega[j], P[j], p)  # eqs. 16–17 (lines 15, 13)
+    if P_up is not None:
+        P[j] = P_up
 
 
 def forward_sweep(topo: Topology, props: Propagators, Omega: dict) -> dict[int, Matrix]:
