@@ -172,7 +172,7 @@ class NumpyBackend:
         if a.shape == (1, 1):
             return 1.0 / a
         lower_inv = np.linalg.inv(np.linalg.cholesky(a))  # LinAlgError unless positive definite
-        return self.symmetric(lower_inv.T @ lower_inv)
+        return mirror_upper(lower_inv.T.dot(lower_inv))  # .dot: no ufunc dispatch on 6×6
 
     def cholesky(self, a: np.ndarray) -> np.ndarray:
         return np.linalg.cholesky(a)

@@ -47,7 +47,9 @@ class Kinematics:
       point anchor under its key in ``topology.anchors``;
     - ``axis[i]``: ``k`` where ``S[i]`` is the unit vector ``e_k`` for every configuration (an
       axis-aligned one-DoF joint), for numpy's products with it (:mod:`.algorithms.one_dof`);
-      empty unless the caller knows.
+      empty unless the caller knows;
+    - ``identity``: the links whose ``S[i]`` is the 6×6 identity for every configuration (a
+      free-flyer in its own frame), for the same use; empty unless the caller knows.
     """
 
     X: list[SpatialTransform]
@@ -57,6 +59,7 @@ class Kinematics:
     K: dict[int, Matrix]
     world: dict[int, Matrix] = field(default_factory=dict)
     axis: dict[int, int] = field(default_factory=dict)
+    identity: set[int] = field(default_factory=set)
 
 
 def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
@@ -207,4 +210,5 @@ def numeric_kinematics(
         K=constants.K,
         world=world,
         axis=constants.axis,
+        identity=constants.identity,
     )

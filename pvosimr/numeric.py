@@ -101,6 +101,14 @@ def _unit_axes(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: To
                 yield i, int(nonzero[0])
 
 
+def _identities(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
+    """Every link whose constant ``S_i`` is the 6×6 identity (a free-flyer)."""
+    identity = np.eye(6)
+    for i in topology.links:
+        if fixed[i] is not None and np.array_equal(S[i], identity):
+            yield i
+
+
 def _frozen(a: np.ndarray | None) -> np.ndarray | None:
     """A read-only copy: the constants are shared by every call, an in-place write would
     corrupt the next."""
@@ -131,6 +139,7 @@ def _read(
         world={key: _frozen(kin.world[key]) for key in topology.anchors.values()},
     )
     constants.axis.update(_unit_axes(kin.S, constants.S, topology))
+    constants.identity.update(_identities(kin.S, constants.S, topology))
     kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
     return _Entry(check, topology, kept, constants)
 

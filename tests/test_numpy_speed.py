@@ -235,6 +235,13 @@ def test_the_one_dof_step_is_the_generic_one(tree):
         assert rel_err(fast, generic) <= 1e-10, algorithm
 
 
+def test_the_free_flyer_is_known_to_have_the_identity_subspace(robot):
+    """Atlas's root joint takes :class:`IdentityStep` on numpy (compared with the generic step
+    by ``test_the_one_dof_step_is_the_generic_one_on_atlas``), no other joint does."""
+    model, _, cms, _ = robot
+    assert numeric_constants(model, topology_for(model, cms), cms).identity == {1}
+
+
 def test_the_link_inertias_are_exactly_symmetric(robot):
     """The one-DoF step reads column ``k`` of ``H^A_i`` as row ``k``: equal only if exact."""
     model, _, cms, _ = robot

@@ -30,7 +30,7 @@ from ..kinematics import Kinematics
 from ..spatial import SpatialTransform
 from .one_dof import one_dof_step
 
-__all__ = ["JointStep", "fold_into_parent", "joint_step"]
+__all__ = ["IdentityStep", "JointStep", "fold_into_parent", "joint_step"]
 
 
 @dataclass(slots=True)
@@ -84,17 +84,31 @@ class JointStep:
             H_A[parent] = B.symmetric(H_A[parent] + self.X.congruence(Ia))
 
 
+@dataclass(slots=True)
+class IdentityStep(JointStep):
+    """A numpy step where ``S_i = I`` (a free-flyer in its own frame): ``U_i = D_i = H^A_i``
+    and ``^{π(i)}Ω_i = D_i⁻¹``, exactly symmetric as :meth:`~pvosimr.backend.Backend.inv`
+    returns it; its other products are the generic ones."""
+
+    def omega(self) -> Matrix:
+        return self.Dinv
+
+
 def joint_step(B: Backend, kin: Kinematics, H_A: list[Matrix], i: int) -> JointStep:
     """Link ``i``'s step from its articulated inertia ``H^A_i``, complete once every child has
     been folded in: ``U_i = H^A_i S_i``, ``D_i = S_iᵀ U_i`` (plus the joint's rotor inertia)
     and ``D_i⁻¹`` (Alg. 3 line 8; Alg. 1 line 7, Alg. 2 line 6).
 
     On :data:`~pvosimr.backend.NUMPY` a one-DoF joint gets the same quantities in fewer numpy
-    calls (:mod:`.one_dof`); every other backend, symbolic ones included, runs the products
-    below."""
+    calls (:mod:`.one_dof`), and so does a joint with ``S_i = I`` (:class:`IdentityStep`);
+    every other backend, symbolic ones included, runs the products below."""
     S = kin.S[i]
-    if B is NUMPY and S.shape[1] == 1:
-        return one_dof_step(kin, H_A, i)
+    if B is NUMPY:
+        if S.shape[1] == 1:
+            return one_dof_step(kin, H_A, i)
+        if i in kin.identity:
+            D = H_A[i] if kin.armature[i] is None else H_A[i] + kin.armature[i]
+            return IdentityStep(B=B, S=S, U=H_A[i], Dinv=B.inv(D), X=kin.X[i])
     U = H_A[i] @ S
     D = S.T @ U
     if kin.armature[i] is not None:
