@@ -72,13 +72,17 @@ class OneDofStep:
     def extend(self, Omega: np.ndarray, F: np.ndarray, parent: int):
         """See :meth:`JointStep.extend`; ``W = S_iᵀ F`` read once for both products.  The sum
         is exactly symmetric without a mirror: ``Ω`` is, and so is ``Wᵀ W D_i⁻¹``."""
-        W = self._W(F)
+        k = self.k
+        W = self.S.T.dot(F) if k is None else F[k : k + 1]  # _W's read, without its call
         Omega = Omega + W.T.dot(W) * self.dinv
-        return Omega, self._force(F - self.Ud.dot(W)) if parent > 0 else None
+        if parent <= 0:
+            return Omega, None
+        R, Xm = F - self.Ud.dot(W), self.Xm
+        return Omega, self.X.force(R) if Xm is None else Xm.T.dot(R)
 
     def motion_from_parent(self, A: np.ndarray) -> np.ndarray:
         Z = self._motion(A)
-        V = self.U.T.dot(Z) * self.dinv
+        V = self.Ud.T.dot(Z)
         if self.k is None or Z is A:
             return Z - self.S.dot(V)
         Z[self.k] -= V[0]  # Z is a fresh product: row k alone changes
