@@ -297,16 +297,21 @@ def as_constraint_list(
     """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``) of
     ``RigidConstraintModel`` and pin 4's ``FrameAnchorConstraintModel``,
     ``PointAnchorConstraintModel`` and ``PointContactConstraintModel``, mixed."""
-    accepted = " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
     if isinstance(constraint_models, _ACCEPTED):
         raise TypeError(
-            f"constraint_models must be a sequence of constraint models, not one {accepted}"
+            f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
         )
     out = list(constraint_models)
     for k, cm in enumerate(out):
         if type(cm) not in _MODELS and not isinstance(cm, pin.RigidConstraintModel):
-            raise TypeError(f"constraint {k} is a {type(cm).__name__}, expected {accepted}")
+            raise TypeError(f"constraint {k} is a {type(cm).__name__}, expected {_accepted()}")
     return out
+
+
+def _accepted() -> str:
+    """The accepted constraint model types, for messages (formed only when one is raised: the
+    check runs on every numeric call)."""
+    return " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
 
 
 def contact_cholesky(
