@@ -16,7 +16,11 @@ from .results import Timing
 
 __all__ = ["N_CONFIGS", "SAMPLE_SECONDS", "Method", "time_methods"]
 
-SAMPLE_SECONDS = 0.003  # target duration of one sample
+SAMPLE_SECONDS = 0.02
+"""Target duration of one sample.  Each sample starts after other methods' samples have
+filled the caches with their own code and data; a sample must hold enough calls to amortise
+that refill for the slowest method too (numpy's single call, ~0.5 ms: at 3 ms per sample it
+measured 645 µs on Atlas against 517 µs at 20 ms, the same code and run conditions)."""
 N_CONFIGS = 8  # configurations cycled through in the timed loops
 
 Method = tuple[Callable, Sequence, int]
