@@ -289,3 +289,33 @@ def test_the_numpy_mirror_keeps_the_upper_triangle_by_gather_and_by_blocks(monke
             patch.setattr(backend, "_GATHER_BUDGET", 0)  # nothing fits: block copies
             np.testing.assert_array_equal(backend.mirror_upper(a), expected)
             np.testing.assert_array_equal(backend.mirror_upper(np.asfortranarray(a)), expected)
+
+
+def _cemps_both_ways(model: pin.Model, cms: list, q: np.ndarray) -> None:
+    """Eq. 19 on numpy (each link's passing EEs stacked) and on another numpy backend (each EE
+    walked on its own, the generic step): the same CEMPs to rounding."""
+    topo = topology_for(model, cms)
+    kin = numeric_kinematics(model, model.createData(), q, topo, cms)
+    stacked = cemps(topo, backward_sweep(NUMPY, topo, kin)[0])
+    walked = cemps(topo, backward_sweep(NumpyBackend(), topo, kin)[0])
+    assert stacked.keys() == walked.keys()
+    for e, by_node in walked.items():
+        assert stacked[e].keys() == by_node.keys()
+        for j, K in by_node.items():
+            scale = max(1.0, np.abs(K).max(initial=0.0))
+            assert np.allclose(stacked[e][j], K, rtol=0.0, atol=1e-13 * scale), (e, j)
+
+
+@pytest.mark.parametrize("n", [2, 7, 16])
+def test_the_stacked_cemps_are_the_walked_ones_on_chains(n):
+    robot = chain_welded_every_link(n)
+    _cemps_both_ways(
+        robot.model, list(robot.constraints), random_q(robot.model, np.random.default_rng(n))
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=random_trees(max_constraints=8))
+def test_the_stacked_cemps_are_the_walked_ones(tree):
+    model, cms = tree
+    _cemps_both_ways(model, cms, random_q(model, np.random.default_rng(4)))

@@ -26,7 +26,9 @@ import weakref
 from collections import defaultdict
 from itertools import pairwise
 
-from ..backend import Backend, Matrix
+import numpy as np
+
+from ..backend import NUMPY, Backend, Matrix
 from ..kinematics import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
@@ -124,17 +126,55 @@ def forward_sweep(topo: Topology, props: Propagators, Omega: dict) -> dict[int, 
 
 
 def cemps(topo: Topology, props: Propagators) -> dict[int, dict[int, Matrix]]:
-    """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0."""
-    K: dict[int, dict[int, Matrix]] = {}
+    """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0.
+
+    On numpy the rows of every EE passing a branching link j go through ``^{A(j)}P_j`` as one
+    stacked product (one call per link, not per EE and link: numpy pays per call); each row is
+    the same product as alone.  Other backends walk each EE on its own, which keeps the
+    symbolic operations those of the paper's line 22."""
+    K: dict[int, dict[int, Matrix]] = {e: {} for e in topo.ees}
     for e in topo.ees:
         chain = topo.n_chain[e]
-        K[e] = {}
-        if not chain:
-            continue
-        K[e][chain[0]] = props.P[e].T  # line 20
-        for j, up in pairwise(chain):
+        if chain:
+            K[e][chain[0]] = props.P[e].T  # line 20
+    if props.B is NUMPY:
+        _stacked_walk(topo, props, K)
+        return K
+    for e in topo.ees:
+        for j, up in pairwise(topo.n_chain[e]):
             K[e][up] = props.rows(K[e][j], j)  # line 22
     return K
+
+
+_PASSING: weakref.WeakKeyDictionary[Topology, list] = weakref.WeakKeyDictionary()
+
+
+def _passing(topo: Topology) -> list[tuple[int, list[tuple[int, int]]]]:
+    """``(j, [(e, A(j)), …])`` for every branching link j that EEs pass on their way up, deepest
+    first (a link's index exceeds its parent's, so ``^jK_e`` is ready when j comes)."""
+    out = _PASSING.get(topo)
+    if out is None:
+        by_link: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for e in topo.ees:
+            for j, up in pairwise(topo.n_chain[e]):
+                by_link[j].append((e, up))
+        out = _PASSING[topo] = sorted(by_link.items(), reverse=True)
+    return out
+
+
+def _stacked_walk(topo: Topology, props: Propagators, K: dict[int, dict[int, Matrix]]) -> None:
+    """Line 22 for all EEs at once per branching link (numpy)."""
+    for j, passing in _passing(topo):
+        if len(passing) == 1:
+            e, up = passing[0]
+            K[e][up] = props.rows(K[e][j], j)
+            continue
+        R = props.rows(np.concatenate([K[e][j] for e, _ in passing]), j)
+        start = 0
+        for e, up in passing:
+            stop = start + K[e][j].shape[0]
+            K[e][up] = R[start:stop]
+            start = stop
 
 
 _COVERS: weakref.WeakKeyDictionary[Topology, frozenset[tuple[int, int]]] = (
