@@ -99,9 +99,10 @@ def upper_mirror(n: int) -> np.ndarray:
 _MIRRORS: dict[int, np.ndarray] = {}
 
 _GATHER_BUDGET = 128 * 2**20
-"""Bytes of gather indices kept over every size (int32, 4 n² bytes for size n).  PV-OSIM's
+"""Bytes of gather indices kept over every size (8 n² bytes for size n: ``take`` converts any
+other index type to ``intp`` on every call, five times the cost of the gather itself).  PV-OSIM's
 ``L^A`` passes through every size up to m on a chain welded at every link, each once per call:
-on 6D welds every size up to m ≈ 800 fits and is mirrored by one gather; beyond the budget a size is
+on 6D welds every size up to m ≈ 650 fits and is mirrored by one gather; beyond the budget a size is
 mirrored by copies of blocks of :data:`_BLOCK` columns, with nothing kept (a fixed index per
 size would need 2.6 GB at m = 1800).  The gather is ~3× faster than the copies in the sweeps."""
 
@@ -111,14 +112,14 @@ _kept = 0  # bytes in _MIRRORS
 
 
 def _mirror(n: int) -> np.ndarray | None:
-    """:func:`upper_mirror` as an n×n int32 array (``a.take`` of it is the mirrored matrix), or
+    """:func:`upper_mirror` as an n×n array (``a.take`` of it is the mirrored matrix), or
     None once the kept indices would exceed :data:`_GATHER_BUDGET`."""
     global _kept
     index = _MIRRORS.get(n)
     if index is None:
-        if _kept + 4 * n * n > _GATHER_BUDGET:
+        if _kept + 8 * n * n > _GATHER_BUDGET:
             return None
-        flat = np.arange(n * n, dtype=np.int32).reshape(n, n)
+        flat = np.arange(n * n, dtype=np.intp).reshape(n, n)
         index = _MIRRORS[n] = np.where(np.triu(np.ones((n, n), dtype=bool)), flat, flat.T)
         _kept += index.nbytes
     return index
