@@ -30,9 +30,9 @@ naming the first one, ``"row 17 of qs: "`` and the single call's message; a row 
 finite raises the single call's error with the row in place of "this q".  Through the
 extension or ctypes alike (the ctypes call releases the GIL too).  Measured on Atlas with 2×6D
 feet (Pinocchio's ``computeDelassusMatrix`` 10–12 µs): one call 3.0–3.4 µs, a batch of 1024
-2.5–3.5 µs per row on one thread and 2.2 µs on two.  Starting a thread is not free: on the
-shared reference machine a second one paid off from about a hundred rows of Atlas's G
-(fewer for a heavier function), so pass ``threads=1`` for small batches.
+2.5–3.5 µs per row on one thread and 1.4–2.2 µs on two (``pvosimr bench``).  Starting a
+thread is not free: on the shared reference machine a second one paid off from about a hundred
+rows of Atlas's G (fewer for a heavier function), so pass ``threads=1`` for small batches.
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
