@@ -11,17 +11,14 @@ convention::
 """
 
 from . import constraints
-from ._moved import install as _install_moved_names
-from .auto import choose_algorithm
-from .batch import compute_delassus_batch
+from .choice import choose_algorithm
 from .damped import DelassusOperator, damped_delassus_inverse
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
 from .delassus import __all__ as _entry_points
+from .evaluate import compute_delassus_batch
 from .topology import SUPPORTED_JOINTS, Topology
 
 __version__ = "0.1.0"
-
-_install_moved_names()
 
 __all__ = [
     *_entry_points,

@@ -19,13 +19,12 @@ import pinocchio as pin
 
 from ._lru import LRU
 from .algorithms.articulated import fold_into_parent, joint_step
-from .backend import NumpyBackend
+from .backends import NumpyBackend
 from .constraints import as_constraint_list, check_placement
-from .joint_models import unit_parts
-from .kinematics import numeric_kinematics
+from .kinematics.frames import numeric_kinematics
+from .kinematics.joints import unit_parts
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
 from .topology import Topology, constraint_signature, structure_key
-from .truth import mass_matrix
 
 __all__ = [
     "NORMALIZED_TOLERANCE",
@@ -366,6 +365,8 @@ def undefined_error(
     numpy recursion) is furthest from positive definite, and cond(M).
     """
     data = model.createData()
+    from .reference.truth import mass_matrix  # the reference layer imports this module
+
     M = mass_matrix(model, q, data)
     if not np.isfinite(M).all():
         return UndefinedError(

@@ -28,7 +28,7 @@ of symmetric products, inertia folded into a fixed root, kinematics of unconstra
 and the estimate is the operations and constants of the marked nodes, less the entries of ``q``
 that G does not read (CasADi has no instruction for them but subtracts all of ``q``).
 
-The joint kinematics are the backend-generic joint models (:mod:`pvosimr.joint_models`) on the
+The joint kinematics are the backend-generic joint models (:mod:`pvosimr.kinematics.joints`) on the
 same backend, the constants folded as :func:`pvosimr.symbolic.fold` does.  Without the
 constraint models, their placements are taken generic: a translated, unrotated frame
 (``K = [I, −p×]``).  Not modelled: CasADi's rewriting of sums with negated terms and the
@@ -45,8 +45,8 @@ import pinocchio as pin
 
 from .algorithms import sweeps_for
 from .constraints import as_constraint_list
-from .joint_models import joint_kinematics
-from .kinematics import Kinematics, frame_transforms, model_constants
+from .kinematics.frames import Kinematics, frame_transforms, model_constants
+from .kinematics.joints import joint_kinematics
 from .topology import Topology
 
 __all__ = [
@@ -398,7 +398,7 @@ def _matmul(a: Structure, b: Structure) -> Structure:
 
 
 class StructureBackend:
-    """The backend seam (:class:`pvosimr.backend.Backend`) on :class:`Structure` matrices."""
+    """The backend seam (:class:`pvosimr.backends.numpy.Backend`) on :class:`Structure` matrices."""
 
     name = "structure"
 
@@ -547,7 +547,7 @@ def structure_kinematics(
     K.update((e, B.const(row)) for e, row in zip(topo.ees[n_virtual:], rows, strict=True))
     world: dict = {0: B.eye(6)}
     framed = {}
-    for e in topo.framed:  # ^{c}X_0 as pvosimr.kinematics.frame_transforms composes it
+    for e in topo.framed:  # ^{c}X_0 as pvosimr.kinematics.frames.frame_transforms composes it
         path, i = [], topo.link_of[e]
         while i not in world:
             path.append(i)

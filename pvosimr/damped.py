@@ -19,7 +19,7 @@ Pinocchio's ``mu`` is not this ``μ`` (measured with pin 4.1.0, pinned by ``test
   through ``computePvDelassusMatrix`` (its default ``Pv=true``), whose per-joint constraint lists
   ``initPvDelassus`` fills — a function Python has no binding for.  On a fresh ``Data`` the lists
   are empty, ``H = 0`` and the result is ``I / mu``.  (Two constraints on one joint make that
-  call undefined behaviour; :func:`pvosimr.reference.damped_delassus_inverse_defect` measures
+  call undefined behaviour; :func:`pvosimr.reference.pinocchio.damped_delassus_inverse_defect` measures
   it, and the right C++ result after ``initPvDelassus``.)
 
 With pvosimr::

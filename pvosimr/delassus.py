@@ -4,7 +4,7 @@
 ``pin.computeDelassusMatrix(model, data, q, contact_models, contact_datas)``: same inputs (the
 very ``RigidConstraintModel`` objects), same rows, same block order.  Inputs are validated
 (:mod:`pvosimr.checks`), once, so that bad input raises instead of producing a silently wrong
-matrix; the evaluation itself is :func:`pvosimr.batch.delassus_at`.
+matrix; the evaluation itself is :func:`pvosimr.evaluate.delassus_at`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import numpy as np
 import pinocchio as pin
 
 from .algorithms import SWEEPS, sweeps_for
-from .auto import AUTO, resolve_algorithm
-from .batch import delassus_at
 from .checks import (
     check_configuration,
     check_data,
@@ -24,7 +22,9 @@ from .checks import (
     resolve_topology,
     topology_for,
 )
+from .choice import AUTO, resolve_algorithm
 from .constraints import as_constraint_list, check_placements
+from .evaluate import delassus_at
 from .topology import Topology
 
 #: What ``pvosimr`` exports from here: the entry points and the topology cache.
@@ -88,7 +88,7 @@ def compute_delassus(
     LOCAL_WORLD_ALIGNED as LOCAL and ignores ``joint2`` (pin 4.1).
 
     ``algorithm`` is one of :data:`ALGORITHMS`, or ``"auto"`` for the one with the fewest
-    operations on this model and constraint structure (:mod:`pvosimr.auto`).  ``topology``
+    operations on this model and constraint structure (:mod:`pvosimr.choice`).  ``topology``
     (a :class:`Topology` of this model and constraint structure) is cached transparently when
     not given.
     """

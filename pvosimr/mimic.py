@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .backend import Backend, Matrix
+from .backends import Backend, Matrix
 
 __all__ = [
     "MIMIC_JOINTS",

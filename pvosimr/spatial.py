@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Protocol
 
-from .backend import Backend, Matrix
+from .backends import Backend, Matrix
 
 __all__ = ["Chain", "DenseTransform", "SpatialTransform", "Transform"]
 

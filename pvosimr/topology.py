@@ -1,7 +1,10 @@
 """What depends only on the tree and the constraints (paper Sec. I-C): ES, N, A, D, cca.
 
 Built once per (model, constraint structure), like Pinocchio's ``initPvDelassus``, and reused
-by every call whatever the configuration and the constraint placements.
+by every call whatever the configuration and the constraint placements.  A :class:`Topology` is
+also the one place where what follows from that structure is prepared and kept
+(:meth:`Topology.prepared`): PV-OSIMr's block plan and minimum cover, PV-OSIMh's cuts, the
+choice of ``algorithm="auto"`` per path, the numeric single call's constants.
 
 Indexing follows the paper and Pinocchio: the world is node 0, real links are the joint indices
 ``1 .. njoints-1`` (parents before children), and constraint ``k`` (in list order) gets the
@@ -10,9 +13,10 @@ fictitious end-effector (EE) node ``njoints + k`` whose parent is its constraine
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import pinocchio as pin
@@ -21,6 +25,8 @@ from .constraints import as_constraint_list, constraint_kind, constraint_shape
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
+
+T = TypeVar("T")
 
 #: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name,
 #: that the installed pin has (pin 3.4 has neither Mimic nor Ellipsoid, 3.8 no Ellipsoid;
@@ -197,7 +203,7 @@ class Topology:
     Constraints between two bodies or in world-aligned axes (:mod:`pvosimr.constraints`): each
     has one LOCAL EE per body, ``ends[k]`` those of constraint ``k`` (``m_virtual`` rows in
     all), combined into its ``dim`` rows of G, from ``constraint_offsets[k]`` on
-    (:mod:`pvosimr.virtual`); ``framed`` are the EEs whose world placement that reads.  A
+    (:mod:`pvosimr.combination`); ``framed`` are the EEs whose world placement that reads.  A
     list of plain constraints has one EE each, ``m_virtual = m`` and nothing framed.  Pin 4's
     point anchors on one body also read ``c2``'s fixed placement in the world (``anchors``).
     """
@@ -241,6 +247,7 @@ class Topology:
         self._build_supports()
         self._build_branching()
         self._cca = self._build_cca()
+        self._prepared: dict[Hashable, object] = {}
 
     def _build_combination(self) -> None:
         """Which EEs make up each constraint (``ends``), and the EEs whose placement in the
@@ -340,6 +347,18 @@ class Topology:
     def cca(self, e1: int, e2: int) -> int:
         """Closest common ancestor of two different EEs (in N; 0 if only the world)."""
         return self._cca[(e1, e2) if e1 < e2 else (e2, e1)]
+
+    def prepared(self, key: Hashable, prepare: Callable[[Topology], T]) -> T:
+        """``prepare(self)``, made on first use and kept with this topology under ``key``.
+
+        What depends only on the tree and the constraint structure is prepared here, once, as
+        Pinocchio's ``initPvDelassus`` fills its ``Data`` once: each user names its own ``key``
+        (an algorithm's plan, ``auto``'s choice for a path, the numeric constants)."""
+        try:
+            return self._prepared[key]  # type: ignore[return-value]
+        except KeyError:
+            made = self._prepared[key] = prepare(self)
+            return made
 
     def is_for(self, model: pin.Model, signature: tuple) -> bool:
         """True if this topology was built for ``model``'s tree and this constraint structure."""

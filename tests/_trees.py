@@ -331,7 +331,7 @@ def reduced_truth(model: pin.Model, cms: list, relaxed: pin.Model, pairs: list, 
     """``J_r Φ (Φᵀ M_r Φ)⁻¹ Φᵀ J_rᵀ`` from Pinocchio on the tree without mimic joints, ``Φ`` the
     map from the mimic model's velocities to the relaxed tree's: a truth that never meets a
     mimic joint (Pinocchio 4.1's own miss a helical mimic's pitch)."""
-    from pvosimr.truth import constraint_jacobian, mass_matrix
+    from pvosimr.reference.truth import constraint_jacobian, mass_matrix
 
     mimic = {m: (p, s, o) for m, p, s, o in pairs}
     q_r, Phi = np.zeros(relaxed.nq), np.zeros((relaxed.nv, model.nv))

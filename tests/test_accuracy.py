@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pvosimr
-from pvosimr import truth
+from pvosimr.reference import truth
 from pvosimr.study import accuracy
 from pvosimr.zoo.seeded import random_q
 

@@ -7,7 +7,7 @@ from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import constraints
-from pvosimr.truth import dense_delassus, rel_err
+from pvosimr.reference.truth import dense_delassus, rel_err
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 

@@ -10,16 +10,11 @@ from hypothesis import strategies as st
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.batch import (
-    BatchedNumpyBackend,
-    MatrixStack,
-    batched_kinematics,
-    inv_spd,
-    stack_matmul,
-)
+from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack, inv_spd, stack_matmul
 from pvosimr.checks import NORMALIZED_TOLERANCE
 from pvosimr.delassus import topology_for
-from pvosimr.kinematics import numeric_kinematics
+from pvosimr.kinematics.frames import numeric_kinematics
+from pvosimr.kinematics.stacked import batched_kinematics
 from pvosimr.zoo import presets
 
 TOL = 1e-10
@@ -392,7 +387,7 @@ def test_singular_verdict_is_the_same_on_both_paths(algorithm):
 def test_failed_recursion_on_a_definite_mass_matrix_is_not_called_singular(monkeypatch):
     """Should both arithmetic paths meet a pivot that is not positive definite where pin.crba's
     M is (a loss of precision), the error says so, with cond(M), on both paths alike."""
-    from pvosimr.batch import evaluate
+    from pvosimr import evaluate
 
     model, cms = mixed_mass_tree(0)
     q = configurations(model, 1)[0]

@@ -8,8 +8,10 @@ import pinocchio as pin
 import pytest
 from test_reference import needs_bridge  # noqa: F401 (a fixture)
 
-from pvosimr import bridge, compute_delassus, reference, toolchain, zoo
+from pvosimr import compute_delassus, reference, zoo
+from pvosimr.codegen import compiler as toolchain
 from pvosimr.constraints import weld
+from pvosimr.reference import bridge
 from pvosimr.study import validate as validation
 
 

@@ -1,4 +1,4 @@
-"""pvosimr.codegen: the compiled q ↦ G equals the numpy path, is cached, and fails clearly."""
+"""pvosimr.codegen.build: the compiled q ↦ G equals the numpy path, is cached, and fails clearly."""
 
 import numpy as np
 import pinocchio as pin
@@ -6,14 +6,14 @@ import pytest
 from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 
 import pvosimr
-from pvosimr import toolchain
-from pvosimr.joint_models import unit_parts
-from pvosimr.truth import rel_err
+from pvosimr.codegen import compiler as toolchain
+from pvosimr.kinematics.joints import unit_parts
+from pvosimr.reference.truth import rel_err
 from pvosimr.zoo import presets
 from pvosimr.zoo.robot import random_configuration
 
 pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen")
+codegen = pytest.importorskip("pvosimr.codegen.build")
 
 if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
     pytest.skip("no C compiler on PATH", allow_module_level=True)

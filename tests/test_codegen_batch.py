@@ -1,4 +1,4 @@
-"""pvosimr.codegen beyond one q: batches over threads, placements as inputs, derivatives.
+"""pvosimr.codegen.build beyond one q: batches over threads, placements as inputs, derivatives.
 
 A batch must give each row's single call exactly (the same generated code on the same
 numbers), through the extension and through ctypes; a bad row is named; ``placements=`` must
@@ -14,10 +14,10 @@ import pytest
 from _trees import TreeSpec, build_tree, random_placement, random_q
 
 import pvosimr
-from pvosimr.truth import rel_err
+from pvosimr.reference.truth import rel_err
 
 pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen")
+codegen = pytest.importorskip("pvosimr.codegen.build")
 
 if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
     pytest.skip("no C compiler on PATH", allow_module_level=True)

@@ -1,6 +1,6 @@
 """World-aligned, two-body and pin 4's constraints: the rows of ``getConstraintJacobian``.
 
-The truth builds them from Pinocchio's frame Jacobians (:func:`pvosimr.truth.constraint_jacobian`)
+The truth builds them from Pinocchio's frame Jacobians (:func:`pvosimr.reference.truth.constraint_jacobian`)
 and is checked here against ``pin.getConstraintJacobian``; every algorithm on every path (numpy,
 batched numpy, the CasADi function, compiled C) is checked against the truth on random trees
 with every joint type and a mix of LOCAL / LOCAL_WORLD_ALIGNED, one-body / two-body
@@ -31,8 +31,8 @@ from _trees import (
 from _truth import TOLERANCE
 
 import pvosimr
-from pvosimr.batch import compute_delassus_batch
-from pvosimr.truth import (
+from pvosimr import compute_delassus_batch
+from pvosimr.reference.truth import (
     constraint_jacobian,
     dense_delassus,
     pinocchio_constraint_jacobian,
@@ -168,7 +168,7 @@ def _branching_tree() -> pin.Model:
     not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
 )
 def test_compiled(tmp_path):
-    codegen = pytest.importorskip("pvosimr.codegen")
+    codegen = pytest.importorskip("pvosimr.codegen.build")
     model = _branching_tree()
     cms = _hand_to_hand(model) + _anchors(model)
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))

@@ -17,7 +17,7 @@ from pvosimr.cost import (
     estimate_operations,
     structure_kinematics,
 )
-from pvosimr.kinematics import model_constants
+from pvosimr.kinematics.frames import model_constants
 from pvosimr.topology import Topology
 
 pytest.importorskip("casadi")

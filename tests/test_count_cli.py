@@ -99,7 +99,7 @@ def test_counts_are_cached(capsys, tmp_path):
     ],
 )
 def test_default_cache_follows_the_library_cache_folder(monkeypatch, tmp_path, variables, folder):
-    """The rule of pvosimr.toolchain.cache_dir: $PVOSIMR_CACHE_DIR, $XDG_CACHE_HOME, ~/.cache."""
+    """The rule of pvosimr.codegen.compiler.cache_dir: $PVOSIMR_CACHE_DIR, $XDG_CACHE_HOME, ~/.cache."""
     for name in ("PVOSIMR_CACHE_DIR", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():

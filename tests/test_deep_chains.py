@@ -11,8 +11,8 @@ import pytest
 from _truth import TOLERANCE, rel_err
 
 import pvosimr
-from pvosimr.backend import NUMPY
-from pvosimr.batch import BatchedNumpyBackend, MatrixStack
+from pvosimr.backends import NUMPY
+from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
 from pvosimr.study.accuracy import dense_truth
 from pvosimr.zoo.seeded import random_chain, random_q
 
@@ -26,7 +26,9 @@ def test_deep_chain_every_algorithm_matches_dense_truth(kind, n):
     model, cms = random_chain([kind] * n, seed=0)
     q = random_q(model, np.random.default_rng(1))
     data = model.createData()
-    truth, _, M = dense_truth(model, data, q, cms)  # pvosimr.truth.dense_delassus on this Data
+    truth, _, M = dense_truth(
+        model, data, q, cms
+    )  # pvosimr.reference.truth.dense_delassus on this Data
     assert np.linalg.cond(M) < 1e8  # well inside the accuracy promise
     for algorithm in pvosimr.ALGORITHMS:
         G = pvosimr.compute_delassus(model, data, q, cms, algorithm)
@@ -69,7 +71,7 @@ def test_deep_chain_with_loop_closures_matches_dense_truth(kind, n):
     link, a world-aligned point in the middle, a LOCAL 3D point from the tip to the middle."""
     import pinocchio as pin
 
-    from pvosimr.truth import dense_delassus
+    from pvosimr.reference.truth import dense_delassus
 
     model, (tip, mid, base) = random_chain([kind] * n, seed=0)
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED

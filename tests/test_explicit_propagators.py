@@ -10,9 +10,9 @@ from _trees import fig1_tree, random_q
 import pvosimr
 from pvosimr import Topology
 from pvosimr.algorithms.articulated import JointStep, fold_into_parent, joint_step
-from pvosimr.backend import NUMPY
-from pvosimr.kinematics import numeric_kinematics
-from pvosimr.truth import rel_err
+from pvosimr.backends import NUMPY
+from pvosimr.kinematics.frames import numeric_kinematics
+from pvosimr.reference.truth import rel_err
 
 symbolic = pytest.importorskip("pvosimr.symbolic")
 
@@ -50,7 +50,7 @@ def _steps():
     for i in reversed(topo.links):
         step = joint_step(NUMPY, kin, H_A, i)
         fold_into_parent(H_A, i, topo.parent[i], step)
-        # numpy's one-DoF joints get a step of their own (pvosimr.algorithms.one_dof); the
+        # numpy's one-DoF joints get a step of their own (pvosimr.backends.numpy_steps); the
         # products swapped are the generic JointStep's, the one every counted backend runs
         steps.append(JointStep(B=NUMPY, S=step.S, U=step.U, Dinv=step.Dinv, X=step.X))
     return steps

@@ -1,4 +1,4 @@
-"""Every joint type's kinematics in pvosimr.joint_models equal Pinocchio's, on every backend.
+"""Every joint type's kinematics in pvosimr.kinematics.joints equal Pinocchio's, on every backend.
 
 ``joint_motion`` gives ``(R, p, S)`` of ``M_J(q_i)``; Pinocchio's ``jmodel.calc(jdata, q)`` gives
 ``jdata.M`` and ``jdata.S``.  They must agree to rounding for every supported type (nested
@@ -26,10 +26,11 @@ from _trees import (
 from _truth import TOLERANCE
 
 import pvosimr
-from pvosimr.batch import BatchedNumpyBackend, MatrixStack, compute_delassus_batch
-from pvosimr.joint_models import aligned_index, joint_motion, rotation_cs, unit_parts
+from pvosimr import compute_delassus_batch
+from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
+from pvosimr.kinematics.joints import aligned_index, joint_motion, rotation_cs, unit_parts
+from pvosimr.reference.truth import dense_delassus, rel_err
 from pvosimr.topology import SUPPORTED_JOINTS
-from pvosimr.truth import dense_delassus, rel_err
 
 ca = pytest.importorskip("casadi")
 symbolic = pytest.importorskip("pvosimr.symbolic")
@@ -338,7 +339,7 @@ def test_tilted_axes_numpy_batch_and_casadi(kind, tilt):
 
 
 def test_tilted_axis_compiled(tmp_path):
-    codegen = pytest.importorskip("pvosimr.codegen")
+    codegen = pytest.importorskip("pvosimr.codegen.build")
     model, cms = _tilted_tree("revolute", 0, 1e-8)
     compiled = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))
     _check_tilted("revolute", 0, 1e-8, compiled)
@@ -348,7 +349,7 @@ def test_tilted_axis_compiled(tmp_path):
 @pytest.mark.parametrize("tilt", TILTS)
 @pytest.mark.parametrize("kind", KINDS)
 def test_tilted_axes_compiled_full_grid(kind, tilt, tmp_path):
-    codegen = pytest.importorskip("pvosimr.codegen")
+    codegen = pytest.importorskip("pvosimr.codegen.build")
     for k in range(3):
         model, cms = _tilted_tree(kind, k, tilt)
         compiled = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))

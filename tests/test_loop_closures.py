@@ -13,9 +13,9 @@ import pytest
 
 import pvosimr
 from pvosimr import zoo
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.study import pinocchio_defects as defects
 from pvosimr.study import validate as validation
-from pvosimr.truth import TOLERANCE, dense_delassus, rel_err
 
 LOCAL, LWA = pin.ReferenceFrame.LOCAL, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 P3, P6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
@@ -134,7 +134,7 @@ def test_the_four_bar_moves_in_its_plane() -> None:
 
 
 def test_the_getconstraintjacobian_truth_is_the_dense_truth_on_one_body_local() -> None:
-    """On LOCAL one-body constraints the report's truth equals pvosimr.truth's."""
+    """On LOCAL one-body constraints the report's truth equals pvosimr.reference.truth's."""
     for name, preset in (("cassie_leg", "rods_3d"), ("four_bar", "coupler_rocker_3d")):
         robot = zoo.load(name, preset)
         q = _q(robot)
@@ -207,5 +207,5 @@ def test_the_report_section_and_the_validate_row_pass(name: str, preset: str) ->
     (row,) = validation.validate_cases([robot], configs=1, progress=False)
     assert row.passes(), row.failures
     assert row.skipped["pin-pv-osimr"].startswith("not called:")
-    # pvosimr.reference refuses these kinds or pin-efpa shows as wrong: never as agreeing
+    # pvosimr.reference.pinocchio refuses these kinds or pin-efpa shows as wrong: never as agreeing
     assert row.errors.get("pin-efpa", np.inf) > 0.1 or "pin-efpa" in row.failures

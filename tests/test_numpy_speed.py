@@ -1,6 +1,6 @@
 """The numeric single call's shortcuts give the G of the plain computation.
 
-The model constants kept between calls (:mod:`pvosimr.numeric`) are read again after any edit
+The model constants kept between calls (:mod:`pvosimr.kinematics.constants`) are read again after any edit
 to an inertia, an armature entry, a joint placement or a constraint placement; the motion
 subspaces kept as constant are those Pinocchio computes at any configuration; PV-OSIMr's
 stacked eq. 13 gives the blocks of the block-by-block one.
@@ -23,11 +23,11 @@ from pvosimr.algorithms.pv_osimr import (
     forward_sweep,
     omega_cover,
 )
-from pvosimr.backend import NUMPY, NumpyBackend
+from pvosimr.backends import NUMPY, NumpyBackend
 from pvosimr.checks import topology_for
 from pvosimr.constraints import weld
-from pvosimr.kinematics import numeric_kinematics
-from pvosimr.numeric import CONSTANT_SUBSPACE_JOINTS, numeric_constants
+from pvosimr.kinematics.constants import CONSTANT_SUBSPACE_JOINTS, numeric_constants
+from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.zoo.synthetic import chain_welded_every_link
 
 
@@ -206,7 +206,7 @@ def _chain(n):
 
 
 def _generic_and_one_dof(model, cms, q, algorithm):
-    """G on :data:`NUMPY` (one-DoF joints by :mod:`pvosimr.algorithms.one_dof`) and on another
+    """G on :data:`NUMPY` (one-DoF joints by :mod:`pvosimr.backends.numpy_steps`) and on another
     numpy backend instance, which runs the generic step's products."""
     topo = topology_for(model, cms)
     kin = numeric_kinematics(
@@ -277,7 +277,7 @@ def test_an_edit_to_the_constraint_structure_takes_effect_at_once(robot, edit):
 def test_the_numpy_mirror_keeps_the_upper_triangle_by_gather_and_by_blocks(monkeypatch):
     """Both ways of mirroring (a kept gather index, block copies past the memory budget) give
     the upper triangle in both triangles, on sizes that split unevenly into blocks."""
-    from pvosimr import backend
+    from pvosimr.backends import numpy as backend
 
     rng = np.random.default_rng(0)
     for n in (1, 7, 129, 300):

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from pvosimr import Topology, plotting, zoo  # noqa: E402
-from pvosimr.truth import dense_delassus  # noqa: E402
+from pvosimr.reference.truth import dense_delassus  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -30,8 +30,8 @@ from _trees import (
 from _truth import TOLERANCE
 
 import pvosimr
-from pvosimr.batch import compute_delassus_batch
-from pvosimr.truth import dense_delassus, rel_err
+from pvosimr import compute_delassus_batch
+from pvosimr.reference.truth import dense_delassus, rel_err
 
 TOL = TOLERANCE
 SLOW_TREES = 2000

@@ -3,7 +3,7 @@ never counts more than PV-OSIM or PV-OSIMr, and ``algorithm="auto"``.
 
 The plan (the cut links) only decides what is computed: every subset of the branching links
 must give the truth's G, on trees with every joint type and constraint kind.  The rule must
-never pick a plan dearer than either extreme — by its own count (:mod:`pvosimr.opcount`), and
+never pick a plan dearer than either extreme — by its own count (:mod:`pvosimr.backends.counting`), and
 by CasADi's on the robots where PV-OSIM and PV-OSIMr trade places.
 """
 
@@ -20,11 +20,11 @@ from _truth import TOLERANCE
 import pvosimr
 from pvosimr.algorithms import pv_osimh, sweeps_for
 from pvosimr.algorithms.pv_osimh_plan import Plan, candidates
-from pvosimr.backend import NUMPY
-from pvosimr.kinematics import model_constants, numeric_kinematics
-from pvosimr.opcount import Counted, CountingBackend, Tally
+from pvosimr.backends import NUMPY
+from pvosimr.backends.counting import Counted, CountingBackend, Tally
+from pvosimr.kinematics.frames import model_constants, numeric_kinematics
+from pvosimr.reference.truth import dense_delassus, rel_err
 from pvosimr.topology import Topology
-from pvosimr.truth import dense_delassus, rel_err
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 

@@ -1,4 +1,4 @@
-"""Pinocchio's own Delassus routines (pvosimr.reference) against the dense truth J M⁻¹ Jᵀ.
+"""Pinocchio's own Delassus routines (pvosimr.reference.pinocchio) against the dense truth J M⁻¹ Jᵀ.
 
 Same metric and tolerance as the algorithms: max|ΔG| / max(1, max|G|) ≤ 1e-9.
 """
@@ -11,16 +11,18 @@ from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pvosimr import bridge, reference, toolchain
+from pvosimr import reference
+from pvosimr.codegen import compiler as toolchain
 from pvosimr.constraints import point, weld
-from pvosimr.reference import REFERENCES
+from pvosimr.reference import bridge
+from pvosimr.reference.pinocchio import REFERENCES
 from pvosimr.zoo import sources
 
 TOL = TOLERANCE
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
 # The KKT Cholesky route factorises without damping: on linearly dependent constraint rows it
-# can hit an exact zero pivot, and pvosimr.reference then raises ValueError instead of
+# can hit an exact zero pivot, and pvosimr.reference.pinocchio then raises ValueError instead of
 # returning NaN.  That refusal is accepted only where G is singular; a finite result must
 # always be within the tolerance.
 SINGULAR_COND = 1e8

@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pvosimr.backend import NUMPY
+from pvosimr.backends import NUMPY
 from pvosimr.spatial import Chain, DenseTransform, Transform
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pvosimr
-from pvosimr.kinematics import numeric_kinematics
+from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.zoo import presets
 
 symbolic = pytest.importorskip("pvosimr.symbolic")

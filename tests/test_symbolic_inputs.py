@@ -25,10 +25,10 @@ from _trees import (
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.backend import NUMPY
+from pvosimr.backends import NUMPY
 from pvosimr.constraints import constraint_kind
-from pvosimr.joint_models import configuration_tangent
-from pvosimr.symbolic_inputs import placement_actions
+from pvosimr.kinematics.joints import configuration_tangent
+from pvosimr.kinematics.placements import placement_actions
 from pvosimr.zoo import JOINT_TYPE_ROBOTS
 from pvosimr.zoo.seeded import JOINT_KINDS, random_chain
 

@@ -16,7 +16,7 @@ from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.truth import constraint_jacobian, dense_delassus, mass_matrix
+from pvosimr.reference.truth import constraint_jacobian, dense_delassus, mass_matrix
 from pvosimr.zoo import sources
 
 TOL = TOLERANCE

@@ -2,7 +2,7 @@
 
 A loop closure is a constraint between two bodies (``joint2_id ≠ 0``).  pvosimr sweeps it as two
 one-body end-effectors, one per body, and combines their blocks through the relative placement
-(``G = T G_v Tᵀ``, :mod:`pvosimr.virtual`), so PV-OSIMr should stay O(n + m²).  The mechanism is
+(``G = T G_v Tᵀ``, :mod:`pvosimr.combination`), so PV-OSIMr should stay O(n + m²).  The mechanism is
 the paper's Fig. 3 stem (:func:`pvosimr.zoo.synthetic.stem_with_branches`): a floating stem of L
 links with b 7-link branches at each end; the loop closures weld the tip of far branch k to the
 tip of base branch k (b two-body 6D welds, m = 6b rows).  Beside them, the same tips welded to

@@ -1,10 +1,10 @@
 """One module per algorithm; each body ``*_sweeps(B, topology, kinematics)`` runs on any backend."""
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..combination import combine
+from ..kinematics.frames import Kinematics
 from ..mimic import schur_reduce
 from ..topology import Topology
-from ..virtual import combine
 from .efpa import efpa_sweeps
 from .ltl_osim import ltl_osim_sweeps
 from .naive import naive_sweeps
@@ -26,7 +26,7 @@ SWEEPS = {
 def sweeps_for(algorithm: str):
     """The body of the algorithm named ``algorithm`` (``ValueError`` naming the choices), run on
     the relaxed tree and reduced to the model's own dofs where it has mimic joints, on the
-    constraints' one-body EEs and combined into their rows (:mod:`pvosimr.virtual`) where some
+    constraints' one-body EEs and combined into their rows (:mod:`pvosimr.combination`) where some
     constraint is between two bodies or world-aligned."""
     try:
         sweeps = SWEEPS[algorithm]

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backend import NUMPY, Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import NUMPY, Backend, Matrix
+from ..backends.numpy_steps import one_dof_step
+from ..kinematics.frames import Kinematics
 from ..spatial import SpatialTransform
-from .one_dof import one_dof_step
 
 __all__ = ["IdentityStep", "JointStep", "fold_into_parent", "joint_step"]
 
@@ -87,7 +87,7 @@ class JointStep:
 @dataclass(slots=True)
 class IdentityStep(JointStep):
     """A numpy step where ``S_i = I`` (a free-flyer in its own frame): ``U_i = D_i = H^A_i``
-    and ``^{π(i)}Ω_i = D_i⁻¹``, exactly symmetric as :meth:`~pvosimr.backend.Backend.inv`
+    and ``^{π(i)}Ω_i = D_i⁻¹``, exactly symmetric as :meth:`~pvosimr.backends.numpy.Backend.inv`
     returns it; its other products are the generic ones."""
 
     def omega(self) -> Matrix:
@@ -99,7 +99,7 @@ def joint_step(B: Backend, kin: Kinematics, H_A: list[Matrix], i: int) -> JointS
     been folded in: ``U_i = H^A_i S_i``, ``D_i = S_iᵀ U_i`` (plus the joint's rotor inertia)
     and ``D_i⁻¹`` (Alg. 3 line 8; Alg. 1 line 7, Alg. 2 line 6).
 
-    On :data:`~pvosimr.backend.NUMPY` a one-DoF joint gets the same quantities in fewer numpy
+    On :data:`~pvosimr.backends.numpy.NUMPY` a one-DoF joint gets the same quantities in fewer numpy
     calls (:mod:`.one_dof`), and so does a joint with ``S_i = I`` (:class:`IdentityStep`);
     every other backend, symbolic ones included, runs the products below."""
     S = kin.S[i]

@@ -17,8 +17,8 @@ In local frames ``^kK_j`` maps link ``k``'s motion (frame k) to EE ``j``'s const
 
 from __future__ import annotations
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 

@@ -6,8 +6,8 @@ baselines are evaluated (and counted) exactly like the recursive algorithms.
 
 from __future__ import annotations
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 
 __all__ = ["constraint_jacobian", "dof_parents", "mass_matrix"]

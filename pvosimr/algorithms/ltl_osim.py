@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .joint_space import constraint_jacobian, dof_parents, mass_matrix
 

@@ -10,8 +10,8 @@ Paper                                                      Code (:func:`naive_sw
 
 from __future__ import annotations
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .joint_space import constraint_jacobian, mass_matrix
 

@@ -19,8 +19,8 @@ bottleneck; it is applied through ``K^A_i S_i`` — for a 1-DoF joint a symmetri
 
 from __future__ import annotations
 
-from ..backend import Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import fold_into_parent, joint_step
 

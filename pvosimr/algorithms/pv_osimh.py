@@ -40,7 +40,7 @@ product ``D_i⁻¹ S_iᵀ P`` between eq. 16 and eq. 17 (Alg. 1 forms ``D_i⁻¹
 ``D_i⁻¹ S_iᵀ K^Aᵀ`` separately, Alg. 3 ``D_i⁻¹ S_iᵀ P`` twice).
 
 **The rule.**  ``C`` is chosen once per topology by :func:`plan_for`.  Each candidate plan is
-priced by running these very sweeps on counting arrays (:mod:`pvosimr.opcount`: the operations
+priced by running these very sweeps on counting arrays (:mod:`pvosimr.backends.counting`: the operations
 an SX graph would hold, from the structural sparsity at a generic configuration; no CasADi):
 cut every branching link, every j-th one, none, then single cuts toggled while the count
 drops (:func:`ranked_plans`).  Where the backend counts its own operations (CasADi, for
@@ -56,10 +56,10 @@ from itertools import pairwise
 import numpy as np
 import pinocchio as pin
 
-from ..backend import Backend, Matrix
-from ..joint_models import joint_kinematics
-from ..kinematics import Kinematics, link_constants, pinocchio_joint_kinematics
-from ..opcount import Counted, CountingBackend, OverBudgetError, Tally
+from ..backends import Backend, Matrix
+from ..backends.counting import Counted, CountingBackend, OverBudgetError, Tally
+from ..kinematics.frames import Kinematics, link_constants, pinocchio_joint_kinematics
+from ..kinematics.joints import joint_kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 from .pv_osimh_plan import Plan, candidates, cover
@@ -277,7 +277,7 @@ def cheapest_plan(topo: Topology, K: dict[int, np.ndarray]) -> Plan:
 def ranked_plans(
     topo: Topology, K: dict[int, np.ndarray], search_limit: int = 16
 ) -> list[tuple[float, Plan]]:
-    """The rule: every plan it looked at with its operations as :mod:`pvosimr.opcount` counts
+    """The rule: every plan it looked at with its operations as :mod:`pvosimr.backends.counting` counts
     them (infinity past ``SHORTLIST_FACTOR`` times the best so far), cheapest first.
 
     Candidates, in this order: cut every branching link (PV-OSIMr's shape), cut every j-th

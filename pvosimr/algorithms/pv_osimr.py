@@ -28,8 +28,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..backend import NUMPY, Backend, Matrix
-from ..kinematics import Kinematics
+from ..backends import NUMPY, Backend, Matrix
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
 

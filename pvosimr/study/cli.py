@@ -14,7 +14,8 @@ import sys
 from collections.abc import Callable
 
 from pvosimr import __version__
-from pvosimr.study import validate
+
+from . import validate
 
 DEMO_ROBOTS = ("atlas", "shadow_hand")
 
@@ -103,7 +104,7 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from pvosimr.study import bench, count, figures
+    from . import bench, count, figures
 
     top, subparsers = _parser()
     return {

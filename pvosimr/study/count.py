@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pvosimr.codegen.compiler import cache_dir
 from pvosimr.constraints import as_constraint_list, constraint_kind, constraint_matrix
 from pvosimr.delassus import ALGORITHMS
-from pvosimr.study.options import (
+
+from .options import (
     add_model_file_options,
     command_parser,
     file_path,
@@ -35,7 +37,6 @@ from pvosimr.study.options import (
     robot_from_file,
     with_frames,
 )
-from pvosimr.toolchain import cache_dir
 
 __all__ = [
     "CountCache",
@@ -66,7 +67,7 @@ CONVENTION_SOURCE = Path(__file__).with_name("figures") / "convention.py"
 
 
 def default_cache_path() -> Path:
-    """``opcounts.json`` in pvosimr's one cache folder (:func:`pvosimr.toolchain.cache_dir`):
+    """``opcounts.json`` in pvosimr's one cache folder (:func:`pvosimr.codegen.compiler.cache_dir`):
     ``$PVOSIMR_CACHE_DIR``, else ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``."""
     return cache_dir() / "opcounts.json"
 
@@ -131,7 +132,7 @@ def cache_key(
 
 def _counter(convention: str) -> Callable[[pin.Model, list, str], int]:
     if convention == "paper":
-        from pvosimr.study.figures.convention import paper_count_operations
+        from .figures.convention import paper_count_operations
 
         return paper_count_operations
     from pvosimr.symbolic import count_operations

@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.truth import pinocchio_constraint_jacobian, rel_err
+from pvosimr.reference.truth import pinocchio_constraint_jacobian, rel_err
 
 __all__ = [
     "damped_inverse_section",
@@ -56,7 +56,7 @@ def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_
     lines += [
         "",
         "Do not use `pin.computeDampedDelassusMatrixInverse` from Python as a reference; "
-        "`pvosimr.reference.pinocchio_pv_osimr` reaches the same C++ correctly.",
+        "`pvosimr.reference.pinocchio.pinocchio_pv_osimr` reaches the same C++ correctly.",
     ]
     return "\n".join(lines)
 

@@ -1,8 +1,8 @@
 """The validation harness: every algorithm and every Pinocchio reference across the robot zoo.
 
 For each robot × constraint preset × random configuration, every pvosimr algorithm and every
-Pinocchio reference (:mod:`pvosimr.reference`) is compared with the dense truth
-``J M⁻¹ Jᵀ`` built from Pinocchio's ``crba`` and joint Jacobians (:mod:`pvosimr.truth`).
+Pinocchio reference (:mod:`pvosimr.reference.pinocchio`) is compared with the dense truth
+``J M⁻¹ Jᵀ`` built from Pinocchio's ``crba`` and joint Jacobians (:mod:`pvosimr.reference.truth`).
 The metric is ``max|ΔG| / max(1, max|G|)``.  Results go to a Markdown report a person reads at
 a glance and to its JSON twin; the run fails if any pvosimr algorithm exceeds the tolerance or
 fails in any other way: every algorithm takes every joint type of Pinocchio 4.1, so a
@@ -29,9 +29,12 @@ import numpy as np
 import pinocchio as pin
 from tqdm import tqdm
 
-from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, truth, zoo
+from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.study.options import (
+from pvosimr.reference import truth
+from pvosimr.reference.truth import dense_delassus, rel_err
+
+from .options import (
     add_model_file_options,
     add_out_option,
     add_seed_option,
@@ -41,12 +44,11 @@ from pvosimr.study.options import (
     robot_from_file,
     usage_error,
 )
-from pvosimr.study.pinocchio_defects import (
+from .pinocchio_defects import (
     damped_inverse_section,
     silently_wrong,
     silently_wrong_section,
 )
-from pvosimr.truth import dense_delassus, rel_err
 
 __all__ = [
     "TOLERANCE",

@@ -2,7 +2,7 @@
 
 ::
 
-    from pvosimr import zoo
+    from .. import zoo
     zoo.names()                                # every robot name
     robot = zoo.load("atlas_two_shadow_hands", "fingertips_3d_feet_6d")
     robot.model, robot.constraints, robot.presets, robot.q_random(rng)

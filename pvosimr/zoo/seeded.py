@@ -19,7 +19,7 @@ rebuilds what was stored from it:
 
 ::
 
-    from pvosimr.zoo import seeded
+    from . import seeded
     model, constraints = seeded.random_chain(["Spherical"] * 80, seed=0)
     q = seeded.random_q(model, np.random.default_rng(1))
 """

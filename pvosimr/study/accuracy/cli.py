@@ -7,8 +7,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pvosimr.study.options import add_out_option
-
+from ..options import add_out_option
 from .cases import FULL, QUICK
 from .measure import run_study
 from .report import write_outputs

@@ -20,7 +20,8 @@ import pinocchio as pin
 from tqdm import tqdm
 
 import pvosimr
-from pvosimr import reference, truth
+from pvosimr import reference
+from pvosimr.reference import truth
 from pvosimr.zoo.seeded import random_q
 
 from .cases import ALGORITHMS, ChainCase, Limits, Plan

@@ -1,7 +1,7 @@
 """The accuracy study's truths: Pinocchio's dense route in double, and the same formula in
 extended precision.
 
-``dense``: :mod:`pvosimr.truth`'s route (``pin.crba``, Pinocchio's Jacobians, ``G = Yᵀ Y`` with
+``dense``: :mod:`pvosimr.reference.truth`'s route (``pin.crba``, Pinocchio's Jacobians, ``G = Yᵀ Y`` with
 ``Y = L⁻¹ Jᵀ``, ``M = L Lᵀ``), on one ``pin.Data`` per model.  ``wide``: the same dense formula
 (composite-rigid-body ``M``, Jacobian, Cholesky) evaluated in extended precision — Python
 ``Decimal`` at 40 digits, or ``np.longdouble`` (64-bit mantissa) for large models — from
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from pvosimr import truth
 from pvosimr.algorithms.joint_space import constraint_jacobian, mass_matrix
-from pvosimr.backend import NumpyBackend
-from pvosimr.joint_models import joint_kinematics
-from pvosimr.kinematics import Kinematics, model_constants
+from pvosimr.backends import NumpyBackend
+from pvosimr.kinematics.frames import Kinematics, model_constants
+from pvosimr.kinematics.joints import joint_kinematics
+from pvosimr.reference import truth
 from pvosimr.topology import Topology
 
 __all__ = ["WideBackend", "dense_truth", "wide_truth"]
@@ -31,7 +31,7 @@ __all__ = ["WideBackend", "dense_truth", "wide_truth"]
 def dense_truth(
     model: pin.Model, data: pin.Data, q: np.ndarray, cms: Sequence
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(G, G_lu, M)``: :func:`pvosimr.truth.dense_delassus`'s Cholesky route on the given
+    """``(G, G_lu, M)``: :func:`pvosimr.reference.truth.dense_delassus`'s Cholesky route on the given
     ``data`` (one per model: a Data is O(nv³) bytes), and ``G_lu = J · solve(M, Jᵀ)`` (LU)."""
     M = truth.mass_matrix(model, q, data)
     J = truth.constraint_jacobian(model, q, cms, data)

@@ -8,7 +8,7 @@ a shared machine hit all methods alike:
 - ``numpy:<algorithm>``: :func:`pvosimr.compute_delassus` for every algorithm;
 - ``batch:pv-osimr``: :func:`pvosimr.compute_delassus_batch` on B configurations at once, per
   configuration;
-- ``codegen:pv-osimr``: :func:`pvosimr.codegen.compile` (C from CasADi, called as a CPython
+- ``codegen:pv-osimr``: :func:`pvosimr.codegen.build.compile` (C from CasADi, called as a CPython
   extension, or through ctypes where Python's headers are missing: the timings record which);
   ``codegen-external:pv-osimr`` the same library through ``casadi.external``;
   ``codegen-batch:B<B>:t<t>`` its batched call ``f(qs, threads=t)``, per configuration, for
@@ -17,7 +17,7 @@ a shared machine hit all methods alike:
   ``computePvDelassusMatrix`` called as bare bindings (constraint datas and the
   ``initPvDelassus`` object prepared once);
 - ``ref:pin-efpa``, ``ref:pin-pv-osimr``, ``ref:pin-cholesky``: the same through
-  :mod:`pvosimr.reference` (which adds its input check and cache lookup); the Cholesky route
+  :mod:`pvosimr.reference.pinocchio` (which adds its input check and cache lookup); the Cholesky route
   refuses a singular G.
 
 On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed
@@ -49,7 +49,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.options import (
+
+from ..options import (
     add_out_option,
     add_seed_option,
     at_least_one,
@@ -57,7 +58,6 @@ from pvosimr.study.options import (
     require_extra,
     usage_error,
 )
-
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot

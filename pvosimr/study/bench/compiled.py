@@ -1,4 +1,4 @@
-"""The generated-C methods: PV-OSIMr's G compiled by :func:`pvosimr.codegen.compile`.
+"""The generated-C methods: PV-OSIMr's G compiled by :func:`pvosimr.codegen.build.compile`.
 
 Called one configuration at a time (directly, and through ``casadi.external``), and batched:
 ``f(qs, threads=t)`` on B configurations at once, for every B of :func:`batch_sizes` and every
@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr import compute_delassus
-from pvosimr.truth import rel_err
+from pvosimr.reference.truth import rel_err
 
 __all__ = [
     "BATCH_SIZES",
@@ -119,7 +119,7 @@ def batch_error(
     qs: np.ndarray,
     reference: Callable[[np.ndarray], np.ndarray],
 ) -> float:
-    """Largest :func:`~pvosimr.truth.rel_err` of ``fn(qs)``'s first :data:`CHECKED_ROWS` rows
+    """Largest :func:`~pvosimr.reference.truth.rel_err` of ``fn(qs)``'s first :data:`CHECKED_ROWS` rows
     against ``reference`` on them (e.g. :func:`numpy_rows`); ValueError where ``fn`` refuses
     ``qs``."""
     Gs = np.asarray(fn(qs))

@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 import pvosimr
-from pvosimr import toolchain
+from pvosimr.codegen import compiler as toolchain
 
 __all__ = ["machine"]
 

@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
-from pvosimr.truth import rel_err
+from pvosimr.reference.truth import rel_err
 
 from .compiled import (
     THREADS,
@@ -72,9 +72,9 @@ def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
         "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
         "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
         "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
-        "ref:pin-efpa": "Pinocchio C++ EFPA via pvosimr.reference",
-        "ref:pin-pv-osimr": "Pinocchio C++ PV-OSIMr via pvosimr.reference",
-        "ref:pin-cholesky": "Pinocchio contact Cholesky via pvosimr.reference",
+        "ref:pin-efpa": "Pinocchio C++ EFPA via pvosimr.reference.pinocchio",
+        "ref:pin-pv-osimr": "Pinocchio C++ PV-OSIMr via pvosimr.reference.pinocchio",
+        "ref:pin-cholesky": "Pinocchio contact Cholesky via pvosimr.reference.pinocchio",
         **DERIVATIVE_LABELS,
     }
 
@@ -104,7 +104,7 @@ def pinocchio_bare(model: pin.Model, cms: list) -> dict[str, Callable]:
 
 
 def reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:
-    """Pinocchio through :mod:`pvosimr.reference` (its input check and cache lookup included)."""
+    """Pinocchio through :mod:`pvosimr.reference.pinocchio` (its input check and cache lookup included)."""
     out = {"ref:pin-efpa": lambda q: reference.pinocchio_efpa(model, data, q, cms)}
     if reference.extension_available():
         out["ref:pin-pv-osimr"] = lambda q: reference.pinocchio_pv_osimr(model, data, q, cms)

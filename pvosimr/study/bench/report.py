@@ -26,8 +26,8 @@ Lines = list[str]
 BASELINE_NOTE = (
     "The bare binding calls are the fair baseline: `pin.computeDelassusMatrix` with its "
     "constraint datas built once, and Pinocchio's `computePvDelassusMatrix` on the object "
-    "`initPvDelassus` prepared. `pvosimr.reference` adds its own input check and cache "
-    'lookup (the rows "via pvosimr.reference" show how much), which would flatter pvosimr.'
+    "`initPvDelassus` prepared. `pvosimr.reference.pinocchio` adds its own input check and cache "
+    'lookup (the rows "via pvosimr.reference.pinocchio" show how much), which would flatter pvosimr.'
 )
 
 SCALING_NOTE = (

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pvosimr import compute_delassus_batch, zoo
-from pvosimr.truth import rel_err
+from pvosimr.reference.truth import rel_err
 
 from .compiled import batch_error, batch_name, g_facts
 from .loop import N_CONFIGS, Method, time_methods

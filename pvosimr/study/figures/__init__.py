@@ -20,9 +20,9 @@ The modules: :mod:`~pvosimr.study.figures.model` (cases, rows, curves),
 
 from __future__ import annotations
 
-from pvosimr.study.figures import claims, plots
-from pvosimr.study.figures.model import FULL, QUICK, Count, Sweep, bars, series, slope
-from pvosimr.study.figures.runner import build_parser, count_all, main, run, sweeps, write_csv
+from . import claims, plots
+from .model import FULL, QUICK, Count, Sweep, bars, series, slope
+from .runner import build_parser, count_all, main, run, sweeps, write_csv
 
 __all__ = [
     "FULL",

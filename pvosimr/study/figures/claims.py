@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvosimr.study.figures.model import BRANCHES, Count, bars, series, slope
+from .model import BRANCHES, Count, bars, series, slope
 
 __all__ = [
     "PAPER_FIG3_STEM",

@@ -43,7 +43,7 @@ import pinocchio as pin
 
 from pvosimr.algorithms import sweeps_for
 from pvosimr.constraints import as_constraint_list
-from pvosimr.kinematics import Kinematics
+from pvosimr.kinematics.frames import Kinematics
 from pvosimr.spatial import DenseTransform
 from pvosimr.symbolic import CASADI, SX, function_cost, symbolic_kinematics
 from pvosimr.topology import Topology

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from pvosimr.plotting import COLORS, LABELS, MARKERS, pyplot
-from pvosimr.study.figures.model import BRANCHES, Count, bars, series, slope
+
+from .model import BRANCHES, Count, bars, series, slope
 
 __all__ = ["write_all"]
 

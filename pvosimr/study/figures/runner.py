@@ -18,21 +18,24 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.count import CountCache, add_cache_options
-from pvosimr.study.figures.claims import (
+from pvosimr.zoo import synthetic
+
+from ..count import CountCache, add_cache_options
+from ..options import add_out_option, command_parser, require_extra, usage_error
+from .claims import (
     PAPER_FIG3_STEM,
     PAPER_FIG3_TOP_TICK,
     PAPER_THREE,
     evaluate,
     report,
 )
-from pvosimr.study.figures.convention import (
+from .convention import (
     CONVENTIONS,
     VARIANTS,
     autotree_frames,
     synthetic_mechanism,
 )
-from pvosimr.study.figures.model import (
+from .model import (
     ALL_FOUR,
     BRANCHES,
     FULL,
@@ -42,9 +45,7 @@ from pvosimr.study.figures.model import (
     Count,
     Sweep,
 )
-from pvosimr.study.figures.plots import write_all
-from pvosimr.study.options import add_out_option, command_parser, require_extra, usage_error
-from pvosimr.zoo import synthetic
+from .plots import write_all
 
 __all__ = [
     "DEFAULT_OUT",

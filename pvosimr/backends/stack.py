@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY, blockdiag_by_assignment, upper_mirror
+from .numpy import NUMPY, blockdiag_by_assignment, upper_mirror
 
 __all__ = ["BatchedNumpyBackend", "MatrixStack", "inv_spd", "stack_matmul"]
 

@@ -10,7 +10,7 @@ one per body, ``v_c1`` and ``v_c2``, each the LOCAL motion of its frame.  The sw
 
 with at most two blocks ``T_ka`` per constraint: O(m²) for the m² blocks of G, so PV-OSIMr
 stays O(n + m²).  The blocks come from the EE frames' placements in the world,
-``W = ^{c}X_0`` (:attr:`pvosimr.kinematics.Kinematics.world`):
+``W = ^{c}X_0`` (:attr:`pvosimr.kinematics.frames.Kinematics.world`):
 
 - two bodies, 6D: ``[I, −^{c1}X_{c2}]`` with ``^{c1}X_{c2} = W_1 W_2⁻¹``;
 - two bodies, 3D: ``[I, −R_c1ᵀ R_c2]``, the rotation block of the same;
@@ -26,8 +26,8 @@ the identity and costs nothing.
 
 from __future__ import annotations
 
-from .backend import Backend, Matrix
-from .kinematics import Kinematics
+from .backends import Backend, Matrix
+from .kinematics.frames import Kinematics
 from .topology import Topology
 
 __all__ = ["combination", "combine", "motion_inverse"]

@@ -10,7 +10,7 @@ must be compiled against the very pin it runs with (the C++ ABI: Eigen's layout,
 structures).  A build at install time runs in pip's isolated environment, against whichever pin
 pip fetched for it, and goes stale as soon as the user's pin changes.  Compiled here, against the
 pin that ``import pinocchio`` loaded, the bridge always matches; the library is cached under
-:func:`pvosimr.toolchain.cache_dir` ``/bridge`` with a name hashing the source, the pin version
+:func:`pvosimr.codegen.compiler.cache_dir` ``/bridge`` with a name hashing the source, the pin version
 and its install prefix, the compiler, the Eigen headers and the Python ABI, so a change of any of
 them builds a new one (about a minute on the 2-core reference machine) and nothing else does.
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from . import toolchain
+from ..codegen import compiler as toolchain
 
 __all__ = ["MODULE", "SOURCE", "BridgeUnavailableError", "Plan", "load", "plan", "status"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import NumpyBackend
+from .numpy import NumpyBackend
 
 __all__ = ["Counted", "CountingBackend", "OverBudgetError", "Tally"]
 

@@ -1,7 +1,7 @@
-"""The callable of a compiled library (:func:`pvosimr.codegen.compile` builds it).
+"""The callable of a compiled library (:func:`pvosimr.codegen.build.compile` builds it).
 
 :class:`CompiledDelassus` evaluates one q through the library's CPython extension (or
-:mod:`ctypes`) and batches of rows through ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen_c`),
+:mod:`ctypes`) and batches of rows through ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen.c_source`),
 maps the C's codes to the library's errors, and lays the column-major outputs out as numpy
 arrays.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from . import codegen_c as c_text
-from .checks import check_configuration, check_configurations, topology_for, undefined_error
+from ..checks import check_configuration, check_configurations, topology_for, undefined_error
+from . import c_source as c_text
 
 __all__ = ["CodegenError", "CompiledDelassus", "EmptyDelassus", "usable_cores"]
 
@@ -119,7 +119,7 @@ class CompiledDelassus:
     :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
     library came from the cache), ``n_instructions`` (of the CasADi function), ``binding``
     (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
-    module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.Build`, or None).
+    module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.build.Build`, or None).
 
     Single calls through ctypes are serialised by a lock (the buffers are shared); calls
     through the extension and batched calls run in parallel across threads (their own work
@@ -186,7 +186,7 @@ class CompiledDelassus:
         if self._dG is None:
             raise TypeError(
                 "this function was compiled without derivatives: pass derivatives=True to "
-                "pvosimr.codegen.compile"
+                "pvosimr.codegen.build.compile"
             )
         return self._evaluate(self._dG, q, placements, threads)
 
@@ -205,7 +205,7 @@ class CompiledDelassus:
                 "this function was compiled with placements='input': pass placements=[...], "
                 "one entry per constraint (see pvosimr.symbolic.placement_vector)"
             )
-        from .symbolic_inputs import placement_vector
+        from ..kinematics.placements import placement_vector
 
         p = placement_vector(self.model, self.constraint_models, placements)
         return np.ascontiguousarray(p, dtype=np.float64)

@@ -1,6 +1,6 @@
 """What pvosimr's two compiled paths share: the cache folder, finding a compiler, its identity.
 
-:mod:`pvosimr.codegen` (generated C) and :mod:`pvosimr.bridge` (the C++ bridge to Pinocchio's
+:mod:`pvosimr.codegen.build` (generated C) and :mod:`pvosimr.reference.bridge` (the C++ bridge to Pinocchio's
 PV-OSIMr) build shared libraries on first use and keep them in :func:`cache_dir`, under names
 that hash everything the library depends on, the compiler's :func:`compiler_identity` included:
 a new compiler, Python or pin is a new name, never a stale library.
@@ -52,7 +52,7 @@ def how_to_get_compiler(language: str = "c") -> str:
     )
 
 
-def find_compiler(language: str = "c", needed_by: str = "pvosimr.codegen") -> list[str]:
+def find_compiler(language: str = "c", needed_by: str = "pvosimr.codegen.build") -> list[str]:
     """The compiler command for ``language`` (``"c"`` or ``"c++"``) as an argv list.
 
     ``$CC`` / ``$CXX`` (split like a shell would) when set, else the first of ``cc``, ``gcc``,

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..kinematics import Kinematics
+from ..kinematics.frames import Kinematics
 from ..spatial import DenseTransform, SpatialTransform
 
 __all__ = ["OneDofStep", "one_dof_step"]

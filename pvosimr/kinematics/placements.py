@@ -1,9 +1,9 @@
 """Constraint placements as inputs of a function: the layout of ``p`` and the actions it gives.
 
 A constraint's placements enter G through its end-effectors' ``^{c}X_i`` only: ``K_i`` (their
-first rows, :func:`pvosimr.kinematics.model_constants`) and, for the EEs a combination reads
-(:mod:`pvosimr.virtual`), ``^{c}X_0 = ^{c}X_i ^{i}X_0``
-(:func:`pvosimr.kinematics.frame_transforms`); a one-body point anchor also reads its
+first rows, :func:`pvosimr.kinematics.frames.model_constants`) and, for the EEs a combination reads
+(:mod:`pvosimr.combination`), ``^{c}X_0 = ^{c}X_i ^{i}X_0``
+(:func:`pvosimr.kinematics.frames.frame_transforms`); a one-body point anchor also reads its
 world-fixed ``^{c2}X_0``.  Every one of them is the
 ``actionInverse`` of one placement, so a function may take the placements as numbers:
 
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pinocchio as pin
 
-from .backend import Backend, Matrix
-from .constraints import ConstraintShape, as_constraint_list, check_placement
-from .topology import Topology, constraint_signature
+from ..backends import Backend, Matrix
+from ..constraints import ConstraintShape, as_constraint_list, check_placement
+from ..topology import Topology, constraint_signature
 
 __all__ = [
     "SE3_SIZE",

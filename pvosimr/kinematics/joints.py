@@ -5,7 +5,7 @@ CasADi expression graph nor a stack of configurations can go through it.  This m
 one implementation of each supported joint type's motion, in backend operations only
 (``B.cos``, ``B.sin``, ``B.vstack``/``hstack``, ``B.hat``, ``B.column``, slice assignment into
 ``B.zeros``, matrix operators): :func:`pvosimr.symbolic.symbolic_kinematics` runs it on CasADi
-SX, :func:`pvosimr.batch.batched_kinematics` on stacks of numpy matrices.
+SX, :func:`pvosimr.kinematics.stacked.batched_kinematics` on stacks of numpy matrices.
 
 A scalar is a 1×1 matrix of the backend (``q[k]`` of the configuration column).  The
 expressions follow Pinocchio's joint models (``M_J(q) = (R, p)`` maps joint-child coordinates
@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from .backend import Backend, Matrix
-from .spatial import Chain, Transform
+from ..backends import Backend, Matrix
+from ..spatial import Chain, Transform
 
 if TYPE_CHECKING:
-    from .mimic import MimicCoupling
-    from .topology import Topology
+    from ..mimic import MimicCoupling
+    from ..topology import Topology
 
 __all__ = [
     "aligned_index",

@@ -1,7 +1,7 @@
 """Evaluation on numpy and on stacks, and the fallbacks between them.
 
 ``compute_delassus_batch(model, qs, constraint_models)`` runs the very algorithm bodies of
-:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.batch.BatchedNumpyBackend`: every
+:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backends.stack.BatchedNumpyBackend`: every
 configuration-dependent matrix is a stack over the batch, so each matrix operation of the
 algorithm is one numpy call for all configurations, and there is no Python loop over them
 (a batch larger than ``block_size`` runs block by block, each block vectorised).
@@ -21,22 +21,22 @@ from collections.abc import Iterable
 import numpy as np
 import pinocchio as pin
 
-from ..algorithms import sweeps_for
-from ..auto import AUTO, resolve_algorithm
-from ..backend import NUMPY
-from ..checks import (
+from .algorithms import sweeps_for
+from .backends import NUMPY
+from .backends.stack import BatchedNumpyBackend, MatrixStack
+from .checks import (
     ModelCheck,
     UndefinedError,
     check_configurations,
     resolve_topology,
     undefined_error,
 )
-from ..constraints import as_constraint_list, check_placements
-from ..kinematics import numeric_kinematics
-from ..numeric import numeric_constants
-from ..topology import Topology
-from .kinematics import batched_kinematics
-from .stack import BatchedNumpyBackend, MatrixStack
+from .choice import AUTO, resolve_algorithm
+from .constraints import as_constraint_list, check_placements
+from .kinematics.constants import numeric_constants
+from .kinematics.frames import numeric_kinematics
+from .kinematics.stacked import batched_kinematics
+from .topology import Topology
 
 __all__ = ["compute_delassus_batch", "delassus_at", "sweep_stack"]
 

@@ -1,15 +1,15 @@
-"""The :class:`~pvosimr.kinematics.Kinematics` of a stack of configurations."""
+"""The :class:`~pvosimr.kinematics.frames.Kinematics` of a stack of configurations."""
 
 from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
 
-from ..joint_models import joint_kinematics
-from ..kinematics import Kinematics, frame_transforms, model_constants
+from ..backends.stack import BatchedNumpyBackend, MatrixStack
 from ..spatial import DenseTransform
 from ..topology import Topology
-from .stack import BatchedNumpyBackend, MatrixStack
+from .frames import Kinematics, frame_transforms, model_constants
+from .joints import joint_kinematics
 
 __all__ = ["batched_kinematics"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ._lru import LRU
-from .checks import ModelCheck, check_model
-from .kinematics import Kinematics, numeric_kinematics
-from .topology import Topology
+from .._lru import LRU
+from ..checks import ModelCheck, check_model
+from ..topology import Topology
+from .frames import Kinematics, numeric_kinematics
 
 __all__ = ["CONSTANT_SUBSPACE_JOINTS", "numeric_constants"]
 
@@ -151,7 +151,7 @@ def numeric_constants(
     checked: ModelCheck | None = None,
     data: pin.Data | None = None,
 ) -> Kinematics:
-    """What :func:`~pvosimr.kinematics.numeric_kinematics` reads besides ``q`` (its
+    """What :func:`~pvosimr.kinematics.frames.numeric_kinematics` reads besides ``q`` (its
     ``constants``), kept per (model, topology) and read again after any edit to the model or
     to a constraint's placement.  ``checked``: ``check_model(model)`` made by the caller in
     this call (the model's comparison with its copy is not repeated); ``data``: a

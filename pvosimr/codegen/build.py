@@ -2,10 +2,10 @@
 
 :func:`compile` turns :func:`pvosimr.symbolic.delassus_function` (the algorithm on CasADi SX,
 model constants folded in) into C with CasADi's ``CodeGenerator``, appends the entry points of
-:mod:`pvosimr.codegen_c`, compiles it with the system C compiler into a shared library and
-loads it (:class:`~pvosimr.codegen_call.CompiledDelassus`)::
+:mod:`pvosimr.codegen.c_source`, compiles it with the system C compiler into a shared library and
+loads it (:class:`~pvosimr.codegen.call.CompiledDelassus`)::
 
-    from pvosimr import codegen
+    from .. import codegen
     delassus = codegen.compile(robot.model, robot.constraints)   # "pv-osimr" by default
     G = delassus(q)                                             # m × m numpy array
     Gs = delassus(qs)                  # qs (B, nq) -> (B, m, m): one call into C, all cores
@@ -23,7 +23,7 @@ costs several times the computation itself on Atlas.)
 
 **A batch.**  A 2-D array with nq columns is a batch of rows: ``pvosimr_eval_batch`` runs with
 the GIL released, the rows split into ``threads`` contiguous chunks (default: the usable cores,
-:func:`~pvosimr.codegen_call.usable_cores`; never more than the rows), each chunk on a POSIX
+:func:`~pvosimr.codegen.call.usable_cores`; never more than the rows), each chunk on a POSIX
 thread with its own work arrays (the calling thread runs the first: ``threads=1`` starts no
 thread).  Every row is the single call's matrix bit for bit.  A bad row raises ``ValueError``
 naming the first one, ``"row 17 of qs: "`` and the single call's message; a row where G is not
@@ -92,12 +92,12 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from . import codegen_c as c_text
-from . import toolchain
-from .checks import check_model
-from .codegen_call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
-from .constraints import as_constraint_list
-from .joint_models import unit_parts
+from ..checks import check_model
+from ..constraints import as_constraint_list
+from ..kinematics.joints import unit_parts
+from . import c_source as c_text
+from . import compiler as toolchain
+from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
 
 __all__ = [
     "CodegenError",
@@ -142,7 +142,7 @@ class CompilationError(CodegenError):
 
 
 def default_cache_dir() -> Path:
-    """pvosimr's cache folder, :func:`pvosimr.toolchain.cache_dir`; libraries go to ``codegen/``."""
+    """pvosimr's cache folder, :func:`pvosimr.codegen.compiler.cache_dir`; libraries go to ``codegen/``."""
     return toolchain.cache_dir()
 
 
@@ -152,7 +152,7 @@ _NO_COMPILER_FIX = toolchain.how_to_get_compiler("c")
 def find_compiler() -> list[str]:
     """The C compiler command: ``$CC`` (split like a shell would) or ``cc``/``gcc``/``clang``."""
     try:
-        return toolchain.find_compiler("c", needed_by="pvosimr.codegen")
+        return toolchain.find_compiler("c", needed_by="pvosimr.codegen.build")
     except toolchain.CompilerNotFoundError as exc:
         raise CompilerNotFoundError(str(exc)) from None
 
@@ -172,7 +172,7 @@ def _run_compiler(command: list[str]) -> None:
         raise CompilationError(
             f"compiling the generated C failed (exit {out.returncode}):\n  {shlex.join(command)}"
             f"\n{log}\nCheck that the compiler works (`{command[0]} --version`), set CC to "
-            "another compiler, or pass other flags= to pvosimr.codegen.compile."
+            "another compiler, or pass other flags= to pvosimr.codegen.build.compile."
         )
 
 
@@ -210,11 +210,11 @@ def generate_source(
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
     ``derivatives=True``, dG (:func:`pvosimr.symbolic.delassus_derivatives_function`), of
-    ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen_c`.
+    ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen.c_source`.
     """
     import casadi as ca
 
-    from . import symbolic
+    from .. import symbolic
 
     build = symbolic.delassus_derivatives_function if derivatives else symbolic.delassus_function
     f = build(model, constraint_models, algorithm, placements=placements)
@@ -265,7 +265,7 @@ class Build:
         return f"Build({str(self.library)!r}, flags={self.flags})"
 
 
-def compile(  # the natural name: pvosimr.codegen.compile (shadows the builtin here only)
+def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the builtin here only)
     model: pin.Model,
     constraint_models: Iterable,
     algorithm: str = "pv-osimr",

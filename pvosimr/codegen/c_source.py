@@ -1,4 +1,4 @@
-"""The C that :mod:`pvosimr.codegen` appends to CasADi's generated function.
+"""The C that :mod:`pvosimr.codegen.build` appends to CasADi's generated function.
 
 One library holds one CasADi function ``F`` (inputs ``q`` and, with placements as inputs, ``p``;
 one dense output: ``G`` or ``dG``) and three entry points:
@@ -18,7 +18,7 @@ finite or not normalized), :data:`NON_FINITE` (the output is not finite),
 
 from __future__ import annotations
 
-from .checks import NORMALIZED_TOLERANCE
+from ..checks import NORMALIZED_TOLERANCE
 
 __all__ = [
     "BAD_Q",

@@ -18,7 +18,7 @@ order — exactly like :func:`pvosimr.compute_delassus`:
     singular G included (the pivots of the constraint block are not used to form G).
 ``pin-pv-osimr``
     Pinocchio's C++ ``initPvDelassus`` + ``computePvDelassusMatrix``, which ``pin`` does not
-    bind, through :mod:`pvosimr.bridge` (compiled on first use against the installed ``pin``
+    bind, through :mod:`pvosimr.reference.bridge` (compiled on first use against the installed ``pin``
     wheel; it needs a C++ compiler, nothing else here does).  ``initPvDelassus`` runs once per
     (model, constraint list) — see :func:`cache_info` — on a ``pinocchio::Data`` owned by the
     compiled object, because it records the constraint topology in the Data it is given and
@@ -44,10 +44,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from . import bridge
-from ._lru import LRU
-from .checks import check_configuration
-from .constraints import (
+from .._lru import LRU
+from ..checks import check_configuration
+from ..constraints import (
     as_constraint_list,
     constraint_dim,
     constraint_kind,
@@ -55,7 +54,8 @@ from .constraints import (
     pinocchio_kind_problem,
     place_constraints,
 )
-from .topology import constraint_signature
+from ..topology import constraint_signature
+from . import bridge
 
 __all__ = [
     "REFERENCES",
@@ -217,7 +217,7 @@ def pinocchio_pv_osimr(
     ``data`` is accepted for the common signature but not used: the compiled object computes
     in its own ``pinocchio::Data``, the one ``initPvDelassus`` prepared.  Bad constraints or
     ``q`` raise as for the other references; then, where the bridge cannot be built here (no
-    C++ compiler, no Eigen headers, ...), :class:`pvosimr.bridge.BridgeUnavailableError` (an
+    C++ compiler, no Eigen headers, ...), :class:`pvosimr.reference.bridge.BridgeUnavailableError` (an
     ``ImportError``) says why and how to get it.
     """
     entry = _entry(model, constraint_models)
@@ -244,7 +244,7 @@ def damped_delassus_inverse_defect(
     """How far ``pin.computeDampedDelassusMatrixInverse`` is from ``(G + mu I)⁻¹``.
 
     The reference is ``inv(G_dense + mu I)`` with ``G_dense = J M⁻¹ Jᵀ``
-    (:func:`pvosimr.truth.dense_delassus`).  Errors are :func:`pvosimr.truth.rel_err`
+    (:func:`pvosimr.reference.truth.dense_delassus`).  Errors are :func:`pvosimr.reference.truth.rel_err`
     (``max|A − B| / max(1, max|B|)``).  Keys:
 
     ``pin_python``

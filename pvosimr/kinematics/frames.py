@@ -5,8 +5,8 @@ expressed in link ``i``'s joint frame; ``X[i]`` carries spatial motion from the 
 to link ``i``'s (``X_up(i) = X_J(q_i) X_tree(i)``), its transpose carries forces back; spatial
 vectors are ordered as in Pinocchio (linear, then angular).  The algorithms never ask where the
 numbers came from: :func:`numeric_kinematics` takes them from Pinocchio's ``forwardKinematics``;
-:func:`pvosimr.batch.batched_kinematics` computes them for a stack of configurations with the
-backend-generic joint models of :mod:`pvosimr.joint_models`, which the symbolic builder runs on
+:func:`pvosimr.kinematics.stacked.batched_kinematics` computes them for a stack of configurations with the
+backend-generic joint models of :mod:`pvosimr.kinematics.joints`, which the symbolic builder runs on
 CasADi SX.
 """
 
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from .backend import NUMPY, Backend, Matrix, mirror_upper
-from .constraints import end_effector_placements
-from .spatial import DenseTransform, SpatialTransform
-from .topology import Topology
+from ..backends import NUMPY, Backend, Matrix, mirror_upper
+from ..constraints import end_effector_placements
+from ..spatial import DenseTransform, SpatialTransform
+from ..topology import Topology
 
 __all__ = [
     "Kinematics",
@@ -85,7 +85,7 @@ def link_constants(
     """The link inertias ``H_i`` and armature blocks (``None`` when zero) of every link.
 
     Each ``H_i`` is read from its upper triangle: exactly symmetric, as the articulated-body
-    step relies on (:meth:`~pvosimr.backend.Backend.symmetric`)."""
+    step relies on (:meth:`~pvosimr.backends.numpy.Backend.symmetric`)."""
     H = [np.zeros((6, 6))] + [mirror_upper(model.inertias[i].matrix()) for i in topology.links]
     rotor = np.asarray(model.armature)  # one read: per-joint slices of a pin vector are slow
     armature: list[np.ndarray | None] = [None]
@@ -188,7 +188,7 @@ def numeric_kinematics(
 
     ``constants`` holds what does not depend on ``q``, read from the model and constraints
     when None: ``H``, ``armature``, ``K``, the anchors' ``world`` entries, and ``S[i]`` where
-    it does not depend on ``q`` (None elsewhere); :func:`pvosimr.numeric.numeric_constants`
+    it does not depend on ``q`` (None elsewhere); :func:`pvosimr.kinematics.constants.numeric_constants`
     keeps them between calls."""
     if constants is None:
         H, armature, K = model_constants(model, topology, constraint_models)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
-from .constraints import constraint_kind, pinocchio_kind_problem
-from .mimic import has_mimic_joints
+from ..constraints import constraint_kind, pinocchio_kind_problem
+from ..mimic import has_mimic_joints
 
 __all__ = [
     "TOLERANCE",

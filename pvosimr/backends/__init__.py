@@ -1,0 +1,22 @@
+"""The array libraries the algorithm bodies run on, behind one protocol.
+
+- :mod:`.protocol`: :class:`Backend`, what an algorithm body may ask besides matrix operators;
+- :mod:`.numpy`: :data:`NUMPY`, one configuration in float64;
+- :mod:`.numpy_steps`: numpy's faster articulated-body steps (one-DoF joints, free-flyers);
+- :mod:`.stack`: :class:`~.stack.MatrixStack` and the batched backend, many configurations at once;
+- :mod:`.casadi`: CasADi SX, for operation counts and generated code (needs CasADi);
+- :mod:`.counting`: operation counts without CasADi.
+"""
+
+from .numpy import NUMPY, NumpyBackend, blockdiag_by_assignment, mirror_upper, upper_mirror
+from .protocol import Backend, Matrix
+
+__all__ = [
+    "NUMPY",
+    "Backend",
+    "Matrix",
+    "NumpyBackend",
+    "blockdiag_by_assignment",
+    "mirror_upper",
+    "upper_mirror",
+]

@@ -1,0 +1,11 @@
+"""Compiled ``q ↦ G``: C generated from the algorithms on CasADi SX, built once, called from Python.
+
+- :mod:`.build`: :func:`compile`, the C source and the on-disk library cache;
+- :mod:`.c_source`: the C entry points appended to CasADi's generated function;
+- :mod:`.call`: :class:`CompiledDelassus`, the callable of a built library;
+- :mod:`.compiler`: finding the C compiler and the cache folder (shared with the bridge of
+  :mod:`pvosimr.reference`).
+"""
+
+from .build import *  # noqa: F403  (one list: build.__all__)
+from .build import __all__ as __all__
