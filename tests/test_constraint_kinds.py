@@ -1,6 +1,7 @@
 """World-aligned, two-body and pin 4's constraints: the rows of ``getConstraintJacobian``.
 
-The truth builds them from Pinocchio's frame Jacobians (:func:`pvosimr.reference.truth.constraint_jacobian`)
+The truth builds them from Pinocchio's frame Jacobians
+(:func:`pvosimr.reference.truth.constraint_jacobian`)
 and is checked here against ``pin.getConstraintJacobian``; every algorithm on every path (numpy,
 batched numpy, the CasADi function, compiled C) is checked against the truth on random trees
 with every joint type and a mix of LOCAL / LOCAL_WORLD_ALIGNED, one-body / two-body

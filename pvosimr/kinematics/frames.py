@@ -5,9 +5,9 @@ expressed in link ``i``'s joint frame; ``X[i]`` carries spatial motion from the 
 to link ``i``'s (``X_up(i) = X_J(q_i) X_tree(i)``), its transpose carries forces back; spatial
 vectors are ordered as in Pinocchio (linear, then angular).  The algorithms never ask where the
 numbers came from: :func:`numeric_kinematics` takes them from Pinocchio's ``forwardKinematics``;
-:func:`pvosimr.kinematics.stacked.batched_kinematics` computes them for a stack of configurations with the
-backend-generic joint models of :mod:`pvosimr.kinematics.joints`, which the symbolic builder runs on
-CasADi SX.
+:func:`pvosimr.kinematics.stacked.batched_kinematics` computes them for a stack of configurations
+with the backend-generic joint models of :mod:`pvosimr.kinematics.joints`, which the symbolic
+builder runs on CasADi SX.
 """
 
 from __future__ import annotations
@@ -188,7 +188,8 @@ def numeric_kinematics(
 
     ``constants`` holds what does not depend on ``q``, read from the model and constraints
     when None: ``H``, ``armature``, ``K``, the anchors' ``world`` entries, and ``S[i]`` where
-    it does not depend on ``q`` (None elsewhere); :func:`pvosimr.kinematics.constants.numeric_constants`
+    it does not depend on ``q`` (None elsewhere);
+    :func:`pvosimr.kinematics.constants.numeric_constants`
     keeps them between calls."""
     if constants is None:
         H, armature, K = model_constants(model, topology, constraint_models)

@@ -49,19 +49,19 @@ __all__ = [
     "source_digest",
 ]
 
+COUNTED_PACKAGES = ("algorithms", "backends", "kinematics")
 COUNTED_SOURCES = (
-    "backend.py",
     "spatial.py",
     "symbolic.py",
-    "joint_models.py",
-    "kinematics.py",
     "topology.py",
     "constraints.py",
-    "virtual.py",
+    "combination.py",
     "mimic.py",
-    "opcount.py",
+    "choice.py",
+    "cost.py",
 )
-"""The library modules (with ``algorithms/``) whose source an operation count depends on."""
+"""The library modules, with every module of :data:`COUNTED_PACKAGES`, whose source an
+operation count depends on."""
 CONVENTION_SOURCE = Path(__file__).with_name("figures") / "convention.py"
 """The module a ``paper`` count goes through besides the library."""
 
@@ -77,7 +77,7 @@ def source_digest() -> str:
     """SHA-256 over the source of everything an operation count depends on."""
     package = Path(__file__).resolve().parents[1]  # the library: pvosimr/
     files = [package / name for name in COUNTED_SOURCES]
-    files += sorted((package / "algorithms").glob("*.py"))
+    files += [path for name in COUNTED_PACKAGES for path in sorted((package / name).glob("*.py"))]
     h = hashlib.sha256()
     for path in files:
         h.update(path.name.encode())

@@ -8,7 +8,8 @@ tip, a 3D point contact in the middle and a 6D weld at the base, and measures th
 * every algorithm on the numpy path (:func:`pvosimr.compute_delassus`), on the batch
   (:func:`pvosimr.compute_delassus_batch`, several configurations at once), on CasADi
   (:func:`pvosimr.symbolic.delassus_function` evaluated numerically: the expression graph the
-  generated C computes) and compiled (:func:`pvosimr.codegen.build.compile`) where compile time allows;
+  generated C computes) and compiled (:func:`pvosimr.codegen.build.compile`) where compile time
+  allows;
 * Pinocchio's ``pin.computeDelassusMatrix`` and its C++ PV-OSIMr
   (:func:`pvosimr.reference.pinocchio.pinocchio_pv_osimr`).
 

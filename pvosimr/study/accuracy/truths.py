@@ -1,7 +1,8 @@
 """The accuracy study's truths: Pinocchio's dense route in double, and the same formula in
 extended precision.
 
-``dense``: :mod:`pvosimr.reference.truth`'s route (``pin.crba``, Pinocchio's Jacobians, ``G = Yᵀ Y`` with
+``dense``: :mod:`pvosimr.reference.truth`'s route (``pin.crba``, Pinocchio's Jacobians, ``G = Yᵀ
+Y`` with
 ``Y = L⁻¹ Jᵀ``, ``M = L Lᵀ``), on one ``pin.Data`` per model.  ``wide``: the same dense formula
 (composite-rigid-body ``M``, Jacobian, Cholesky) evaluated in extended precision — Python
 ``Decimal`` at 40 digits, or ``np.longdouble`` (64-bit mantissa) for large models — from
@@ -31,7 +32,8 @@ __all__ = ["WideBackend", "dense_truth", "wide_truth"]
 def dense_truth(
     model: pin.Model, data: pin.Data, q: np.ndarray, cms: Sequence
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(G, G_lu, M)``: :func:`pvosimr.reference.truth.dense_delassus`'s Cholesky route on the given
+    """``(G, G_lu, M)``: :func:`pvosimr.reference.truth.dense_delassus`'s Cholesky route on the
+    given
     ``data`` (one per model: a Data is O(nv³) bytes), and ``G_lu = J · solve(M, Jᵀ)`` (LU)."""
     M = truth.mass_matrix(model, q, data)
     J = truth.constraint_jacobian(model, q, cms, data)

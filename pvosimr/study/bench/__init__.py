@@ -17,7 +17,8 @@ a shared machine hit all methods alike:
   ``computePvDelassusMatrix`` called as bare bindings (constraint datas and the
   ``initPvDelassus`` object prepared once);
 - ``ref:pin-efpa``, ``ref:pin-pv-osimr``, ``ref:pin-cholesky``: the same through
-  :mod:`pvosimr.reference.pinocchio` (which adds its input check and cache lookup); the Cholesky route
+  :mod:`pvosimr.reference.pinocchio` (which adds its input check and cache lookup); the Cholesky
+  route
   refuses a singular G.
 
 On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed

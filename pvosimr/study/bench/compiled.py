@@ -119,7 +119,8 @@ def batch_error(
     qs: np.ndarray,
     reference: Callable[[np.ndarray], np.ndarray],
 ) -> float:
-    """Largest :func:`~pvosimr.reference.truth.rel_err` of ``fn(qs)``'s first :data:`CHECKED_ROWS` rows
+    """Largest :func:`~pvosimr.reference.truth.rel_err` of ``fn(qs)``'s first :data:`CHECKED_ROWS`
+    rows
     against ``reference`` on them (e.g. :func:`numpy_rows`); ValueError where ``fn`` refuses
     ``qs``."""
     Gs = np.asarray(fn(qs))

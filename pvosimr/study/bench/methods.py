@@ -104,7 +104,8 @@ def pinocchio_bare(model: pin.Model, cms: list) -> dict[str, Callable]:
 
 
 def reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:
-    """Pinocchio through :mod:`pvosimr.reference.pinocchio` (its input check and cache lookup included)."""
+    """Pinocchio through :mod:`pvosimr.reference.pinocchio` (its input check and cache lookup
+    included)."""
     out = {"ref:pin-efpa": lambda q: reference.pinocchio_efpa(model, data, q, cms)}
     if reference.extension_available():
         out["ref:pin-pv-osimr"] = lambda q: reference.pinocchio_pv_osimr(model, data, q, cms)

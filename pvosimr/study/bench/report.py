@@ -27,7 +27,8 @@ BASELINE_NOTE = (
     "The bare binding calls are the fair baseline: `pin.computeDelassusMatrix` with its "
     "constraint datas built once, and Pinocchio's `computePvDelassusMatrix` on the object "
     "`initPvDelassus` prepared. `pvosimr.reference.pinocchio` adds its own input check and cache "
-    'lookup (the rows "via pvosimr.reference.pinocchio" show how much), which would flatter pvosimr.'
+    'lookup (the rows "via pvosimr.reference.pinocchio" show how much), which would flatter '
+    "pvosimr."
 )
 
 SCALING_NOTE = (
