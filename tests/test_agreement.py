@@ -8,11 +8,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import pin_constraint_size, random_q, random_trees
-from _truth import TOLERANCE, dense_delassus, pinocchio_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
 from pvosimr.constraints import point, weld
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, pinocchio_delassus, rel_err
 from pvosimr.zoo import presets, sources
 
 TOL = TOLERANCE

@@ -3,11 +3,10 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import constraints
-from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 

@@ -4,7 +4,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import random_q, random_trees
-from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from pvosimr.checks import NORMALIZED_TOLERANCE
 from pvosimr.delassus import topology_for
 from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.kinematics.stacked import batched_kinematics
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.zoo import presets
 
 TOL = 1e-10

@@ -29,11 +29,11 @@ from _trees import (
     requires_pin_feature,
     with_anchors,
 )
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import compute_delassus_batch
 from pvosimr.reference.truth import (
+    TOLERANCE,
     constraint_jacobian,
     dense_delassus,
     pinocchio_constraint_jacobian,

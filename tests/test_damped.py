@@ -6,12 +6,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import random_q, random_trees
-from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
 import pvosimr.damped
 from pvosimr import DelassusOperator, damped_delassus_inverse, zoo
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 
 MUS = (1e-6, 1e-4, 1e-2, 1.0)
 EPS = float(np.finfo(float).eps)

@@ -8,11 +8,11 @@ these chains check it on every numeric path.
 
 import numpy as np
 import pytest
-from _truth import TOLERANCE, rel_err
 
 import pvosimr
 from pvosimr.backends import NUMPY
 from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
+from pvosimr.reference.truth import TOLERANCE, rel_err
 from pvosimr.study.accuracy import dense_truth
 from pvosimr.zoo.seeded import random_chain, random_q
 

@@ -23,13 +23,12 @@ from _trees import (
     random_q,
     requires_pin_feature,
 )
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import compute_delassus_batch
 from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
 from pvosimr.kinematics.joints import aligned_index, joint_motion, rotation_cs, unit_parts
-from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.topology import SUPPORTED_JOINTS
 
 ca = pytest.importorskip("casadi")

@@ -18,9 +18,9 @@ from _trees import (
     reduced_truth,
     requires_pin_feature,
 )
-from _truth import TOLERANCE, dense_delassus, rel_err
 
 import pvosimr
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 
 pytestmark = requires_pin_feature("JointModelMimic", "transformJointIntoMimic")
 

@@ -10,7 +10,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import random_q, random_trees
-from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
@@ -28,6 +27,7 @@ from pvosimr.checks import topology_for
 from pvosimr.constraints import weld
 from pvosimr.kinematics.constants import CONSTANT_SUBSPACE_JOINTS, numeric_constants
 from pvosimr.kinematics.frames import numeric_kinematics
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.zoo.synthetic import chain_welded_every_link
 
 

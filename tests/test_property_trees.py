@@ -27,11 +27,10 @@ from _trees import (
     random_shape,
     reduced_truth,
 )
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import compute_delassus_batch
-from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 
 TOL = TOLERANCE
 SLOW_TREES = 2000

@@ -15,7 +15,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import TreeSpec, build_tree, mixed_kinds, random_q, random_shape, with_anchors
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr.algorithms import pv_osimh, sweeps_for
@@ -23,7 +22,7 @@ from pvosimr.algorithms.pv_osimh_plan import Plan, candidates
 from pvosimr.backends import NUMPY
 from pvosimr.backends.counting import Counted, CountingBackend, Tally
 from pvosimr.kinematics.frames import model_constants, numeric_kinematics
-from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.topology import Topology
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D

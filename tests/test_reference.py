@@ -7,7 +7,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import TreeSpec, build_tree, pin_constraint_size, random_q, random_trees
-from _truth import TOLERANCE, dense_delassus, rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from pvosimr.codegen import compiler as toolchain
 from pvosimr.constraints import point, weld
 from pvosimr.reference import bridge
 from pvosimr.reference.pinocchio import REFERENCES
+from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.zoo import sources
 
 TOL = TOLERANCE

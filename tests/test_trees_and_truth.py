@@ -17,7 +17,11 @@ from _trees import (
     random_trees,
     tree_specs,
 )
-from _truth import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pvosimr.constraints import contact_cholesky, place_constraints
+from pvosimr.reference.truth import (
     TOLERANCE,
     constraint_jacobian,
     dense_delassus,
@@ -25,10 +29,6 @@ from _truth import (
     pinocchio_delassus,
     rel_err,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from pvosimr.constraints import contact_cholesky, place_constraints
 
 TOL = TOLERANCE
 EXAMPLES = settings(

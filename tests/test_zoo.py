@@ -12,11 +12,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import requires_pin_feature
-from _truth import TOLERANCE
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.reference.truth import constraint_jacobian, dense_delassus, mass_matrix
+from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, dense_delassus, mass_matrix
 from pvosimr.zoo import sources
 
 TOL = TOLERANCE
