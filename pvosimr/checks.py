@@ -52,7 +52,10 @@ def topology_for(model: pin.Model, constraint_models: Iterable) -> Topology:
 
     Keyed by the constraints' :func:`~pvosimr.topology.structure_key`: a list seen before (on
     this model) was validated then, an edited one is validated and gets its own entry."""
-    cms = as_constraint_list(constraint_models)
+    return _cached_topology(model, as_constraint_list(constraint_models))
+
+
+def _cached_topology(model: pin.Model, cms: list) -> Topology:
     return _TOPOLOGIES.get_or_make(
         (id(model), model.njoints, structure_key(cms)),
         lambda: Topology(model, cms),
@@ -321,10 +324,11 @@ def _check_values(
         )
 
 
-def resolve_topology(model: pin.Model, cms, topology: Topology | None) -> Topology:
-    """``topology`` checked against ``(model, cms)``, or the cached one when it is None."""
+def resolve_topology(model: pin.Model, cms: list, topology: Topology | None) -> Topology:
+    """``topology`` checked against ``(model, cms)``, or the cached one when it is None;
+    ``cms`` as :func:`~pvosimr.constraints.as_constraint_list` returns it."""
     if topology is None:
-        return topology_for(model, cms)
+        return _cached_topology(model, cms)
     if not topology.is_for(model, constraint_signature(model, cms)):
         raise ValueError("topology was built for another model or constraint structure")
     return topology

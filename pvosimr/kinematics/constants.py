@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .._lru import LRU
 from ..checks import ModelCheck, check_model
 from ..topology import Topology
 from .frames import Kinematics, numeric_kinematics
@@ -58,12 +57,17 @@ class _Entry:
     """The constants of one (model, topology), and what they were read from."""
 
     check: ModelCheck
-    topology: Topology
     placements: tuple[pin.SE3, ...]
     constants: Kinematics
 
 
-_CONSTANTS: LRU[_Entry] = LRU(32)
+class _Kept:
+    """The constants kept with a topology: the last :class:`_Entry` read for it, if any."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self, topology: Topology) -> None:
+        self.entry: _Entry | None = None
 
 
 def _placements(constraint_models) -> tuple[pin.SE3, ...]:
@@ -141,7 +145,7 @@ def _read(
     constants.axis.update(_unit_axes(kin.S, constants.S, topology))
     constants.identity.update(_identities(kin.S, constants.S, topology))
     kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
-    return _Entry(check, topology, kept, constants)
+    return _Entry(check, kept, constants)
 
 
 def numeric_constants(
@@ -152,19 +156,15 @@ def numeric_constants(
     data: pin.Data | None = None,
 ) -> Kinematics:
     """What :func:`~pvosimr.kinematics.frames.numeric_kinematics` reads besides ``q`` (its
-    ``constants``), kept per (model, topology) and read again after any edit to the model or
-    to a constraint's placement.  ``checked``: ``check_model(model)`` made by the caller in
+    ``constants``), kept with the topology (:meth:`~pvosimr.topology.Topology.prepared`) and read
+    again after any edit to the model or to a constraint's placement, or for another model of
+    the same tree.  ``checked``: ``check_model(model)`` made by the caller in
     this call (the model's comparison with its copy is not repeated); ``data``: a
     ``model.createData()`` the constants may be read with (its contents are overwritten)."""
     check = check_model(model) if checked is None else checked
     placements = _placements(constraint_models)
-    entry = _CONSTANTS.get_or_make(
-        (id(model), id(topology)),
-        lambda: _read(model, data, topology, constraint_models, check, placements),
-        fresh=lambda entry: (
-            entry.check is check
-            and entry.topology is topology
-            and _same(placements, entry.placements)
-        ),
-    )
+    kept = topology.prepared("numpy constants", _Kept)
+    entry = kept.entry
+    if entry is None or entry.check is not check or not _same(placements, entry.placements):
+        entry = kept.entry = _read(model, data, topology, constraint_models, check, placements)
     return entry.constants
