@@ -89,8 +89,11 @@ def _figures_imports(module: str) -> set[str]:
     source = Path(figures.__file__).with_name(f"{module}.py").read_text()
     found = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        if isinstance(node, ast.ImportFrom):
+            package = "pvosimr.study.figures".split(".")
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            where = ".".join(filter(None, (base, node.module)))
+            names = [where] + [f"{where}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         else:
