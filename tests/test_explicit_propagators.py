@@ -50,7 +50,7 @@ def _steps():
     for i in reversed(topo.links):
         step = joint_step(NUMPY, kin, H_A, i)
         fold_into_parent(H_A, i, topo.parent[i], step)
-        # numpy's one-DoF joints get a step of their own (pvosimr.backends.numpy_steps); the
+        # numpy's one-DoF joints get a step of their own (pvosimr.backends.numpy); the
         # products swapped are the generic JointStep's, the one every counted backend runs
         steps.append(JointStep(B=NUMPY, S=step.S, U=step.U, Dinv=step.Dinv, X=step.X))
     return steps

@@ -1,9 +1,10 @@
 """The numeric single call's shortcuts give the G of the plain computation.
 
-The model constants kept between calls (:mod:`pvosimr.kinematics.constants`) are read again after any edit
-to an inertia, an armature entry, a joint placement or a constraint placement; the motion
+The model constants kept between calls (:mod:`pvosimr.kinematics.constants`) are read again after
+any edit to an inertia, an armature entry, a joint placement or a constraint placement; the motion
 subspaces kept as constant are those Pinocchio computes at any configuration; PV-OSIMr's
-stacked eq. 13 gives the blocks of the block-by-block one.
+stacked eq. 13 gives the blocks of the block-by-block one; numpy's own steps of the seam's hooks
+(one-DoF and free-flyer joints, stacked eq. 19 rows) give what the generic ones give.
 """
 
 import numpy as np
@@ -23,11 +24,15 @@ from pvosimr.algorithms.pv_osimr import (
     omega_cover,
 )
 from pvosimr.backends import NUMPY, NumpyBackend
+from pvosimr.backends import protocol as seam
+from pvosimr.backends.numpy import IdentityStep, OneDofStep
+from pvosimr.backends.protocol import JointStep
 from pvosimr.checks import topology_for
 from pvosimr.constraints import weld
 from pvosimr.kinematics.constants import CONSTANT_SUBSPACE_JOINTS, numeric_constants
 from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
+from pvosimr.spatial import DenseTransform
 from pvosimr.zoo.synthetic import chain_welded_every_link
 
 
@@ -205,15 +210,45 @@ def _chain(n):
     return robot.model, list(robot.constraints)
 
 
+class GenericNumpy(NumpyBackend):
+    """numpy's arithmetic with the seam's generic hooks: numpy's own serve its class alone."""
+
+
+def test_numpy_has_its_own_hooks_and_a_subclass_the_generic_ones():
+    S, H = np.eye(6)[:, 2:3], np.diag([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    X = DenseTransform(NUMPY, np.eye(6))
+    own = seam.joint_step(NUMPY, S, H, None, X, 2, False)
+    generic = seam.joint_step(GenericNumpy(), S, H, None, X, 2, False)
+    assert type(own) is OneDofStep and type(generic) is JointStep
+    free = seam.joint_step(NUMPY, np.eye(6), H, None, X, None, True)
+    assert type(free) is IdentityStep and np.array_equal(free.omega(), NUMPY.inv(H))
+
+
+def test_numpy_stacks_the_rows_through_one_product():
+    calls = []
+
+    def product(K):
+        calls.append(K.shape)
+        return 2.0 * K
+
+    blocks = [np.ones((3, 6)), np.full((6, 6), 2.0), np.zeros((1, 6))]
+    for backend, expected in ((NUMPY, [(10, 6)]), (GenericNumpy(), [(3, 6), (6, 6), (1, 6)])):
+        calls.clear()
+        out = seam.rows_through(backend, product, blocks)
+        assert calls == expected
+        for got, K in zip(out, blocks, strict=True):
+            np.testing.assert_array_equal(got, 2.0 * K)
+
+
 def _generic_and_one_dof(model, cms, q, algorithm):
-    """G on :data:`NUMPY` (one-DoF joints by :mod:`pvosimr.backends.numpy_steps`) and on another
-    numpy backend instance, which runs the generic step's products."""
+    """G on :data:`NUMPY` (its own steps: one-DoF and free-flyer joints, stacked eq. 19 rows)
+    and on :class:`GenericNumpy`, which runs the generic step's products."""
     topo = topology_for(model, cms)
     kin = numeric_kinematics(
         model, model.createData(), q, topo, cms, numeric_constants(model, topo, cms)
     )
     sweeps = sweeps_for(algorithm)
-    return sweeps(NUMPY, topo, kin), sweeps(NumpyBackend(), topo, kin)
+    return sweeps(NUMPY, topo, kin), sweeps(GenericNumpy(), topo, kin)
 
 
 @pytest.mark.parametrize("algorithm", list(SWEEPS))
@@ -292,12 +327,12 @@ def test_the_numpy_mirror_keeps_the_upper_triangle_by_gather_and_by_blocks(monke
 
 
 def _cemps_both_ways(model: pin.Model, cms: list, q: np.ndarray) -> None:
-    """Eq. 19 on numpy (each link's passing EEs stacked) and on another numpy backend (each EE
-    walked on its own, the generic step): the same CEMPs to rounding."""
+    """Eq. 19 on numpy (each link's passing EEs stacked) and on :class:`GenericNumpy` (one
+    product per EE, the generic step): the same CEMPs to rounding."""
     topo = topology_for(model, cms)
     kin = numeric_kinematics(model, model.createData(), q, topo, cms)
     stacked = cemps(topo, backward_sweep(NUMPY, topo, kin)[0])
-    walked = cemps(topo, backward_sweep(NumpyBackend(), topo, kin)[0])
+    walked = cemps(topo, backward_sweep(GenericNumpy(), topo, kin)[0])
     assert stacked.keys() == walked.keys()
     for e, by_node in walked.items():
         assert stacked[e].keys() == by_node.keys()

@@ -9,7 +9,8 @@ lines 5, 8–11: ``D_i``, ``^{π(i)}Ω_i``, ABI of π(i)       ``joint_step``, `
 lines 6–7, 12–15: eqs. 16–17 between branching links       :func:`_extend_to_parent`
 lines 16–17: ``^0Ω_i``, eq. 18                             :func:`forward_sweep`
 lines 18–22: CEMPs ``^{A(j)}K_i``, eq. 19                  :func:`cemps`
-lines 23–28: blocks by eq. 13, diagonal ``^0Ω_i``          :func:`assemble`, :func:`omega_cover`
+lines 23–28: blocks by eq. 13, diagonal ``^0Ω_i``          :func:`assemble`
+eq. 13's products ``^0Ω_c ^cK_eᵀ`` and the blocks of each  :func:`omega_cover`, :func:`block_plan`
 =========================================================  ====================================
 
 Only fixed-size quantities travel in the backward sweep (6×6, or 6×m_i at an EE): the extended
@@ -18,17 +19,19 @@ links.  A forward sweep over N gives every ``^0Ω_i`` (eq. 18), a walk up N give
 (eq. 19) and eq. 13 assembles the blocks.  Written in local link frames: ``P`` maps a force in
 the frame of its subscript node to the frame of its superscript link; ``Ω`` of node ``j`` is in
 frame ``j`` (m_j × m_j at an EE).
+
+What depends only on the topology (the links each EE passes on its way up, the cover of eq. 13
+and its block plan) is prepared once and kept with the :class:`~pvosimr.topology.Topology`
+(:meth:`~pvosimr.topology.Topology.prepared`).
 """
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import pairwise
 
-import numpy as np
-
-from ..backends import NUMPY, Backend, Matrix
+from ..backends.protocol import Backend, Matrix, rows_through
 from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
@@ -41,6 +44,7 @@ __all__ = [
     "cemps",
     "forward_sweep",
     "omega_cover",
+    "passing_links",
     "pv_osimr_sweeps",
 ]
 
@@ -60,6 +64,13 @@ class Propagators:
     def rows(self, K: Matrix, j: int) -> Matrix:
         """``K ^{A(j)}P_jᵀ``: rows on j's motion → rows on A(j)'s motion (eq. 19)."""
         return self.step[j].rows_to_parent(K) if j in self.step else K @ self.P[j].T
+
+    def rows_product(self, j: int) -> Callable[[Matrix], Matrix]:
+        """``K ↦ K ^{A(j)}P_jᵀ``: :meth:`rows` as a function of ``K`` alone."""
+        if j in self.step:
+            return self.step[j].rows_to_parent
+        P = self.P[j]
+        return lambda K: K @ P.T
 
     def congruence(self, Omega: Matrix, j: int) -> Matrix:
         """``^{A(j)}P_jᵀ Ω ^{A(j)}P_j`` for a symmetric 6×6 ``Ω`` of A(j) (eq. 18)."""
@@ -128,63 +139,41 @@ def forward_sweep(topo: Topology, props: Propagators, Omega: dict) -> dict[int, 
 def cemps(topo: Topology, props: Propagators) -> dict[int, dict[int, Matrix]]:
     """Lines 18–22, eq. 19: ``^jK_i`` for every EE i and every branching ancestor j ≠ 0.
 
-    On numpy the rows of every EE passing a branching link j go through ``^{A(j)}P_j`` as one
-    stacked product (one call per link, not per EE and link: numpy pays per call); each row is
-    the same product as alone.  Other backends walk each EE on its own, which keeps the
-    symbolic operations those of the paper's line 22."""
+    Line 20 starts each EE's walk up N at ``^{A(i)}K_i = ^{A(i)}P_iᵀ``; line 22 takes it one
+    node further, ``^{A(j)}K_i = ^jK_i ^{A(j)}P_jᵀ``.  The loops of lines 18 and 21 are
+    exchanged (the same products): link by link, deepest first, the rows of every EE passing
+    j are handed to ``^{A(j)}P_j`` together, and the backend applies it to each block or to
+    all at once (:func:`~pvosimr.backends.protocol.rows_through`)."""
     K: dict[int, dict[int, Matrix]] = {e: {} for e in topo.ees}
     for e in topo.ees:
         chain = topo.n_chain[e]
         if chain:
             K[e][chain[0]] = props.P[e].T  # line 20
-    if props.B is NUMPY:
-        _stacked_walk(topo, props, K)
-        return K
-    for e in topo.ees:
-        for j, up in pairwise(topo.n_chain[e]):
-            K[e][up] = props.rows(K[e][j], j)  # line 22
+    for j, passing in passing_links(topo):  # line 21, over the EEs of line 18
+        moved = rows_through(props.B, props.rows_product(j), [K[e][j] for e, _ in passing])
+        for (e, up), rows in zip(passing, moved, strict=True):
+            K[e][up] = rows  # line 22
     return K
 
 
-_PASSING: weakref.WeakKeyDictionary[Topology, list] = weakref.WeakKeyDictionary()
+def passing_links(topo: Topology) -> list[tuple[int, list[tuple[int, int]]]]:
+    """``(j, [(e, A(j)), …])`` for every branching link j ≠ 0 that EEs pass on their way up N,
+    deepest first (a link's index exceeds its parent's, so ``^jK_e`` is ready when j comes);
+    prepared once per topology."""
+    return topo.prepared("pv-osimr passing links", _passing_links)
 
 
-def _passing(topo: Topology) -> list[tuple[int, list[tuple[int, int]]]]:
-    """``(j, [(e, A(j)), …])`` for every branching link j that EEs pass on their way up, deepest
-    first (a link's index exceeds its parent's, so ``^jK_e`` is ready when j comes)."""
-    out = _PASSING.get(topo)
-    if out is None:
-        by_link: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for e in topo.ees:
-            for j, up in pairwise(topo.n_chain[e]):
-                by_link[j].append((e, up))
-        out = _PASSING[topo] = sorted(by_link.items(), reverse=True)
-    return out
-
-
-def _stacked_walk(topo: Topology, props: Propagators, K: dict[int, dict[int, Matrix]]) -> None:
-    """Line 22 for all EEs at once per branching link (numpy)."""
-    for j, passing in _passing(topo):
-        if len(passing) == 1:
-            e, up = passing[0]
-            K[e][up] = props.rows(K[e][j], j)
-            continue
-        R = props.rows(np.concatenate([K[e][j] for e, _ in passing]), j)
-        start = 0
-        for e, up in passing:
-            stop = start + K[e][j].shape[0]
-            K[e][up] = R[start:stop]
-            start = stop
-
-
-_COVERS: weakref.WeakKeyDictionary[Topology, frozenset[tuple[int, int]]] = (
-    weakref.WeakKeyDictionary()
-)
+def _passing_links(topo: Topology) -> list[tuple[int, list[tuple[int, int]]]]:
+    by_link: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for e in topo.ees:
+        for j, up in pairwise(topo.n_chain[e]):
+            by_link[j].append((e, up))
+    return sorted(by_link.items(), reverse=True)
 
 
 def omega_cover(topo: Topology) -> frozenset[tuple[int, int]]:
-    """The (c, e) whose product ``^0Ω_c ^cK_eᵀ`` PV-OSIMr forms to evaluate eq. 13; found once
-    per topology (kept as long as the topology lives).
+    """The (c, e) whose product ``^0Ω_c ^cK_eᵀ`` PV-OSIMr forms to evaluate eq. 13; prepared
+    once per topology.
 
     Block (i, j) with c = cca(i, j) is ``^cK_i (^0Ω_c ^cK_jᵀ)`` or the transpose of
     ``^cK_j (^0Ω_c ^cK_iᵀ)``, so it needs the product for i *or* for j.  The EEs meeting at c
@@ -196,10 +185,7 @@ def omega_cover(topo: Topology) -> frozenset[tuple[int, int]]:
     On a chain welded at every link this forms O(m) products, not O(m d): the O(md)
     inverse-inertia term that PV-OSIMr exists to avoid (paper Sec. IV-B).
     """
-    cover = _COVERS.get(topo)
-    if cover is None:
-        cover = _COVERS[topo] = _minimum_cover(topo)
-    return cover
+    return topo.prepared("pv-osimr cover", _minimum_cover)
 
 
 def _minimum_cover(topo: Topology) -> frozenset[tuple[int, int]]:
@@ -224,14 +210,10 @@ Run = tuple[int, tuple[int, ...], bool]
 """``(c, partners, upper)`` of one product of :func:`assemble`: the CEMPs at ``c`` of
 ``partners`` (consecutive EEs, so their rows are one slice), stacked, times one bracket."""
 
-_PLANS: weakref.WeakKeyDictionary[Topology, dict[tuple[int, int], list[Run]]] = (
-    weakref.WeakKeyDictionary()
-)
-
 
 def block_plan(topo: Topology) -> dict[tuple[int, int], list[Run]]:
     """For each bracket ``(c, e)`` of :func:`omega_cover`, the blocks of eq. 13 it forms, as
-    runs of consecutive partner EEs (found once per topology).
+    runs of consecutive partner EEs (prepared once per topology).
 
     Block (i, j), i before j, is ``^cK_i (^0Ω_c ^cK_jᵀ)`` when the cover has ``(c, j)`` — i is
     then a partner of ``(c, j)`` above the diagonal (``upper``) — and otherwise the transpose
@@ -240,9 +222,10 @@ def block_plan(topo: Topology) -> dict[tuple[int, int], list[Run]]:
     product with their stacked CEMPs and one slice assignment into G; on a chain welded at
     every link that is one product per link instead of one per block.
     """
-    plan = _PLANS.get(topo)
-    if plan is not None:
-        return plan
+    return topo.prepared("pv-osimr block plan", _block_plan)
+
+
+def _block_plan(topo: Topology) -> dict[tuple[int, int], list[Run]]:
     cover = omega_cover(topo)
     partners: dict[tuple[int, int, bool], list[int]] = defaultdict(list)
     for a, ei in enumerate(topo.ees):
@@ -263,7 +246,6 @@ def block_plan(topo: Topology) -> dict[tuple[int, int], list[Run]]:
                 run = []
             run.append(p)
         plan[c, e].append((c, tuple(run), upper))
-    _PLANS[topo] = plan
     return plan
 
 

@@ -1,20 +1,35 @@
 """The thin seam between the algorithms and the array library they run on.
 
 Every algorithm body is written once against this interface: it uses only the matrix operators
-``@``, ``+``, ``-``, ``.T``, slicing (reads, and slice assignment into ``zeros``) and the few
-functions below.  :data:`NUMPY` evaluates numerically; the batched backend of
-:mod:`pvosimr.batch` evaluates many configurations at once; a CasADi SX backend with the same
-methods (:mod:`pvosimr.symbolic`) turns the very same code into a symbolic expression graph
+``@``, ``+``, ``-``, ``.T``, slicing (reads, and slice assignment into ``zeros``), the methods of
+:class:`Backend` and two hooks.  :data:`~pvosimr.backends.numpy.NUMPY` evaluates numerically; the
+batched backend (:mod:`pvosimr.backends.stack`) evaluates many configurations at once; CasADi SX
+(:mod:`pvosimr.backends.casadi`) turns the very same code into a symbolic expression graph
 (operation counts, code generation).
+
+The hooks, :func:`joint_step` and :func:`rows_through`, are the steps a backend may do its own,
+faster way (:func:`implements`).  Their generic forms are the products the paper counts, and
+the only ones CasADi and the counting backends run; a backend's own must give the same matrices
+to rounding.  The algorithms call the hooks and never ask which backend they run on.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["FOLD_TOLERANCE", "Backend", "Matrix"]
+__all__ = [
+    "FOLD_TOLERANCE",
+    "Backend",
+    "JointStep",
+    "Matrix",
+    "implements",
+    "joint_step",
+    "rows_through",
+]
 
 #: Constant entries within this fraction of their matrix's largest entry are exact zeros when a
 #: backend counts operations (CasADi SX, the counting backends).  Model files round: MJCF
@@ -94,3 +109,131 @@ class Backend(Protocol):
         error after 12 spherical joints).  Every backend keeps the upper triangle
         (:meth:`symmetric_from_upper`): numerically one gather, symbolically the arithmetic of
         the lower triangle is never generated."""
+
+
+@dataclass(slots=True)
+class JointStep:
+    """Joint ``i``'s share of the sweep: ``S_i``, ``U_i = H^A_i S_i``, ``D_i⁻¹`` and ``X_i``
+    (``^iX_{π(i)}``, a :mod:`pvosimr.spatial` transform), with the products of the paper's
+    ``^{π(i)}Ω_i`` (eq. 10) and ``^{π(i)}P_i`` (eq. 8) applied through ``S_i`` and ``U_i``
+    (:mod:`pvosimr.algorithms.articulated`).  The generic form of :func:`joint_step`."""
+
+    B: Backend
+    S: Matrix
+    U: Matrix
+    Dinv: Matrix
+    X: Any
+
+    @classmethod
+    def build(
+        cls, B: Backend, S: Matrix, H_A: Matrix, armature: Matrix | None, X: Any
+    ) -> JointStep:
+        """The step of :func:`joint_step` by the products themselves: ``U_i = H^A_i S_i``,
+        ``D_i = S_iᵀ U_i + armature`` and ``D_i⁻¹``."""
+        U = H_A @ S
+        D = S.T @ U
+        if armature is not None:
+            D = D + armature
+        return cls(B=B, S=S, U=U, Dinv=B.inv(D), X=X)
+
+    def omega(self) -> Matrix:
+        """``^{π(i)}Ω_i = S_i D_i⁻¹ S_iᵀ`` (eq. 10), 6×6 in frame ``i``."""
+        return self.B.symmetric(self.S @ self.Dinv @ self.S.T)
+
+    def congruence(self, F: Matrix) -> Matrix:
+        """``Fᵀ ^{π(i)}Ω_i F`` for a 6×k block ``F`` (a rank-nv_i update)."""
+        W = self.S.T @ F
+        return self.B.symmetric(W.T @ (self.Dinv @ W))
+
+    def force_to_parent(self, F: Matrix) -> Matrix:
+        """``^{π(i)}P_i F``: 6×k forces on link ``i`` (frame i) → on the parent (frame π(i))."""
+        return self.X.force(F - self.U @ (self.Dinv @ (self.S.T @ F)))
+
+    def extend(self, Omega: Matrix, F: Matrix, parent: int) -> tuple[Matrix, Matrix | None]:
+        """``Ω + Fᵀ ^{π(i)}Ω_i F`` and ``^{π(i)}P_i F`` (None where π(i) is the world): eqs. 16
+        and 17 carrying an extended inverse inertia and propagator over joint ``i``."""
+        Omega = self.B.symmetric(Omega + self.congruence(F))
+        return Omega, self.force_to_parent(F) if parent > 0 else None
+
+    def motion_from_parent(self, A: Matrix) -> Matrix:
+        """``^{π(i)}P_iᵀ A``: 6×k motions of the parent (frame π(i)) → of link ``i`` (frame i)."""
+        Z = self.X.motion(A)
+        return Z - self.S @ (self.Dinv @ (self.U.T @ Z))
+
+    def motion_congruence(self, Omega: Matrix) -> Matrix:
+        """``^{π(i)}P_iᵀ Ω ^{π(i)}P_i`` for a symmetric 6×6 ``Ω`` of the parent (frame π(i))."""
+        half = self.motion_from_parent(Omega)  # Pᵀ Ω
+        return self.B.symmetric(self.motion_from_parent(half.T))  # Pᵀ (Pᵀ Ω)ᵀ = Pᵀ Ω P
+
+    def rows_to_parent(self, K: Matrix) -> Matrix:
+        """``K ^{π(i)}P_iᵀ``: k×6 rows acting on link ``i``'s motion → on the parent's."""
+        return self.X.rows(K - (K @ self.S) @ (self.Dinv @ self.U.T))
+
+    def fold_into(self, H_A: list[Matrix], i: int, parent: int) -> None:
+        """``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i``; nothing where π(i) is the
+        world."""
+        if parent > 0:
+            B = self.B
+            Ia = B.symmetric(H_A[i] - self.U @ (self.Dinv @ self.U.T))
+            H_A[parent] = B.symmetric(H_A[parent] + self.X.congruence(Ia))
+
+
+def joint_step(
+    B: Backend,
+    S: Matrix,
+    H_A: Matrix,
+    armature: Matrix | None,
+    X: Any,
+    axis: int | None,
+    identity: bool,
+) -> JointStep:
+    """Hook: joint ``i``'s step from its articulated inertia ``H_A`` = ``H^A_i`` (6×6, complete
+    once every child has been folded in), its motion subspace ``S`` = ``S_i`` (6×nv_i), its
+    rotor inertia ``armature`` (nv_i×nv_i, or None) and ``X`` = ``^iX_{π(i)}``:
+    ``U_i = H^A_i S_i``, ``D_i = S_iᵀ U_i + armature`` and ``D_i⁻¹``, in an object with the
+    methods of :class:`JointStep` (generic form: :meth:`JointStep.build`).
+
+    ``axis`` is ``k`` where ``S_i = e_k`` at every configuration (None otherwise) and
+    ``identity`` says ``S_i = I``: what a backend's own step may read instead of multiplying."""
+    own = _OWN_JOINT_STEP.get(type(B))
+    if own is None:
+        return JointStep.build(B, S, H_A, armature, X)
+    return own(B, S, H_A, armature, X, axis, identity)
+
+
+def rows_through(
+    B: Backend, product: Callable[[Matrix], Matrix], blocks: list[Matrix]
+) -> list[Matrix]:
+    """Hook: ``[product(K) for K in blocks]`` for a ``product`` that maps each row of a k×6
+    block on its own (``K ↦ K Pᵀ``, eq. 19), so that a backend may apply it once to the
+    blocks stacked.  The generic form is one product per block: the paper's line 22 per EE."""
+    own = _OWN_ROWS_THROUGH.get(type(B))
+    if own is None:
+        return [product(K) for K in blocks]
+    return own(B, product, blocks)
+
+
+_OWN_JOINT_STEP: dict[type, Callable[..., Any]] = {}
+_OWN_ROWS_THROUGH: dict[type, Callable[..., Any]] = {}
+_OWN = {joint_step: _OWN_JOINT_STEP, rows_through: _OWN_ROWS_THROUGH}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def implements(hook: Callable[..., Any], cls: type) -> Callable[[F], F]:
+    """Decorator: the function is backend class ``cls``'s own form of ``hook``
+    (:func:`joint_step` or :func:`rows_through`), called with the hook's arguments.
+
+    Exactly ``cls``, not its subclasses: a subclass may change the arithmetic that a shortcut
+    goes around (the pivot probe of :mod:`pvosimr.checks` notes every ``B.inv``, the
+    wide-precision backend of the accuracy study holds Decimals), so it runs the generic form
+    on its own methods.  A hook costs one dictionary lookup per call (the sweeps call
+    :func:`joint_step` once per link), and no backend derives from anything to get the
+    generic form."""
+    own = _OWN[hook]
+
+    def add(f: F) -> F:
+        own[cls] = f
+        return f
+
+    return add

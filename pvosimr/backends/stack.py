@@ -282,7 +282,7 @@ class BatchedNumpyBackend:
         if type(a) is not MatrixStack:
             return NUMPY.symmetric_from_upper(a)
         n, m = a.a.shape[0], a.shape[0]
-        return MatrixStack(np.take(a.a.reshape(n, m * m), upper_mirror(m), axis=1).reshape(n, m, m))
+        return MatrixStack(np.take(a.a.reshape(n, m * m), upper_mirror(m), axis=1))
 
     def permute(self, a: Any, order: list[int]) -> Any:
         idx = np.asarray(order, dtype=int)
