@@ -19,8 +19,8 @@ Pinocchio's ``mu`` is not this ``μ`` (measured with pin 4.1.0, pinned by ``test
   through ``computePvDelassusMatrix`` (its default ``Pv=true``), whose per-joint constraint lists
   ``initPvDelassus`` fills — a function Python has no binding for.  On a fresh ``Data`` the lists
   are empty, ``H = 0`` and the result is ``I / mu``.  (Two constraints on one joint make that
-  call undefined behaviour; :func:`pvosimr.reference.pinocchio.damped_delassus_inverse_defect` measures
-  it, and the right C++ result after ``initPvDelassus``.)
+  call undefined behaviour; :func:`pvosimr.reference.pinocchio.damped_delassus_inverse_defect`
+  measures it, and the right C++ result after ``initPvDelassus``.)
 
 With pvosimr::
 
@@ -173,9 +173,9 @@ class DelassusOperator:
                                                      3.9e-15
     ===============================================  ====================  =======  =======
 
-    **Cost** (one core, best of five): a new ``μ`` costs 18 µs per solve (25 µs refined) on
-    Atlas (m = 12) against 47 µs for a new Cholesky and solve (``eigh`` once: 21 µs), and 19 µs
-    (28 µs refined) on the 60-row stem against 123 µs (``eigh`` once: 0.34 ms).
+    **Cost.**  After the one ``eigh``, a new scalar ``μ`` costs the two ``m × m`` products above
+    (refined: one more product with ``G`` and a second such solve), where a Cholesky route pays a
+    new ``O(m³)`` factorization and its triangular solves for every ``μ``.
 
     ``μ = 0`` with a singular ``G``, or a ``μ`` at ``G``'s rounding level, raises ``ValueError``.
     """

@@ -2,13 +2,14 @@
 
 The paper measures cost as the operation count of a CasADi SX function with the joint
 positions (the free-flyer pose included) as symbolic inputs and the model's numeric constants
-folded in.  :class:`CasadiBackend` implements the backend seam of :mod:`pvosimr.backends.numpy`, and
-:func:`symbolic_kinematics` produces the same :class:`~pvosimr.kinematics.frames.Kinematics` fields as
-Pinocchio's ``forwardKinematics`` does numerically (the pin wheel has no CasADi bindings) by
-running the backend-generic joint models of :mod:`pvosimr.kinematics.joints` on SX, so every
-algorithm body in :mod:`pvosimr.algorithms` runs unchanged.  The constraint placements may be
-a second input (:mod:`pvosimr.kinematics.placements`), and ``dG/dq`` along Pinocchio's ``integrate``
-is the same graph differentiated (:func:`delassus_derivatives_function`).
+folded in.  :class:`CasadiBackend` implements the backend seam
+(:mod:`pvosimr.backends.protocol`) on SX, and :func:`symbolic_kinematics` produces the same
+:class:`~pvosimr.kinematics.frames.Kinematics` fields as Pinocchio's ``forwardKinematics`` does
+numerically (the pin wheel has no CasADi bindings) by running the backend-generic joint models
+of :mod:`pvosimr.kinematics.joints` on SX, so every algorithm body in :mod:`pvosimr.algorithms`
+runs unchanged.  The constraint placements may be a second input
+(:mod:`pvosimr.kinematics.placements`), and ``dG/dq`` along Pinocchio's ``integrate`` is the
+same graph differentiated (:func:`delassus_derivatives_function`).
 """
 
 from __future__ import annotations

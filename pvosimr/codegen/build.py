@@ -16,10 +16,10 @@ complex numbers to the tolerance of ``pin.isNormalized``) and the result (finite
 Python's and numpy's C headers are installed, the library is also a CPython extension whose
 ``delassus(q)`` takes a float64 ``q`` and returns a new ``G``: a call costs about the generated
 code's own time (``binding == "extension"``).  Otherwise it is called through :mod:`ctypes`
-(``binding == "ctypes"``, about 1.5 µs more per call).  Any rejected or unusual input goes
+(``binding == "ctypes"``, a little more per call).  Any rejected or unusual input goes
 through :func:`pvosimr.checks.check_configuration`, which raises the library's usual
 ``ValueError``.  (``casadi.external`` loads the same library, but its generic per-call path
-costs several times the computation itself on Atlas.)
+costs more than the computation itself.)
 
 **A batch.**  A 2-D array with nq columns is a batch of rows: ``pvosimr_eval_batch`` runs with
 the GIL released, the rows split into ``threads`` contiguous chunks (default: the usable cores,
@@ -28,11 +28,11 @@ thread with its own work arrays (the calling thread runs the first: ``threads=1`
 thread).  Every row is the single call's matrix bit for bit.  A bad row raises ``ValueError``
 naming the first one, ``"row 17 of qs: "`` and the single call's message; a row where G is not
 finite raises the single call's error with the row in place of "this q".  Through the
-extension or ctypes alike (the ctypes call releases the GIL too).  Measured on Atlas with 2×6D
-feet (Pinocchio's ``computeDelassusMatrix`` 10–12 µs): one call 3.0–3.4 µs, a batch of 1024
-2.5–3.5 µs per row on one thread and 1.4–2.2 µs on two (``pvosimr bench``).  Starting a
-thread is not free: on the shared reference machine a second one paid off from about a hundred
-rows of Atlas's G (fewer for a heavier function), so pass ``threads=1`` for small batches.
+extension or ctypes alike (the ctypes call releases the GIL too).  Starting a thread is not
+free: a second one pays off only from some number of rows on (fewer for a heavier function), so
+pass ``threads=1`` for small batches.  ``pvosimr bench`` times one call, ``casadi.external``
+and batches of 1, 64 and 1024 rows on one and two threads against Pinocchio's C++
+(``figures/timings.md``).
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
@@ -60,17 +60,16 @@ The compiled function is a snapshot: editing the model (inertias, placements, ar
 with ``placements="fixed"``, the constraint placements afterwards needs a new :func:`compile`
 (cached if it was built before).
 
-Compile time grows faster than linearly with the size of the generated function.  Measured on
-the 2-core reference machine (shared, so ±30 %) with gcc 12, time per call in brackets:
+Compile time grows faster than linearly with the size of the generated function (its CasADi
+instructions; ``pvosimr bench`` writes each library's size and build time to
+``figures/timings.md``).  A lower optimization level builds a large function much faster for a
+somewhat slower call: ``flags=("-O1",)`` when the build time matters more.  dG's C is the
+largest (about nv times G's), and there ``-O1`` builds several times faster than ``-O2`` or
+``-O3`` for a call only slightly slower (``-O0``'s is several times slower): hence
+``derivative_flags=("-O1",)``.
 
-- G, Atlas 2×6D feet (8 k instructions, 0.2 MB of C): 3–4 s at ``-O3``;
-- G, Atlas with two Shadow hands and 6D feet (51 k, 1.2 MB): 39–54 s at ``-O3`` (21 µs),
-  13 s at ``-O1`` (30 µs): ``flags=("-O1",)`` when the build time matters more;
-- dG, Atlas 2×6D feet (120 k, 2.9 MB): 205 s at ``-O3`` (39 µs), 220 s at ``-O2`` (40 µs),
-  31 s at ``-O1`` (42 µs), 14 s at ``-O0`` (179 µs): hence ``derivative_flags=("-O1",)``.
-
-``-march=native`` makes the Atlas function about 25 % faster (FMA/AVX) but ties the library to
-this CPU family; it is never added by default.
+``-march=native`` can make the call faster (FMA, AVX) but ties the library to this CPU family;
+it is never added by default.
 """
 
 from __future__ import annotations
@@ -142,7 +141,8 @@ class CompilationError(CodegenError):
 
 
 def default_cache_dir() -> Path:
-    """pvosimr's cache folder, :func:`pvosimr.codegen.compiler.cache_dir`; libraries go to ``codegen/``."""
+    """pvosimr's cache folder, :func:`pvosimr.codegen.compiler.cache_dir`; libraries go to
+    ``codegen/``."""
     return toolchain.cache_dir()
 
 

@@ -1,9 +1,10 @@
 """What pvosimr's two compiled paths share: the cache folder, finding a compiler, its identity.
 
-:mod:`pvosimr.codegen.build` (generated C) and :mod:`pvosimr.reference.bridge` (the C++ bridge to Pinocchio's
-PV-OSIMr) build shared libraries on first use and keep them in :func:`cache_dir`, under names
-that hash everything the library depends on, the compiler's :func:`compiler_identity` included:
-a new compiler, Python or pin is a new name, never a stale library.
+:mod:`pvosimr.codegen.build` (generated C) and :mod:`pvosimr.reference.bridge` (the C++ bridge
+to Pinocchio's PV-OSIMr) build shared libraries on first use and keep them in :func:`cache_dir`,
+under names that hash everything the library depends on, the compiler's
+:func:`compiler_identity` included: a new compiler, Python or pin is a new name, never a stale
+library.
 """
 
 from __future__ import annotations

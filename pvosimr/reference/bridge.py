@@ -10,9 +10,10 @@ must be compiled against the very pin it runs with (the C++ ABI: Eigen's layout,
 structures).  A build at install time runs in pip's isolated environment, against whichever pin
 pip fetched for it, and goes stale as soon as the user's pin changes.  Compiled here, against the
 pin that ``import pinocchio`` loaded, the bridge always matches; the library is cached under
-:func:`pvosimr.codegen.compiler.cache_dir` ``/bridge`` with a name hashing the source, the pin version
-and its install prefix, the compiler, the Eigen headers and the Python ABI, so a change of any of
-them builds a new one (about a minute on the 2-core reference machine) and nothing else does.
+:func:`pvosimr.codegen.compiler.cache_dir` ``/bridge`` with a name hashing the source, the pin
+version and its install prefix, the compiler, the Eigen headers and the Python ABI, so a change
+of any of them builds a new one (one C++ compilation against Pinocchio's headers) and nothing
+else does.
 
 Everything comes from the pin wheel's ``cmeel.prefix`` (Pinocchio and Boost headers,
 ``libpinocchio_default``, ``libboost_python``, the compile definitions of Pinocchio's CMake

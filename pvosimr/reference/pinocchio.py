@@ -18,10 +18,10 @@ order — exactly like :func:`pvosimr.compute_delassus`:
     singular G included (the pivots of the constraint block are not used to form G).
 ``pin-pv-osimr``
     Pinocchio's C++ ``initPvDelassus`` + ``computePvDelassusMatrix``, which ``pin`` does not
-    bind, through :mod:`pvosimr.reference.bridge` (compiled on first use against the installed ``pin``
-    wheel; it needs a C++ compiler, nothing else here does).  ``initPvDelassus`` runs once per
-    (model, constraint list) — see :func:`cache_info` — on a ``pinocchio::Data`` owned by the
-    compiled object, because it records the constraint topology in the Data it is given and
+    bind, through :mod:`pvosimr.reference.bridge` (compiled on first use against the installed
+    ``pin`` wheel; it needs a C++ compiler, nothing else here does).  ``initPvDelassus`` runs
+    once per (model, constraint list) — see :func:`cache_info` — on a ``pinocchio::Data`` owned
+    by the compiled object, because it records the constraint topology in the Data it is given and
     cannot be rerun on the same Data; the ``data`` argument is therefore not used by this one.
 
 Structures (constraint datas, Cholesky decompositions, PV objects) are cached per
@@ -217,8 +217,8 @@ def pinocchio_pv_osimr(
     ``data`` is accepted for the common signature but not used: the compiled object computes
     in its own ``pinocchio::Data``, the one ``initPvDelassus`` prepared.  Bad constraints or
     ``q`` raise as for the other references; then, where the bridge cannot be built here (no
-    C++ compiler, no Eigen headers, ...), :class:`pvosimr.reference.bridge.BridgeUnavailableError` (an
-    ``ImportError``) says why and how to get it.
+    C++ compiler, no Eigen headers, ...), :class:`pvosimr.reference.bridge.BridgeUnavailableError`
+    (an ``ImportError``) says why and how to get it.
     """
     entry = _entry(model, constraint_models)
     q = check_configuration(model, q)
@@ -244,8 +244,8 @@ def damped_delassus_inverse_defect(
     """How far ``pin.computeDampedDelassusMatrixInverse`` is from ``(G + mu I)⁻¹``.
 
     The reference is ``inv(G_dense + mu I)`` with ``G_dense = J M⁻¹ Jᵀ``
-    (:func:`pvosimr.reference.truth.dense_delassus`).  Errors are :func:`pvosimr.reference.truth.rel_err`
-    (``max|A − B| / max(1, max|B|)``).  Keys:
+    (:func:`pvosimr.reference.truth.dense_delassus`).  Errors are
+    :func:`pvosimr.reference.truth.rel_err` (``max|A − B| / max(1, max|B|)``).  Keys:
 
     ``pin_python``
         ``pin.computeDampedDelassusMatrixInverse(model, data, q, cms, cds, mu)`` from Python.
