@@ -81,8 +81,7 @@ def compute_delassus_batch(
 
     Each operation of the algorithm is one numpy call on ``block_size`` configurations at once;
     a larger batch runs in blocks of that size, because the per-configuration cost grows once
-    the stacks outgrow the CPU cache (measured on Atlas, 2-core Xeon with 2 MiB L2 per core:
-    about 18 µs per configuration for blocks of 1024 or 2048, about 40 µs for 4096).
+    the stacks outgrow the CPU cache (``pvosimr bench`` measures it: figures/timings.md).
     """
     if algorithm != AUTO:
         sweeps_for(algorithm)  # an unknown name fails first

@@ -1,8 +1,8 @@
 """The array libraries the algorithm bodies run on, behind one protocol.
 
 - :mod:`.protocol`: :class:`Backend`, what an algorithm body may ask besides matrix operators;
-- :mod:`.numpy`: :data:`NUMPY`, one configuration in float64;
-- :mod:`.numpy_steps`: numpy's faster articulated-body steps (one-DoF joints, free-flyers);
+- :mod:`.numpy`: :data:`NUMPY`, one configuration in float64, with numpy's own forms of the
+  protocol's hooks (one-DoF and free-flyer joint steps, stacked eq. 19 rows);
 - :mod:`.stack`: :class:`~.stack.MatrixStack` and the batched backend, many configurations at once;
 - :mod:`.casadi`: CasADi SX, for operation counts and generated code (needs CasADi);
 - :mod:`.counting`: operation counts without CasADi.

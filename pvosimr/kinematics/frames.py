@@ -46,8 +46,8 @@ class Kinematics:
       ``topology.framed`` (none for plain constraints), and of each world-fixed ``c2`` of a
       point anchor under its key in ``topology.anchors``;
     - ``axis[i]``: ``k`` where ``S[i]`` is the unit vector ``e_k`` for every configuration (an
-      axis-aligned one-DoF joint), for numpy's products with it (:mod:`.algorithms.one_dof`);
-      empty unless the caller knows;
+      axis-aligned one-DoF joint), for numpy's products with it (the
+      :func:`~pvosimr.backends.protocol.joint_step` hook); empty unless the caller knows;
     - ``identity``: the links whose ``S[i]`` is the 6×6 identity for every configuration (a
       free-flyer in its own frame), for the same use; empty unless the caller knows.
     """

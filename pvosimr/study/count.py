@@ -37,6 +37,7 @@ from .options import (
     robot_from_file,
     with_frames,
 )
+from .progress import progress_bar
 
 __all__ = [
     "CountCache",
@@ -337,10 +338,9 @@ def count_algorithms(
     model: pin.Model, constraint_models: list, algorithms: Sequence[str], counts: CountCache
 ) -> dict[str, int]:
     """Every algorithm's count through ``counts``, with a progress bar on stderr."""
-    from tqdm import tqdm
 
     out: dict[str, int] = {}
-    with tqdm(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
+    with progress_bar(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
         for algorithm in bar:
             bar.set_postfix_str(algorithm)
             out[algorithm] = counts.count(model, constraint_models, algorithm)

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from tqdm import tqdm
 
 from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
@@ -49,6 +48,7 @@ from .pinocchio_defects import (
     silently_wrong,
     silently_wrong_section,
 )
+from .progress import progress_bar
 
 __all__ = [
     "TOLERANCE",
@@ -215,7 +215,7 @@ def validate_cases(
     """
     methods = _methods()
     rows = []
-    bar = tqdm(cases, disable=not progress, unit="case", file=sys.stderr, mininterval=0.5)
+    bar = progress_bar(cases, disable=not progress, unit="case", file=sys.stderr, mininterval=0.5)
     for k, robot in enumerate(bar):
         bar.set_postfix_str(f"{robot.name} / {robot.preset}")
         rows.append(validate_robot(robot, configs, np.random.default_rng([seed, k]), methods))

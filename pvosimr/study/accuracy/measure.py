@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pinocchio as pin
-from tqdm import tqdm
 
 import pvosimr
 from pvosimr import reference
 from pvosimr.reference import truth
 from pvosimr.zoo.seeded import random_q
 
+from ..progress import progress_bar
 from .cases import ALGORITHMS, ChainCase, Limits, Plan
 from .truths import dense_truth, wide_truth
 
@@ -244,7 +244,7 @@ def measure(
 def run_study(plan: Plan, progress: bool = True) -> dict:
     """Measure every case of ``plan``: ``{"depth": [...], "cond": [...], "limits": ...}``."""
     out: dict = {"depth": [], "cond": [], "limits": asdict(plan.limits)}
-    bar = tqdm(plan.cases(), desc="accuracy", unit="case", disable=not progress)
+    bar = progress_bar(plan.cases(), desc="accuracy", unit="case", disable=not progress)
     for sweep, case, compiled, sensitivity in bar:
         bar.set_postfix_str(f"{sweep} {case.family} n={case.n} ratio={case.ratio:.0e}")
         record = measure(case, plan.limits, codegen=compiled, sensitivity=sensitivity)

@@ -25,6 +25,7 @@ import numpy as np
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import rel_err
 
+from ..progress import progress_bar
 from .compiled import batch_error, batch_name, g_facts
 from .loop import N_CONFIGS, Method, time_methods
 from .methods import numpy_methods, pinocchio_bare
@@ -109,9 +110,8 @@ def large_flags(n: int, flags: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _progress(jobs: list, desc: str, progress: bool):
-    from tqdm import tqdm
 
-    return tqdm(jobs, desc=desc, disable=not progress, file=sys.stderr)
+    return progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
 
 
 def _scaling_point(family: str, size: int, repeats: int, seed: int) -> ScalingPoint:

@@ -12,6 +12,7 @@ import numpy as np
 
 from pvosimr import zoo
 
+from ..progress import progress_bar
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .loop import N_CONFIGS, time_methods
@@ -75,10 +76,9 @@ def _time_cases(
     cases: Sequence[str], derivative_cases: set[str], progress: bool, **options
 ) -> tuple[list, dict[str, str]]:
     """:func:`time_case` on each case; the cases whose model is not installed, with why."""
-    from tqdm import tqdm
 
     results, unavailable = [], {}
-    for spec in tqdm(list(cases), desc="robots", disable=not progress, file=sys.stderr):
+    for spec in progress_bar(list(cases), desc="robots", disable=not progress, file=sys.stderr):
         try:
             derivatives = case_name(spec) in derivative_cases
             results.append(time_case(spec, derivatives=derivatives, **options))

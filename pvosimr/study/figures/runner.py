@@ -22,6 +22,7 @@ from pvosimr.zoo import synthetic
 
 from ..count import CountCache, add_cache_options
 from ..options import add_out_option, command_parser, require_extra, usage_error
+from ..progress import progress_bar
 from .claims import (
     PAPER_FIG3_STEM,
     PAPER_FIG3_TOP_TICK,
@@ -116,11 +117,12 @@ def count_all(
 ) -> list[Count]:
     """Count every algorithm of every case in ``convention`` (a progress bar per count, cached
     on disk)."""
-    from tqdm import tqdm
 
     rows: list[Count] = []
     total = sum(len(c.algorithms) for c in cases)
-    bar = tqdm(total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1)
+    bar = progress_bar(
+        total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1
+    )
     with bar:
         for case in cases:
             robot = case.build()
@@ -143,11 +145,12 @@ def scale_counts(
     """``{(b, variant, algorithm): ops}``: Fig. 3's mechanism at ``stem`` for each of
     ``branches``, the paper's three algorithms, in each of :data:`VARIANTS
     <pvosimr.study.figures.convention.VARIANTS>` (through the cache)."""
-    from tqdm import tqdm
 
     out: dict[tuple[int, str, str], int] = {}
     total = len(branches) * len(VARIANTS) * len(PAPER_THREE)
-    bar = tqdm(total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1)
+    bar = progress_bar(
+        total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1
+    )
     with bar:
         for b in branches:
             robot = synthetic.stem_with_branches(stem, b)
