@@ -35,16 +35,16 @@ def manipulator():
 def test_built_against_the_pin_in_use(needs_bridge):  # noqa: F811
     module = bridge.load()
     assert pin.__version__ == module.PINOCCHIO_VERSION
-    library = bridge.plan().library()
+    library = bridge.build_recipe().library()
     assert library.is_file() and f"pin{pin.__version__}-" in library.name
     assert library.parent == toolchain.cache_dir() / "bridge"
 
 
 def test_cache_name_changes_with_pin_and_compiler(needs_bridge):  # noqa: F811
-    plan = bridge.plan()
-    other_pin = dataclasses.replace(plan, pinocchio_version="3.9.0")
-    other_flags = dataclasses.replace(plan, defines=(*plan.defines, "EXTRA"))
-    names = {p.library().name for p in (plan, other_pin, other_flags)}
+    recipe = bridge.build_recipe()
+    other_pin = dataclasses.replace(recipe, pinocchio_version="3.9.0")
+    other_flags = dataclasses.replace(recipe, defines=(*recipe.defines, "EXTRA"))
+    names = {p.library().name for p in (recipe, other_pin, other_flags)}
     assert len(names) == 3
 
 

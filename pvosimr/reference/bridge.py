@@ -48,7 +48,15 @@ from types import ModuleType
 
 from ..codegen import compiler as toolchain
 
-__all__ = ["MODULE", "SOURCE", "BridgeUnavailableError", "Plan", "load", "plan", "status"]
+__all__ = [
+    "MODULE",
+    "SOURCE",
+    "BridgeUnavailableError",
+    "BuildRecipe",
+    "build_recipe",
+    "load",
+    "status",
+]
 
 MODULE = "pvosimr._pinocchio_pv"
 SOURCE = Path(__file__).with_name("_pinocchio_pv.cpp")
@@ -86,7 +94,7 @@ class BridgeUnavailableError(ImportError):
 
 
 @dataclass(frozen=True)
-class Plan:
+class BuildRecipe:
     """Everything the build reads: where, with what, for which pin."""
 
     pinocchio_version: str
@@ -114,7 +122,7 @@ class Plan:
         ]
 
     def library(self) -> Path:
-        """The cached library this plan builds."""
+        """The cached library this recipe builds."""
         key = hashlib.sha256(
             "\0".join(
                 [
@@ -183,7 +191,7 @@ def _cmake_defines(library_dir: Path) -> tuple[str, ...]:
     return tuple(defines)
 
 
-def plan() -> Plan:
+def build_recipe() -> BuildRecipe:
     """Find everything the build needs; :class:`BridgeUnavailableError` names what is missing."""
     prefix = _cmeel_prefix()
     include, library_dir = prefix / "include", prefix / "lib"
@@ -207,7 +215,7 @@ def plan() -> Plan:
         toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:
         raise BridgeUnavailableError(str(exc).rstrip(".")) from None
-    return Plan(
+    return BuildRecipe(
         pinocchio_version=version,
         prefix=prefix,
         compiler=tuple(compiler),
@@ -218,7 +226,7 @@ def plan() -> Plan:
     )
 
 
-def _build(how: Plan, library: Path) -> float:
+def _build(how: BuildRecipe, library: Path) -> float:
     """Compile into a fresh name and move it into place (atomic; safe across processes)."""
     library.parent.mkdir(parents=True, exist_ok=True)
     tmp = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so"
@@ -274,7 +282,7 @@ def load() -> ModuleType:
 
 
 def _load() -> ModuleType:
-    how = plan()
+    how = build_recipe()
     library = how.library()
     if not library.exists():
         _build(how, library)
