@@ -17,7 +17,7 @@ from pvosimr.study import accuracy
 from pvosimr.zoo.seeded import random_q
 
 #: A plan of small chains: every path (codegen on the shallowest), both sweeps, in seconds.
-SMALL = accuracy.Plan(
+SMALL = accuracy.StudyPlan(
     depths={"Spherical": (2,), "FreeFlyer": (2,)},
     cond_chains=(("Spherical", 4),),
     profiles=("alternating",),

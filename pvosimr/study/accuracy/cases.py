@@ -29,7 +29,7 @@ __all__ = [
     "TOL",
     "ChainCase",
     "Limits",
-    "Plan",
+    "StudyPlan",
     "build_chain",
     "chain_joint_kinds",
     "mass_scales",
@@ -120,7 +120,7 @@ class ChainCase:
 
 
 @dataclass(frozen=True)
-class Plan:
+class StudyPlan:
     """The cases of one run: depth sweeps (uniform masses) and conditioning sweeps."""
 
     depths: dict[str, tuple[int, ...]]
@@ -146,7 +146,7 @@ class Plan:
         return cases
 
 
-FULL = Plan(
+FULL = StudyPlan(
     depths={
         "Spherical": (5, 10, 20, 40, 60, 80, 100, 150, 200, 300),
         "FreeFlyer": (2, 5, 10, 20, 30, 50, 75, 100),
@@ -159,7 +159,7 @@ FULL = Plan(
     codegen_cond=(1.0, 1e4, 1e8, 1e12, 1e16),
     limits=Limits(),
 )
-QUICK = Plan(
+QUICK = StudyPlan(
     depths={"Spherical": (5, 80), "FreeFlyer": (4,), "mixed": (24,)},
     cond_chains=(("Spherical", 6),),
     profiles=("alternating",),

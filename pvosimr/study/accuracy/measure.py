@@ -24,7 +24,7 @@ from pvosimr.reference import truth
 from pvosimr.zoo.seeded import random_q
 
 from ..progress import progress_bar
-from .cases import ALGORITHMS, ChainCase, Limits, Plan
+from .cases import ALGORITHMS, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
 
 __all__ = ["Record", "condition_number", "measure", "run_study"]
@@ -241,7 +241,7 @@ def measure(
 # --------------------------------------------------------------------------- the study
 
 
-def run_study(plan: Plan, progress: bool = True) -> dict:
+def run_study(plan: StudyPlan, progress: bool = True) -> dict:
     """Measure every case of ``plan``: ``{"depth": [...], "cond": [...], "limits": ...}``."""
     out: dict = {"depth": [], "cond": [], "limits": asdict(plan.limits)}
     bar = progress_bar(plan.cases(), desc="accuracy", unit="case", disable=not progress)
