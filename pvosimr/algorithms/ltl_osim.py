@@ -16,7 +16,7 @@ ancestor pairs of the dof tree are ever touched (:func:`ancestor_runs`).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Sequence
 
 from ..backends import Backend, Matrix
 from ..kinematics.frames import Kinematics
@@ -26,8 +26,7 @@ from .joint_space import constraint_jacobian, dof_parents, mass_matrix
 __all__ = ["ancestor_runs", "ltl_factor", "ltl_osim_sweeps"]
 
 
-@lru_cache(maxsize=32)
-def ancestor_runs(lam: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
+def ancestor_runs(lam: Sequence[int]) -> tuple[tuple[slice, ...], ...]:
     """For each dof ``k``, its ancestors ``λ(k), λ(λ(k)), …`` as ascending runs of consecutive
     indices (slices).  Joints numbered root to leaves keep a path's dofs in a few runs — one on a
     chain — so each step of the factorization is a handful of block operations, not O(d²)
@@ -46,16 +45,17 @@ def ancestor_runs(lam: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
     return tuple(runs)
 
 
-def ltl_factor(B: Backend, M: Matrix, lam: list[int]) -> Matrix:
+def ltl_factor(B: Backend, M: Matrix, runs: tuple[tuple[slice, ...], ...]) -> Matrix:
     """Lower-triangular ``L`` with ``M = Lᵀ L`` (Featherstone RBDA Table 6.3), in place on ``M``.
 
     Step ``k`` (leaves first): ``M[k,k] ← √M[k,k]``, ``M[k,i] ← M[k,i] / M[k,k]`` and
     ``M[i,j] ← M[i,j] − M[k,i] M[k,j]`` for ancestors ``j ⪯ i`` of ``k``, applied run by run of
-    :func:`ancestor_runs`.  Only the lower triangle is read afterwards; the block update also
-    writes the mirror entries of a run, which nothing reads (a symbolic backend drops them).
+    :func:`ancestor_runs` (``runs``).  Only the lower triangle is read afterwards; the block
+    update also writes the mirror entries of a run, which nothing reads (a symbolic backend
+    drops them).
     """
-    runs = ancestor_runs(tuple(lam))
-    for k in reversed(range(len(lam))):
+    n = len(runs)
+    for k in reversed(range(n)):
         row = slice(k, k + 1)
         M[k, k] = B.sqrt(M[k, k])
         for r in runs[k]:
@@ -63,7 +63,6 @@ def ltl_factor(B: Backend, M: Matrix, lam: list[int]) -> Matrix:
         for a, ri in enumerate(runs[k]):
             for rj in runs[k][: a + 1]:  # runs of ancestors of ri's dofs, ri included
                 M[ri, rj] = M[ri, rj] - M[row, ri].T @ M[row, rj]
-    n = len(lam)
     L = B.zeros(n, n)
     for k in range(n):
         L[k, k] = M[k, k]
@@ -72,11 +71,10 @@ def ltl_factor(B: Backend, M: Matrix, lam: list[int]) -> Matrix:
     return L
 
 
-def _right_solve(L: Matrix, J: Matrix, lam: list[int]) -> Matrix:
+def _right_solve(L: Matrix, J: Matrix, runs: tuple[tuple[slice, ...], ...]) -> Matrix:
     """``Y = J L⁻¹`` column by column, leaves first, pushing each column to its ancestors."""
-    runs = ancestor_runs(tuple(lam))
     Y = J
-    for k in reversed(range(len(lam))):
+    for k in reversed(range(len(runs))):
         col = slice(k, k + 1)
         Y[:, col] = Y[:, col] / L[k, k]
         for r in runs[k]:
@@ -86,7 +84,7 @@ def _right_solve(L: Matrix, J: Matrix, lam: list[int]) -> Matrix:
 
 def ltl_osim_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:
     """The Delassus matrix G (m × m) by LTL-OSIM, blocks in constraint-list order."""
-    lam = dof_parents(topo)
-    L = ltl_factor(B, mass_matrix(B, topo, kin), lam)
-    Y = _right_solve(L, constraint_jacobian(B, topo, kin), lam)
+    runs = topo.prepared("ltl-osim ancestor runs", lambda t: ancestor_runs(dof_parents(t)))
+    L = ltl_factor(B, mass_matrix(B, topo, kin), runs)
+    Y = _right_solve(L, constraint_jacobian(B, topo, kin), runs)
     return B.symmetric_from_upper(Y @ Y.T)
