@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -96,16 +97,15 @@ def _ratio_within(
     )
 
 
-def _c2(rows) -> Verdict:
-    return _ratio_within(
-        rows,
-        "C2",
-        "Fig. 5b, Atlas 4×3D per foot",
-        ("fig5", "b"),
-        "PV-OSIM needs 19.9% more operations than PV-OSIMr",
-        (1.10, 1.30),
-        "PV-OSIM carries 12 rows per foot up the leg, PV-OSIMr a 6×6 propagator.",
-    )
+_c2 = partial(
+    _ratio_within,
+    claim="C2",
+    case="Fig. 5b, Atlas 4×3D per foot",
+    panel=("fig5", "b"),
+    paper="PV-OSIM needs 19.9% more operations than PV-OSIMr",
+    bounds=(1.10, 1.30),
+    note="PV-OSIM carries 12 rows per foot up the leg, PV-OSIMr a 6×6 propagator.",
+)
 
 
 def _c3(rows) -> Verdict:
@@ -171,17 +171,16 @@ def _c4(rows) -> Verdict:
     )
 
 
-def _c5(rows) -> Verdict:
-    return _ratio_within(
-        rows,
-        "C5",
-        "Sec. IV-E, Atlas 6D welds on hands and feet",
-        ("caveat", ""),
-        "PV-OSIM needs ~1.5% fewer operations than PV-OSIMr",
-        (0.95, 1.02),
-        "Both hands' 24 rows meet the feet at the pelvis after only three back joints, where "
-        "PV-OSIM's rank-1 updates are cheaper than PV-OSIMr's rank-6 ones.",
-    )
+_c5 = partial(
+    _ratio_within,
+    claim="C5",
+    case="Sec. IV-E, Atlas 6D welds on hands and feet",
+    panel=("caveat", ""),
+    paper="PV-OSIM needs ~1.5% fewer operations than PV-OSIMr",
+    bounds=(0.95, 1.02),
+    note="Both hands' 24 rows meet the feet at the pelvis after only three back joints, where "
+    "PV-OSIM's rank-1 updates are cheaper than PV-OSIMr's rank-6 ones.",
+)
 
 
 def _c6(rows, quick: bool) -> Verdict:
