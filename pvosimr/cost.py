@@ -1,605 +1,91 @@
-"""A CasADi-free estimate of each Delassus algorithm's operation count, for ``algorithm="auto"``.
+"""The cost model: the operations CasADi would count for an algorithm, estimated without CasADi.
 
 The paper's cost metric (:func:`pvosimr.symbolic.count_operations`) counts the instructions of
-the CasADi SX function ``q ↦ G``, less its inputs and outputs, with the model's numeric
-constants folded: a product by a structural zero costs nothing, one by +1 no multiplication,
-and only what the output G depends on is counted.  On real robots that sparsity decides the
-count (a planar double pendulum's PV-OSIMr is a few dozen operations, a dense-shape formula
-says hundreds), so the estimate follows it: every algorithm body of :mod:`pvosimr.algorithms`
-runs unchanged on :class:`StructureBackend`, whose matrices hold each entry's *structure* — a
-structural zero, a constant ±1, another constant, or a function of ``q`` — and, per entry that
-is not a structural zero or ±1, a node of an expression graph (:class:`Graph`).  Each matrix
-primitive adds, in one numpy step, the nodes of its result entries with the operations CasADi
-would create for them and their operand nodes:
+the CasADi SX function ``q ↦ G`` with the model's numeric constants folded.  The estimate runs
+the very algorithm body on the counting backend (:mod:`pvosimr.backends.counting`: every entry's
+structure and the expression graph CasADi would build, then what G reads), on the kinematics
+of a symbolic configuration (:mod:`pvosimr.kinematics.structure`).  Two users:
+``algorithm="auto"`` (:mod:`pvosimr.choice`) compares the algorithms, PV-OSIMh's rule
+(:mod:`pvosimr.algorithms.pv_osimh_plan`) its plans.
 
-- ``A @ B``, per entry (terms in CasADi's order k = 0, 1, …): a multiplication per term with a
-  ``q``-dependent factor, unless the other factor is ±1; an addition per further term, where
-  the constant terms before the first ``q``-dependent one fold into one;
-- ``A ± B``, ``A * B``, ``A / B``: one operation where both are nonzero and one varies (none
-  for a product by ±1), and ``0 − B`` a negation;
-- ``B.inv``, ``B.cholesky``, ``B.solve_lower``: the scalar loops of
-  :class:`pvosimr.symbolic.CasadiBackend`, on the same rules;
-- a constant is a node of its own, one per distinct value (CasADi keeps one per value), and
-  the constant a fold produces is a new one.
-
-The count is then taken as CasADi takes it: a reverse pass from the entries of G marks the
-nodes G reads (the dead code is what the sweeps compute and G never reads: the lower triangles
-of symmetric products, inertia folded into a fixed root, kinematics of unconstrained branches),
-and the estimate is the operations and constants of the marked nodes, less the entries of ``q``
-that G does not read (CasADi has no instruction for them but subtracts all of ``q``).
-
-The joint kinematics are the backend-generic joint models (:mod:`pvosimr.kinematics.joints`) on the
-same backend, the constants folded as :func:`pvosimr.symbolic.fold` does.  Without the
-constraint models, their placements are taken generic: a translated, unrotated frame
-(``K = [I, −p×]``).  Not modelled: CasADi's rewriting of sums with negated terms and the
-identities it spots between equal subexpressions.
+A :class:`Counter` builds the kinematics once and counts any number of bodies on them; what a
+body adds to the graph is dropped once it is counted, so bodies that share a prefix (the
+articulated-body recursion every plan of PV-OSIMh runs) count it once.
 """
 
 from __future__ import annotations
 
-import weakref
-from typing import Any
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, TypeVar
 
-import numpy as np
 import pinocchio as pin
 
-from .algorithms import sweeps_for
-from .constraints import as_constraint_list
-from .kinematics.frames import Kinematics, frame_transforms, model_constants
-from .kinematics.joints import joint_kinematics
+from .backends.counting import CountingBackend, OverBudgetError
+from .kinematics.frames import Kinematics
+from .kinematics.structure import structure_kinematics
 from .topology import Topology
 
-__all__ = [
-    "ALGORITHM_ORDER",
-    "Graph",
-    "Structure",
-    "StructureBackend",
-    "cheapest",
-    "count_structure",
-    "estimate_operations",
-    "structure_kinematics",
-]
+__all__ = ["Body", "Count", "Counter", "estimate_operations"]
 
-#: The algorithms estimated, in the order that breaks ties in :func:`cheapest`.
-ALGORITHM_ORDER = ("pv-osimh", "pv-osimr", "pv-osim", "efpa", "ltl-osim", "naive")
+T = TypeVar("T")
 
-#: Same rule as :func:`pvosimr.symbolic.fold`.
-FOLD_TOLERANCE = 1e-12
-
-# An entry's structure.
-ZERO, UNIT, CONST, SYM = 0, 1, 2, 3
-
-NONE = -1  # the node id of an entry without a node (a structural zero or ±1)
-ONE = -2  # the numerator of 1 / x
+#: An algorithm body: ``body(B, topology, kinematics) -> G``.
+Body = Callable[[CountingBackend, Topology, Kinematics], Any]
 
 
-class Graph:
-    """The expression graph of one run: per node its operation count (a constant counts one
-    instruction, an input none), and per operation its edges ``dst ← src`` to earlier nodes."""
+class Count(NamedTuple):
+    """A body's estimated count (``operations``: what G reads) and everything it made, read
+    or not (``made``)."""
 
-    def __init__(self) -> None:
-        self.size = 0
-        self._cost: list[np.ndarray] = []
-        self._edges: list[tuple[np.ndarray, np.ndarray]] = []
-        self._constants: dict[float, int] = {}
-        self._num = np.full(64, NONE, dtype=np.int64)  # of a quotient node: its numerator
-        self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
-        self.inputs = np.zeros(0, dtype=np.int64)
+    operations: int
+    made: int
 
-    def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
-        """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
-        n = np.size(cost) if count is None else count
-        self._cost.append(np.full(n, cost, dtype=np.int32) if np.ndim(cost) == 0 else cost)
-        ids = np.arange(self.size, self.size + n, dtype=np.int64)
-        self.size += n
-        if self.size > self._num.size:
-            self._num, self._den = (np.resize(r, 2 * self.size) for r in (self._num, self._den))
-            self._num[n - self.size :] = self._den[n - self.size :] = NONE
-        return ids
 
-    def quotients(self, ids: np.ndarray, num: np.ndarray, den: np.ndarray) -> None:
-        """Nodes ``ids`` are ``num / den`` (``num`` ONE for ``1 / den``)."""
-        self._num[ids], self._den[ids] = num, den
+class Counter:
+    """The counting backend with the kinematics of ``model`` and the constraint structure of
+    ``topology``; ``constraint_models`` (the list the topology was built from) gives the
+    constraints' placements, whose sparsity the count depends on (generic ones when None)."""
 
-    def products(self, x: np.ndarray, y: np.ndarray):
-        """CasADi's rewriting of a product ``x y`` of nodes: ``(1/x) x`` is 1; ``x (y/x)`` is
-        ``y`` (no operation); ``(1/x) y`` is ``y / x`` (reads x, not its inverse).  Returns
-        where the product is 1, where it is a node of its own (and which), and the nodes
-        the product reads in place of ``x`` and ``y``; None where no quotient takes part."""
-        nx, dx = self._num[np.maximum(x, 0)], self._den[np.maximum(x, 0)]
-        ny, dy = self._num[np.maximum(y, 0)], self._den[np.maximum(y, 0)]
-        if not ((dx >= 0) & (x >= 0)).any() and not ((dy >= 0) & (y >= 0)).any():
+    def __init__(
+        self, model: pin.Model, topology: Topology, constraint_models: Iterable | None = None
+    ) -> None:
+        self.B = CountingBackend()
+        self.topology = topology
+        self.kin = structure_kinematics(self.B, model, topology, constraint_models)
+
+    def keep(self, prefix: Callable[[CountingBackend, Topology, Kinematics], T]) -> T:
+        """``prefix(B, topology, kinematics)``, kept in the graph for every later count (what
+        several bodies share: pass its result to them)."""
+        return prefix(self.B, self.topology, self.kin)
+
+    def count(self, body: Body) -> int:
+        """The estimated count of ``body``: the operations its G reads
+        (:meth:`~pvosimr.backends.counting.CountingBackend.operations`)."""
+        counted = self.measure(body)
+        assert counted is not None
+        return counted.operations
+
+    def measure(self, body: Body, budget: float = math.inf) -> Count | None:
+        """The estimated count of ``body`` and everything it made, or None once it makes more
+        than ``budget`` operations (the kept prefix included)."""
+        graph = self.B.graph
+        mark, graph.budget = graph.mark(), budget
+        try:
+            G = body(self.B, self.topology, self.kin)
+            return Count(self.B.operations(G), graph.made)
+        except OverBudgetError:
             return None
-        valid = (x >= 0) & (y >= 0)
-        inv_x, inv_y = valid & (nx == ONE), valid & (ny == ONE)
-        one = (inv_x & (dx == y)) | (inv_y & (dy == x))
-        from_y = valid & (dy == x) & ~inv_y
-        from_x = valid & (dx == y) & ~inv_x & ~from_y
-        copy = np.where(from_y, ny, np.where(from_x, nx, NONE))
-        src_x = np.where(inv_x & ~one, dx, x)
-        src_y = np.where(inv_y & ~one & ~inv_x, dy, y)
-        return one, copy, src_x, src_y
-
-    def link(self, dst: np.ndarray, src: np.ndarray) -> None:
-        """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped."""
-        keep = src >= 0
-        if keep.any():
-            self._edges.append((dst[keep], src[keep]))
-
-    def constants(self, values: np.ndarray) -> np.ndarray:
-        """One node per distinct value, shared by every constant of that value."""
-        unique, where = np.unique(values, return_inverse=True)
-        ids = np.empty(unique.size, dtype=np.int64)
-        for k, v in enumerate(unique.tolist()):
-            if v not in self._constants:
-                self._constants[v] = int(self.nodes(1, 1)[0])
-            ids[k] = self._constants[v]
-        return ids[where]
-
-    def reached_cost(self, outputs: np.ndarray) -> int:
-        """The operations of the nodes ``outputs`` depend on, less the unread inputs."""
-        reach = np.zeros(self.size, dtype=bool)
-        reach[outputs[outputs >= 0]] = True
-        for dst, src in self._reverse_blocks():
-            reach[src[reach[dst]]] = True
-        cost = np.concatenate(self._cost) if self._cost else np.zeros(0, dtype=np.int32)
-        return int(cost[reach].sum()) - int((~reach[self.inputs]).sum())
-
-    def _reverse_blocks(self):
-        """The edges in blocks, last first, each block's sources older than all its nodes, so
-        one pass (nodes are numbered in creation order) marks everything reachable."""
-        blocks: list[list] = []
-        for dst, src in self._edges:
-            lo, hi = int(dst.min()), int(src.max())
-            if blocks and hi < blocks[-1][0]:
-                blocks[-1][0] = min(lo, blocks[-1][0])
-                blocks[-1][1].append((dst, src))
-            else:
-                blocks.append([lo, [(dst, src)]])
-        for _, parts in reversed(blocks):
-            if len(parts) == 1:
-                yield parts[0]
-            else:
-                yield np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])
-
-
-def _kinds(v: np.ndarray) -> np.ndarray:
-    """Structure codes of values (NaN: varies with ``q``), as CasADi tells constants apart:
-    only an exact 0 vanishes and only an exact ±1 multiplies for free."""
-    codes = np.full(v.shape, CONST, dtype=np.int8)
-    codes[np.isnan(v)] = SYM
-    codes[v == 0.0] = ZERO
-    codes[np.abs(v) == 1.0] = UNIT
-    return codes
-
-
-def _folded(a: Any) -> np.ndarray:
-    """A numeric constant folded as :func:`pvosimr.symbolic.fold`."""
-    a = np.array(np.atleast_2d(np.asarray(a, dtype=float)))
-    if a.size:
-        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
-    return a
-
-
-class Structure:
-    """A matrix of values ``v`` (NaN where the entry varies with ``q``), their structure codes
-    ``c`` and node ids ``n``; arithmetic on it adds the operations CasADi would create, and
-    folds the constants CasADi would fold, in the graph ``g``."""
-
-    __array_ufunc__ = None  # numpy defers to the reflected operators
-
-    def __init__(self, v: np.ndarray, n: np.ndarray, g: Graph, c: np.ndarray | None = None):
-        self.v, self.n, self.g = v, n, g
-        self.c = _kinds(v) if c is None else c
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.v.shape
-
-    @property
-    def a(self) -> np.ndarray:
-        """The numbers of a constant, ones (the densest pattern) where it varies."""
-        return np.where(self.c == SYM, 1.0, self.v)
-
-    @property
-    def T(self) -> Structure:
-        return Structure(self.v.T, self.n.T, self.g, self.c.T)
-
-    def __getitem__(self, key) -> Structure:
-        key = _key(key)
-        return Structure(self.v[key], self.n[key], self.g, self.c[key])
-
-    def __setitem__(self, key, value) -> None:
-        key, value = _key(key), self._lift(value)
-        self.v, self.n, self.c = self.v.copy(), self.n.copy(), self.c.copy()
-        self.v[key], self.n[key], self.c[key] = value.v, value.n, value.c
-
-    def _lift(self, x: Any) -> Structure:
-        return x if isinstance(x, Structure) else constant(self.g, x)
-
-    def __matmul__(self, other: Any) -> Structure:
-        return _matmul(self, self._lift(other))
-
-    def __rmatmul__(self, other: Any) -> Structure:
-        return _matmul(self._lift(other), self)
-
-    def __add__(self, other: Any) -> Structure:
-        return _sum(self, self._lift(other), subtract=False)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Structure:
-        return _sum(self, self._lift(other), subtract=True)
-
-    def __rsub__(self, other: Any) -> Structure:
-        return _sum(self._lift(other), self, subtract=True)
-
-    def __mul__(self, other: Any) -> Structure:
-        return _product(self, self._lift(other), divide=False)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Structure:
-        return _product(self, self._lift(other), divide=True)
-
-    def __rtruediv__(self, other: Any) -> Structure:
-        return _product(self._lift(other), self, divide=True)
-
-    def __neg__(self) -> Structure:
-        return _unary(self, np.negative)
-
-
-def _key(key) -> tuple:
-    """A 2-D index that keeps both dimensions."""
-    if not isinstance(key, tuple):
-        key = (key, slice(None))
-    return tuple(slice(k, k + 1) if isinstance(k, int | np.integer) else k for k in key)
-
-
-def constant(g: Graph, a: Any) -> Structure:
-    """A numeric constant: one node per distinct value other than 0 and ±1."""
-    return _with_constants(g, _folded(a), np.full(np.shape(_folded(a)), NONE, dtype=np.int64))
-
-
-def _with_constants(g: Graph, v: np.ndarray, ids: np.ndarray) -> Structure:
-    """``v`` with the node of its value at every constant entry other than 0 and ±1."""
-    codes = _kinds(v)
-    mask = codes == CONST
-    if mask.any():
-        ids[mask] = g.constants(v[mask])
-    ids[(codes == ZERO) | (codes == UNIT)] = NONE
-    return Structure(v, ids, g, codes)
-
-
-def _operation(g: Graph, ids: np.ndarray, mask: np.ndarray, cost, *operands: np.ndarray):
-    """New nodes at the entries of ``mask`` costing ``cost`` each, reading ``operands``."""
-    n = int(mask.sum())
-    if n:
-        ids[mask] = new = g.nodes(cost if np.ndim(cost) == 0 else cost[mask], n)
-        for src in operands:
-            g.link(new, src[mask])
-
-
-def _unary(x: Structure, f) -> Structure:
-    """``f(x)`` entrywise (−, sqrt, cos, sin): one operation per varying entry; constants fold."""
-    with np.errstate(all="ignore"):
-        v = f(x.v)
-    ids = np.full(x.shape, NONE, dtype=np.int64)
-    _operation(x.g, ids, x.c == SYM, 1, x.n)
-    return _with_constants(x.g, v, ids)
-
-
-def _broadcast(a: Structure, b: Structure):
-    """1×1 operands broadcast (a scalar times a matrix)."""
-    x, y = np.broadcast_arrays(a.c, b.c)
-    vx, vy = np.broadcast_arrays(a.v, b.v)
-    nx, ny = np.broadcast_arrays(a.n, b.n)
-    return x, y, vx, vy, nx, ny
-
-
-def _sum(a: Structure, b: Structure, subtract: bool) -> Structure:
-    """``a ± b``: an operation where both are nonzero and one varies; ``0 − b`` a negation."""
-    x, y, vx, vy, nx, ny = _broadcast(a, b)
-    v = vx - vy if subtract else vx + vy
-    if subtract:  # x - x is 0 for CasADi
-        v[(x == SYM) & (nx == ny)] = 0.0
-    ids = np.where(x == ZERO, ny, nx).astype(np.int64)
-    sym = np.isnan(v)
-    _operation(a.g, ids, sym & (x != ZERO) & (y != ZERO), 1, nx, ny)
-    if subtract:
-        _operation(a.g, ids, (x == ZERO) & (y == SYM), 1, ny)
-    return _with_constants(a.g, v, ids)
-
-
-def _product(a: Structure, b: Structure, divide: bool) -> Structure:
-    """``a * b`` or ``a / b``: an operation where both are nonzero and one varies, unless the
-    other is ±1 (``x / ±1``, ``±1 * x``) or CasADi rewrites it (:meth:`Graph.products`)."""
-    g = a.g
-    x, y, vx, vy, nx, ny = _broadcast(a, b)
-    with np.errstate(all="ignore"):
-        v = vx / vy if divide else vx * vy
-    both = (x != ZERO) & (y != ZERO)
-    v[~both] = 0.0
-    if divide:
-        one, copy, src_x, src_y = (nx == ny) & (x == SYM), np.full(v.shape, NONE), nx, ny
-    else:
-        rules = g.products(nx, ny)
-        one, copy, src_x, src_y = rules or (False, np.full(v.shape, NONE), nx, ny)
-    v[one] = 1.0
-    sym = np.isnan(v)
-    ids = np.where(sym & (y == UNIT), nx, np.where(sym & (x == UNIT) & (not divide), ny, copy))
-    work = sym & (ids == NONE)
-    _operation(g, ids, work, 1, src_x, src_y)
-    quotient = work & (divide | (src_x != nx) | (src_y != ny))
-    if quotient.any():  # x / y, or (1/x) y rewritten as y / x
-        num = np.where(vx == 1.0, ONE, src_x) if divide else np.where(src_x != nx, src_y, src_x)
-        den = src_y if divide else np.where(src_x != nx, src_x, src_y)
-        g.quotients(ids[quotient], num[quotient], den[quotient])
-    return _with_constants(g, v, ids)
-
-
-def _matmul(a: Structure, b: Structure) -> Structure:
-    """``a @ b``: the rules of the module docstring, on the terms ``a[i, k] b[k, j]``."""
-    if a.shape == (1, 1) or b.shape == (1, 1):
-        return _product(a, b, divide=False)
-    g = a.g
-    nz_a, nz_b = (a.c != ZERO)[:, :, None], (b.c != ZERO)[None]
-    sym_a, sym_b = (a.c == SYM)[:, :, None], (b.c == SYM)[None]
-    unit_a, unit_b = (a.c == UNIT)[:, :, None], (b.c == UNIT)[None]
-    terms = nz_a & nz_b  # (i, k, j)
-    varying = terms & (sym_a | sym_b)
-    rules = g.products(a.n[:, :, None], b.n[None])
-    if rules is not None:
-        one, copy, src_a, src_b = rules
-        one &= varying
-        varying &= ~one
-    fixed = terms & ~varying
-    free = varying & (unit_a | unit_b)  # no multiplication
-    if rules is not None:
-        free |= varying & (copy != NONE)
-    out = varying.any(1)
-    products = a.v[:, :, None] * b.v[None]
-    if rules is not None:
-        products[one] = 1.0
-    products[~fixed] = 0.0
-    v = products.sum(1)  # in the order of k, as CasADi adds them
-    v[out] = np.nan
-    ids = np.full(v.shape, NONE, dtype=np.int64)
-    if out.any():
-        first = np.argmax(varying, axis=1)
-        before = fixed & (np.arange(a.shape[1])[None, :, None] < first[:, None, :])
-        leading = np.where(before, products, 0.0).sum(1)  # fold into one constant
-        trailing = fixed & ~before
-        muls = (varying & ~free).sum(1)
-        adds = varying.sum(1) - 1 + trailing.sum(1) + (leading != 0.0)
-        cost = muls + adds
-        # a term that is a node itself: ±1 · x, x (y/x)
-        term = np.where(sym_a, a.n[:, :, None], b.n[None])
-        if rules is None:
-            src_a, src_b = np.broadcast_arrays(a.n[:, :, None], b.n[None])
-        else:
-            term = np.where(copy != NONE, copy, term)
-            src_a = np.where(copy != NONE, term, src_a)
-            src_b = np.where(copy != NONE, NONE, src_b)
-        i, j = np.nonzero(out & (cost == 0))  # that term alone
-        ids[i, j] = term[i, first[i, j], j]
-        work = out & (cost > 0)
-        ids[work] = g.nodes(cost[work])
-        i, k, j = np.nonzero(varying & work[:, None, :])
-        g.link(ids[i, j], src_a[i, k, j])
-        g.link(ids[i, j], src_b[i, k, j])
-        lead = work & (leading != 0.0) & (np.abs(leading) != 1.0)
-        if lead.any():
-            g.link(ids[lead], g.constants(leading[lead]))
-        i, k, j = np.nonzero(trailing & work[:, None, :])
-        if i.size:
-            g.link(ids[i, j], g.constants(products[i, k, j]))
-    return _with_constants(g, v, ids)
-
-
-class StructureBackend:
-    """The backend seam (:class:`pvosimr.backends.numpy.Backend`) on :class:`Structure` matrices."""
-
-    name = "structure"
-
-    def __init__(self) -> None:
-        self.graph = Graph()
-
-    def _s(self, v: np.ndarray, ids: np.ndarray | None = None, c=None) -> Structure:
-        v = np.asarray(v, dtype=float)
-        if ids is None:
-            ids = np.full(v.shape, NONE, dtype=np.int64)
-        return Structure(v, ids, self.graph, c)
-
-    def const(self, a: np.ndarray) -> Structure:
-        return constant(self.graph, a)
-
-    def column(self, a: np.ndarray) -> Structure:
-        return self.const(np.reshape(a, (-1, 1)))
-
-    def symbol(self, n: int) -> Structure:
-        """``q``: inputs, which cost nothing."""
-        self.graph.inputs = ids = self.graph.nodes(0, n)
-        return self._s(np.full((n, 1), np.nan), ids[:, None])
-
-    def zeros(self, rows: int, cols: int) -> Structure:
-        return self._s(np.zeros((rows, cols)))
-
-    def eye(self, n: int) -> Structure:
-        return self._s(np.eye(n))
-
-    def sqrt(self, x: Structure) -> Structure:
-        return _unary(x, np.sqrt)
-
-    def cos(self, x: Structure) -> Structure:
-        return _unary(x, np.cos)
-
-    def sin(self, x: Structure) -> Structure:
-        return _unary(x, np.sin)
-
-    def inv(self, a: Structure) -> Structure:
-        if a.shape == (1, 1):
-            return 1 / a
-        lower_inv = self.solve_lower(self.cholesky(a), self.eye(a.shape[0]))
-        return self.symmetric_from_upper(lower_inv.T @ lower_inv)
-
-    def cholesky(self, a: Structure) -> Structure:
-        n = a.shape[0]
-        L = self.zeros(n, n)
-        for j in range(n):
-            row = L[j, 0:j]
-            d = a[j, j] - row @ row.T if j else a[j, j]
-            L[j, j] = self.sqrt(d)
-            if j + 1 < n:
-                s = a[j + 1 : n, j] - L[j + 1 : n, 0:j] @ row.T if j else a[j + 1 : n, j]
-                L[j + 1 : n, j] = s / L[j, j]
-        return L
-
-    def solve_lower(self, lower: Structure, b: Structure) -> Structure:
-        n = lower.shape[0]
-        x = self.zeros(n, b.shape[1])
-        for i in range(n):
-            acc = b[i, :]
-            if i:
-                acc = acc - lower[i, 0:i] @ x[0:i, :]
-            x[i, :] = acc / lower[i, i]
-        return x
-
-    def vstack(self, blocks: list) -> Structure:
-        return self._stack(np.vstack, blocks)
-
-    def hstack(self, blocks: list) -> Structure:
-        return self._stack(np.hstack, blocks)
-
-    def _stack(self, stack, blocks: list) -> Structure:
-        blocks = [b if isinstance(b, Structure) else self.const(b) for b in blocks]
-        return self._s(stack([b.v for b in blocks]), stack([b.n for b in blocks]))
-
-    def hat(self, p: Structure) -> Structure:
-        m = -p  # the negated entries, as CasADi's hat writes them
-        zero = self.zeros(1, 1)
-        return self.vstack(
-            [
-                self.hstack([zero, m[2, 0], p[1, 0]]),
-                self.hstack([p[2, 0], zero, m[0, 0]]),
-                self.hstack([m[1, 0], p[0, 0], zero]),
-            ]
-        )
-
-    def blockdiag(self, blocks: list) -> Structure:
-        size = sum(b.shape[0] for b in blocks)
-        v, ids = np.zeros((size, size)), np.full((size, size), NONE, dtype=np.int64)
-        start = 0
-        for b in blocks:
-            stop = start + b.shape[0]
-            v[start:stop, start:stop], ids[start:stop, start:stop] = b.v, b.n
-            start = stop
-        return self._s(v, ids)
-
-    def symmetric_from_upper(self, a: Structure) -> Structure:
-        """The strictly lower entries of ``a`` are never read: the reverse pass drops them."""
-        upper = np.triu(np.ones(a.shape, dtype=bool))
-        return Structure(
-            np.where(upper, a.v, a.v.T),
-            np.where(upper, a.n, a.n.T),
-            self.graph,
-            np.where(upper, a.c, a.c.T),
-        )
-
-    symmetric = symmetric_from_upper
-
-    def permute(self, a: Structure, order: list[int]) -> Structure:
-        index = np.ix_(order, order)
-        return Structure(a.v[index], a.n[index], self.graph, a.c[index])
-
-
-def _generic_placement() -> np.ndarray:
-    """``^{c}X_i`` of a translated, unrotated frame (its ``actionInverse``)."""
-    return pin.SE3(np.eye(3), np.array([0.1, 0.2, 0.3])).actionInverse
-
-
-def structure_kinematics(
-    B: StructureBackend, model: pin.Model, topo: Topology, constraint_models=None
-) -> Kinematics:
-    """:class:`Kinematics` on structure codes: joint models at a symbolic ``q``, the model's
-    constants folded; the constraints' own placements when given, else generic ones."""
-    X, S = joint_kinematics(B, model, B.symbol(model.nq), topo)
-    if constraint_models is not None:
-        cms = as_constraint_list(constraint_models)
-        H, armature, K = model_constants(model, topo, cms)
-        return Kinematics(
-            X=X,
-            S=S,
-            H=[B.const(h) for h in H],
-            armature=[None if a is None else B.const(a) for a in armature],
-            K={e: B.const(k) for e, k in K.items()},
-            world=frame_transforms(B, X, topo, cms),
-        )
-    H = [B.zeros(6, 6)] + [B.const(model.inertias[i].matrix()) for i in topo.links]
-    rotor = np.asarray(model.armature)
-    armature: list = [None]
-    for i in topo.links:
-        a = rotor[topo.model_dofs[i]]
-        armature.append(B.const(np.diag(a)) if a.any() else None)
-    n_virtual = len(topo.ees) - sum(len(c.rows) for c in topo.couplings)
-    K = {e: B.const(_generic_placement()[: topo.dim_of[e]]) for e in topo.ees[:n_virtual]}
-    rows = [row for c in topo.couplings for _, row in c.rows]
-    K.update((e, B.const(row)) for e, row in zip(topo.ees[n_virtual:], rows, strict=True))
-    world: dict = {0: B.eye(6)}
-    framed = {}
-    for e in topo.framed:  # ^{c}X_0 as pvosimr.kinematics.frames.frame_transforms composes it
-        path, i = [], topo.link_of[e]
-        while i not in world:
-            path.append(i)
-            i = topo.parent[i]
-        for i in reversed(path):
-            world[i] = X[i].motion(world[topo.parent[i]])
-        framed[e] = B.const(_generic_placement()) @ world[topo.link_of[e]]
-    framed.update((key, B.const(np.eye(6) + 0.5)) for key in topo.anchors.values())
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=framed)
-
-
-def count_structure(model: pin.Model, topology: Topology, algorithm: str, constraint_models=None):
-    """The estimate of one algorithm: its body on :class:`StructureBackend`, then the
-    operations G reads (:meth:`Graph.reached_cost`)."""
-    B = StructureBackend()
-    kin = structure_kinematics(B, model, topology, constraint_models)
-    G = sweeps_for(algorithm)(B, topology, kin)
-    zero = int((G.c == ZERO).any())  # a dense output's structural zeros read the constant 0
-    return B.graph.reached_cost(G.n.ravel()) + zero
-
-
-_CACHE: weakref.WeakKeyDictionary[Topology, dict] = weakref.WeakKeyDictionary()
+        finally:
+            graph.budget = math.inf
+            graph.rewind(mark)
 
 
 def estimate_operations(
-    model: pin.Model, topology: Topology, algorithm: str, constraint_models=None
-) -> float:
-    """The estimated :func:`pvosimr.symbolic.count_operations` of ``algorithm`` for ``model``
-    and the constraint structure of ``topology``; ``constraint_models`` (the list the topology
-    was built from) gives the constraints' placements, whose sparsity the count depends on.
-    Cached per topology while ``model`` and ``constraint_models`` are the same objects."""
-    if algorithm not in ALGORITHM_ORDER:
-        raise ValueError(
-            f"no cost model for algorithm {algorithm!r}; choose one of {ALGORITHM_ORDER}"
-        )
+    model: pin.Model, topology: Topology, body: Body, constraint_models: Iterable | None = None
+) -> int:
+    """The estimated :func:`pvosimr.symbolic.count_operations` of the function ``q ↦ G`` that
+    ``body`` computes for ``model`` and the constraint structure of ``topology``."""
     if topology.m == 0:
-        return 0.0
-    cache = _CACHE.setdefault(topology, {})
-    key = (id(model), id(constraint_models), algorithm)
-    if key not in cache or cache[key][0] is not model:
-        ops = count_structure(model, topology, algorithm, constraint_models)
-        cache[key] = (model, float(ops))
-    return cache[key][1]
-
-
-def cheapest(
-    model: pin.Model,
-    topology: Topology,
-    algorithms: tuple[str, ...] = ALGORITHM_ORDER,
-    constraint_models=None,
-) -> str:
-    """The algorithm of ``algorithms`` with the lowest estimate; ties go to the first in
-    :data:`ALGORITHM_ORDER`."""
-    ranked = sorted(algorithms, key=ALGORITHM_ORDER.index)
-    return min(ranked, key=lambda a: estimate_operations(model, topology, a, constraint_models))
+        return 0
+    return Counter(model, topology, constraint_models).count(body)

@@ -68,7 +68,9 @@ def _delassus(
     q = SX.sym("q", model.nq)
     p = SX.sym("p", placement_size(model, cms)) if placements == "input" else None
     kin = symbolic_kinematics(model, q, topology, cms, p)
-    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
+    algorithm = (
+        resolve_algorithm(algorithm, model, topology, cms, "casadi") if topology.m else algorithm
+    )
     sweeps = sweeps_for(algorithm)
     G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
     inputs, names = ([q], ["q"]) if p is None else ([q, p], ["q", "p"])

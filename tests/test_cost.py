@@ -1,4 +1,5 @@
-"""The CasADi-free cost model (:mod:`pvosimr.cost`) against the counted operations."""
+"""The CasADi-free cost model (:mod:`pvosimr.cost`, on :mod:`pvosimr.backends.counting`) against
+the counted operations."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ import numpy as np
 import pytest
 
 from pvosimr import zoo
-from pvosimr.algorithms.pv_osimh import cheapest_plan
-from pvosimr.cost import (
-    ALGORITHM_ORDER,
-    StructureBackend,
-    cheapest,
-    estimate_operations,
-    structure_kinematics,
-)
+from pvosimr.algorithms import pv_osimh, sweeps_for
+from pvosimr.algorithms.pv_osimh_plan import PLAN, cheapest_plan, plan_prices
+from pvosimr.backends.counting import CountingBackend
+from pvosimr.choice import ALGORITHM_ORDER, fewest_operations, operation_counts, prepare
+from pvosimr.cost import Counter, estimate_operations
 from pvosimr.kinematics.frames import model_constants
+from pvosimr.kinematics.structure import structure_kinematics
 from pvosimr.topology import Topology
 
 pytest.importorskip("casadi")
-from pvosimr.symbolic import count_operations, fold
+import casadi as ca
+
+from pvosimr.symbolic import count_operations, fold, function_cost
 
 #: (zoo robot, preset): a hand, a welded chain, a loop closure, a mimic robot with two presets,
 #: a planar double pendulum and a 7-DoF arm (small mechanisms, where dead code and folded
@@ -53,7 +54,7 @@ _ROBOTS: dict[tuple[str, str], tuple] = {}
 
 
 def _robot(name: str, preset: str) -> tuple:
-    """The zoo robot and its topology, one per case (the estimates are cached on them)."""
+    """The zoo robot and its topology, one per case (PV-OSIMh's plan is kept on it)."""
     if (name, preset) not in _ROBOTS:
         robot = zoo.load(name, preset)
         _ROBOTS[name, preset] = robot, Topology(robot.model, robot.constraints)
@@ -70,17 +71,18 @@ def _counted(name: str, preset: str, algorithm: str) -> int:
 
 def _check_estimates(name: str, preset: str) -> None:
     robot, topo = _robot(name, preset)
+    estimates = operation_counts(robot.model, topo, robot.constraints)
     for algorithm in ALGORITHM_ORDER:
         counted = _counted(name, preset, algorithm)
-        estimate = estimate_operations(robot.model, topo, algorithm, robot.constraints)
         # |counted|: the metric subtracts nnz_in, so a robot whose G reads few inputs counts < 0
+        estimate = estimates[algorithm]
         assert abs(estimate - counted) <= TOLERANCE * abs(counted), (algorithm, estimate, counted)
 
 
 def _check_choice(name: str, preset: str) -> None:
     robot, topo = _robot(name, preset)
     counts = {a: _counted(name, preset, a) for a in ALGORITHM_ORDER}
-    choice = cheapest(robot.model, topo, constraint_models=robot.constraints)
+    choice = fewest_operations(robot.model, topo, robot.constraints)
     best = min(counts.values())  # 5% of |best|: tiny robots can count below zero
     assert counts[choice] <= best + 0.05 * abs(best), (choice, counts)
 
@@ -106,53 +108,89 @@ def test_dead_code_is_not_counted() -> None:
     """A fixed root link's inertia never reaches G: its constants and the joint kinematics
     of a branch no constraint reads cost nothing (CasADi drops them)."""
     robot, topo = _robot("double_pendulum_continuous", "com_3d")
-    for algorithm in ("pv-osimr", "naive"):
-        counted = _counted("double_pendulum_continuous", "com_3d", algorithm)
-        assert (
-            estimate_operations(robot.model, topo, algorithm, robot.constraints) <= 1.06 * counted
-        )
+    estimates = operation_counts(robot.model, topo, robot.constraints, ("pv-osimr", "naive"))
+    for algorithm, estimate in estimates.items():
+        assert estimate <= 1.06 * _counted("double_pendulum_continuous", "com_3d", algorithm)
+
+
+def test_the_counting_backend_counts_as_casadi_does() -> None:
+    """Primitives with zeros, ±1, shared constants, quotients and a symmetric result, counted
+    by the counting backend and by CasADi's metric on the same expressions."""
+
+    def expression(B, q, c):
+        x = B.vstack([B.hstack([q[0:1, :], q[1:2, :], q[2:3, :]]), B.hstack([q[1:2, :], 0, 5])])
+        y = x @ c(np.array([[1.0], [4.0], [0.0]]))  # x00·1 free, x01·4, x10·1 free
+        S = x @ x.T  # symmetric: its lower entry never read
+        return B.symmetric(S) + B.vstack([y.T, y.T]) - 1 / (q[0:1, :] * c(np.full((1, 1), 3.0)))
+
+    B = CountingBackend()
+    counted = B.operations(expression(B, B.symbol(3), B.const))
+    q = ca.SX.sym("q", 3)
+    G = expression(_Casadi(), q, fold)
+    assert counted == function_cost(ca.Function("g", [q], [ca.densify(G)]))
+
+
+class _Casadi:
+    """The few backend methods :func:`test_the_counting_backend_counts_as_casadi_does` uses."""
+
+    vstack = staticmethod(lambda blocks: ca.vertcat(*blocks))
+    hstack = staticmethod(lambda blocks: ca.horzcat(*blocks))
+    symmetric = staticmethod(lambda a: ca.triu(a) + ca.triu(a, False).T)
+
+
+def test_bodies_counted_on_one_counter_are_counted_alone() -> None:
+    """What one body adds to the graph is dropped once it is counted: two bodies counted on one
+    :class:`~pvosimr.cost.Counter` count what each counts on its own."""
+    robot, topo = _robot("shadow_hand", "fingertips_3d")
+    shared = Counter(robot.model, topo, robot.constraints)
+    for algorithm in ("pv-osimr", "naive", "pv-osim"):
+        alone = estimate_operations(robot.model, topo, sweeps_for(algorithm), robot.constraints)
+        assert shared.count(sweeps_for(algorithm)) == alone
+        assert shared.measure(sweeps_for(algorithm), budget=alone / 10) is None  # past budget
 
 
 def test_pv_osimh_plans_on_the_constraints_placements() -> None:
-    """PV-OSIMh's plan reads the numbers of ``K`` (``.a`` of a structure matrix): they are the
-    constraints' own placements, so the estimate runs the plan the counted function runs."""
-    robot = zoo.load("stem_b2_L10", "branch_tips_6d")
+    """The counting backend's ``K`` are the constraints' own placements, folded as CasADi folds
+    them, and the entry points make PV-OSIMh's plan from them: on the chain welded every four
+    links generic placements would cut one more link."""
+    robot = zoo.load("chain_welded_every_k_k4", "welds_6d")
     topo = Topology(robot.model, robot.constraints)
-    kin = structure_kinematics(StructureBackend(), robot.model, topo, robot.constraints)
+    kin = structure_kinematics(CountingBackend(), robot.model, topo, robot.constraints)
     _, _, K = model_constants(robot.model, topo, robot.constraints)
     for e, k in K.items():
         np.testing.assert_array_equal(kin.K[e].a, fold(k).full())
-    structural = cheapest_plan(topo, {e: k.a for e, k in kin.K.items()})
-    assert structural.cuts == cheapest_plan(topo, {e: fold(k).full() for e, k in K.items()}).cuts
+    prepare("pv-osimh", robot.model, topo, robot.constraints)
+    planned = topo.prepared(PLAN, lambda t: pytest.fail("the plan was not prepared"))
+    generic = cheapest_plan(topo, plan_prices(topo, pv_osimh._sweeps, pv_osimh.joint_steps))
+    assert planned.cuts == {8, 12} and generic.cuts == {4, 8, 12}
 
 
 def test_ties_break_in_the_fixed_order() -> None:
     robot = zoo.load("hector", "base_6d")  # one free body: every algorithm is the same product
     topo = Topology(robot.model, robot.constraints)
-    estimates = {
-        a: estimate_operations(robot.model, topo, a, robot.constraints) for a in ALGORITHM_ORDER
-    }
+    estimates = operation_counts(robot.model, topo, robot.constraints)
     lowest = min(estimates.values())
     first = next(a for a in ALGORITHM_ORDER if estimates[a] == lowest)
-    assert cheapest(robot.model, topo, constraint_models=robot.constraints) == first
+    assert fewest_operations(robot.model, topo, robot.constraints) == first
     reordered = tuple(reversed(ALGORITHM_ORDER))
-    assert cheapest(robot.model, topo, reordered, robot.constraints) == first
+    assert fewest_operations(robot.model, topo, robot.constraints, reordered) == first
 
 
 def test_unknown_algorithm_is_refused() -> None:
     robot = zoo.load("double_pendulum_simple", "tip_3d")
-    with pytest.raises(ValueError, match="no cost model"):
-        estimate_operations(robot.model, Topology(robot.model, robot.constraints), "magic")
+    topo = Topology(robot.model, robot.constraints)
+    with pytest.raises(ValueError, match="unknown algorithm 'magic'"):
+        operation_counts(robot.model, topo, robot.constraints, ("magic",))
 
 
 def test_the_cost_model_runs_without_casadi() -> None:
     code = (
         "import sys; sys.modules['casadi'] = None\n"
         "from pvosimr import zoo; from pvosimr.topology import Topology\n"
-        "from pvosimr.cost import cheapest\n"
+        "from pvosimr.choice import fewest_operations\n"
         "r = zoo.load('four_bar', 'coupler_rocker_3d')\n"
         "t = Topology(r.model, r.constraints)\n"
-        "print(cheapest(r.model, t, constraint_models=r.constraints))\n"
+        "print(fewest_operations(r.model, t, r.constraints))\n"
         "assert 'casadi' not in {m.split('.')[0] for m in sys.modules if sys.modules[m]}\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -2,9 +2,10 @@
 never counts more than PV-OSIM or PV-OSIMr, and ``algorithm="auto"``.
 
 The plan (the cut links) only decides what is computed: every subset of the branching links
-must give the truth's G, on trees with every joint type and constraint kind.  The rule must
-never pick a plan dearer than either extreme — by its own count (:mod:`pvosimr.backends.counting`), and
-by CasADi's on the robots where PV-OSIM and PV-OSIMr trade places.
+must give the truth's G, on trees with every joint type and constraint kind.  The rule picks
+the plan by the cost model's estimate (:mod:`pvosimr.cost`); by CasADi's count it must never
+be dearer than either extreme, on random trees and on the robots where PV-OSIM and PV-OSIMr
+trade places.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from _trees import TreeSpec, build_tree, mixed_kinds, random_q, random_shape, wi
 
 import pvosimr
 from pvosimr.algorithms import pv_osimh, sweeps_for
-from pvosimr.algorithms.pv_osimh_plan import Plan, candidates
+from pvosimr.algorithms.pv_osimh_plan import Plan, candidates, set_plan
 from pvosimr.backends import NUMPY
-from pvosimr.backends.counting import Counted, CountingBackend, Tally
-from pvosimr.kinematics.frames import model_constants, numeric_kinematics
+from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.topology import Topology
 
@@ -52,7 +52,7 @@ def every_plan(topo: Topology, limit: int = 16):
 def sweep(model, cms, q, plan: Plan) -> np.ndarray:
     """G by PV-OSIMh with ``plan``, through the same reduction and combination as every call."""
     topo = Topology(model, cms)
-    pv_osimh.set_plan(topo, Plan.build(topo, plan.cuts))
+    set_plan(topo, Plan.build(topo, plan.cuts))
     kin = numeric_kinematics(model, model.createData(), q, topo, cms)
     return sweeps_for("pv-osimh")(NUMPY, topo, kin)
 
@@ -78,30 +78,30 @@ def test_a_plan_refuses_a_link_that_does_not_branch():
 
 @pytest.mark.parametrize("seed", range(12))
 def test_the_rule_never_counts_more_than_either_extreme(seed):
+    """The plan the cost model picks, counted by CasADi, against PV-OSIMh cutting nothing
+    (PV-OSIM's shape) and cutting every branching link (PV-OSIMr's)."""
+    from pvosimr.symbolic import CASADI, SX, ca, function_cost, symbolic_kinematics
+
     model, cms = mixed_tree(100 + seed)
     topo = Topology(model, cms)
-    _, _, K = model_constants(model, topo, cms)
-    chosen = pv_osimh.cheapest_plan(topo, K)
-    price = pv_osimh.plan_counter(topo, K)
+    chosen = pv_osimh.prepare_plan(topo, model, cms)
+    q = SX.sym("q", model.nq)
+    kin = symbolic_kinematics(model, q, topo, cms)
+
+    def counted(plan: Plan) -> int:
+        G = pv_osimh.pv_osimh_sweeps(CASADI, topo, kin, plan)
+        return function_cost(ca.Function("G", [q], [ca.densify(G)]))
+
     extremes = [Plan.build(topo, frozenset()), Plan.build(topo, candidates(topo))]
-    assert price(chosen) <= min(price(p) for p in extremes)
+    assert counted(chosen) <= min(counted(p) for p in extremes), sorted(chosen.cuts)
 
 
-def test_counting_arrays_count_as_casadi_does():
-    tally = Tally()
-    B = CountingBackend(tally)
-    x = Counted(np.array([[2.0, 3.0, 5.0], [7.0, 0.0, 11.0]]), tally)
-    x @ np.array([[1.0], [4.0], [0.0]])  # row 1: x00·1 free, x01·4; row 2: x10·1 free
-    assert tally.ops == 2
-    tally.ops = 0
-    x @ x.T  # 2×2 of dot products over 3 and 2 nonzero terms: 5 + 3 + 3 + 3
-    assert tally.ops == 14
-    tally.ops = 0
-    B.symmetric(x @ x.T)  # the lower entry is never needed
-    assert tally.ops == 11
-    tally.ops = 0
-    x + np.zeros((2, 3))  # sums with zero cost nothing
-    assert tally.ops == 0
+def test_a_plan_is_set_before_the_first_call_only():
+    model, cms = mixed_tree(3)
+    topo = Topology(model, cms)
+    set_plan(topo, Plan.build(topo, frozenset()))
+    with pytest.raises(ValueError, match="has its plan already"):
+        set_plan(topo, Plan.build(topo, candidates(topo)))
 
 
 # The cases where PV-OSIM and PV-OSIMr trade places (``figures/opcounts.csv``) and where mixing
@@ -148,6 +148,6 @@ def test_auto_names_its_choice_in_the_casadi_function():
     from pvosimr.symbolic import delassus_function
 
     robot = zoo.load("atlas", "feet_4x3d")
-    chosen = pvosimr.choose_algorithm(robot.model, robot.constraints)
+    chosen = pvosimr.choose_algorithm(robot.model, robot.constraints, path="casadi")
     f = delassus_function(robot.model, robot.constraints, "auto")
     assert f.name() == f"delassus_{chosen.replace('-', '_')}"

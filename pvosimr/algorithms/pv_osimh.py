@@ -39,44 +39,34 @@ PV-OSIMr (groups never share a link, the first term vanishes).  Both sweeps shar
 product ``D_i⁻¹ S_iᵀ P`` between eq. 16 and eq. 17 (Alg. 1 forms ``D_i⁻¹ U_iᵀ`` and
 ``D_i⁻¹ S_iᵀ K^Aᵀ`` separately, Alg. 3 ``D_i⁻¹ S_iᵀ P`` twice).
 
-**The rule.**  ``C`` is chosen once per topology by :func:`plan_for`.  Each candidate plan is
-priced by running these very sweeps on counting arrays (:mod:`pvosimr.backends.counting`: the operations
-an SX graph would hold, from the structural sparsity at a generic configuration; no CasADi):
-cut every branching link, every j-th one, none, then single cuts toggled while the count
-drops (:func:`ranked_plans`).  Where the backend counts its own operations (CasADi, for
-operation counts and generated C), the few cheapest candidates are settled by that count.
-The plan only decides what is computed, never what G is: every plan gives the same matrix.
+**The plan.**  ``C`` is chosen once per topology (:func:`prepare_plan`) by the rule of
+:mod:`.pv_osimh_plan`, which prices candidate plans by running these very sweeps on the cost
+model (:mod:`pvosimr.cost`).  The plan only decides what is computed, never what G is: every
+plan gives the same matrix.
 """
 
 from __future__ import annotations
 
-import weakref
+from collections.abc import Iterable
 from itertools import pairwise
 
-import numpy as np
 import pinocchio as pin
 
 from ..backends import Backend, Matrix
-from ..backends.counting import Counted, CountingBackend, OverBudgetError, Tally
-from ..kinematics.frames import Kinematics, link_constants, pinocchio_joint_kinematics
-from ..kinematics.joints import joint_kinematics
+from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
-from .pv_osimh_plan import Plan, candidates, cover
+from .pv_osimh_plan import Plan, cover, plan_of
 from .pv_osimr import Propagators  # ^{A'(u)}P_u: the same store, with A' for A
 
 __all__ = [
     "assemble",
     "backward_sweep",
     "cemps",
-    "cheapest_plan",
     "forward_sweep",
     "joint_steps",
-    "plan_counter",
-    "plan_for",
+    "prepare_plan",
     "pv_osimh_sweeps",
-    "ranked_plans",
-    "set_plan",
 ]
 
 
@@ -224,138 +214,22 @@ class _SharedTerms:
         return right if u1 == e1 else self.K[e1][u1] @ right
 
 
-_PLANS: weakref.WeakKeyDictionary[Topology, Plan] = weakref.WeakKeyDictionary()
-
-
-#: Where the backend counts exactly (CasADi: operation counts and generated C), the rule's
-#: shortlist — plans within this factor of its best count, at most ``SHORTLIST`` of them — is
-#: settled by the backend's own count, if the best count is at most ``EXACT_LIMIT``
-#: operations (above that, building each candidate's graph would cost minutes).
-SHORTLIST_FACTOR, SHORTLIST, EXACT_LIMIT = 1.5, 5, 80_000
-
-
-def plan_for(B: Backend, topo: Topology, kin: Kinematics) -> Plan:
-    """The plan of ``topo``, chosen at the first call and kept while the topology lives: the
-    cheapest of :func:`ranked_plans` on the constraint rows of ``kin``, or, on a backend that
-    counts its own operations (``B.operations``), the cheapest of the shortlist by that count.
-    It decides the work, never the result."""
-    plan = _PLANS.get(topo)
-    if plan is None:
-        ranked = ranked_plans(topo, {e: _numbers(K) for e, K in kin.K.items()})
-        plan = ranked[0][1]
-        exact = getattr(B, "operations", None)
-        if exact is not None and ranked[0][0] <= EXACT_LIMIT:
-            shortlist = [p for c, p in ranked if c <= SHORTLIST_FACTOR * ranked[0][0]]
-            plan = min(shortlist[:SHORTLIST], key=lambda p: exact(_sweeps(B, topo, kin, p)))
-        _PLANS[topo] = plan
-    return plan
-
-
-def set_plan(topo: Topology, plan: Plan) -> None:
-    """Make ``plan`` the plan of ``topo`` (to study plans other than the rule's; any plan gives
-    the same G)."""
-    if plan.A.keys() != set(plan.cuts) | set(topo.ees):
-        raise ValueError("the plan was built for another topology")
-    _PLANS[topo] = plan
-
-
-def _numbers(K) -> np.ndarray:
-    """A constraint matrix as numbers, on whatever backend it came (its first configuration
-    for a stack; all ones, the densest pattern, if it has no numeric form)."""
-    try:
-        a = np.asarray(K, dtype=float)
-    except (TypeError, ValueError):
-        a = np.asarray(getattr(K, "a", np.ones(K.shape)), dtype=float)
-    return a[0] if a.ndim == 3 else a
-
-
-def cheapest_plan(topo: Topology, K: dict[int, np.ndarray]) -> Plan:
-    """The plan the rule counts cheapest (:func:`ranked_plans`)."""
-    return ranked_plans(topo, K)[0][1]
-
-
-def ranked_plans(
-    topo: Topology, K: dict[int, np.ndarray], search_limit: int = 16
-) -> list[tuple[float, Plan]]:
-    """The rule: every plan it looked at with its operations as :mod:`pvosimr.backends.counting` counts
-    them (infinity past ``SHORTLIST_FACTOR`` times the best so far), cheapest first.
-
-    Candidates, in this order: cut every branching link (PV-OSIMr's shape), cut every j-th
-    branching link by depth (j = 2 … 8, the blocking that suits long welded chains), cut
-    nothing (PV-OSIM's shape); then, when at most ``search_limit`` links may be cut, single
-    cuts toggled, deepest first, while the count drops.  A candidate is dropped as soon as it
-    counts more than ``SHORTLIST_FACTOR`` times the best so far, so the search costs little
-    more than the cheap plans.  The best never counts more than either extreme.
-    """
-    price = plan_counter(topo, K)
-    seen: dict[frozenset[int], float] = {}
-
-    def look(cuts: frozenset[int]) -> float:
-        if cuts not in seen:
-            best = min(seen.values(), default=float("inf"))
-            seen[cuts] = price(Plan.build(topo, cuts), SHORTLIST_FACTOR * best)
-        return seen[cuts]
-
-    todo = sorted(candidates(topo), key=lambda i: (-_depth(topo, i), i))
-    for cuts in (
-        frozenset(todo),
-        *(frozenset(todo[j - 1 :: j]) for j in range(2, 9) if j < len(todo)),
-        frozenset(),
-    ):
-        look(cuts)
-    improved = len(todo) <= search_limit
-    while improved:
-        improved = False
-        for c in todo:
-            best_cuts = min(seen, key=seen.get)
-            if look(best_cuts ^ {c}) < seen[best_cuts]:
-                improved = True
-    order = sorted(seen, key=lambda cuts: (seen[cuts], len(cuts), sorted(cuts)))
-    return [(seen[cuts], Plan.build(topo, cuts)) for cuts in order]
-
-
-def _depth(topo: Topology, i: int) -> int:
-    d = 0
-    while i > 0:
-        i, d = topo.parent[i], d + 1
-    return d
-
-
-def plan_counter(topo: Topology, K: dict[int, np.ndarray]):
-    """``plan ↦ operations`` of the sweeps on counting arrays, at one generic configuration."""
-    tally = Tally()
-    B = CountingBackend(tally)
-    model = topo.model
-    rng = np.random.default_rng(0)
-    q = pin.integrate(model, pin.neutral(model), rng.uniform(-1.0, 1.0, model.nv))
-    try:  # the factored transforms the symbolic path uses; numbers: common to every plan
-        X, S = joint_kinematics(B, model, q, topo)
-        for x in X[1:]:  # joints whose models want a column q (composites, translations) fail
-            x.congruence(np.eye(6))
-    except ValueError:  # ... and get Pinocchio's transforms instead
-        X, S = pinocchio_joint_kinematics(model, model.createData(), q, topo)
-    H, armature = link_constants(model, topo)
-    rows = {e: Counted(k, tally) for e, k in K.items()}  # what the plan moves is counted
-    kin = Kinematics(X=X, S=S, H=H, armature=armature, K=rows)
-    tally.ops = 0
-    steps = joint_steps(B, topo, kin)  # the same for every plan: counted once
-    recursion = tally.ops
-
-    def price(plan: Plan, limit: float = float("inf")) -> float:
-        """The plan's count, or infinity once it passes ``limit``."""
-        tally.ops, tally.limit = recursion, limit
-        try:
-            _sweeps(B, topo, kin, plan, steps)
-        except OverBudgetError:
-            return float("inf")
-        return tally.ops
-
-    return price
-
-
 def pv_osimh_sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan | None = None):
-    """The Delassus matrix G (m × m) by PV-OSIMh, blocks in constraint-list order."""
-    return _sweeps(B, topo, kin, plan_for(B, topo, kin) if plan is None else plan)
+    """The Delassus matrix G (m × m) by PV-OSIMh, blocks in constraint-list order; ``plan``:
+    the topology's own (:func:`prepare_plan`) when None."""
+    return _sweeps(B, topo, kin, prepare_plan(topo) if plan is None else plan)
+
+
+def prepare_plan(
+    topo: Topology, model: pin.Model | None = None, constraint_models: Iterable | None = None
+) -> Plan:
+    """The plan of ``topo``: made at the first call by the rule of :mod:`.pv_osimh_plan`, which
+    prices candidate plans by running these sweeps on the cost model, then kept with the
+    topology.  The entry points make it from their constraint models
+    (:func:`pvosimr.choice.resolve_algorithm`): the sparsity of their placements decides the
+    count; a body run on a topology no entry point prepared gets the plan of generic
+    placements (:mod:`pvosimr.kinematics.structure`)."""
+    return plan_of(topo, _sweeps, joint_steps, model, constraint_models)
 
 
 def _sweeps(B: Backend, topo: Topology, kin: Kinematics, plan: Plan, steps=None):

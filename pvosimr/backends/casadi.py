@@ -108,12 +108,6 @@ class CasadiBackend:
     def symmetric(self, a: Any) -> Any:
         return self.symmetric_from_upper(a)
 
-    def operations(self, a: Any) -> int:
-        """The :func:`function_cost` of a function of ``a``'s symbols returning ``a`` (how an
-        algorithm compares ways of computing the same matrix, e.g. PV-OSIMh's plans)."""
-        x = ca.symvar(a)
-        return function_cost(ca.Function("g", [ca.vertcat(*x)], [ca.densify(a)]))
-
 
 CASADI = CasadiBackend()
 

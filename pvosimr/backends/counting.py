@@ -1,137 +1,544 @@
-"""Operation counts without CasADi: numpy arrays that count the scalar operations CasADi would.
+"""Operation counts without CasADi: the backend seam on matrices of entry *structure*.
 
-A :class:`Counted` array is a numpy array whose arithmetic also adds to a :class:`Tally` the
-operations an SX graph of the same expression would hold, read from the numbers' structural
-sparsity: at a generic configuration an entry is zero exactly when it is zero for every
-configuration, and exactly ±1 only where it is a constant ±1.  Products by 0 or ±1 cost nothing
-and sums with 0 cost nothing, as in CasADi; operations between constants (plain arrays) are
-folded and cost nothing.  Not modelled: CasADi's removal of work whose result is never used,
-except the lower triangle :meth:`CountingBackend.symmetric` discards.  The count is for
-comparing ways of computing the same thing (:mod:`pvosimr.algorithms.pv_osimh_plan`), not a
-substitute for :func:`pvosimr.symbolic.count_operations`.
+The paper's cost metric (:func:`pvosimr.symbolic.count_operations`) counts the instructions of
+the CasADi SX function ``q ↦ G``, less its inputs and outputs, with the model's numeric
+constants folded: a product by a structural zero costs nothing, one by +1 no multiplication,
+and only what the output G depends on is counted.  On real robots that sparsity decides the
+count (a planar double pendulum's PV-OSIMr is a few dozen operations, a dense-shape formula
+says hundreds), so :class:`CountingBackend` follows it.  Its matrices (:class:`Structure`) hold
+each entry's structure — a structural zero, a constant ±1, another constant, or a function of
+``q`` — and, per entry that is not a structural zero or ±1, a node of an expression graph
+(:class:`Graph`).  Each matrix primitive adds, in one numpy step, the nodes of its result
+entries with the operations CasADi would create for them and their operand nodes:
+
+- ``A @ B``, per entry (terms in CasADi's order k = 0, 1, …): a multiplication per term with a
+  ``q``-dependent factor, unless the other factor is ±1; an addition per further term, where
+  the constant terms before the first ``q``-dependent one fold into one;
+- ``A ± B``, ``A * B``, ``A / B``: one operation where both are nonzero and one varies (none
+  for a product by ±1), and ``0 − B`` a negation;
+- ``B.inv``, ``B.cholesky``, ``B.solve_lower``: the scalar loops of
+  :class:`pvosimr.backends.casadi.CasadiBackend`, on the same rules;
+- a constant is a node of its own, one per distinct value (CasADi keeps one per value), and
+  the constant a fold produces is a new one; constants are folded as
+  :func:`pvosimr.backends.casadi.fold` folds them (:data:`~.protocol.FOLD_TOLERANCE`).
+
+The count is then taken as CasADi takes it (:meth:`CountingBackend.operations`): a reverse pass
+from the entries of G marks the nodes G reads (the dead code is what the sweeps compute and G
+never reads: the lower triangles of symmetric products, inertia folded into a fixed root,
+kinematics of unconstrained branches), and the count is the operations and constants of the
+marked nodes, less the entries of ``q`` that G does not read (CasADi has no instruction for
+them but subtracts all of ``q``).  Not modelled: CasADi's rewriting of sums with negated terms
+and the identities it spots between equal subexpressions.  :mod:`pvosimr.cost` runs the
+algorithms on this backend.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from typing import Any
 
 import numpy as np
 
-from .numpy import NumpyBackend
+from .protocol import FOLD_TOLERANCE
 
-__all__ = ["Counted", "CountingBackend", "OverBudgetError", "Tally"]
+__all__ = ["CountingBackend", "Graph", "OverBudgetError", "Structure", "constant"]
 
-_ZERO = 1e-12
+# An entry's structure.
+ZERO, UNIT, CONST, SYM = 0, 1, 2, 3
+
+NONE = -1  # the node id of an entry without a node (a structural zero or ±1)
+ONE = -2  # the numerator of 1 / x
 
 
 class OverBudgetError(Exception):
-    """Raised by a counted operation that takes the tally past its ``limit``."""
+    """Raised by a primitive that takes :attr:`Graph.made` past :attr:`Graph.budget`."""
 
 
-@dataclass
-class Tally:
-    """Operations counted so far; counting past ``limit`` raises :class:`OverBudgetError` (a search
-    can drop a candidate as soon as it costs more than the best one found)."""
+class Graph:
+    """The expression graph of one run: per node its operation count (a constant counts one
+    instruction, an input none), and per operation its edges ``dst ← src`` to earlier nodes.
 
-    ops: int = 0
-    limit: float = float("inf")
+    ``made`` is the operations of every node made so far, read or not (at least the count);
+    making more than ``budget`` raises :class:`OverBudgetError` (a search can drop a candidate as
+    soon as it makes more than the best one did)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.made = 0
+        self.budget = math.inf
+        self._cost: list[np.ndarray] = []
+        self._edges: list[tuple[np.ndarray, np.ndarray]] = []
+        self._constants: dict[float, int] = {}
+        self._num = np.full(64, NONE, dtype=np.int64)  # of a quotient node: its numerator
+        self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
+        self._own = np.zeros(64, dtype=np.int64)  # of every node: its own operations
+        self.inputs = np.zeros(0, dtype=np.int64)
+
+    def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
+        """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
+        n = np.size(cost) if count is None else count
+        self._cost.append(np.full(n, cost, dtype=np.int32) if np.ndim(cost) == 0 else cost)
+        self.made += int(cost) * n if np.ndim(cost) == 0 else int(cost.sum())
+        if self.made > self.budget:
+            raise OverBudgetError(self.made)
+        ids = np.arange(self.size, self.size + n, dtype=np.int64)
+        self.size += n
+        if self.size > self._num.size:  # grown, the new nodes no quotients (yet)
+            self._num, self._den = (_grown(r, 2 * self.size) for r in (self._num, self._den))
+            self._own = _grown(self._own, 2 * self.size)
+        self._own[ids] = cost
+        return ids
+
+    def drop(self, ids: np.ndarray) -> None:
+        """Nodes known dead at once (the lower triangle a symmetric result drops): their
+        operations leave :attr:`made`."""
+        self.made -= int(self._own[np.unique(ids)].sum())
+
+    def quotients(self, ids: np.ndarray, num: np.ndarray, den: np.ndarray) -> None:
+        """Nodes ``ids`` are ``num / den`` (``num`` ONE for ``1 / den``)."""
+        self._num[ids], self._den[ids] = num, den
+
+    def products(self, x: np.ndarray, y: np.ndarray):
+        """CasADi's rewriting of a product ``x y`` of nodes: ``(1/x) x`` is 1; ``x (y/x)`` is
+        ``y`` (no operation); ``(1/x) y`` is ``y / x`` (reads x, not its inverse).  Returns
+        where the product is 1, where it is a node of its own (and which), and the nodes
+        the product reads in place of ``x`` and ``y``; None where no quotient takes part."""
+        nx, dx = self._num[np.maximum(x, 0)], self._den[np.maximum(x, 0)]
+        ny, dy = self._num[np.maximum(y, 0)], self._den[np.maximum(y, 0)]
+        if not ((dx >= 0) & (x >= 0)).any() and not ((dy >= 0) & (y >= 0)).any():
+            return None
+        valid = (x >= 0) & (y >= 0)
+        inv_x, inv_y = valid & (nx == ONE), valid & (ny == ONE)
+        one = (inv_x & (dx == y)) | (inv_y & (dy == x))
+        from_y = valid & (dy == x) & ~inv_y
+        from_x = valid & (dx == y) & ~inv_x & ~from_y
+        copy = np.where(from_y, ny, np.where(from_x, nx, NONE))
+        src_x = np.where(inv_x & ~one, dx, x)
+        src_y = np.where(inv_y & ~one & ~inv_x, dy, y)
+        return one, copy, src_x, src_y
+
+    def link(self, dst: np.ndarray, src: np.ndarray) -> None:
+        """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped."""
+        keep = src >= 0
+        if keep.any():
+            self._edges.append((dst[keep], src[keep]))
+
+    def constants(self, values: np.ndarray) -> np.ndarray:
+        """One node per distinct value, shared by every constant of that value."""
+        unique, where = np.unique(values, return_inverse=True)
+        ids = np.empty(unique.size, dtype=np.int64)
+        for k, v in enumerate(unique.tolist()):
+            if v not in self._constants:
+                self._constants[v] = int(self.nodes(1, 1)[0])
+            ids[k] = self._constants[v]
+        return ids[where]
+
+    def mark(self) -> tuple[int, ...]:
+        """The graph as it is now, for :meth:`rewind`."""
+        return self.size, self.made, len(self._cost), len(self._edges)
+
+    def rewind(self, mark: tuple[int, ...]) -> None:
+        """Drop every node made since ``mark`` (one body counted after a shared prefix)."""
+        self.size, self.made, costs, edges = mark
+        del self._cost[costs:], self._edges[edges:]
+        self._constants = {v: n for v, n in self._constants.items() if n < self.size}
+        self._num[self.size :] = self._den[self.size :] = NONE
+
+    def reached_cost(self, outputs: np.ndarray) -> int:
+        """The operations of the nodes ``outputs`` depend on, less the unread inputs."""
+        reach = np.zeros(self.size, dtype=bool)
+        reach[outputs[outputs >= 0]] = True
+        for dst, src in self._reverse_blocks():
+            reach[src[reach[dst]]] = True
+        cost = np.concatenate(self._cost) if self._cost else np.zeros(0, dtype=np.int32)
+        return int(cost[reach].sum()) - int((~reach[self.inputs]).sum())
+
+    def _reverse_blocks(self):
+        """The edges in blocks, last first, each block's sources older than all its nodes, so
+        one pass (nodes are numbered in creation order) marks everything reachable."""
+        blocks: list[list] = []
+        for dst, src in self._edges:
+            lo, hi = int(dst.min()), int(src.max())
+            if blocks and hi < blocks[-1][0]:
+                blocks[-1][0] = min(lo, blocks[-1][0])
+                blocks[-1][1].append((dst, src))
+            else:
+                blocks.append([lo, [(dst, src)]])
+        for _, parts in reversed(blocks):
+            if len(parts) == 1:
+                yield parts[0]
+            else:
+                yield np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])
 
 
-def _nonzero(a: np.ndarray) -> np.ndarray:
-    return np.abs(a) > _ZERO
+def _grown(ids: np.ndarray, size: int) -> np.ndarray:
+    grown = np.full(size, NONE, dtype=np.int64)
+    grown[: ids.size] = ids
+    return grown
 
 
-def _unit(a: np.ndarray) -> np.ndarray:
-    """Entries that are exactly ±1: a product by them costs nothing."""
-    return np.abs(np.abs(a) - 1.0) <= _ZERO
+def _kinds(v: np.ndarray) -> np.ndarray:
+    """Structure codes of values (NaN: varies with ``q``), as CasADi tells constants apart:
+    only an exact 0 vanishes and only an exact ±1 multiplies for free."""
+    codes = np.full(v.shape, CONST, dtype=np.int8)
+    codes[np.isnan(v)] = SYM
+    codes[v == 0.0] = ZERO
+    codes[np.abs(v) == 1.0] = UNIT
+    return codes
 
 
-class Counted(np.ndarray):
-    """A numpy array whose arithmetic is counted into ``tally`` (see the module docstring)."""
-
-    tally: Tally
-    ops: np.ndarray | None  # each entry's cost of its last operation (for symmetric)
-
-    def __new__(cls, a, tally: Tally, ops: np.ndarray | None = None) -> Counted:
-        obj = np.asarray(a, dtype=float).view(cls)
-        obj.tally, obj.ops = tally, ops
-        return obj
-
-    def __array_finalize__(self, obj) -> None:
-        self.tally = getattr(obj, "tally", None)
-        self.ops = None
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        tally = next(x.tally for x in inputs if isinstance(x, Counted))
-        plain = [np.asarray(x).view(np.ndarray) if isinstance(x, Counted) else x for x in inputs]
-        out = getattr(ufunc, method)(*plain, **kwargs)
-        if method != "__call__" or not isinstance(out, np.ndarray):
-            return out
-        counted = [isinstance(x, Counted) for x in inputs]
-        ops = _ops(ufunc, plain, counted)
-        tally.ops += int(ops.sum())
-        if tally.ops > tally.limit:
-            raise OverBudgetError(tally.ops)
-        return Counted(out, tally, ops)
+def _folded(a: Any) -> np.ndarray:
+    """A numeric constant folded as :func:`pvosimr.backends.casadi.fold` folds it."""
+    a = np.array(np.atleast_2d(np.asarray(a, dtype=float)))
+    if a.size:
+        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
+    return a
 
 
-def _ops(ufunc, args: list, counted: list[bool]) -> np.ndarray:
-    """Per result entry, the operations of one ufunc call on counted (symbolic) inputs."""
-    a = np.asarray(args[0], dtype=float)
-    if len(args) == 1:  # negative, sin, cos, sqrt, ...
-        return _nonzero(a).astype(int) if ufunc is np.negative else np.ones(a.shape, int)
-    b = np.asarray(args[1], dtype=float)
-    nz_a, nz_b = _nonzero(a), _nonzero(b)
-    if ufunc is np.matmul:
-        A, Bm = nz_a.astype(float), nz_b.astype(float)
-        terms = A @ Bm
-        if not counted[0]:  # a constant on the left: its ±1 entries multiply for free
-            terms_free = (nz_a & _unit(a)).astype(float) @ Bm
-        elif not counted[1]:
-            terms_free = A @ (nz_b & _unit(b)).astype(float)
+class Structure:
+    """A matrix of values ``v`` (NaN where the entry varies with ``q``), their structure codes
+    ``c`` and node ids ``n``; arithmetic on it adds the operations CasADi would create, and
+    folds the constants CasADi would fold, in the graph ``g``."""
+
+    __array_ufunc__ = None  # numpy defers to the reflected operators
+
+    def __init__(self, v: np.ndarray, n: np.ndarray, g: Graph, c: np.ndarray | None = None):
+        self.v, self.n, self.g = v, n, g
+        self.c = _kinds(v) if c is None else c
+        self._own = False  # written in place once it holds copies of its own
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.v.shape
+
+    @property
+    def a(self) -> np.ndarray:
+        """The numbers of a constant, ones (the densest pattern) where it varies."""
+        return np.where(self.c == SYM, 1.0, self.v)
+
+    @property
+    def T(self) -> Structure:
+        return Structure(self.v.T, self.n.T, self.g, self.c.T)
+
+    def __getitem__(self, key) -> Structure:
+        key = _key(key)
+        return Structure(self.v[key], self.n[key], self.g, self.c[key])
+
+    def __setitem__(self, key, value) -> None:
+        key, value = _key(key), self._lift(value)
+        if not self._own:
+            self.v, self.n, self.c = self.v.copy(), self.n.copy(), self.c.copy()
+            self._own = True
+        self.v[key], self.n[key], self.c[key] = value.v, value.n, value.c
+
+    def _lift(self, x: Any) -> Structure:
+        return x if isinstance(x, Structure) else constant(self.g, x)
+
+    def __matmul__(self, other: Any) -> Structure:
+        return _matmul(self, self._lift(other))
+
+    def __rmatmul__(self, other: Any) -> Structure:
+        return _matmul(self._lift(other), self)
+
+    def __add__(self, other: Any) -> Structure:
+        return _sum(self, self._lift(other), subtract=False)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Structure:
+        return _sum(self, self._lift(other), subtract=True)
+
+    def __rsub__(self, other: Any) -> Structure:
+        return _sum(self._lift(other), self, subtract=True)
+
+    def __mul__(self, other: Any) -> Structure:
+        return _product(self, self._lift(other), divide=False)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Structure:
+        return _product(self, self._lift(other), divide=True)
+
+    def __rtruediv__(self, other: Any) -> Structure:
+        return _product(self._lift(other), self, divide=True)
+
+    def __neg__(self) -> Structure:
+        return _unary(self, np.negative)
+
+
+def _key(key) -> tuple:
+    """A 2-D index that keeps both dimensions."""
+    if not isinstance(key, tuple):
+        key = (key, slice(None))
+    return tuple(slice(k, k + 1) if isinstance(k, int | np.integer) else k for k in key)
+
+
+def constant(g: Graph, a: Any) -> Structure:
+    """A numeric constant: one node per distinct value other than 0 and ±1."""
+    return _with_constants(g, _folded(a), np.full(np.shape(_folded(a)), NONE, dtype=np.int64))
+
+
+def _with_constants(g: Graph, v: np.ndarray, ids: np.ndarray) -> Structure:
+    """``v`` with the node of its value at every constant entry other than 0 and ±1."""
+    codes = _kinds(v)
+    mask = codes == CONST
+    if mask.any():
+        ids[mask] = g.constants(v[mask])
+    ids[(codes == ZERO) | (codes == UNIT)] = NONE
+    return Structure(v, ids, g, codes)
+
+
+def _operation(g: Graph, ids: np.ndarray, mask: np.ndarray, cost, *operands: np.ndarray):
+    """New nodes at the entries of ``mask`` costing ``cost`` each, reading ``operands``."""
+    n = int(mask.sum())
+    if n:
+        ids[mask] = new = g.nodes(cost if np.ndim(cost) == 0 else cost[mask], n)
+        for src in operands:
+            g.link(new, src[mask])
+
+
+def _unary(x: Structure, f) -> Structure:
+    """``f(x)`` entrywise (−, sqrt, cos, sin): one operation per varying entry; constants fold."""
+    with np.errstate(all="ignore"):
+        v = f(x.v)
+    ids = np.full(x.shape, NONE, dtype=np.int64)
+    _operation(x.g, ids, x.c == SYM, 1, x.n)
+    return _with_constants(x.g, v, ids)
+
+
+def _broadcast(a: Structure, b: Structure):
+    """1×1 operands broadcast (a scalar times a matrix)."""
+    if a.shape == b.shape:
+        return a.c, b.c, a.v, b.v, a.n, b.n
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return tuple(np.broadcast_to(x, shape) for x in (a.c, b.c, a.v, b.v, a.n, b.n))
+
+
+def _sum(a: Structure, b: Structure, subtract: bool) -> Structure:
+    """``a ± b``: an operation where both are nonzero and one varies; ``0 − b`` a negation."""
+    x, y, vx, vy, nx, ny = _broadcast(a, b)
+    v = vx - vy if subtract else vx + vy
+    if subtract:  # x - x is 0 for CasADi
+        v[(x == SYM) & (nx == ny)] = 0.0
+    ids = np.where(x == ZERO, ny, nx).astype(np.int64)
+    sym = np.isnan(v)
+    _operation(a.g, ids, sym & (x != ZERO) & (y != ZERO), 1, nx, ny)
+    if subtract:
+        _operation(a.g, ids, (x == ZERO) & (y == SYM), 1, ny)
+    return _with_constants(a.g, v, ids)
+
+
+def _product(a: Structure, b: Structure, divide: bool) -> Structure:
+    """``a * b`` or ``a / b``: an operation where both are nonzero and one varies, unless the
+    other is ±1 (``x / ±1``, ``±1 * x``) or CasADi rewrites it (:meth:`Graph.products`)."""
+    g = a.g
+    x, y, vx, vy, nx, ny = _broadcast(a, b)
+    with np.errstate(all="ignore"):
+        v = vx / vy if divide else vx * vy
+    both = (x != ZERO) & (y != ZERO)
+    v[~both] = 0.0
+    if divide:
+        one, copy, src_x, src_y = (nx == ny) & (x == SYM), np.full(v.shape, NONE), nx, ny
+    else:
+        rules = g.products(nx, ny)
+        one, copy, src_x, src_y = rules or (False, np.full(v.shape, NONE), nx, ny)
+    v[one] = 1.0
+    sym = np.isnan(v)
+    ids = np.where(sym & (y == UNIT), nx, np.where(sym & (x == UNIT) & (not divide), ny, copy))
+    work = sym & (ids == NONE)
+    _operation(g, ids, work, 1, src_x, src_y)
+    quotient = work & (divide | (src_x != nx) | (src_y != ny))
+    if quotient.any():  # x / y, or (1/x) y rewritten as y / x
+        num = np.where(vx == 1.0, ONE, src_x) if divide else np.where(src_x != nx, src_y, src_x)
+        den = src_y if divide else np.where(src_x != nx, src_x, src_y)
+        g.quotients(ids[quotient], num[quotient], den[quotient])
+    return _with_constants(g, v, ids)
+
+
+def _matmul(a: Structure, b: Structure) -> Structure:
+    """``a @ b``: the rules of the module docstring, on the terms ``a[i, k] b[k, j]``."""
+    if a.shape == (1, 1) or b.shape == (1, 1):
+        return _product(a, b, divide=False)
+    g = a.g
+    nz_a, nz_b = (a.c != ZERO)[:, :, None], (b.c != ZERO)[None]
+    sym_a, sym_b = (a.c == SYM)[:, :, None], (b.c == SYM)[None]
+    unit_a, unit_b = (a.c == UNIT)[:, :, None], (b.c == UNIT)[None]
+    terms = nz_a & nz_b  # (i, k, j)
+    varying = terms & (sym_a | sym_b)
+    rules = g.products(a.n[:, :, None], b.n[None])
+    if rules is not None:
+        one, copy, src_a, src_b = rules
+        one &= varying
+        varying &= ~one
+    fixed = terms & ~varying
+    free = varying & (unit_a | unit_b)  # no multiplication
+    if rules is not None:
+        free |= varying & (copy != NONE)
+    out = varying.any(1)
+    products = a.v[:, :, None] * b.v[None]
+    if rules is not None:
+        products[one] = 1.0
+    products[~fixed] = 0.0
+    v = products.sum(1)  # in the order of k, as CasADi adds them
+    v[out] = np.nan
+    ids = np.full(v.shape, NONE, dtype=np.int64)
+    if out.any():
+        first = np.argmax(varying, axis=1)
+        before = fixed & (np.arange(a.shape[1])[None, :, None] < first[:, None, :])
+        leading = np.where(before, products, 0.0).sum(1)  # fold into one constant
+        trailing = fixed & ~before
+        muls = (varying & ~free).sum(1)
+        adds = varying.sum(1) - 1 + trailing.sum(1) + (leading != 0.0)
+        cost = muls + adds
+        # a term that is a node itself: ±1 · x, x (y/x)
+        term = np.where(sym_a, a.n[:, :, None], b.n[None])
+        if rules is None:
+            cube = (a.shape[0], a.shape[1], b.shape[1])
+            src_a, src_b = np.broadcast_to(a.n[:, :, None], cube), np.broadcast_to(b.n[None], cube)
         else:
-            terms_free = 0.0
-        return np.where(terms > 0, 2 * terms - 1 - terms_free, 0).astype(int)
-    both = nz_a & nz_b
-    if ufunc in (np.add, np.subtract):
-        return both.astype(int)
-    if ufunc is np.multiply:
-        constant = b if not counted[1] else a if not counted[0] else None
-        return (both if constant is None else both & ~_unit(constant)).astype(int)
-    return np.ones(np.broadcast(a, b).shape, int)
+            term = np.where(copy != NONE, copy, term)
+            src_a = np.where(copy != NONE, term, src_a)
+            src_b = np.where(copy != NONE, NONE, src_b)
+        i, j = np.nonzero(out & (cost == 0))  # that term alone
+        ids[i, j] = term[i, first[i, j], j]
+        work = out & (cost > 0)
+        ids[work] = g.nodes(cost[work])
+        i, k, j = np.nonzero(varying & work[:, None, :])
+        g.link(ids[i, j], src_a[i, k, j])
+        g.link(ids[i, j], src_b[i, k, j])
+        lead = work & (leading != 0.0) & (np.abs(leading) != 1.0)
+        if lead.any():
+            g.link(ids[lead], g.constants(leading[lead]))
+        i, k, j = np.nonzero(trailing & work[:, None, :])
+        if i.size:
+            g.link(ids[i, j], g.constants(products[i, k, j]))
+    return _with_constants(g, v, ids)
 
 
-class CountingBackend(NumpyBackend):
-    """The numpy backend on :class:`Counted` arrays (stacking keeps them counted)."""
+class CountingBackend:
+    """The backend seam (:class:`~.protocol.Backend`) on :class:`Structure` matrices: every
+    primitive adds to :attr:`graph` what CasADi would; :meth:`operations` counts it."""
 
     name = "counting"
 
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
+    def __init__(self) -> None:
+        self.graph = Graph()
 
-    def _wrap(self, a: np.ndarray) -> Counted:
-        return Counted(a, self.tally)
+    def _s(self, v: np.ndarray, ids: np.ndarray | None = None, c=None) -> Structure:
+        v = np.asarray(v, dtype=float)
+        if ids is None:
+            ids = np.full(v.shape, NONE, dtype=np.int64)
+        return Structure(v, ids, self.graph, c)
 
-    def _stacked(self, stack, blocks):
-        """Counted if any block is: stacking constants gives a constant."""
-        out = stack([np.asarray(b) for b in blocks])
-        return self._wrap(out) if any(isinstance(b, Counted) for b in blocks) else out
+    def const(self, a: np.ndarray) -> Structure:
+        return constant(self.graph, a)
 
-    def vstack(self, blocks):
-        return self._stacked(np.vstack, blocks)
+    def column(self, a: np.ndarray) -> Structure:
+        return self.const(np.reshape(a, (-1, 1)))
 
-    def hstack(self, blocks):
-        return self._stacked(np.hstack, blocks)
+    def operations(self, G: Structure) -> int:
+        """What CasADi counts of a function returning ``G`` (dense): the operations and
+        constants G reads (:meth:`Graph.reached_cost`), and the constant 0 its structural
+        zeros read."""
+        return self.graph.reached_cost(G.n.ravel()) + int((G.c == ZERO).any())
 
-    def eye(self, n: int) -> Counted:
-        return self._wrap(np.eye(n))
+    def symbol(self, n: int) -> Structure:
+        """``q``: inputs, which cost nothing."""
+        self.graph.inputs = ids = self.graph.nodes(0, n)
+        return self._s(np.full((n, 1), np.nan), ids[:, None])
 
-    def inv(self, a) -> Counted:
-        """``D⁻¹`` stands for a symbolic quantity: products with it are counted."""
-        return self._wrap(NumpyBackend.inv(self, np.asarray(a)))
+    def zeros(self, rows: int, cols: int) -> Structure:
+        return self._s(np.zeros((rows, cols)))
 
-    def symmetric(self, a):
-        """The upper triangle, mirrored; the lower triangle's last operations were never needed."""
-        if isinstance(a, Counted) and a.ops is not None and a.ops.shape == a.shape:
-            self.tally.ops -= int(np.tril(a.ops, -1).sum())
-        return NumpyBackend.symmetric(self, a)
+    def eye(self, n: int) -> Structure:
+        return self._s(np.eye(n))
+
+    def sqrt(self, x: Structure) -> Structure:
+        return _unary(x, np.sqrt)
+
+    def cos(self, x: Structure) -> Structure:
+        return _unary(x, np.cos)
+
+    def sin(self, x: Structure) -> Structure:
+        return _unary(x, np.sin)
+
+    def inv(self, a: Structure) -> Structure:
+        if a.shape == (1, 1):
+            return 1 / a
+        lower_inv = self.solve_lower(self.cholesky(a), self.eye(a.shape[0]))
+        return self.symmetric_from_upper(lower_inv.T @ lower_inv)
+
+    def cholesky(self, a: Structure) -> Structure:
+        n = a.shape[0]
+        L = self.zeros(n, n)
+        for j in range(n):
+            row = L[j, 0:j]
+            d = a[j, j] - row @ row.T if j else a[j, j]
+            L[j, j] = self.sqrt(d)
+            if j + 1 < n:
+                s = a[j + 1 : n, j] - L[j + 1 : n, 0:j] @ row.T if j else a[j + 1 : n, j]
+                L[j + 1 : n, j] = s / L[j, j]
+        return L
+
+    def solve_lower(self, lower: Structure, b: Structure) -> Structure:
+        n = lower.shape[0]
+        x = self.zeros(n, b.shape[1])
+        for i in range(n):
+            acc = b[i, :]
+            if i:
+                acc = acc - lower[i, 0:i] @ x[0:i, :]
+            x[i, :] = acc / lower[i, i]
+        return x
+
+    def vstack(self, blocks: list) -> Structure:
+        return self._stack(np.vstack, blocks)
+
+    def hstack(self, blocks: list) -> Structure:
+        return self._stack(np.hstack, blocks)
+
+    def _stack(self, stack, blocks: list) -> Structure:
+        blocks = [b if isinstance(b, Structure) else self.const(b) for b in blocks]
+        return self._s(stack([b.v for b in blocks]), stack([b.n for b in blocks]))
+
+    def hat(self, p: Structure) -> Structure:
+        m = -p  # the negated entries, as CasADi's hat writes them
+        zero = self.zeros(1, 1)
+        return self.vstack(
+            [
+                self.hstack([zero, m[2, 0], p[1, 0]]),
+                self.hstack([p[2, 0], zero, m[0, 0]]),
+                self.hstack([m[1, 0], p[0, 0], zero]),
+            ]
+        )
+
+    def blockdiag(self, blocks: list) -> Structure:
+        size = sum(b.shape[0] for b in blocks)
+        v, ids = np.zeros((size, size)), np.full((size, size), NONE, dtype=np.int64)
+        start = 0
+        for b in blocks:
+            stop = start + b.shape[0]
+            v[start:stop, start:stop], ids[start:stop, start:stop] = b.v, b.n
+            start = stop
+        return self._s(v, ids)
+
+    def symmetric_from_upper(self, a: Structure) -> Structure:
+        """The strictly lower entries of ``a`` are never read: the reverse pass drops them."""
+        upper = np.triu(np.ones(a.shape, dtype=bool))
+        return Structure(
+            np.where(upper, a.v, a.v.T),
+            np.where(upper, a.n, a.n.T),
+            self.graph,
+            np.where(upper, a.c, a.c.T),
+        )
+
+    def symmetric(self, a: Structure) -> Structure:
+        """:meth:`symmetric_from_upper`; the strictly lower entries made apart from the upper
+        ones leave :attr:`Graph.made` at once."""
+        lower = np.tril(np.ones(a.shape, dtype=bool), -1) & (a.n >= 0) & (a.n != a.n.T)
+        if lower.any():
+            self.graph.drop(a.n[lower])
+        return self.symmetric_from_upper(a)
+
+    def permute(self, a: Structure, order: list[int]) -> Structure:
+        index = np.ix_(order, order)
+        return Structure(a.v[index], a.n[index], self.graph, a.c[index])
