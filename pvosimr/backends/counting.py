@@ -66,33 +66,31 @@ class Graph:
         self.size = 0
         self.made = 0
         self.budget = math.inf
-        self._cost: list[np.ndarray] = []
         self._edges: list[tuple[np.ndarray, np.ndarray]] = []
         self._constants: dict[float, int] = {}
         self._num = np.full(64, NONE, dtype=np.int64)  # of a quotient node: its numerator
         self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
-        self._own = np.zeros(64, dtype=np.int64)  # of every node: its own operations
+        self._ops = np.zeros(64, dtype=np.int64)  # of every node: its own operations
         self.inputs = np.zeros(0, dtype=np.int64)
 
     def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
         """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
         n = np.size(cost) if count is None else count
-        self._cost.append(np.full(n, cost, dtype=np.int32) if np.ndim(cost) == 0 else cost)
-        self.made += int(cost) * n if np.ndim(cost) == 0 else int(cost.sum())
-        if self.made > self.budget:
-            raise OverBudgetError(self.made)
         ids = np.arange(self.size, self.size + n, dtype=np.int64)
         self.size += n
         if self.size > self._num.size:  # grown, the new nodes no quotients (yet)
-            self._num, self._den = (_grown(r, 2 * self.size) for r in (self._num, self._den))
-            self._own = _grown(self._own, 2 * self.size)
-        self._own[ids] = cost
+            self._num, self._den = (_grown(r, 2 * self.size, NONE) for r in (self._num, self._den))
+            self._ops = _grown(self._ops, 2 * self.size, 0)
+        self._ops[ids] = cost
+        self.made += int(cost) * n if np.ndim(cost) == 0 else int(cost.sum())
+        if self.made > self.budget:
+            raise OverBudgetError(self.made)
         return ids
 
     def drop(self, ids: np.ndarray) -> None:
         """Nodes known dead at once (the lower triangle a symmetric result drops): their
         operations leave :attr:`made`."""
-        self.made -= int(self._own[np.unique(ids)].sum())
+        self.made -= int(self._ops[np.unique(ids)].sum())
 
     def quotients(self, ids: np.ndarray, num: np.ndarray, den: np.ndarray) -> None:
         """Nodes ``ids`` are ``num / den`` (``num`` ONE for ``1 / den``)."""
@@ -133,14 +131,14 @@ class Graph:
             ids[k] = self._constants[v]
         return ids[where]
 
-    def mark(self) -> tuple[int, ...]:
+    def mark(self) -> tuple[int, int, int]:
         """The graph as it is now, for :meth:`rewind`."""
-        return self.size, self.made, len(self._cost), len(self._edges)
+        return self.size, self.made, len(self._edges)
 
-    def rewind(self, mark: tuple[int, ...]) -> None:
+    def rewind(self, mark: tuple[int, int, int]) -> None:
         """Drop every node made since ``mark`` (one body counted after a shared prefix)."""
-        self.size, self.made, costs, edges = mark
-        del self._cost[costs:], self._edges[edges:]
+        self.size, self.made, edges = mark
+        del self._edges[edges:]
         self._constants = {v: n for v, n in self._constants.items() if n < self.size}
         self._num[self.size :] = self._den[self.size :] = NONE
 
@@ -150,8 +148,7 @@ class Graph:
         reach[outputs[outputs >= 0]] = True
         for dst, src in self._reverse_blocks():
             reach[src[reach[dst]]] = True
-        cost = np.concatenate(self._cost) if self._cost else np.zeros(0, dtype=np.int32)
-        return int(cost[reach].sum()) - int((~reach[self.inputs]).sum())
+        return int(self._ops[: self.size][reach].sum()) - int((~reach[self.inputs]).sum())
 
     def _reverse_blocks(self):
         """The edges in blocks, last first, each block's sources older than all its nodes, so
@@ -171,9 +168,9 @@ class Graph:
                 yield np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])
 
 
-def _grown(ids: np.ndarray, size: int) -> np.ndarray:
-    grown = np.full(size, NONE, dtype=np.int64)
-    grown[: ids.size] = ids
+def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
+    grown = np.full(size, fill, dtype=np.int64)
+    grown[: a.size] = a
     return grown
 
 
