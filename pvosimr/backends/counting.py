@@ -101,10 +101,12 @@ class Graph:
         ``y`` (no operation); ``(1/x) y`` is ``y / x`` (reads x, not its inverse).  Returns
         where the product is 1, where it is a node of its own (and which), and the nodes
         the product reads in place of ``x`` and ``y``; None where no quotient takes part."""
-        nx, dx = self._num[np.maximum(x, 0)], self._den[np.maximum(x, 0)]
-        ny, dy = self._num[np.maximum(y, 0)], self._den[np.maximum(y, 0)]
-        if not ((dx >= 0) & (x >= 0)).any() and not ((dy >= 0) & (y >= 0)).any():
+        x0, y0 = np.maximum(x, 0), np.maximum(y, 0)  # no node: read node 0 (an input, or the
+        # full rules below run, which mask it)
+        dx, dy = self._den[x0], self._den[y0]
+        if (dx < 0).all() and (dy < 0).all():
             return None
+        nx, ny = self._num[x0], self._num[y0]
         valid = (x >= 0) & (y >= 0)
         inv_x, inv_y = valid & (nx == ONE), valid & (ny == ONE)
         one = (inv_x & (dx == y)) | (inv_y & (dy == x))
