@@ -89,7 +89,9 @@ def compute_delassus_batch(
     cms = as_constraint_list(constraint_models)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
-    algorithm = resolve_algorithm(algorithm, model, topology, cms) if topology.m else algorithm
+    algorithm = (
+        resolve_algorithm(algorithm, model, topology, cms, "batch") if topology.m else algorithm
+    )
     sweeps = sweeps_for(algorithm) if topology.m else None
     if block_size < 1:
         raise ValueError(f"block_size must be positive, not {block_size}")
