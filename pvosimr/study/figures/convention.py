@@ -42,6 +42,7 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr.algorithms import sweeps_for
+from pvosimr.choice import resolve_algorithm
 from pvosimr.constraints import as_constraint_list
 from pvosimr.kinematics.frames import Kinematics
 from pvosimr.spatial import DenseTransform
@@ -137,6 +138,8 @@ def paper_delassus_function(
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
     kin = dense_transforms(symbolic_kinematics(model, q, topology, cms))
+    if topology.m:
+        algorithm = resolve_algorithm(algorithm, model, topology, cms, "casadi")
     G = ca.densify(sweeps_for(algorithm)(CASADI, topology, kin)) if topology.m else SX(0, 0)
     return ca.Function(f"paper_{algorithm.replace('-', '_')}", [q], [G], ["q"], ["G"])
 
