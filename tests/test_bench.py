@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from pvosimr import codegen, reference
+from pvosimr import reference
+from pvosimr.codegen import build as codegen
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.study import bench, cli
 from pvosimr.study.bench import compiled, derivatives, results, scaling, verdicts
