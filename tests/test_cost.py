@@ -161,7 +161,8 @@ def test_pv_osimh_plans_on_the_constraints_placements() -> None:
         np.testing.assert_array_equal(kin.K[e].a, fold(k).full())
     prepare("pv-osimh", robot.model, topo, robot.constraints)
     planned = topo.prepared(PLAN, lambda t: pytest.fail("the plan was not prepared"))
-    generic = cheapest_plan(topo, plan_prices(topo, pv_osimh._sweeps, pv_osimh.joint_steps))
+    counter = Counter(topo.model, topo)
+    generic = cheapest_plan(topo, plan_prices(counter, pv_osimh._sweeps, pv_osimh.joint_steps))
     assert planned.cuts == {8, 12} and generic.cuts == {4, 8, 12}
 
 

@@ -153,9 +153,12 @@ def plan_of(
     """The plan of ``topo``, chosen at the first call and kept with it: :func:`cheapest_plan`
     priced by ``sweeps`` on the cost model, with the placements of ``constraint_models``
     (generic ones when None).  It decides the work, never the result."""
-    return topo.prepared(
-        PLAN, lambda t: cheapest_plan(t, plan_prices(t, sweeps, steps, model, constraint_models))
-    )
+
+    def choose(t: Topology) -> Plan:
+        counter = Counter(t.model if model is None else model, t, constraint_models)
+        return cheapest_plan(t, plan_prices(counter, sweeps, steps))
+
+    return topo.prepared(PLAN, choose)
 
 
 def set_plan(topo: Topology, plan: Plan) -> None:
@@ -167,17 +170,10 @@ def set_plan(topo: Topology, plan: Plan) -> None:
         raise ValueError("this topology has its plan already: set it on a new Topology")
 
 
-def plan_prices(
-    topo: Topology,
-    sweeps: PlanSweeps,
-    steps: Callable[..., Any],
-    model: pin.Model | None = None,
-    constraint_models: Iterable | None = None,
-) -> Price:
+def plan_prices(counter: Counter, sweeps: PlanSweeps, steps: Callable[..., Any]) -> Price:
     """``price(plan, budget)``: the cost model's :class:`~pvosimr.cost.Count` of ``sweeps``
-    with that plan, or None past ``budget`` operations made; the recursion every plan shares
-    is made once, on one :class:`~pvosimr.cost.Counter`."""
-    counter = Counter(topo.model if model is None else model, topo, constraint_models)
+    with that plan on ``counter``, or None past ``budget`` operations made; the recursion every
+    plan shares is made once."""
     shared = counter.keep(steps)
 
     def price(plan: Plan, budget: float = math.inf) -> Count | None:

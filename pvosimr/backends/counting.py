@@ -35,6 +35,8 @@ algorithms on this backend.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -194,77 +196,6 @@ def _folded(a: Any) -> np.ndarray:
     return a
 
 
-class Structure:
-    """A matrix of values ``v`` (NaN where the entry varies with ``q``), their structure codes
-    ``c`` and node ids ``n``; arithmetic on it adds the operations CasADi would create, and
-    folds the constants CasADi would fold, in the graph ``g``."""
-
-    __array_ufunc__ = None  # numpy defers to the reflected operators
-
-    def __init__(self, v: np.ndarray, n: np.ndarray, g: Graph, c: np.ndarray | None = None):
-        self.v, self.n, self.g = v, n, g
-        self.c = _kinds(v) if c is None else c
-        self._own = False  # written in place once it holds copies of its own
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.v.shape
-
-    @property
-    def a(self) -> np.ndarray:
-        """The numbers of a constant, ones (the densest pattern) where it varies."""
-        return np.where(self.c == SYM, 1.0, self.v)
-
-    @property
-    def T(self) -> Structure:
-        return Structure(self.v.T, self.n.T, self.g, self.c.T)
-
-    def __getitem__(self, key) -> Structure:
-        key = _key(key)
-        return Structure(self.v[key], self.n[key], self.g, self.c[key])
-
-    def __setitem__(self, key, value) -> None:
-        key, value = _key(key), self._lift(value)
-        if not self._own:
-            self.v, self.n, self.c = self.v.copy(), self.n.copy(), self.c.copy()
-            self._own = True
-        self.v[key], self.n[key], self.c[key] = value.v, value.n, value.c
-
-    def _lift(self, x: Any) -> Structure:
-        return x if isinstance(x, Structure) else constant(self.g, x)
-
-    def __matmul__(self, other: Any) -> Structure:
-        return _matmul(self, self._lift(other))
-
-    def __rmatmul__(self, other: Any) -> Structure:
-        return _matmul(self._lift(other), self)
-
-    def __add__(self, other: Any) -> Structure:
-        return _sum(self, self._lift(other), subtract=False)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Structure:
-        return _sum(self, self._lift(other), subtract=True)
-
-    def __rsub__(self, other: Any) -> Structure:
-        return _sum(self._lift(other), self, subtract=True)
-
-    def __mul__(self, other: Any) -> Structure:
-        return _product(self, self._lift(other), divide=False)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Structure:
-        return _product(self, self._lift(other), divide=True)
-
-    def __rtruediv__(self, other: Any) -> Structure:
-        return _product(self._lift(other), self, divide=True)
-
-    def __neg__(self) -> Structure:
-        return _unary(self, np.negative)
-
-
 def _key(key) -> tuple:
     """A 2-D index that keeps both dimensions."""
     if not isinstance(key, tuple):
@@ -412,6 +343,70 @@ def _matmul(a: Structure, b: Structure) -> Structure:
         if i.size:
             g.link(ids[i, j], g.constants(products[i, k, j]))
     return _with_constants(g, v, ids)
+
+
+def _operators(f: Callable[[Structure, Structure], Structure]) -> tuple[Callable, Callable]:
+    """``x ∘ y`` and ``y ∘ x`` for a binary ``f``, the other operand lifted to a
+    :class:`Structure` (a number or a numeric array)."""
+
+    def left(self: Structure, other: Any) -> Structure:
+        return f(self, self._lift(other))
+
+    def right(self: Structure, other: Any) -> Structure:
+        return f(self._lift(other), self)
+
+    return left, right
+
+
+class Structure:
+    """A matrix of values ``v`` (NaN where the entry varies with ``q``), their structure codes
+    ``c`` and node ids ``n``; arithmetic on it adds the operations CasADi would create, and
+    folds the constants CasADi would fold, in the graph ``g``."""
+
+    __array_ufunc__ = None  # numpy defers to the reflected operators
+
+    def __init__(self, v: np.ndarray, n: np.ndarray, g: Graph, c: np.ndarray | None = None):
+        self.v, self.n, self.g = v, n, g
+        self.c = _kinds(v) if c is None else c
+        self._own = False  # written in place once it holds copies of its own
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.v.shape
+
+    @property
+    def a(self) -> np.ndarray:
+        """The numbers of a constant, ones (the densest pattern) where it varies."""
+        return np.where(self.c == SYM, 1.0, self.v)
+
+    @property
+    def T(self) -> Structure:
+        return Structure(self.v.T, self.n.T, self.g, self.c.T)
+
+    def __getitem__(self, key) -> Structure:
+        key = _key(key)
+        return Structure(self.v[key], self.n[key], self.g, self.c[key])
+
+    def __setitem__(self, key, value) -> None:
+        key, value = _key(key), self._lift(value)
+        if not self._own:
+            self.v, self.n, self.c = self.v.copy(), self.n.copy(), self.c.copy()
+            self._own = True
+        self.v[key], self.n[key], self.c[key] = value.v, value.n, value.c
+
+    def _lift(self, x: Any) -> Structure:
+        return x if isinstance(x, Structure) else constant(self.g, x)
+
+    __matmul__, __rmatmul__ = _operators(_matmul)
+    __add__, _ = _operators(partial(_sum, subtract=False))
+    __radd__ = __add__
+    __sub__, __rsub__ = _operators(partial(_sum, subtract=True))
+    __mul__, _ = _operators(partial(_product, divide=False))
+    __rmul__ = __mul__
+    __truediv__, __rtruediv__ = _operators(partial(_product, divide=True))
+
+    def __neg__(self) -> Structure:
+        return _unary(self, np.negative)
 
 
 class CountingBackend:
