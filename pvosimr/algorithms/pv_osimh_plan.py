@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from ..cost import Count, Counter
 from ..topology import Topology
+from .pv_osimr import minimum_cover
 
 __all__ = [
     "PLAN",
@@ -118,19 +119,7 @@ def candidates(topo: Topology) -> frozenset[int]:
 def cover(topo: Topology, plan: Plan) -> frozenset[tuple[int, int]]:
     """The (c, e) whose ``^0Ω_c ^cK_eᵀ`` eq. 13' forms: PV-OSIMr's minimum cover
     (:func:`pvosimr.algorithms.pv_osimr.omega_cover`) with the plan's groups as the parts."""
-    chosen = {(plan.A[e], e) for e in topo.ees if plan.A[e] != 0}
-    parts: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for a, e1 in enumerate(topo.ees):
-        for e2 in topo.ees[a + 1 :]:
-            c = plan.meet(e1, e2)
-            if c != 0:
-                for e in (e1, e2):
-                    parts[c][plan.node_below(e, c)].add(e)
-    for c, by_node in parts.items():
-        cost = {u: sum((c, e) not in chosen for e in ees) for u, ees in by_node.items()}
-        spared = max(sorted(cost), key=cost.__getitem__)
-        chosen |= {(c, e) for u, ees in by_node.items() if u != spared for e in ees}
-    return frozenset(chosen)
+    return minimum_cover(topo.ees, plan.A, plan.meet, plan.node_below)
 
 
 #: ``price(plan, budget)``: a plan's :class:`~pvosimr.cost.Count`, or None past ``budget``

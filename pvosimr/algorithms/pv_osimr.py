@@ -28,7 +28,8 @@ and its block plan) is prepared once and kept with the :class:`~pvosimr.topology
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from itertools import pairwise
 
 from ..backends.protocol import Backend, Matrix, rows_through
@@ -43,6 +44,7 @@ __all__ = [
     "block_plan",
     "cemps",
     "forward_sweep",
+    "minimum_cover",
     "omega_cover",
     "passing_links",
     "pv_osimr_sweeps",
@@ -185,20 +187,36 @@ def omega_cover(topo: Topology) -> frozenset[tuple[int, int]]:
     On a chain welded at every link this forms O(m) products, not O(m d): the O(md)
     inverse-inertia term that PV-OSIMr exists to avoid (paper Sec. IV-B).
     """
-    return topo.prepared("pv-osimr cover", _minimum_cover)
+    return topo.prepared(
+        "pv-osimr cover", lambda t: minimum_cover(t.ees, t.A, t.cca, partial(_branch, t))
+    )
 
 
-def _minimum_cover(topo: Topology) -> frozenset[tuple[int, int]]:
-    cover = {(topo.A[e], e) for e in topo.ees if topo.A[e] != 0}
+def _branch(topo: Topology, e: int, c: int) -> int:
+    """The node of N through which EE ``e`` reaches its branching ancestor ``c``."""
+    below = (e, *topo.n_chain[e])
+    return below[below.index(c) - 1]
+
+
+def minimum_cover(
+    ees: Sequence[int],
+    A: Mapping[int, int],
+    meet: Callable[[int, int], int],
+    branch: Callable[[int, int], int],
+) -> frozenset[tuple[int, int]]:
+    """The cover of :func:`omega_cover` for EEs ``ees`` whose closest branching ancestor is
+    ``A[e]``, two EEs meeting at ``meet(e1, e2)`` (0: only at the world) and EE ``e`` reaching
+    a meeting node ``c`` through ``branch(e, c)``; PV-OSIMh's plans have their own ``A`` and
+    meeting nodes."""
+    cover = {(A[e], e) for e in ees if A[e] != 0}
     parts: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for a, e1 in enumerate(topo.ees):
-        for e2 in topo.ees[a + 1 :]:
-            c = topo.cca(e1, e2)
+    for a, e1 in enumerate(ees):
+        for e2 in ees[a + 1 :]:
+            c = meet(e1, e2)
             if c == 0:
                 continue
             for e in (e1, e2):
-                below = (e, *topo.n_chain[e])
-                parts[c][below[below.index(c) - 1]].add(e)
+                parts[c][branch(e, c)].add(e)
     for c, by_branch in parts.items():
         cost = {b: sum((c, e) not in cover for e in ees) for b, ees in by_branch.items()}
         spared = max(sorted(cost), key=cost.__getitem__)
