@@ -90,7 +90,7 @@ def _figures_imports(module: str) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
-            package = "pvosimr.study.figures".split(".")
+            package = ["pvosimr", "study", "figures"]
             base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
             where = ".".join(filter(None, (base, node.module)))
             names = [where] + [f"{where}.{a.name}" for a in node.names]
