@@ -101,6 +101,8 @@ def test_example_robot_data(name):
     check_configurations(model, [make(model, f) for f in frames])
 
 
+@pytest.mark.slow  # 300 new topologies: PV-OSIMh prices its plans on each (the fast subset of
+# tests/test_property_trees.py covers random trees in the default run)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(), seed=__import__("hypothesis").strategies.integers(0, 2**31))
 def test_random_trees(tree, seed):

@@ -144,6 +144,8 @@ def plan_of(
     (generic ones when None).  It decides the work, never the result."""
 
     def choose(t: Topology) -> Plan:
+        if not candidates(t):  # no link to cut: one plan, nothing to price
+            return Plan.build(t, frozenset())
         counter = Counter(t.model if model is None else model, t, constraint_models)
         return cheapest_plan(t, plan_prices(counter, sweeps, steps))
 
