@@ -87,8 +87,9 @@ def compute_delassus(
     with the rows ``getConstraintJacobian`` gives them.  ``pin.computeDelassusMatrix`` itself reads
     LOCAL_WORLD_ALIGNED as LOCAL and ignores ``joint2`` (pin 4.1).
 
-    ``algorithm`` is one of :data:`ALGORITHMS`, or ``"auto"`` for the one with the fewest
-    operations on this model and constraint structure (:mod:`pvosimr.choice`).  ``topology``
+    ``algorithm`` is one of :data:`ALGORITHMS`, or ``"auto"`` for the one whose numpy call is
+    fastest on this model and constraint structure, chosen at the first call
+    (:mod:`pvosimr.choice`).  ``topology``
     (a :class:`Topology` of this model and constraint structure) is cached transparently when
     not given.
     """

@@ -51,8 +51,8 @@ def _warm_allocator() -> None:
     fault in on first touch, and a heap that shrinks as soon as 256 KiB are free at its top.
     glibc raises both thresholds on its own once a large mmapped block is freed (its
     documented dynamic threshold); freeing one 24 MiB block, never touched, does that at once.
-    Nothing changes on other allocators.  Measured on Atlas at 1024 configurations: about 20 %
-    of the batch's time.
+    Nothing changes on other allocators (``pvosimr bench`` times the batch:
+    figures/timings.md).
     """
     global _allocator_warm
     if not _allocator_warm:
@@ -72,7 +72,8 @@ def compute_delassus_batch(
 
     Returns a (batch, m, m) array; ``G[b]`` equals
     ``compute_delassus(model, data, qs[b], constraint_models, algorithm)`` up to rounding, and is
-    exactly symmetric.  Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched.  ``qs``
+    exactly symmetric.  Every algorithm of :data:`pvosimr.ALGORITHMS` runs batched; ``"auto"``
+    is the one whose batched call is fastest here, chosen once (:mod:`pvosimr.choice`).  ``qs``
     must be 2-D, real, finite, in range and normalized (error naming the first bad row and
     joint).  A row whose vectorised sweep meets a pivot that is not positive definite in
     floating point is computed as the single call computes it (so both compute G on the same
