@@ -9,7 +9,7 @@ numerically (the pin wheel has no CasADi bindings) by running the backend-generi
 of :mod:`pvosimr.kinematics.joints` on SX, so every algorithm body in :mod:`pvosimr.algorithms`
 runs unchanged.  The constraint placements may be a second input
 (:mod:`pvosimr.kinematics.placements`), and ``dG/dq`` along Pinocchio's ``integrate`` is the
-same graph differentiated (:func:`delassus_derivatives_function`).
+same graph differentiated (:func:`delassus_function` with ``derivatives=True``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ __all__ = [
     "PLACEMENTS",
     "CasadiBackend",
     "count_operations",
-    "delassus_derivatives_function",
     "delassus_function",
     "fold",
     "function_cost",
@@ -60,7 +59,7 @@ class _Delassus(NamedTuple):
 def _delassus(
     model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str
 ) -> _Delassus:
-    """G's expression, the one graph both :func:`delassus_function` and its derivatives use."""
+    """G's expression, the one graph :func:`delassus_function` returns or differentiates."""
     if placements not in PLACEMENTS:
         raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
     cms = as_constraint_list(constraint_models)
@@ -83,6 +82,7 @@ def delassus_function(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
+    derivatives: bool = False,
 ) -> ca.Function:
     """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
     (``"auto"``: the one :mod:`pvosimr.choice` picks, named in the function's name).
@@ -91,39 +91,28 @@ def delassus_function(
     second input, ``p = placement_vector(model, constraint_models, placements)``; its name ends
     in ``_placed``.
 
+    ``derivatives=True``: the function of the same inputs to ``dG`` ((m·m) × nv) instead:
+    column ``k`` is ``vec(∂G/∂ε_k)`` (column-major), ``∂G/∂ε_k = d/dε G(q ⊕ ε e_k)`` at
+    ``ε = 0`` with ``⊕`` Pinocchio's ``integrate``; as G is symmetric, the buffer is an
+    (nv, m, m) C-contiguous array of the nv matrices.  It is forward-mode AD of the same SX
+    graph, seeded by the tangent map of ``⊕``
+    (:func:`pvosimr.kinematics.joints.configuration_tangent`): ``dG = (∂vec G/∂q) T(q)``, one
+    pass per velocity coordinate, then common subexpressions merged (``casadi.cse``: the
+    passes rebuild the same products); reverse mode would cost several times more.
+
     It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
     precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
     (or a ``p`` whose rotations are not) gives a G that is not the model's.
     :func:`pvosimr.codegen.build.compile` wraps the same function with those checks.
     """
     d = _delassus(model, constraint_models, algorithm, placements)
-    name = f"delassus_{d.algorithm}" + ("_placed" if placements == "input" else "")
-    return ca.Function(name, d.inputs, [d.G], d.names, ["G"])
-
-
-def delassus_derivatives_function(
-    model: pin.Model,
-    constraint_models: Iterable,
-    algorithm: str = "pv-osimr",
-    *,
-    placements: str = "fixed",
-) -> ca.Function:
-    """The CasADi function of :func:`delassus_function`'s inputs to ``dG`` ((m·m) × nv):
-    column ``k`` is ``vec(∂G/∂ε_k)`` (column-major), ``∂G/∂ε_k = d/dε G(q ⊕ ε e_k)`` at
-    ``ε = 0`` with ``⊕`` Pinocchio's ``integrate``; as G is symmetric, the buffer is an
-    (nv, m, m) C-contiguous array of the nv matrices.
-
-    Forward-mode AD of the same SX graph, seeded by the tangent map of ``⊕``
-    (:func:`pvosimr.kinematics.joints.configuration_tangent`): ``dG = (∂vec G/∂q) T(q)``, one
-    pass per velocity coordinate, then common subexpressions merged (``casadi.cse``: the
-    passes rebuild the same products).  On Atlas with its feet welded that is 120k
-    instructions (15 G's worth), with 4 points per sole 185k; reverse mode costs 5x more.
-    """
-    d = _delassus(model, constraint_models, algorithm, placements)
-    q = d.inputs[0]
-    dG = ca.cse(ca.densify(ca.jtimes(ca.vec(d.G), q, configuration_tangent(CASADI, model, q))))
-    name = f"delassus_derivatives_{d.algorithm}" + ("_placed" if placements == "input" else "")
-    return ca.Function(name, d.inputs, [dG], d.names, ["dG"])
+    out, name = d.G, "delassus"
+    if derivatives:
+        q = d.inputs[0]
+        tangent = configuration_tangent(CASADI, model, q)
+        out, name = ca.cse(ca.densify(ca.jtimes(ca.vec(d.G), q, tangent))), "delassus_derivatives"
+    name += f"_{d.algorithm}" + ("_placed" if placements == "input" else "")
+    return ca.Function(name, d.inputs, [out], d.names, ["dG" if derivatives else "G"])
 
 
 def count_operations(model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:

@@ -300,10 +300,10 @@ def assert_derivatives_match_differences(
     q = random_q(model, rng)
     data = model.createData()
     if placements is None:
-        f = symbolic.delassus_derivatives_function(model, cms)
+        f = symbolic.delassus_function(model, cms, derivatives=True)
         args, truth_cms = (q,), cms
     else:
-        f = symbolic.delassus_derivatives_function(model, cms, placements="input")
+        f = symbolic.delassus_function(model, cms, placements="input", derivatives=True)
         args = (q, symbolic.placement_vector(model, cms, placements))
         truth_cms = rebuilt(model, cms, placements)
     assert f.name_out() == ["dG"]

@@ -44,7 +44,7 @@ same bodies.  Likewise a sub-list of the constraints gives the sub-matrix of G o
 serves every active subset: ``G[np.ix_(rows, rows)]`` (the same matrix to rounding).
 
 **Derivatives.**  ``compile(..., derivatives=True)`` adds a second library for
-:func:`pvosimr.symbolic.delassus_derivatives_function`: ``f.derivatives(q[, placements])`` is
+``pvosimr.symbolic.delassus_function(..., derivatives=True)``: ``f.derivatives(q[, placements])`` is
 (nv, m, m), slice ``k`` = d/dε G(pin.integrate(q, ε e_k)) at ε = 0, and (B, nv, m, m) for a
 batch, with the checks and errors of the call.  It is a separate library (the G library is the
 one ``derivatives=False`` builds, shared in the cache) so that it gets its own flags,
@@ -209,15 +209,16 @@ def generate_source(
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …).
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
-    ``derivatives=True``, dG (:func:`pvosimr.symbolic.delassus_derivatives_function`), of
+    ``derivatives=True``, dG (the same with ``derivatives=True``), of
     ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen.c_source`.
     """
     import casadi as ca
 
     from .. import symbolic
 
-    build = symbolic.delassus_derivatives_function if derivatives else symbolic.delassus_function
-    f = build(model, constraint_models, algorithm, placements=placements)
+    f = symbolic.delassus_function(
+        model, constraint_models, algorithm, placements=placements, derivatives=derivatives
+    )
     cg = ca.CodeGenerator("pvosimr_generated.c", {"with_header": False})
     cg.add(f)
     m = math.isqrt(int(f.size1_out(0))) if derivatives else int(f.size1_out(0))
