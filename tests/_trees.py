@@ -36,6 +36,7 @@ __all__ = [
     "FIG1_PARENTS",
     "MIDDLE_ANGLE_SINGULAR",
     "MIMICABLE",
+    "ROBOT_SAMPLE",
     "TreeSpec",
     "add_mimics",
     "build_tree",
@@ -52,11 +53,31 @@ __all__ = [
     "random_unit_vector",
     "reduced_truth",
     "requires_pin_feature",
+    "robot_sweep",
     "tree_specs",
     "with_anchors",
 ]
 
 Tree = tuple[pin.Model, list[pin.RigidConstraintModel]]
+
+
+#: The robots the default run sweeps, one of each kind: the paper's Atlas and Shadow hand, every
+#: joint-type robot, the closed loops, one branching stem, one welded chain, and
+#: example-robot-data's arms, legged robots, hands and humanoids, with the two whose mass matrix
+#: is singular (romeo, bravo7).  The slow suite sweeps every robot.
+ROBOT_SAMPLE = frozenset(
+    (
+        "atlas", "shadow_hand", "atlas_shadow_hand", "screw_arm", "universal_biped",
+        "composite_arms", "ellipsoid_shoulders", "panda_mimic", "four_bar", "cassie_leg",
+        "stem_b2_L10", "chain_welded_every_k_k4", "talos", "solo12", "panda", "ur5", "tiago",
+        "double_pendulum", "anymal_kinova", "allegro_left_hand", "romeo", "bravo7_gripper",
+    )
+)  # fmt: skip
+
+
+def robot_sweep(names: Sequence[str]) -> list:
+    """``names`` as parameters, those outside :data:`ROBOT_SAMPLE` in the slow suite."""
+    return [n if n in ROBOT_SAMPLE else pytest.param(n, marks=pytest.mark.slow) for n in names]
 
 
 def requires_pin_feature(*names: str) -> pytest.MarkDecorator:

@@ -7,7 +7,7 @@ random trees covering every supported joint type anywhere in the tree.
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import pin_constraint_size, random_q, random_trees
+from _trees import pin_constraint_size, random_q, random_trees, robot_sweep
 from hypothesis import HealthCheck, given, settings
 
 import pvosimr
@@ -117,7 +117,7 @@ def _erd_names():
         return []
 
 
-@pytest.mark.parametrize("name", _erd_names())
+@pytest.mark.parametrize("name", robot_sweep(_erd_names()))
 def test_every_example_robot_data_robot(name):
     """Six mixed constraints on random joints of each robot, against the dense truth.
 

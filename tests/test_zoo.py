@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import requires_pin_feature
+from _trees import requires_pin_feature, robot_sweep
 
 import pvosimr
 from pvosimr import zoo
@@ -357,7 +357,7 @@ FINGERS = ("panda_leftfinger", "panda_rightfinger")
 # ----------------------------------------------------------------------------- every robot
 
 
-@pytest.mark.parametrize("name", zoo.names())
+@pytest.mark.parametrize("name", robot_sweep(zoo.names()))
 def test_every_robot_and_preset_agrees_with_the_dense_truth(name: str) -> None:
     """Every algorithm within 1e-9 of J M⁻¹ Jᵀ."""
     robot = _load_or_skip(name)
