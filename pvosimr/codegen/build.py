@@ -54,7 +54,9 @@ Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR`
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
 source (which spells out every model constant and, unless they are inputs, every constraint
 placement), the compiler (its path and ``--version``), the flags and, for the extension, the
-Python and numpy versions: the compiler runs again only when one of them changes.
+Python and numpy versions: the compiler runs again only when one of them changes.  Each
+library's size and SHA-256 are recorded beside it and checked before it is loaded
+(:mod:`pvosimr.codegen.cache`): a damaged one is set aside and rebuilt, with one line on stderr.
 
 The compiled function is a snapshot: editing the model (inertias, placements, armature) or,
 with ``placements="fixed"``, the constraint placements afterwards needs a new :func:`compile`

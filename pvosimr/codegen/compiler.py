@@ -4,7 +4,7 @@
 to Pinocchio's PV-OSIMr) build shared libraries on first use and keep them in :func:`cache_dir`,
 under names that hash everything the library depends on, the compiler's
 :func:`compiler_identity` included: a new compiler, Python or pin is a new name, never a stale
-library.
+library.  While they build they say so in one line on stderr (:func:`announce`).
 """
 
 from __future__ import annotations

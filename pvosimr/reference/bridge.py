@@ -13,7 +13,8 @@ pin that ``import pinocchio`` loaded, the bridge always matches; the library is 
 :func:`pvosimr.codegen.compiler.cache_dir` ``/bridge`` with a name hashing the source, the pin
 version and its install prefix, the compiler, the Eigen headers and the Python ABI, so a change
 of any of them builds a new one (one C++ compilation against Pinocchio's headers) and nothing
-else does.
+else does.  Its size and SHA-256 are checked before it is imported (:mod:`pvosimr.codegen.cache`):
+a damaged one is set aside and built again.
 
 Everything comes from the pin wheel's ``cmeel.prefix`` (Pinocchio and Boost headers,
 ``libpinocchio_default``, ``libboost_python``, the compile definitions of Pinocchio's CMake
