@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -314,8 +315,12 @@ def test_without_casadi_one_line_names_the_extra():
     assert "During handling" not in done.stderr and "direct cause" not in done.stderr
 
 
-def test_compiling_says_what_where_and_with_which_flags(every_joint_tree, tmp_path, capfd):
+def test_compiling_says_what_where_and_with_which_flags(
+    every_joint_tree, tmp_path, capfd, monkeypatch
+):
     model, cms, _ = every_joint_tree
+    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    capfd.readouterr()
     codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
     (line,) = capfd.readouterr().err.splitlines()
     assert line.startswith("pvosimr: code generation: compiling ")
@@ -327,7 +332,16 @@ def test_compiling_says_what_where_and_with_which_flags(every_joint_tree, tmp_pa
 
 def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monkeypatch):
     model, cms, _ = every_joint_tree
-    monkeypatch.setattr(codegen, "SLOW_SECONDS", 0.0)
+    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    monkeypatch.setattr(codegen, "SLOW_SECONDS", 0.05)
+    generate = codegen.generate_source
+
+    def slow_generate(*args, **kwargs):
+        time.sleep(0.5)  # as a large model's graph: the step outlasts SLOW_SECONDS
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(codegen, "generate_source", slow_generate)
+    capfd.readouterr()
     codegen.compile(model, cms, cache_dir=cache, flags=FAST)  # cached: only the graph is built
     (line,) = capfd.readouterr().err.splitlines()
     assert "building the expression graph of G (pv-osimr" in line and "writing its C" in line
