@@ -365,3 +365,20 @@ def test_an_uncreatable_cache_folder_is_named_with_its_variable(
     assert "\n" not in message
     with pytest.raises(entries.CacheFolderError, match="the cache_dir argument"):
         codegen.compile(model, cms, cache_dir=blocker, flags=FAST)
+
+
+def test_an_entry_is_used_only_if_it_matches_its_record(tmp_path, capfd):
+    entry = tmp_path / "lib.so"
+    assert not entries.usable(entry)  # not built yet: nothing to say
+    entry.write_bytes(b"built by an older pvosimr")  # no record
+    assert not entries.usable(entry) and not entry.exists()
+    assert "no size and hash recorded" in capfd.readouterr().err
+    built = tmp_path / ".build.so"
+    built.write_bytes(b"\x7fELF library")
+    entries.record(built, entry)
+    built.replace(entry)
+    assert entries.usable(entry) and capfd.readouterr().err == ""
+    entry.write_bytes(b"\x7fELF librarx")  # same size, one byte off: garbage in its place
+    assert not entries.usable(entry)
+    assert len(list(tmp_path.glob("lib.so.damaged-*"))) == 2
+    assert "another hash than the 12 bytes recorded" in capfd.readouterr().err

@@ -16,6 +16,7 @@ import hashlib
 import os
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from .compiler import announce
@@ -90,12 +91,13 @@ def record(built: str | os.PathLike, entry: Path) -> None:
 
 
 def damage(entry: Path) -> str | None:
-    """Why the existing ``entry`` does not match its record, or None when it does."""
+    """Why ``entry`` does not match its record, or None when it does (FileNotFoundError when
+    there is no ``entry``)."""
+    found = _fingerprint(entry)
     try:
         recorded = _record_of(entry).read_text().strip()
     except FileNotFoundError:
         return "no size and hash recorded: cut short, or built by an older pvosimr"
-    found = _fingerprint(entry)
     if found == recorded:
         return None
     size = (recorded.split() or ["?"])[0]
@@ -103,10 +105,14 @@ def damage(entry: Path) -> str | None:
 
 
 def set_aside(entry: Path, why: str) -> Path:
-    """Rename the damaged ``entry`` out of the way (its record goes), saying so in one line."""
-    aside = entry.with_name(f"{entry.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-    os.replace(entry, aside)
-    _record_of(entry).unlink(missing_ok=True)
+    """Rename the damaged ``entry`` out of the way, saying so in one line (its record stays:
+    the rebuild replaces it)."""
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"  # unique: never replaces one
+    aside = entry.with_name(f"{entry.name}.damaged-{stamp}")
+    try:
+        os.replace(entry, aside)
+    except FileNotFoundError:
+        return aside  # another process set it aside first
     announce(f"the cached {entry.name} is damaged ({why}); set aside as {aside.name}, rebuilding")
     return aside
 
@@ -114,9 +120,10 @@ def set_aside(entry: Path, why: str) -> Path:
 def usable(entry: Path) -> bool:
     """Whether ``entry`` is in the cache and matches its record; a damaged one is set aside
     (:func:`set_aside`) and False returned, so the caller builds it again."""
-    if not entry.exists():
-        return False
-    why = damage(entry)
+    try:
+        why = damage(entry)
+    except FileNotFoundError:
+        return False  # not built yet (or set aside by another process meanwhile)
     if why is None:
         return True
     set_aside(entry, why)
