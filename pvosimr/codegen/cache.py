@@ -91,8 +91,8 @@ def record(built: str | os.PathLike, entry: Path) -> None:
 
 
 def damage(entry: Path) -> str | None:
-    """Why ``entry`` does not match its record, or None when it does (FileNotFoundError when
-    there is no ``entry``)."""
+    """Why ``entry`` does not match its record, or None when it does (the OSError of ``open``
+    when there is no ``entry``)."""
     found = _fingerprint(entry)
     try:
         recorded = _record_of(entry).read_text().strip()
@@ -122,7 +122,7 @@ def usable(entry: Path) -> bool:
     (:func:`set_aside`) and False returned, so the caller builds it again."""
     try:
         why = damage(entry)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False  # not built yet (or set aside by another process meanwhile)
     if why is None:
         return True
