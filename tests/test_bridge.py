@@ -2,6 +2,11 @@
 a clear answer where it cannot be built (no compiler), with every other path still working."""
 
 import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -9,6 +14,7 @@ import pytest
 from test_reference import needs_bridge  # noqa: F401 (a fixture)
 
 from pvosimr import compute_delassus, reference, zoo
+from pvosimr.codegen import cache as entries
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.constraints import weld
 from pvosimr.reference import bridge
@@ -87,3 +93,56 @@ def test_validate_command_says_the_bridge_did_not_run(no_compiler, capsys):
     assert validation.main(["--robots", "talos/feet_6d", "--configs", "1"]) == 0
     err = capsys.readouterr().err
     assert "not run: pin-pv-osimr:" in err and "CXX=" in err
+
+
+#: Loads the bridge from ``$PVOSIMR_CACHE_DIR`` (building it if needed) and checks its G.
+LOAD_AND_USE = """
+import numpy as np, pinocchio as pin
+import pvosimr
+from pvosimr import reference
+from pvosimr.constraints import weld
+model = pin.buildSampleModelManipulator()
+cms = [weld(model, model.frames[-1].name)]
+q = pin.neutral(model)
+G = reference.pinocchio_pv_osimr(model, model.createData(), q, cms)
+np.testing.assert_allclose(G, pvosimr.compute_delassus(model, model.createData(), q, cms))
+"""
+
+
+def test_a_truncated_bridge_is_set_aside_and_rebuilt(needs_bridge, tmp_path):  # noqa: F811
+    """A copy of the built bridge cut short in another cache is detected before it is imported
+    (it was SIGBUS), set aside with one line, and built again: one C++ build, about a minute."""
+    built = bridge.build_recipe().library()
+    library = tmp_path / "bridge" / built.name
+    library.parent.mkdir()
+    for name in (built.name, built.name + entries.RECORD_SUFFIX):
+        shutil.copyfile(built.parent / name, library.parent / name)
+    size = library.stat().st_size
+    os.truncate(library, size // 2)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_USE],
+        capture_output=True, text=True, timeout=900, cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "PVOSIMR_CACHE_DIR": str(tmp_path), "PVOSIMR_QUIET": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr}"
+    said = done.stderr.splitlines()
+    assert said[0].startswith(f"pvosimr: the cached {built.name} is damaged ({size // 2} bytes")
+    assert said[1].startswith("pvosimr: compiling the bridge") and len(said) == 2
+    (aside,) = library.parent.glob(built.name + ".damaged-*")
+    assert aside.stat().st_size == size // 2
+    assert entries.damage(library) is None
+
+
+def test_an_uncreatable_cache_folder_is_named_with_its_variable(
+    needs_bridge,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(blocker / "deep"))
+    monkeypatch.setattr(bridge, "_loaded", {})
+    with pytest.raises(bridge.BridgeUnavailableError) as err:
+        bridge.load()
+    assert f"{blocker / 'deep' / 'bridge'} cannot be created" in err.value.why
+    assert f"set by $PVOSIMR_CACHE_DIR={blocker / 'deep'}" in err.value.why

@@ -1,11 +1,18 @@
 """pvosimr.codegen.build: the compiled q ↦ G equals the numpy path, is cached, and fails clearly."""
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 
 import pvosimr
+from pvosimr.codegen import cache as entries
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.kinematics.joints import unit_parts
 from pvosimr.reference.truth import rel_err
@@ -245,3 +252,133 @@ def test_mimic_gripper_compiles_to_the_numpy_matrix(cache):
     q = robot.q_random(np.random.default_rng(0))
     G = pvosimr.compute_delassus(robot.model, robot.model.createData(), q, robot.constraints)
     assert rel_err(f(q), G) <= 1e-12
+
+
+# --------------------------------------------------------------------------- what it says, caches
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Compiles the smallest model with a constraint (6 rows) in ``sys.argv[1]`` and checks G;
+#: prints whether it compiled and the library.
+COMPILE_SMALL = """
+import sys
+import numpy as np, pinocchio as pin
+import pvosimr
+from pvosimr import codegen
+from pvosimr.constraints import weld
+model = pin.buildSampleModelManipulator()
+cms = [weld(model, model.frames[-1].name)]
+f = codegen.compile(model, cms, cache_dir=sys.argv[1], flags=("-O0",))
+q = pin.neutral(model)
+np.testing.assert_allclose(f(q), pvosimr.compute_delassus(model, model.createData(), q, cms))
+print(f.compiled, f.library)
+"""
+
+
+def python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (a crash there fails the test, not the test run)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True, text=True, cwd=REPO, env={**os.environ, **env}, timeout=300,
+    )  # fmt: skip
+
+
+def test_a_truncated_library_is_set_aside_and_rebuilt(tmp_path):
+    first = python(COMPILE_SMALL, str(tmp_path), PVOSIMR_QUIET="1")
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    compiled, path = first.stdout.split()
+    library = Path(path)
+    assert compiled == "True" and (library.parent / (library.name + ".sha256")).is_file()
+    size = library.stat().st_size
+    os.truncate(library, size // 2)  # a copy cut short: loaded as is, it was SIGBUS (exit -7)
+    second = python(COMPILE_SMALL, str(tmp_path), PVOSIMR_QUIET="")
+    assert second.returncode == 0, f"exit {second.returncode}: {second.stderr}"
+    assert second.stdout.split() == ["True", path]
+    (aside,) = library.parent.glob(library.name + ".damaged-*")
+    assert aside.stat().st_size == size // 2 and library.stat().st_size == size
+    said = second.stderr.splitlines()
+    assert said[0].startswith(f"pvosimr: the cached {library.name} is damaged ({size // 2} bytes")
+    assert "compiling" in said[1] and len(said) == 2
+    third = python(COMPILE_SMALL, str(tmp_path), PVOSIMR_QUIET="")
+    assert third.stdout.split() == ["False", path] and third.stderr == ""  # a hit: silent
+
+
+def test_without_casadi_one_line_names_the_extra():
+    code = "import sys; sys.modules['casadi'] = None\n" + COMPILE_SMALL
+    done = python(code, "unused")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "ModuleNotFoundError: operation counts and code generation need CasADi: "
+        'pip install "pvosimr[symbolic]"'
+    )
+    assert "During handling" not in done.stderr and "direct cause" not in done.stderr
+
+
+def test_compiling_says_what_where_and_with_which_flags(
+    every_joint_tree, tmp_path, capfd, monkeypatch
+):
+    model, cms, _ = every_joint_tree
+    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    capfd.readouterr()
+    codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
+    (line,) = capfd.readouterr().err.splitlines()
+    assert line.startswith("pvosimr: code generation: compiling ")
+    compiler = Path(codegen.find_compiler()[0]).name
+    assert f"with {compiler} -O1 into {tmp_path / 'codegen'}" in line
+    codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
+    assert capfd.readouterr().err == ""  # a cache hit says nothing
+
+
+def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monkeypatch):
+    model, cms, _ = every_joint_tree
+    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    monkeypatch.setattr(codegen, "SLOW_SECONDS", 0.05)
+    generate = codegen.generate_source
+
+    def slow_generate(*args, **kwargs):
+        time.sleep(0.5)  # as a large model's graph: the step outlasts SLOW_SECONDS
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(codegen, "generate_source", slow_generate)
+    capfd.readouterr()
+    codegen.compile(model, cms, cache_dir=cache, flags=FAST)  # cached: only the graph is built
+    (line,) = capfd.readouterr().err.splitlines()
+    assert "building the expression graph of G (pv-osimr" in line and "writing its C" in line
+    monkeypatch.setenv(toolchain.QUIET_VARIABLE, "1")
+    codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+    assert capfd.readouterr().err == ""
+
+
+def test_an_uncreatable_cache_folder_is_named_with_its_variable(
+    every_joint_tree, tmp_path, monkeypatch
+):
+    model, cms, _ = every_joint_tree
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(blocker / "deep" / "path"))
+    with pytest.raises(entries.CacheFolderError) as err:
+        codegen.compile(model, cms, flags=FAST)
+    message = str(err.value)
+    assert f"{blocker / 'deep' / 'path' / 'codegen'} cannot be created" in message
+    assert f"set by $PVOSIMR_CACHE_DIR={blocker / 'deep' / 'path'}" in message
+    assert "\n" not in message
+    with pytest.raises(entries.CacheFolderError, match="the cache_dir argument"):
+        codegen.compile(model, cms, cache_dir=blocker, flags=FAST)
+
+
+def test_an_entry_is_used_only_if_it_matches_its_record(tmp_path, capfd):
+    entry = tmp_path / "lib.so"
+    assert not entries.usable(entry)  # not built yet: nothing to say
+    entry.write_bytes(b"built by an older pvosimr")  # no record
+    assert not entries.usable(entry) and not entry.exists()
+    assert "no size and hash recorded" in capfd.readouterr().err
+    built = tmp_path / ".build.so"
+    built.write_bytes(b"\x7fELF library")
+    entries.record(built, entry)
+    built.replace(entry)
+    assert entries.usable(entry) and capfd.readouterr().err == ""
+    entry.write_bytes(b"\x7fELF librarx")  # same size, one byte off: garbage in its place
+    assert not entries.usable(entry)
+    assert len(list(tmp_path.glob("lib.so.damaged-*"))) == 2
+    assert "another hash than the 12 bytes recorded" in capfd.readouterr().err

@@ -14,6 +14,7 @@ import pinocchio as pin
 
 import pvosimr
 from pvosimr import zoo
+from pvosimr.codegen.cache import CacheFolderError
 from pvosimr.constraints import point, weld
 from pvosimr.study import cli
 from pvosimr.study import count as opcounts
@@ -117,6 +118,28 @@ def test_a_count_without_cache_option_lands_in_pvosimr_cache_dir(capsys, monkeyp
     cache = tmp_path / "cache" / "opcounts.json"
     assert f"(cache: {cache})" in err
     assert list(json.loads(cache.read_text()).values()) == [counts["efpa"]]
+
+
+def test_a_damaged_count_cache_is_set_aside_and_counted_again(capsys, tmp_path):
+    cache = tmp_path / "opcounts.json"
+    _, first, _ = run(capsys, "solo12", "--cache", str(cache), "--algorithms", "efpa")
+    text = cache.read_text()
+    cache.write_text(text[: len(text) // 2])  # cut short by a full disk
+    _, again, err = run(capsys, "solo12", "--cache", str(cache), "--algorithms", "efpa")
+    assert again == first and "0 cached, 1 counted" in err
+    (aside,) = tmp_path.glob("opcounts.json.damaged-*")
+    assert aside.read_text() == text[: len(text) // 2]
+    assert "pvosimr: the cached opcounts.json is damaged (not JSON" in err
+    assert json.loads(cache.read_text()) == json.loads(text)
+
+
+def test_an_uncreatable_count_cache_folder_is_named(monkeypatch, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(blocker / "deep"))
+    store = opcounts.CountCache(opcounts.default_cache_path())
+    with pytest.raises(CacheFolderError, match=r"set by \$PVOSIMR_CACHE_DIR=.*a-file/deep\. "):
+        store.save()
 
 
 def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):

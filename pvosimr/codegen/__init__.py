@@ -3,8 +3,9 @@
 - :mod:`.build`: :func:`compile`, the C source and the on-disk library cache;
 - :mod:`.c_source`: the C entry points appended to CasADi's generated function;
 - :mod:`.call`: :class:`CompiledDelassus`, the callable of a built library;
-- :mod:`.compiler`: finding the C compiler and the cache folder (shared with the bridge of
-  :mod:`pvosimr.reference`).
+- :mod:`.compiler`: finding the C compiler and the cache folder, a build's line on stderr;
+- :mod:`.cache`: the cache's entries, recorded and checked before they are loaded (both shared
+  with the bridge of :mod:`pvosimr.reference`).
 """
 
 from .build import *  # noqa: F403  (one list: build.__all__)

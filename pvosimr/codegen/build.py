@@ -54,7 +54,9 @@ Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR`
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
 source (which spells out every model constant and, unless they are inputs, every constraint
 placement), the compiler (its path and ``--version``), the flags and, for the extension, the
-Python and numpy versions: the compiler runs again only when one of them changes.
+Python and numpy versions: the compiler runs again only when one of them changes.  Each
+library's size and SHA-256 are recorded beside it and checked before it is loaded
+(:mod:`pvosimr.codegen.cache`): a damaged one is set aside and rebuilt, with one line on stderr.
 
 The compiled function is a snapshot: editing the model (inertias, placements, armature) or,
 with ``placements="fixed"``, the constraint placements afterwards needs a new :func:`compile`
@@ -74,6 +76,7 @@ it is never added by default.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -83,9 +86,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -96,9 +100,11 @@ from ..constraints import as_constraint_list
 from ..kinematics.joints import unit_parts
 from . import c_source as c_text
 from . import compiler as toolchain
+from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
 
 __all__ = [
+    "CacheFolderError",
     "CodegenError",
     "CompilationError",
     "CompiledDelassus",
@@ -127,6 +133,9 @@ _EXPORTS = """#if defined(__GNUC__) && !defined(GCC_HASCLASSVISIBILITY)
 
 #: Flags of the derivatives' library when ``compile`` is given none (see the module docstring).
 DERIVATIVE_FLAGS = ("-O1",)
+
+#: A step of :func:`compile` that runs longer than this (seconds) says what it is doing.
+SLOW_SECONDS = 2.0
 
 
 class CompilerNotFoundError(CodegenError, toolchain.CompilerNotFoundError):
@@ -212,10 +221,9 @@ def generate_source(
     ``derivatives=True``, dG (the same with ``derivatives=True``), of
     ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen.c_source`.
     """
-    import casadi as ca
+    from .. import symbolic  # without CasADi: one line naming the extra to install
 
-    from .. import symbolic
-
+    ca = symbolic.ca
     f = symbolic.delassus_function(
         model, constraint_models, algorithm, placements=placements, derivatives=derivatives
     )
@@ -249,13 +257,17 @@ def generate_source(
 class Build:
     """One library in the cache: ``library`` (path), ``source`` (its C beside it), ``flags``,
     ``info`` (sizes, :func:`generate_source`), ``compiled`` (whether this process built it)
-    and ``compile_seconds`` (0 when it came from the cache)."""
+    and ``compile_seconds`` (0 when it came from the cache).
+
+    A library already in the cache is used only if it matches the size and hash recorded when
+    it was built (:func:`pvosimr.codegen.cache.usable`); a damaged one is set aside and rebuilt.
+    """
 
     def __init__(self, library: Path, source: Path, flags: tuple[str, ...], info: dict, make):
         self.library, self.source, self.flags, self.info = library, source, flags, info
         self._make = make
         self.compiled, self.compile_seconds = False, 0.0
-        if not library.exists():
+        if not usable(library):
             self.make()
 
     def make(self) -> None:
@@ -288,14 +300,23 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
 
+    It says what it is doing on stderr (:func:`pvosimr.codegen.compiler.announce`; silenced by
+    ``PVOSIMR_QUIET=1``): one line per library it compiles (compiler, flags, cache folder), one
+    for a step that takes longer than :data:`SLOW_SECONDS`, one for a damaged cache entry set
+    aside; a library found in the cache is loaded without a word.
+
     Raises:
+        ModuleNotFoundError: CasADi is missing (the message: ``pip install "pvosimr[symbolic]"``).
         CompilerNotFoundError: no C compiler (install one, or set ``CC``).
+        CacheFolderError: the cache folder cannot be created or written (the message names it
+            and the variable or argument that chose it).
         CompilationError: the compiler failed (message has the command and its output).
-        ModuleNotFoundError: CasADi is missing (``pip install 'pvosimr[symbolic]'``).
         ValueError / NotImplementedError: constraints or joints pvosimr does not support.
     """
+    from .. import symbolic  # noqa: F401  (first: without CasADi, one line naming the extra)
+
     cms = as_constraint_list(constraint_models)
-    source, info = generate_source(model, cms, algorithm, placements=placements)
+    source, info = _generate(model, cms, algorithm, placements, derivatives=False)
     name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
     algorithm = name.replace("_", "-")  # "auto" resolved
     if info["m"] == 0:
@@ -305,23 +326,57 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
         identity = toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:
         raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
-    folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    cached = functools.partial(_cached, compiler, identity, folder / "codegen")
+    folder = _codegen_folder(cache_dir)
+    cached = functools.partial(_cached, compiler, identity, folder)
     builds = [cached(tuple(flags), source, info, python_headers())]
     if derivatives:
-        source, info = generate_source(
-            model, cms, algorithm, placements=placements, derivatives=True
-        )
+        source, info = _generate(model, cms, algorithm, placements, derivatives=True)
         builds.append(cached(tuple(derivative_flags), source, info, python_headers()))
     try:
         return CompiledDelassus(model, cms, algorithm, *builds)
-    except (OSError, ImportError):
+    except (OSError, ImportError) as exc:
         if all(build.compiled for build in builds):
             raise
-        for build in builds:  # a damaged cache entry (e.g. a truncated file): build it again
+        for build in builds:  # matches its record yet does not load: set it aside, build again
             if not build.compiled:
+                set_aside(build.library, f"it does not load: {exc}")
                 build.make()
         return CompiledDelassus(model, cms, algorithm, *builds)
+
+
+def _codegen_folder(cache_dir: str | os.PathLike | None) -> Path:
+    """``codegen/`` in the cache folder, created now (before any compiler runs)."""
+    if cache_dir is not None:
+        chosen_by = "the cache_dir argument of pvosimr.codegen.compile"
+        return make_folder(Path(cache_dir).expanduser() / "codegen", chosen_by)
+    return make_folder(default_cache_dir() / "codegen", cache_dir_origin())
+
+
+@contextlib.contextmanager
+def _said_if_slow(message: str) -> Iterator[None]:
+    """Announce ``message`` if the block is still running after :data:`SLOW_SECONDS`."""
+    timer = threading.Timer(SLOW_SECONDS, toolchain.announce, (message + " …",))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _generate(
+    model: pin.Model, cms: list, algorithm: str, placements: str, derivatives: bool
+) -> tuple[str, dict]:
+    """:func:`generate_source`, announced when it is slow (a large model, or dG)."""
+    what = "dG" if derivatives else "G"
+    message = (
+        f"code generation: building the expression graph of {what} ({algorithm}, "
+        f"model {model.name or '?'} with nq={model.nq}) and writing its C"
+    )
+    with _said_if_slow(message):
+        return generate_source(
+            model, cms, algorithm, placements=placements, derivatives=derivatives
+        )
 
 
 def _cached(
@@ -345,7 +400,12 @@ def _cached(
     ).hexdigest()[:24]
     stem = f"{info['fname']}_{info['nq']}q_{info['m']}m_{key}"
     library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"
-    make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [])
+    said = (
+        f"code generation: compiling {info['n_instructions']:,} CasADi instructions "
+        f"({len(source) // 1000:,} kB of C, {info['fname']}) with "
+        f"{Path(compiler[0]).name} {shlex.join(flags)} into {folder} (once: later calls load it)"
+    )
+    make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [], said)
     return Build(library, c_file, flags, info, make)
 
 
@@ -356,9 +416,11 @@ def _build(
     library: Path,
     c_file: Path,
     includes: list[str],
+    said: str,
 ) -> float:
-    """Write the source and compile it; both files appear atomically (safe across processes)."""
-    library.parent.mkdir(parents=True, exist_ok=True)
+    """Write the source and compile it; both files appear atomically (safe across processes),
+    the library after its record (size and hash, :func:`pvosimr.codegen.cache.record`)."""
+    toolchain.announce(said)
     _atomic_write(c_file, source.encode())
     # A fresh name the compiler creates: a "successful" run that wrote nothing cannot leave an
     # empty library in the cache (os.replace then fails).
@@ -370,6 +432,7 @@ def _build(
             extension.append("-Wl,-undefined,dynamic_lookup")  # Python's symbols at load time
         command = [*compiler, *flags, *extension, *BUILD_FLAGS, "-o", tmp]
         _run_compiler([*command, str(c_file), "-lm"])
+        record(tmp, library)
         os.replace(tmp, library)
     finally:
         if os.path.exists(tmp):

@@ -13,7 +13,8 @@ pin that ``import pinocchio`` loaded, the bridge always matches; the library is 
 :func:`pvosimr.codegen.compiler.cache_dir` ``/bridge`` with a name hashing the source, the pin
 version and its install prefix, the compiler, the Eigen headers and the Python ABI, so a change
 of any of them builds a new one (one C++ compilation against Pinocchio's headers) and nothing
-else does.
+else does.  Its size and SHA-256 are checked before it is imported (:mod:`pvosimr.codegen.cache`):
+a damaged one is set aside and built again.
 
 Everything comes from the pin wheel's ``cmeel.prefix`` (Pinocchio and Boost headers,
 ``libpinocchio_default``, ``libboost_python``, the compile definitions of Pinocchio's CMake
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ..codegen import cache
 from ..codegen import compiler as toolchain
 
 __all__ = [
@@ -63,7 +65,8 @@ SOURCE = Path(__file__).with_name("_pinocchio_pv.cpp")
 
 #: Bumped whenever the build command changes meaning.
 _BUILD_VERSION = "1"
-_FLAGS = ("-std=c++17", "-O2", "-g0", "-fPIC", "-shared", "-Wno-deprecated-declarations")
+_OPTIMIZATION = "-O2"  # apart: the build's announcement names it
+_FLAGS = ("-std=c++17", _OPTIMIZATION, "-g0", "-fPIC", "-shared", "-Wno-deprecated-declarations")
 
 # What the wheel's CMake targets pinocchio::pinocchio_headers + ::pinocchio_default declare
 # (pin 3.x and 4.x); used only where the CMake file cannot be read.
@@ -227,14 +230,17 @@ def build_recipe() -> BuildRecipe:
 
 
 def _build(how: BuildRecipe, library: Path) -> float:
-    """Compile into a fresh name and move it into place (atomic; safe across processes)."""
-    library.parent.mkdir(parents=True, exist_ok=True)
+    """Compile into a fresh name and move it into place after its record (size and hash,
+    :func:`pvosimr.codegen.cache.record`): atomic, safe across processes."""
+    try:
+        cache.make_folder(library.parent, cache.cache_dir_origin())
+    except cache.CacheFolderError as exc:
+        raise BridgeUnavailableError(str(exc).rstrip(".")) from None
     tmp = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so"
-    print(
-        f"pvosimr: compiling the bridge to Pinocchio {how.pinocchio_version}'s C++ PV-OSIMr "
-        f"(once for this pin, compiler and Python; about a minute) into {library.parent}",
-        file=sys.stderr,
-        flush=True,
+    toolchain.announce(
+        f"compiling the bridge to Pinocchio {how.pinocchio_version}'s C++ PV-OSIMr with "
+        f"{Path(how.compiler[0]).name} {_OPTIMIZATION} (once for this pin, compiler and "
+        f"Python; about a minute) into {library.parent}"
     )
     start = time.perf_counter()
     try:
@@ -245,6 +251,7 @@ def _build(how: BuildRecipe, library: Path) -> float:
                 f"the compiler failed (exit {out.returncode}):\n  {shlex.join(how.command(tmp))}"
                 f"\n{log[-4000:]}\n"
             )
+        cache.record(tmp, library)
         os.replace(tmp, library)
     except OSError as exc:
         raise BridgeUnavailableError(f"cannot build {library}: {exc}") from exc
@@ -284,12 +291,13 @@ def load() -> ModuleType:
 def _load() -> ModuleType:
     how = build_recipe()
     library = how.library()
-    if not library.exists():
+    if not cache.usable(library):  # a damaged entry (cut short by a full disk) is set aside
         _build(how, library)
     try:
         module = _import(library)
-    except ImportError:
-        # a damaged cache entry (e.g. a file truncated by a full disk): build it once more
+    except ImportError as exc:
+        # matches its record yet does not load: set it aside and build it once more
+        cache.set_aside(library, f"it does not load: {exc}")
         _build(how, library)
         try:
             module = _import(library)

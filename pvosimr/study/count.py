@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pvosimr.codegen.cache import cache_dir_origin, make_folder, set_aside
 from pvosimr.codegen.compiler import cache_dir
 from pvosimr.constraints import as_constraint_list, constraint_kind, constraint_matrix
 from pvosimr.delassus import ALGORITHMS
@@ -147,7 +148,9 @@ class CountCache:
     ``path=None`` keeps the counts in memory only.  :meth:`count` computes a missing count with
     :func:`pvosimr.symbolic.count_operations` (``convention="paper"``:
     :func:`~pvosimr.study.figures.convention.paper_count_operations`) and stores it;
-    :meth:`save` writes the file atomically (a crash never leaves a truncated cache).
+    :meth:`save` writes the file atomically (a crash never leaves a truncated cache); a file
+    that is not such a table (cut short by a full disk, edited) is set aside as
+    ``opcounts.json.damaged-<time>`` with one line, and its counts are computed again.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -155,10 +158,7 @@ class CountCache:
         self.hits = self.misses = 0
         self._counts: dict[str, int] = {}
         if path is not None and path.exists():
-            try:
-                self._counts = json.loads(path.read_text())
-            except (json.JSONDecodeError, OSError):
-                self._counts = {}  # an unreadable cache is only a slow run, never an error
+            self._counts = _read_counts(path)
 
     def count(
         self,
@@ -180,10 +180,27 @@ class CountCache:
     def save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        chosen_by = cache_dir_origin() if self.path == default_cache_path() else "--cache"
+        make_folder(self.path.parent, chosen_by)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._counts, sort_keys=True))
         tmp.replace(self.path)
+
+
+def _read_counts(path: Path) -> dict[str, int]:
+    """The table in ``path``; a damaged one is set aside (an empty table: only a slower run)."""
+    try:
+        counts = json.loads(path.read_text())
+    except OSError:
+        return {}  # unreadable here (permissions): only a slower run
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        why = f"not JSON: {exc}"
+    else:
+        if isinstance(counts, dict) and all(type(v) is int for v in counts.values()):
+            return counts
+        why = "not a table of counts"
+    set_aside(path, why)
+    return {}
 
 
 # ---------------------------------------------------------------------------------------------

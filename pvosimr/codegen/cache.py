@@ -1,0 +1,130 @@
+"""The entries of pvosimr's cache folder: made with a clear error, recorded, checked before use.
+
+Both compiled paths (:mod:`pvosimr.codegen.build`, :mod:`pvosimr.reference.bridge`) keep shared
+libraries in :func:`pvosimr.codegen.compiler.cache_dir`.  Loading a library that was cut short
+(a full disk, an interrupted copy) does not raise: the dynamic loader maps it and the process
+dies of SIGBUS.  So every build writes the library's size and SHA-256 beside it
+(``<library>.sha256``, before the library itself appears, both atomically), and
+:func:`usable` compares them before anything loads it: an entry that does not match (or has no
+record) is renamed to ``<library>.damaged-<time>`` (kept for a look, not deleted) and built again,
+with one line on stderr (:func:`pvosimr.codegen.compiler.announce`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from .compiler import announce
+
+__all__ = [
+    "RECORD_SUFFIX",
+    "CacheFolderError",
+    "cache_dir_origin",
+    "damage",
+    "make_folder",
+    "record",
+    "set_aside",
+    "usable",
+]
+
+RECORD_SUFFIX = ".sha256"
+
+
+class CacheFolderError(OSError):
+    """pvosimr's cache folder cannot be created or written; the message names the folder and
+    what chose it (``$PVOSIMR_CACHE_DIR``, ``$XDG_CACHE_HOME``, an argument or the default)."""
+
+
+def cache_dir_origin() -> str:
+    """What chose :func:`pvosimr.codegen.compiler.cache_dir`, for messages."""
+    for variable in ("PVOSIMR_CACHE_DIR", "XDG_CACHE_HOME"):
+        if os.environ.get(variable):
+            return f"${variable}={os.environ[variable]}"
+    return "the default, ~/.cache/pvosimr"
+
+
+def make_folder(folder: Path, chosen_by: str) -> Path:
+    """``folder`` created if needed and writable, else :class:`CacheFolderError` in one line
+    naming it and ``chosen_by`` (the variable or argument that set it)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = f"cannot be created ({exc.strerror or exc})"
+    else:
+        if os.access(folder, os.W_OK | os.X_OK):
+            return folder
+        why = "is not writable"
+    raise CacheFolderError(
+        f"pvosimr's cache folder {folder} {why}; it was set by {chosen_by}. "
+        "Point PVOSIMR_CACHE_DIR at a writable folder."
+    )
+
+
+def _fingerprint(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return f"{os.path.getsize(path)} {digest.hexdigest()}"
+
+
+def _record_of(entry: Path) -> Path:
+    return entry.with_name(entry.name + RECORD_SUFFIX)
+
+
+def record(built: str | os.PathLike, entry: Path) -> None:
+    """Record the size and SHA-256 of ``built`` (the file about to be moved to ``entry``) beside
+    ``entry``, atomically: called before the move, so a library in place always has one."""
+    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".record-", suffix=RECORD_SUFFIX)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_fingerprint(built) + "\n")
+        os.replace(tmp, _record_of(entry))
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def damage(entry: Path) -> str | None:
+    """Why ``entry`` does not match its record, or None when it does (the OSError of ``open``
+    when there is no ``entry``)."""
+    found = _fingerprint(entry)
+    try:
+        recorded = _record_of(entry).read_text().strip()
+    except FileNotFoundError:
+        return "no size and hash recorded: cut short, or built by an older pvosimr"
+    if found == recorded:
+        return None
+    size = (recorded.split() or ["?"])[0]
+    return f"{found.split()[0]} bytes and another hash than the {size} bytes recorded"
+
+
+def set_aside(entry: Path, why: str) -> Path:
+    """Rename the damaged ``entry`` out of the way, saying so in one line (its record stays:
+    the rebuild replaces it)."""
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"  # unique: never replaces one
+    aside = entry.with_name(f"{entry.name}.damaged-{stamp}")
+    try:
+        os.replace(entry, aside)
+    except FileNotFoundError:
+        return aside  # another process set it aside first
+    announce(f"the cached {entry.name} is damaged ({why}); set aside as {aside.name}, rebuilding")
+    return aside
+
+
+def usable(entry: Path) -> bool:
+    """Whether ``entry`` is in the cache and matches its record; a damaged one is set aside
+    (:func:`set_aside`) and False returned, so the caller builds it again."""
+    try:
+        why = damage(entry)
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # not built yet (or set aside by another process meanwhile)
+    if why is None:
+        return True
+    set_aside(entry, why)
+    return False
