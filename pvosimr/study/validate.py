@@ -34,11 +34,13 @@ from pvosimr.reference import truth
 from pvosimr.reference.truth import dense_delassus, rel_err
 
 from .options import (
+    REPORT_DIR,
     add_model_file_options,
     add_out_option,
     add_seed_option,
     at_least_one,
     command_parser,
+    make_out,
     model_file_options_used,
     robot_from_file,
     usage_error,
@@ -64,7 +66,7 @@ __all__ = [
 ]
 
 TOLERANCE = truth.TOLERANCE
-ZOO_REPORT_DIR = "pvosimr-report"
+ZOO_REPORT_DIR = str(REPORT_DIR)
 """Where the zoo-wide run writes its report, relative to the current folder (the repository's
 committed report, ``validation/``, is rewritten only with ``--out validation``)."""
 
@@ -480,6 +482,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cases, unavailable = _cases(args.robots or zoo.names(), strict=not zoo_wide)
         except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:
             return usage_error(parser.prog, str(exc))
+    out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
+    unmade = None if out is None else make_out(parser.prog, out)
+    if unmade is not None:
+        return unmade
     try:
         rows = validate_cases(cases, args.configs, args.seed)
     except ValueError as exc:  # the dense truth is undefined (singular mass matrix)
@@ -488,7 +494,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"not validated: {name}: {reason}", file=sys.stderr)
     for name, reason in reference.unavailable().items():
         print(f"not run: {name}: {reason}", file=sys.stderr)
-    out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
     if not zoo_wide:
         print("\n".join(table(rows)))
         for line in _failed(rows):
