@@ -29,6 +29,7 @@ from ..options import (
     command_parser,
     make_out,
     require_extra,
+    require_modules,
     usage_error,
 )
 from ..progress import progress_bar
@@ -200,6 +201,7 @@ def run(
     misses)."""
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention {convention!r}; valid: {', '.join(CONVENTIONS)}")
+    require_modules("pvosimr.study.figures.run", "casadi", "matplotlib")  # before any output
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     counts = CountCache(cache_path)
