@@ -78,6 +78,7 @@ def canonical_algorithm(algorithm: str) -> str:
         f"unknown algorithm {algorithm!r}; choose one of {choices} (any case: 'PV-OSIMr' works)"
     )
 
+
 #: The paths ``"auto"`` chooses for (see the module docstring).
 PATHS = ("numpy", "batch", "casadi")
 

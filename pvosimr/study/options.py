@@ -172,10 +172,10 @@ def missing_extra(*modules: str) -> str | None:
 
 
 def install_hint(who: str, module: str) -> str:
-    """``'<who> needs <X>: pip install "pvosimr[<extra>]"'``: the one line for a missing
+    """``'<who>: needs <X>: pip install "pvosimr[<extra>]"'``: the one line for a missing
     ``module``."""
     what, extra = EXTRAS[module]
-    return f'{who} needs {what}: pip install "pvosimr[{extra}]"'
+    return f'{who}: needs {what}: pip install "pvosimr[{extra}]"'
 
 
 def require_extra(prog: str, *modules: str) -> None:

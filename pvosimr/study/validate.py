@@ -561,9 +561,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_seed_option(parser)
     add_out_option(
         parser,
-        help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/ for the whole "
-        "zoo; --out validation rewrites the repository's committed report; a FILE or --robots "
-        "run only prints its table unless --out is given)",
+        help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/, git-ignored, "
+        "for the whole zoo; --out validation rewrites the repository's committed report; a "
+        "FILE or --robots run only prints its table unless --out is given)",
     )
     return parser
 
