@@ -31,7 +31,7 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.reference import truth
+from pvosimr.reference import bridge, truth
 from pvosimr.reference.truth import dense_delassus, rel_err
 
 from .options import (
@@ -145,6 +145,14 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # pvosimr/
+
+
+def not_run(name: str, reason: str) -> str:
+    """Why the reference ``name`` cannot run here, with the fix the library's own error gives
+    (only the bridge, ``pin-pv-osimr``, can be missing: its error says what to install)."""
+    if name != "pin-pv-osimr":
+        return f"{name}: {reason}"
+    return str(bridge.BridgeUnavailableError(reason))
 
 
 def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
@@ -471,7 +479,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
-        md += [f"- **{name}**: {reason}" for name, reason in reference.unavailable().items()]
+        md += [f"- {not_run(name, why)}" for name, why in reference.unavailable().items()]
     if meta.get("unavailable"):
         md += ["", "## Robots not validated (optional model not installed)", ""]
         md += [f"- **{name}**: {reason}" for name, reason in meta["unavailable"].items()]
@@ -612,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, reason in unavailable.items():
         print(f"not validated: {name}: {reason}", file=sys.stderr)
     for name, reason in reference.unavailable().items():
-        print(f"not run: {name}: {reason}", file=sys.stderr)
+        print(f"not run: {not_run(name, reason)}", file=sys.stderr)
     if not zoo_wide:
         print("\n".join([*table(rows), "", *footnotes(rows)]).rstrip())
         for line in _failed(rows):
