@@ -62,6 +62,10 @@ def test_demo_prints_the_table_for_the_papers_robots(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "| shadow_hand | fingertips_3d |" in out and "PASS" in out
+    # four 3D points per foot make G singular: the Cholesky route is refused, and the table says
+    # why beside the cell rather than "failed"
+    assert "| atlas | feet_4x3d |" in out and "refused [1]" in out and "failed" not in out
+    assert "\n[1] pin-cholesky (pvosimr refused the input): ValueError: " in out
 
 
 # ----------------------------------------------------------------------------- the command line
