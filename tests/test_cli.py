@@ -270,6 +270,15 @@ def test_the_figures_api_names_the_missing_extra(monkeypatch, tmp_path, module, 
     assert raised.value.name == module and list(tmp_path.iterdir()) == []
 
 
+def test_the_bench_writer_names_the_missing_extra(monkeypatch, tmp_path):
+    from pvosimr.study import bench
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ModuleNotFoundError, match=r"^pvosimr.study.bench.write: needs matplotlib"):
+        bench.write({}, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------------- missing models
 
 
@@ -366,7 +375,7 @@ def clone(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", DEFAULT_RUNS, ids=[" ".join(a[1:]) or a[0] for a in DEFAULT_RUNS])
+@pytest.mark.parametrize("argv", DEFAULT_RUNS, ids=[" ".join(a) for a in DEFAULT_RUNS])
 def test_no_command_writes_into_a_fresh_clone(clone, argv):
     """Run in a clone, with the clone's code, every command leaves `git status` empty: what it
     writes goes to the git-ignored pvosimr-report/ (about 3 min in all with warm caches)."""
