@@ -34,6 +34,7 @@ __all__ = [
     "check_configurations",
     "check_data",
     "check_model",
+    "check_single_shape",
     "resolve_topology",
     "topology_for",
     "undefined_error",
@@ -211,6 +212,18 @@ def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) 
         )
     _check_values(model, checked, q[None, :], single=True)
     return q
+
+
+def check_single_shape(model: pin.Model, q) -> None:
+    """Refuse a ``q`` that is not 1-D: the single call takes one configuration of shape (nq,),
+    and only that, so that a (1, nq) row is refused as a (2, nq) stack is (ValueError naming
+    the batch entry point); the size and values are :func:`check_configuration`'s."""
+    shape = np.shape(q)
+    if len(shape) != 1:
+        raise ValueError(
+            f"q has shape {shape}, expected ({model.nq},): a single configuration is 1-D "
+            f"(model.nq of {model.name!r}); several go to pvosimr.compute_delassus_batch"
+        )
 
 
 def check_configurations(

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import sweeps_for
+from .algorithms import SWEEPS, sweeps_for
 from .algorithms.pv_osimh import prepare_plan
 from .backends import NUMPY
 from .backends.stack import BatchedNumpyBackend, MatrixStack
@@ -53,6 +53,7 @@ __all__ = [
     "ALGORITHM_ORDER",
     "AUTO",
     "PATHS",
+    "canonical_algorithm",
     "choose_algorithm",
     "fastest_call",
     "fewest_operations",
@@ -63,6 +64,20 @@ __all__ = [
 
 AUTO = "auto"
 """The algorithm name that asks for :func:`choose_algorithm`."""
+
+
+def canonical_algorithm(algorithm: str) -> str:
+    """``algorithm`` as :data:`pvosimr.ALGORITHMS` spells it, or ``"auto"``: any case, and the
+    paper's spellings (``PV-OSIMr``, ``EFPA``, ``LTL-OSIM``; ``_`` for ``-`` as in the function
+    names); else ValueError listing every choice."""
+    name = algorithm.strip().lower().replace("_", "-") if isinstance(algorithm, str) else None
+    if name == AUTO or name in SWEEPS:
+        return name
+    choices = ", ".join(repr(a) for a in (*SWEEPS, AUTO))
+    raise ValueError(
+        f"unknown algorithm {algorithm!r}; choose one of {choices} (any case: 'PV-OSIMr' works)"
+    )
+
 
 #: The paths ``"auto"`` chooses for (see the module docstring).
 PATHS = ("numpy", "batch", "casadi")
@@ -102,6 +117,7 @@ def resolve_algorithm(
     placements) made before its first sweep.  ``topology`` is ``model``'s for
     ``constraint_models``, which the caller has normalised (:func:`~pvosimr.constraints.
     as_constraint_list`)."""
+    algorithm = canonical_algorithm(algorithm)
     if algorithm == AUTO:
         algorithm = _chosen(model, topology, constraint_models, path)
     prepare(algorithm, model, topology, constraint_models)

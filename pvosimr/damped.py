@@ -37,6 +37,7 @@ from collections.abc import Iterable
 import numpy as np
 import pinocchio as pin
 
+from .choice import canonical_algorithm
 from .delassus import compute_delassus
 
 __all__ = ["DelassusOperator", "damped_delassus_inverse"]
@@ -189,6 +190,9 @@ class DelassusOperator:
         algorithm: str = "pv-osimr",
     ) -> None:
         self._factor(compute_delassus(model, data, q, constraint_models, algorithm=algorithm))
+        #: What G was computed by and for (None for :meth:`from_matrix`), for ``repr``.
+        self.algorithm: str | None = canonical_algorithm(algorithm)
+        self.model_name: str | None = model.name
 
     @classmethod
     def from_matrix(cls, G) -> DelassusOperator:
@@ -200,7 +204,22 @@ class DelassusOperator:
             raise ValueError("G must be symmetric")
         op = cls.__new__(cls)
         op._factor(G)
+        op.algorithm = op.model_name = None
         return op
+
+    def __repr__(self) -> str:
+        """Shape, origin and spectrum: what a reader needs to tell two operators apart."""
+        origin = (
+            "from a matrix"
+            if self.algorithm is None
+            else f"algorithm={self.algorithm!r}, model={self.model_name!r}"
+        )
+        spectrum = (
+            f", eigenvalues in [{self.eigenvalues[0]:.3g}, {self.eigenvalues[-1]:.3g}]"
+            if self.m
+            else ""
+        )
+        return f"DelassusOperator({self.m}×{self.m}, {origin}{spectrum})"
 
     def _factor(self, G: np.ndarray) -> None:
         self.G = 0.5 * (G + G.T)
@@ -237,6 +256,10 @@ class DelassusOperator:
         b = np.asarray(b, dtype=float)
         if b.ndim not in (1, 2) or b.shape[0] != self.m:
             raise ValueError(f"b must have shape ({self.m},) or ({self.m}, k), got {b.shape}")
+        if not np.isfinite(b).all():  # else x is NaN throughout, silently
+            bad = tuple(int(i) for i in np.argwhere(~np.isfinite(b))[0])
+            where = f"b[{bad[0]}]" if b.ndim == 1 else f"b[{bad[0]}, {bad[1]}]"
+            raise ValueError(f"b must be finite: {where} is {b[bad]}")
         mu = check_damping(mu, self.m)
         if isinstance(mu, np.ndarray):
             return cholesky_solve(cholesky_factor(self.G, mu), b)

@@ -14,15 +14,16 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import SWEEPS, sweeps_for
+from .algorithms import SWEEPS
 from .checks import (
     check_configuration,
     check_data,
     check_model,
+    check_single_shape,
     resolve_topology,
     topology_for,
 )
-from .choice import AUTO, resolve_algorithm
+from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list, check_placements
 from .evaluate import delassus_at
 from .topology import Topology
@@ -52,10 +53,10 @@ def _evaluate(
     constraint_models: Iterable,
     topology: Topology | None,
 ) -> np.ndarray:
-    if algorithm != AUTO:
-        sweeps_for(algorithm)  # an unknown name fails first
+    algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
     check_data(model, data)
     checked = check_model(model)
+    check_single_shape(model, q)
     q = check_configuration(model, q, checked)
     cms = as_constraint_list(constraint_models)
     check_placements(cms)

@@ -31,7 +31,7 @@ from .checks import (
     resolve_topology,
     undefined_error,
 )
-from .choice import AUTO, resolve_algorithm
+from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list, check_placements
 from .kinematics.constants import numeric_constants
 from .kinematics.frames import numeric_kinematics
@@ -84,8 +84,7 @@ def compute_delassus_batch(
     a larger batch runs in blocks of that size, because the per-configuration cost grows once
     the stacks outgrow the CPU cache (``pvosimr bench`` measures it: figures/timings.md).
     """
-    if algorithm != AUTO:
-        sweeps_for(algorithm)  # an unknown name fails first
+    algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
     qs = check_configurations(model, qs)
     cms = as_constraint_list(constraint_models)
     check_placements(cms)

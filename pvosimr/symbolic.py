@@ -29,7 +29,7 @@ except ImportError:
 
 from .algorithms import sweeps_for
 from .backends.casadi import CASADI, FOLD_TOLERANCE, SX, CasadiBackend, ca, fold, function_cost
-from .choice import resolve_algorithm
+from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list
 from .kinematics.joints import configuration_tangent
 from .kinematics.placements import placement_size, placement_vector
@@ -70,6 +70,7 @@ def _delassus(
     """G's expression, the one graph :func:`delassus_function` returns or differentiates."""
     if placements not in PLACEMENTS:
         raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
+    algorithm = canonical_algorithm(algorithm)
     cms = as_constraint_list(constraint_models)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)

@@ -119,6 +119,57 @@ def test_unknown_algorithm(case):
         pvosimr.compute_delassus(model, data, q, cms, algorithm="osim")
 
 
+def test_unknown_algorithm_lists_auto_among_the_choices(case):
+    model, data, q, cms = case
+    for call in (
+        lambda: pvosimr.compute_delassus(model, data, q, cms, algorithm="fastest"),
+        lambda: pvosimr.compute_delassus_batch(model, q[None], cms, algorithm="fastest"),
+    ):
+        with pytest.raises(ValueError, match=r"choose one of 'pv-osimr', .*'naive', 'auto'"):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("spelling", "algorithm"),
+    [
+        ("PV-OSIMr", "pv-osimr"),
+        ("PV-OSIM", "pv-osim"),
+        ("PV-OSIMh", "pv-osimh"),
+        ("EFPA", "efpa"),
+        ("LTL-OSIM", "ltl-osim"),
+        ("ltl_osim", "ltl-osim"),
+        ("Naive", "naive"),
+    ],
+)
+def test_algorithm_names_in_any_case_and_the_papers_spelling(case, spelling, algorithm):
+    model, data, q, cms = case
+    G = pvosimr.compute_delassus(model, data, q, cms, algorithm=algorithm)
+    assert np.array_equal(pvosimr.compute_delassus(model, data, q, cms, algorithm=spelling), G)
+    batch = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm=spelling)
+    assert batch.shape == (1, *G.shape)
+    assert pvosimr.DelassusOperator(model, data, q, cms, algorithm=spelling).algorithm == algorithm
+
+
+@pytest.mark.parametrize(
+    "reshape",
+    [lambda q: q[None], lambda q: np.stack([q, q]), lambda q: q[:, None]],
+    ids=["(1, nq)", "(2, nq)", "(nq, 1)"],
+)
+def test_a_single_configuration_is_one_dimensional(case, reshape):
+    """One rule: the single call takes q of shape (nq,) only; (1, nq) is refused as (2, nq)."""
+    model, data, q, cms = case
+    with pytest.raises(ValueError, match=r"a single configuration is 1-D.*compute_delassus_batch"):
+        pvosimr.compute_delassus(model, data, reshape(q), cms)
+    with pytest.raises(ValueError, match=r"a single configuration is 1-D"):
+        pvosimr.DelassusOperator(model, data, reshape(q), cms)
+
+
+def test_the_batch_still_takes_one_row(case):
+    model, data, q, cms = case
+    G = pvosimr.compute_delassus(model, data, q, cms)
+    assert rel_err(pvosimr.compute_delassus_batch(model, q[None], cms)[0], G) <= 1e-12
+
+
 def test_topology_of_another_constraint_set(case):
     model, data, q, cms = case
     topo = pvosimr.Topology(model, cms[:1])

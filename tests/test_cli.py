@@ -4,6 +4,7 @@ mistake ending with exit status 2 and one error line, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -104,7 +105,16 @@ def test_validate_help_names_the_report_folder(capsys):
 def paths(tmp_path: Path) -> dict[str, str]:
     a_file = tmp_path / "a_file"
     a_file.write_text("not a folder")
-    return {"FILE": str(a_file), "DIR": str(tmp_path), "BELOW": str(a_file / "x")}
+    return {
+        "FILE": str(a_file),
+        "DIR": str(tmp_path),
+        "BELOW": str(a_file / "x"),
+        "UNMAKEABLE": UNMAKEABLE,
+    }
+
+
+UNMAKEABLE = "/proc/pvosimr-no-such-process/out"
+"""A folder nobody can create, not even root: /proc takes no new entries."""
 
 
 BAD = [
@@ -128,6 +138,14 @@ BAD = [
     (["count", "nosuchrobot"], "unknown robot 'nosuchrobot': not a zoo name"),
     (["count", "ur5", "--preset", "nosuch"], "unknown preset 'nosuch' for robot 'ur5'"),
     (["count", "ur5", "--algorithms", "fastest"], "unknown algorithm(s) 'fastest'; valid:"),
+    (["count", "ur5", "--algorithms", "fastest"], "valid: pv-osimr, pv-osim, pv-osimh, efpa, "),
+    (["count", "ur5", "--algorithms", "fastest"], ", naive, auto (any case: PV-OSIMr works)"),
+    (["count", "ur5", "--weld-between", "tool0", "tool0"], "both frames are on joint 6"),
+    (["count", "ur5", "--point-between", "tool0", "base_lnk"], "Did you mean 'base_link'"),
+    (["count", "ur5", "--weld", "tool1"], "unknown frame 'tool1' in model 'ur5'. Did you mean"),
+    (["validate", "--robots", "ur5", "--out", "UNMAKEABLE"], "--out UNMAKEABLE: cannot create"),
+    (["figures", "--quick", "--out", "UNMAKEABLE"], "--out UNMAKEABLE: cannot create the"),
+    (["bench", "--robots", "ur5", "--out", "UNMAKEABLE"], "--out UNMAKEABLE: cannot create"),
     (["figures", "--out", "FILE"], "argument --out: must be a directory; FILE is a file"),
     (["figures", "--cache", "DIR"], "argument --cache: must be a file; DIR is a directory"),
     (["bench", "--out", "FILE"], "argument --out: must be a directory; FILE is a file"),
@@ -203,6 +221,64 @@ def test_a_missing_extra_is_named_before_anything_is_written(
     assert list(tmp_path.iterdir()) == []  # no output folder, no cache
 
 
+def _without(module: str, code: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter where ``import module`` fails, as without its extra."""
+    script = f"import sys\nsys.modules[{module!r}] = None\n{code}"
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("module", ["casadi", "matplotlib", "tqdm"])
+def test_every_help_prints_without_an_optional_module(module):
+    """Each command's --help imports nothing optional (a fresh interpreter: nothing cached)."""
+    code = f"""
+from pvosimr.study import cli
+for command in {[*COMMANDS, "--version"]!r}:
+    try:
+        status = cli.main([command, "--help"] if command != "--version" else [command])
+    except SystemExit as exc:
+        status = exc.code
+    print("STATUS", command, status)
+"""
+    done = _without(module, code)
+    assert "Traceback" not in done.stderr and not done.stderr
+    statuses = [line for line in done.stdout.splitlines() if line.startswith("STATUS")]
+    assert statuses == [f"STATUS {c} 0" for c in (*COMMANDS, "--version")]
+    for command in COMMANDS:
+        assert f"usage: pvosimr {command}" in done.stdout
+
+
+def test_figures_without_casadi_is_one_line_and_status_2(tmp_path):
+    out = tmp_path / "out"
+    code = f"from pvosimr.study import cli\nsys.exit(cli.main(['figures', '--out', {str(out)!r}]))"
+    done = _without("casadi", code)
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr == f"pvosimr figures: {SYMBOLIC}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("module", "message"), [("casadi", SYMBOLIC), ("matplotlib", PLOTS)])
+def test_the_figures_api_names_the_missing_extra(monkeypatch, tmp_path, module, message):
+    from pvosimr.study import figures
+
+    monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "out"
+    with pytest.raises(ModuleNotFoundError) as raised:
+        figures.run(out, quick=True, cache_path=tmp_path / "cache.json", progress=False)
+    assert str(raised.value) == f"pvosimr.study.figures.run: {message}"
+    assert raised.value.name == module and list(tmp_path.iterdir()) == []
+
+
+def test_the_bench_writer_names_the_missing_extra(monkeypatch, tmp_path):
+    from pvosimr.study import bench
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ModuleNotFoundError, match=r"^pvosimr.study.bench.write: needs matplotlib"):
+        bench.write({}, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------------- missing models
 
 
@@ -241,6 +317,83 @@ def test_a_missing_model_names_the_fix(capsys, monkeypatch, tmp_path, hide, argv
 
 
 # ------------------------------------------------------------------------- report folder
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _default_outputs() -> dict[str, Path]:
+    """Every command's default output folder, from its own parser or constant."""
+    from pvosimr.study import bench
+    from pvosimr.study.figures import runner
+
+    return {
+        "validate": Path(validation.ZOO_REPORT_DIR),
+        "figures": runner.DEFAULT_OUT["pvosimr"],
+        "figures --convention paper": runner.DEFAULT_OUT["paper"],
+        "bench": bench.build_parser().get_default("out"),
+    }
+
+
+@pytest.mark.parametrize("where", [".", "docs"])
+def test_every_default_output_folder_is_git_ignored(where):
+    """Where a command writes by default, run from the repository's top or a subfolder, git
+    ignores; the committed folders it can rewrite with --out it does not."""
+    for command, out in _default_outputs().items():
+        assert out.parts[0] == cli_options.REPORT_DIR.name, command
+        path = Path(where) / out / "report.md"
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=REPO)
+        assert ignored.returncode == 0, f"{command}: {path} is not git-ignored"
+    for committed in ("figures/claims.md", "validation/report.md"):
+        assert subprocess.run(["git", "check-ignore", "-q", committed], cwd=REPO).returncode == 1
+
+
+@pytest.mark.parametrize("command", ["figures", "bench", "validate"])
+def test_help_says_only_out_rewrites_the_committed_files(capsys, command):
+    _, out, _ = run(capsys, [command, "--help"])
+    text = " ".join(out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    assert "pvosimr-report" in text and "git-ignored" in text and "rewrite" in text
+
+
+DEFAULT_RUNS = [
+    ["pvosimr"],
+    ["pvosimr", "validate", "--configs", "1"],
+    ["pvosimr", "count", "ur5"],
+    ["pvosimr", "figures", "--quick"],
+    ["pvosimr", "bench", "--robots", "ur5", "--repeats", "1", "--no-scaling", "--no-codegen"],
+    ["pvosimr.study.accuracy", "--quick", "--no-progress"],
+]
+"""Every command with its default output options (the quickest sizes it has)."""
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """A fresh clone of this repository (its committed state)."""
+    path = tmp_path_factory.mktemp("clone") / "pvosimr"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(path)], check=True)
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", DEFAULT_RUNS, ids=[" ".join(a) for a in DEFAULT_RUNS])
+def test_no_command_writes_into_a_fresh_clone(clone, argv):
+    """Run in a clone, with the clone's code, every command leaves `git status` empty: what it
+    writes goes to the git-ignored pvosimr-report/ (about 3 min in all with warm caches)."""
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    done = subprocess.run(
+        [sys.executable, "-m", *argv],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""
 
 
 def test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report(

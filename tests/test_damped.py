@@ -182,6 +182,30 @@ def test_operator_checks_its_inputs():
         op.G[0, 0] = 2.0  # read-only: the factors describe this matrix
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_solve_refuses_a_non_finite_right_hand_side(bad):
+    op = DelassusOperator.from_matrix(np.diag([1.0, 2.0, 3.0]))
+    b = np.ones(3)
+    b[1] = bad
+    with pytest.raises(ValueError, match=rf"b must be finite: b\[1\] is {bad}"):
+        op.solve(b, 0.1)
+    B = np.ones((3, 2))
+    B[2, 1] = bad
+    with pytest.raises(ValueError, match=r"b must be finite: b\[2, 1\]"):
+        op.solve(B, np.full(3, 0.1))  # the per-row (Cholesky) route too
+
+
+def test_operator_repr_says_what_it_holds(atlas_feet):
+    model, cms, q = atlas_feet
+    op = DelassusOperator(model, model.createData(), q, cms, algorithm="EFPA")
+    text = repr(op)
+    assert text.startswith("DelassusOperator(12×12, algorithm='efpa', model=")
+    assert repr(model.name) in text and "eigenvalues in [" in text and " at 0x" not in text
+    assert repr(DelassusOperator.from_matrix(np.eye(2))) == (
+        "DelassusOperator(2×2, from a matrix, eigenvalues in [1, 1])"
+    )
+
+
 # --------------------------------------------------------------------------- Pinocchio's mu
 
 

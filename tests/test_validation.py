@@ -62,6 +62,10 @@ def test_demo_prints_the_table_for_the_papers_robots(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "| shadow_hand | fingertips_3d |" in out and "PASS" in out
+    # four 3D points per foot make G singular: the Cholesky route is refused, and the table says
+    # why beside the cell rather than "failed"
+    assert "| atlas | feet_4x3d |" in out and "refused [1]" in out and "failed" not in out
+    assert "\n[1] pin-cholesky (pvosimr refused the input): ValueError: " in out
 
 
 # ----------------------------------------------------------------------------- the command line
@@ -232,3 +236,86 @@ def test_report_carries_the_accuracy_study_summary(tmp_path):
     assert code == 0 and "## Accuracy against chain depth and conditioning" in md
     assert "- within 1e-11 where cond(M) <= 1e8\n- ends there" in md and "(accuracy.png)" in md
     assert "| table |" not in md and "a failure listed in the study only" not in md
+
+
+# ----------------------------------------------------------------------------- refused or failed
+
+
+def test_a_loop_closure_on_one_link_is_refused_before_any_work(arm_urdf, capsys, monkeypatch):
+    """`--weld-between A A` is the user's mistake: exit 2 and one line, nothing validated."""
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("validated a case the command line already refused")
+
+    monkeypatch.setattr(validation, "validate_cases", no_work)
+    with pytest.raises(SystemExit) as stopped:
+        validation.main([str(arm_urdf), "--weld-between", "finger", "finger"])
+    code = stopped.value.code
+    captured = capsys.readouterr()
+    assert code == 2 and not captured.out
+    assert captured.err == (
+        "pvosimr validate: error: --weld-between finger finger: both frames are on joint 3 "
+        "('finger_joint'), so constraint 0 has zero rows; name frames on two different links\n"
+    )
+
+
+def test_the_table_says_why_a_reference_is_refused(capsys, monkeypatch, tmp_path):
+    """four_bar's loop closure: pvosimr refuses to hand Pinocchio a second body it ignores;
+    the cell says "refused [n]" and footnote n who refused and why."""
+    monkeypatch.chdir(tmp_path)
+    assert validation.main(["--robots", "four_bar/coupler_rocker_3d", "--configs", "1"]) == 0
+    out = capsys.readouterr().out
+    cells = _rows(out)["four_bar/coupler_rocker_3d"]
+    head = [c.strip() for c in out.splitlines()[0].strip("|").split("|")]
+    n = cells[head.index("pin-efpa")].removeprefix("refused [").removesuffix("]")
+    assert cells[head.index("pin-cholesky")] == f"refused [{n}]" and n.isdigit()
+    (note,) = [line for line in out.splitlines() if line.startswith(f"[{n}] ")]
+    assert note.startswith(f"[{n}] pin-cholesky, pin-efpa (pvosimr refused the input): ValueError")
+    assert "Pinocchio's routines ignore joint2" in note
+
+
+def test_the_report_tells_refusals_from_disagreements(tmp_path):
+    """report.md: "Pinocchio disagrees with the truth" only where it returned a result; the
+    loop closures pvosimr refused to pass it are listed apart, not counted as agreement."""
+    argv = ["--robots", "four_bar/coupler_rocker_3d", "ur5", "--configs", "1", "--out"]
+    assert validation.main([*argv, str(tmp_path)]) == 0
+    md = (tmp_path / "report.md").read_text()
+    disagree = md.split("## Where Pinocchio disagrees with the dense truth\n\n")[1]
+    assert disagree.startswith("- None of the results Pinocchio returned here")
+    assert "That says nothing of the cases where pvosimr refused the input" in disagree
+    refused = md.split("## pvosimr refused the input (Pinocchio not called)\n\n")[1]
+    refused = refused.split("\n## ")[0]
+    assert "- `pin-efpa` on 1 case(s) (four_bar/coupler_rocker_3d): ValueError:" in refused
+    raised = md.split("## The C++ call raised an error")[1].split("\n## ")[0]
+    assert "four_bar" not in raised
+    algorithms = md.split("## pvosimr algorithms that raised an error")[1].split("\n## ")[0]
+    assert algorithms.strip().endswith("- None.")
+    assert "refused [" in md and "- [1] " in md  # the table's footnotes
+
+
+def test_an_error_from_cpp_is_not_a_pvosimr_refusal():
+    """Told apart by where the ValueError was raised: a `raise` of pvosimr's input checks (the
+    loop closure handed to pin-efpa), or a C++ call (the bridge refusing mimic joints raises a
+    ValueError too, from its C++)."""
+    from pvosimr import reference
+
+    if reference.unavailable():
+        pytest.skip(f"the bridge is needed: {reference.unavailable()}")
+    cases = [zoo.load("four_bar", "coupler_rocker_3d"), zoo.load("panda_mimic", "tool_6d")]
+    loop, mimic = validation.validate_cases(cases, configs=1, progress=False)
+    assert loop.raised_by["pin-efpa"] == validation.REFUSED
+    assert mimic.failures["pin-pv-osimr"].startswith("ValueError: ")
+    assert mimic.raised_by["pin-pv-osimr"] == validation.RAISED
+    assert mimic.raised_by["pin-efpa"] == validation.RAISED  # a RuntimeError from Pinocchio
+
+
+def test_a_missing_bridge_note_says_how_to_get_it(capsys, monkeypatch, tmp_path):
+    why = "no Eigen headers (looked in /nowhere)"
+    monkeypatch.setattr(validation.reference, "unavailable", lambda: {"pin-pv-osimr": why})
+    assert validation.main(["--robots", "ur5", "--configs", "1", "--out", str(tmp_path)]) == 0
+    (note,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("not run: ")]
+    assert why in note and 'pip install "pvosimr[bridge]"' in note
+    assert (
+        f"- Pinocchio's C++ PV-OSIMr (pin-pv-osimr) is unavailable: {why}."
+        in (tmp_path / "report.md").read_text()
+    )

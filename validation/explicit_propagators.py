@@ -9,6 +9,9 @@ on Fig. 4b (claim C8) comes from how propagators are applied.  It swaps the four
 products of ``JointStep`` for the explicit ones while it counts; the library is not changed.
 
     python validation/explicit_propagators.py [--out validation/explicit_propagators.md]
+
+(default: ``pvosimr-report/explicit_propagators.md``, git-ignored;
+``--out validation/explicit_propagators.md`` rewrites the committed one)
 """
 
 from __future__ import annotations
@@ -78,7 +81,13 @@ def count(form: str, robot: zoo.Robot, algorithm: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("validation/explicit_propagators.md"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("pvosimr-report/explicit_propagators.md"),
+        help="the report (default: %(default)s, git-ignored; "
+        "--out validation/explicit_propagators.md rewrites the committed one)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = []
@@ -109,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {label} | {form} | {c['pv-osimr']:,} | {c['efpa']:,} | {c['pv-osim']:,} | "
             f"{c['pv-osimr'] / c['efpa']:.3f} | {100 * (1 - c['pv-osimr'] / c['pv-osim']):.1f}% |"
         )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -19,6 +19,9 @@ computed before it; expressions that never reach G (the out-of-plane rows of a p
 CEMPs, say) are not counted, exactly as in the paper's metric.
 
     python validation/fig4b_breakdown.py [--sizes 16 32 64] [--out validation/fig4b_breakdown.md]
+
+(default: ``pvosimr-report/fig4b_breakdown.md``, git-ignored;
+``--out validation/fig4b_breakdown.md`` rewrites the committed one)
 """
 
 from __future__ import annotations
@@ -161,7 +164,13 @@ def _table(n: int, skew: float, parts: list[Breakdown]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64])
-    parser.add_argument("--out", type=Path, default=Path("validation/fig4b_breakdown.md"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("pvosimr-report/fig4b_breakdown.md"),
+        help="the report (default: %(default)s, git-ignored; "
+        "--out validation/fig4b_breakdown.md rewrites the committed one)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     cases = [(n, skew) for skew in SKEWS for n in args.sizes]
@@ -179,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *body,
     ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -15,6 +15,9 @@ Two sweeps, each fitted with a log-log slope over its sizes:
 * L = 10, 20, 40, 80 at b = 2 (the n part: a slope of 1).
 
     python validation/loop_closures.py [--out validation/loop_closures.md]
+
+(default: ``pvosimr-report/loop_closures.md``, git-ignored; ``--out validation/loop_closures.md``
+rewrites the committed one)
 """
 
 from __future__ import annotations
@@ -74,7 +77,13 @@ def table(title: str, head: str, sizes: list[tuple[int, int]], rows: list[dict],
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python validation/loop_closures.py")
-    parser.add_argument("--out", type=Path, default=Path("validation/loop_closures.md"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("pvosimr-report/loop_closures.md"),
+        help="the report (default: %(default)s, git-ignored; "
+        "--out validation/loop_closures.md rewrites the committed one)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     by_m = [(10, b) for b in BRANCHES]
@@ -93,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         *table("Growing the loops (m)", "m", by_m, m_rows, [6 * b for _, b in by_m]),
         *table("Growing the stem (n)", "n", by_n, n_rows, [L + 28 for L, _ in by_n]),
     ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -40,7 +40,7 @@ def demo() -> int:
     """The validation table for the paper's robots, one configuration each, on stdout."""
     rows, unavailable = validate.validate(DEMO_ROBOTS, configs=1, progress=False, strict=False)
     print("Worst relative error against the dense J M⁻¹ Jᵀ, and time per call:\n")
-    print("\n".join(validate.table(rows)))
+    print("\n".join([*validate.table(rows), "", *validate.footnotes(rows)]).rstrip())
     for name, reason in unavailable.items():
         print(f"\n{name}: skipped ({reason})")
     ok = all(r.passes() for r in rows)

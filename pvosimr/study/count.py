@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pvosimr.choice import AUTO, canonical_algorithm
 from pvosimr.codegen.cache import cache_dir_origin, make_folder, set_aside
 from pvosimr.codegen.compiler import cache_dir
 from pvosimr.constraints import as_constraint_list, constraint_kind, constraint_matrix
@@ -229,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--algorithms",
         default=",".join(DEFAULT_ALGORITHMS),
         metavar="A,B,...",
-        help="comma-separated algorithms (default: %(default)s; 'naive' on request)",
+        help="comma-separated algorithms, any case (default: %(default)s; 'naive' and 'auto' "
+        "on request)",
     )
     add_cache_options(parser, no_cache_help="keep counts in memory only (default: cached)")
     return parser
@@ -250,12 +252,22 @@ def add_cache_options(parser: argparse.ArgumentParser, no_cache_help: str) -> No
 
 def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
     """The requested algorithms, in order, without repeats; every one must exist."""
-    wanted = tuple(dict.fromkeys(a.strip() for a in text.split(",") if a.strip()))
-    unknown = [a for a in wanted if a not in ALGORITHMS]
-    if unknown or not wanted:
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in names if not _known(a)]
+    if unknown or not names:
         what = f"unknown algorithm(s) {', '.join(map(repr, unknown))}" if unknown else "none given"
-        parser.error(f"--algorithms: {what}; valid: {', '.join(ALGORITHMS)}")
-    return wanted
+        valid = ", ".join((*ALGORITHMS, AUTO))
+        parser.error(f"--algorithms: {what}; valid: {valid} (any case: PV-OSIMr works)")
+    return tuple(dict.fromkeys(canonical_algorithm(a) for a in names))
+
+
+def _known(name: str) -> bool:
+    """Whether ``name`` is an algorithm (any case, the paper's spellings) or ``auto``."""
+    try:
+        canonical_algorithm(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,9 @@
   :func:`directory`, :func:`file_path`.
 - :func:`require_extra`: a command that needs an optional dependency says which extra to
   install, before it writes anything.
+- :data:`REPORT_DIR`: where every command writes by default (git-ignored); the repository's
+  committed outputs are rewritten only with an explicit ``--out``.  :func:`make_out` creates
+  the output folder before the work starts, or ends the run with one line.
 - A model file (URDF or MJCF) with ``--point FRAME`` / ``--weld FRAME`` constraints (repeatable,
   command-line order kept), ``--free-flyer`` and ``--mimic``; the robot itself comes from
   :func:`pvosimr.zoo.from_file`.  Errors end the run through ``parser.error`` (exit status 2)
@@ -22,10 +25,12 @@ import sys
 from pathlib import Path
 
 from pvosimr import zoo
+from pvosimr.constraints import constraint_shape
 
 __all__ = [
     "EXTRAS",
     "MODEL_FILE_OPTIONS",
+    "REPORT_DIR",
     "add_model_file_options",
     "add_out_option",
     "add_seed_option",
@@ -33,15 +38,30 @@ __all__ = [
     "command_parser",
     "directory",
     "file_path",
+    "install_hint",
+    "make_out",
+    "missing_extra",
     "non_negative",
     "require_extra",
+    "require_modules",
     "robot_from_file",
     "usage_error",
     "with_frames",
 ]
 
-EXTRAS = {"casadi": ("CasADi", "symbolic"), "matplotlib": ("matplotlib", "plots")}
+EXTRAS = {
+    "casadi": ("CasADi", "symbolic"),
+    "matplotlib": ("matplotlib", "plots"),
+    "tqdm": ("tqdm", "study"),
+}
 """Optional module -> (what to call it, the pvosimr extra that installs it)."""
+
+
+REPORT_DIR = Path("pvosimr-report")
+"""Every command's default output folder, relative to the current folder and git-ignored, so
+that no command rewrites a committed file unless ``--out`` names it (``validate`` writes its
+report at the top, as in ``validation/``; ``figures`` and ``bench`` into ``figures/`` below,
+as in the repository)."""
 
 
 def command_parser(command: str, description: str) -> argparse.ArgumentParser:
@@ -123,6 +143,17 @@ def file_path(text: str) -> Path:
     return path
 
 
+def make_out(prog: str, out: Path) -> int | None:
+    """Create the output folder ``out`` before any work; exit status 2 and one line when it
+    cannot be made (a read-only place, no permission), else None.  Parsing (:func:`directory`)
+    already refused a file in the way; only trying tells the rest."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return usage_error(prog, f"--out {out}: cannot create the folder: {exc.strerror or exc}")
+    return None
+
+
 def usage_error(prog: str, message: str) -> int:
     """Report a user's mistake found after parsing as ``parser.error`` does, without the usage:
     one line on stderr; returns exit status 2."""
@@ -130,15 +161,37 @@ def usage_error(prog: str, message: str) -> int:
     return 2
 
 
-def require_extra(prog: str, *modules: str) -> None:
-    """Exit with status 2 and one line naming the extra to install when a module is missing."""
+def missing_extra(*modules: str) -> str | None:
+    """The first of ``modules`` (keys of :data:`EXTRAS`) that cannot be imported, else None."""
     for module in modules:
         try:
             importlib.import_module(module)
         except ImportError:
-            what, extra = EXTRAS[module]
-            print(f'{prog}: needs {what}: pip install "pvosimr[{extra}]"', file=sys.stderr)
-            raise SystemExit(2) from None
+            return module
+    return None
+
+
+def install_hint(who: str, module: str) -> str:
+    """``'<who>: needs <X>: pip install "pvosimr[<extra>]"'``: the one line for a missing
+    ``module``."""
+    what, extra = EXTRAS[module]
+    return f'{who}: needs {what}: pip install "pvosimr[{extra}]"'
+
+
+def require_extra(prog: str, *modules: str) -> None:
+    """Exit with status 2 and one line naming the extra to install when a module is missing."""
+    module = missing_extra(*modules)
+    if module is not None:
+        print(install_hint(prog, module), file=sys.stderr)
+        raise SystemExit(2)
+
+
+def require_modules(who: str, *modules: str) -> None:
+    """The API's :func:`require_extra`: ModuleNotFoundError with the same one line, raised
+    before ``who`` writes anything."""
+    module = missing_extra(*modules)
+    if module is not None:
+        raise ModuleNotFoundError(install_hint(who, module), name=module)
 
 
 MODEL_FILE_OPTIONS = (
@@ -214,7 +267,7 @@ def robot_from_file(
 ) -> zoo.Robot:
     """:func:`pvosimr.zoo.from_file` with the parsed options; any problem is a usage error."""
     try:
-        return zoo.from_file(
+        robot = zoo.from_file(
             path,
             args.constraints or [],
             free_flyer=args.free_flyer,
@@ -224,6 +277,7 @@ def robot_from_file(
     except (FileNotFoundError, ValueError) as exc:
         hint = "; pass --point FRAME and/or --weld FRAME" if not args.constraints else ""
         parser.error(f"{exc}{hint}")
+    return _checked(robot, args, parser)
 
 
 def with_frames(
@@ -231,6 +285,31 @@ def with_frames(
 ) -> zoo.Robot:
     """A zoo robot with the ``--point``/``--weld`` constraints instead of its presets."""
     try:
-        return robot.with_constraints(args.constraints, world_aligned=args.world_aligned)
+        robot = robot.with_constraints(args.constraints, world_aligned=args.world_aligned)
     except ValueError as exc:
         parser.error(str(exc))
+    return _checked(robot, args, parser)
+
+
+def _checked(
+    robot: zoo.Robot, args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> zoo.Robot:
+    """``robot`` once its constraints are ones the algorithms take: a loop closure between two
+    frames of one link (``--weld-between A A``) has zero rows, a user's mistake refused here,
+    before any work, rather than by every algorithm afterwards."""
+    model, pairs = robot.model, zip(args.constraints, robot.constraints, strict=False)
+    for k, ((kind, frames), cm) in enumerate(pairs):
+        if isinstance(frames, tuple) and cm.joint1_id == cm.joint2_id:
+            joint = cm.joint1_id
+            message = (
+                f"--{kind}-between {' '.join(frames)}: both frames are on joint {joint} "
+                f"({model.names[joint]!r}), so constraint {k} has zero rows; name frames on "
+                "two different links"
+            )
+            raise SystemExit(usage_error(parser.prog, message))  # one line, no usage
+    try:
+        for k, cm in enumerate(robot.constraints):  # anything else the algorithms would refuse
+            constraint_shape(cm, f"constraint {k}")
+    except ValueError as exc:
+        parser.error(str(exc))
+    return robot

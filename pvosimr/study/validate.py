@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import linecache
 import platform
 import sys
 import time
@@ -30,15 +31,17 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.reference import truth
+from pvosimr.reference import bridge, truth
 from pvosimr.reference.truth import dense_delassus, rel_err
 
 from .options import (
+    REPORT_DIR,
     add_model_file_options,
     add_out_option,
     add_seed_option,
     at_least_one,
     command_parser,
+    make_out,
     model_file_options_used,
     robot_from_file,
     usage_error,
@@ -54,6 +57,7 @@ __all__ = [
     "TOLERANCE",
     "Row",
     "build_parser",
+    "footnotes",
     "main",
     "not_called",
     "summary",
@@ -64,7 +68,7 @@ __all__ = [
 ]
 
 TOLERANCE = truth.TOLERANCE
-ZOO_REPORT_DIR = "pvosimr-report"
+ZOO_REPORT_DIR = str(REPORT_DIR)
 """Where the zoo-wide run writes its report, relative to the current folder (the repository's
 committed report, ``validation/``, is rewritten only with ``--out validation``)."""
 
@@ -81,6 +85,8 @@ class Row:
     errors: dict[str, float] = field(default_factory=dict)
     times_us: dict[str, float] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    # for each method in failures: REFUSED (pvosimr's own check refused the input) or RAISED
+    raised_by: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # references not called, and why
     seconds: float = 0.0
     pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
@@ -116,6 +122,39 @@ def not_called(method: str, constraint_models) -> str:
     return ""
 
 
+REFUSED, RAISED = "pvosimr refused the input", "raised"
+"""Why a method has no result: pvosimr's own input check said no (a Pinocchio reference on
+input it would get silently wrong, a singular G), or the call raised anywhere else (Pinocchio's
+C++ refusing, a bug)."""
+
+
+def refused_by_pvosimr(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ValueError raised by a ``raise`` statement of pvosimr's own code
+    (its input checks), not one translated from Pinocchio's C++ (whose Python frame is the
+    call, not a ``raise``)."""
+    if not isinstance(exc, ValueError):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    path = Path(tb.tb_frame.f_code.co_filename).resolve()
+    line = linecache.getline(str(path), tb.tb_lineno).lstrip()
+    return path.is_relative_to(_PACKAGE) and line.startswith("raise")
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # pvosimr/
+
+
+def not_run(name: str, reason: str) -> str:
+    """Why the reference ``name`` cannot run here, with the fix the library's own error gives
+    (only the bridge, ``pin-pv-osimr``, can be missing: its error says what to install)."""
+    if name != "pin-pv-osimr":
+        return f"{name}: {reason}"
+    return str(bridge.BridgeUnavailableError(reason))
+
+
 def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
     start = time.perf_counter()
     out = f(*args)
@@ -142,6 +181,7 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
                 G, seconds = _timed(method, model, data, q, cms)
             except Exception as exc:  # a method that cannot run is reported, not hidden
                 row.failures[name] = f"{type(exc).__name__}: {exc}"
+                row.raised_by[name] = REFUSED if refused_by_pvosimr(exc) else RAISED
                 continue
             row.errors[name] = max(row.errors.get(name, 0.0), rel_err(G, truth))
             times[name].append(seconds)
@@ -229,12 +269,25 @@ def _fmt(err: float | None) -> str:
     return f"{err:.0e}{mark}"
 
 
-def _cell(row: Row, method: str) -> str:
+def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
     if method in row.skipped:
         return "not called"
     if method in row.failures:
-        return "failed ❌" if method in ALGORITHMS else "failed"
+        mark = f"[{notes[row.failures[method]]}]"
+        if method in ALGORITHMS:  # every algorithm takes every input: a raise fails the run
+            return f"failed ❌ {mark}"
+        return f"refused {mark}"
     return _fmt(row.errors.get(method))
+
+
+def _notes(rows: list[Row]) -> dict[str, int]:
+    """Each distinct error message of ``rows`` and its footnote number, in table order."""
+    notes: dict[str, int] = {}
+    for r in rows:
+        for method in [*ALGORITHMS, *_references(rows)]:
+            if method in r.failures:
+                notes.setdefault(r.failures[method], len(notes) + 1)
+    return notes
 
 
 def _references(rows: list[Row]) -> list[str]:
@@ -244,20 +297,55 @@ def _references(rows: list[Row]) -> list[str]:
 
 
 def table(rows: list[Row]) -> list[str]:
-    """The Markdown table: one row per robot × preset, one error column per method."""
+    """The Markdown table: one row per robot × preset, one error column per method; a method
+    that raised shows "failed ❌ [n]" (a pvosimr algorithm) or "refused [n]" (a Pinocchio
+    reference), footnote n of :func:`footnotes` giving the reason."""
     methods = [*ALGORITHMS, *_references(rows)]
+    notes = _notes(rows)
     head = ["robot", "preset", "nv", "m", *methods, "pv-osimr µs", "pin-efpa µs", "time s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r.robot, r.preset, str(r.nv), str(r.m)]
-        cells += [_cell(r, m) for m in methods]
+        cells += [_cell(r, m, notes) for m in methods]
         times = [r.times_us.get(m) for m in ("pv-osimr", "pin-efpa")]
         cells += ["—" if t is None else f"{t:.0f}" for t in times] + [f"{r.seconds:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def _disagreements(rows: list[Row], references: list[str]) -> list[str]:
+def footnotes(rows: list[Row]) -> list[str]:
+    """``[n] methods (who): reason`` for every footnote mark of :func:`table` (none when
+    nothing raised): a pvosimr algorithm that failed, a reference pvosimr refused to call on
+    this input, or one whose C++ call raised (Pinocchio's, or the bridge's own check)."""
+    who: dict[str, dict[str, set[str]]] = {}
+    for r in rows:
+        for method, message in r.failures.items():
+            kind = _who(method, r.raised_by.get(method, RAISED))
+            who.setdefault(message, {}).setdefault(kind, set()).add(method)
+    return [
+        f"[{n}] "
+        + "; ".join(f"{', '.join(sorted(m))} ({kind})" for kind, m in sorted(who[message].items()))
+        + f": {message}"
+        for message, n in _notes(rows).items()
+    ]
+
+
+def _who(method: str, raised_by: str) -> str:
+    if method in ALGORITHMS:
+        return "failed"
+    return raised_by if raised_by == REFUSED else "raised in the C++ call"
+
+
+SILENTLY_WRONG_ANCHOR = (
+    "#where-pinocchios-routines-are-silently-wrong-world-aligned-frames-loop-closures-the-damped-"
+    "inverse"
+)
+"""The report's section measuring what Pinocchio returns where pvosimr refuses to call it."""
+
+
+def _disagreements(rows: list[Row], references: list[str], measured: bool) -> list[str]:
+    """Where a result Pinocchio returned is off the truth; else why "none" says little where
+    pvosimr refused the input (``measured``: the report measures those cases directly)."""
     out = [
         f"- **{r.robot} / {r.preset}**: `{ref}` is off the dense truth by {r.errors[ref]:.1e} "
         f"(pvosimr's worst on this case: {max(r.errors.get(a, 0.0) for a in ALGORITHMS):.1e})."
@@ -265,7 +353,19 @@ def _disagreements(rows: list[Row], references: list[str]) -> list[str]:
         for ref in references
         if r.errors.get(ref, 0.0) > TOLERANCE
     ]
-    return out or ["- None: every result a Pinocchio reference returned is within the tolerance."]
+    if out:
+        return out
+    line = "- None of the results Pinocchio returned here is off the truth beyond the tolerance."
+    held_back = any(
+        r.raised_by.get(ref) == REFUSED or ref in r.skipped for r in rows for ref in references
+    )
+    if held_back:
+        line += (
+            " That says nothing of the cases where pvosimr refused the input or did not call "
+            "Pinocchio (below): there Pinocchio returns a wrong matrix without an error"
+        )
+        line += f", [measured below]({SILENTLY_WRONG_ANCHOR})." if measured else "."
+    return [line]
 
 
 def _cpp_agreement(rows: list[Row]) -> str:
@@ -281,17 +381,40 @@ def _cpp_agreement(rows: list[Row]) -> str:
     )
 
 
-def _refusals(rows: list[Row]) -> list[str]:
-    """Methods that raised, grouped by method and message."""
+def _raised(rows: list[Row], keep: Callable[[str, str], bool]) -> list[str]:
+    """The raised methods ``keep(method, who)`` selects, grouped by method and message."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in rows:
         for method, message in r.failures.items():
-            groups.setdefault((method, message), []).append(f"{r.robot}/{r.preset}")
+            if keep(method, r.raised_by.get(method, RAISED)):
+                groups.setdefault((method, message), []).append(f"{r.robot}/{r.preset}")
     if not groups:
         return ["- None."]
     return [
         f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {message}"
         for (method, message), cases in sorted(groups.items())
+    ]
+
+
+def _raised_sections(rows: list[Row]) -> list[str]:
+    """Three kinds of "no result", told apart: a pvosimr algorithm that raised (fails the run),
+    a Pinocchio reference pvosimr refused to call on this input, one whose C++ call raised."""
+    return [
+        "## pvosimr algorithms that raised an error (each fails the run)",
+        "",
+        *_raised(rows, lambda method, who: method in ALGORITHMS),
+        "",
+        "## pvosimr refused the input (Pinocchio not called)",
+        "",
+        "pvosimr's wrappers of Pinocchio's routines check the input first and refuse what "
+        "Pinocchio would get silently wrong or cannot compute (a loop closure's second body, a "
+        "singular G for the Cholesky route, mimic joints for the C++ PV-OSIMr):",
+        "",
+        *_raised(rows, lambda method, who: method not in ALGORITHMS and who == REFUSED),
+        "",
+        "## The C++ call raised an error (Pinocchio's, or the bridge's check before it)",
+        "",
+        *_raised(rows, lambda method, who: method not in ALGORITHMS and who != REFUSED),
     ]
 
 
@@ -305,6 +428,12 @@ def _not_called(rows: list[Row]) -> list[str]:
         f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {reason}"
         for (method, reason), cases in sorted(groups.items())
     ]
+
+
+def _footnoted(rows: list[Row]) -> list[str]:
+    """The table's footnotes as a Markdown list and a blank line (nothing when none)."""
+    notes = footnotes(rows)
+    return [*(f"- {line}" for line in notes), ""] if notes else []
 
 
 def summary(rows: list[Row]) -> str:
@@ -331,26 +460,26 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "Each cell is the worst relative error `max|G − G_dense| / max(1, max|G_dense|)` over the "
         "configurations, against the dense `J M⁻¹ Jᵀ` built from Pinocchio's `crba` and joint "
         f"Jacobians (Cholesky). Tolerance {TOLERANCE:g}; ❌ marks a value above it, or a pvosimr "
-        "algorithm that failed. The times are median wall times per call from Python "
-        "(one call each, noisy: see `pvosimr bench`).",
+        "algorithm that failed; a Pinocchio reference is 'refused' where pvosimr's input check "
+        "or Pinocchio said no (the footnote under the table says which and why). The times are "
+        "median wall times per call from Python (one call each, noisy: see `pvosimr bench`).",
         "",
         *table(rows),
         "",
+        *_footnoted(rows),
         _cpp_agreement(rows),
         "",
-        "## Where Pinocchio's references disagree with the dense truth",
+        "## Where Pinocchio disagrees with the dense truth",
         "",
-        *_disagreements(rows, references),
+        *_disagreements(rows, references, bool(meta.get("silently_wrong"))),
         "",
-        "## Methods that raised an error (a pvosimr algorithm here fails the run)",
-        "",
-        *_refusals(rows),
+        *_raised_sections(rows),
     ]
     if any(r.skipped for r in rows):
         md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
-        md += [f"- **{name}**: {reason}" for name, reason in reference.unavailable().items()]
+        md += [f"- {not_run(name, why)}" for name, why in reference.unavailable().items()]
     if meta.get("unavailable"):
         md += ["", "## Robots not validated (optional model not installed)", ""]
         md += [f"- **{name}**: {reason}" for name, reason in meta["unavailable"].items()]
@@ -440,9 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_seed_option(parser)
     add_out_option(
         parser,
-        help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/ for the whole "
-        "zoo; --out validation rewrites the repository's committed report; a FILE or --robots "
-        "run only prints its table unless --out is given)",
+        help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/, git-ignored, "
+        "for the whole zoo; --out validation rewrites the repository's committed report; a "
+        "FILE or --robots run only prints its table unless --out is given)",
     )
     return parser
 
@@ -480,6 +609,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cases, unavailable = _cases(args.robots or zoo.names(), strict=not zoo_wide)
         except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:
             return usage_error(parser.prog, str(exc))
+    out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
+    unmade = None if out is None else make_out(parser.prog, out)
+    if unmade is not None:
+        return unmade
     try:
         rows = validate_cases(cases, args.configs, args.seed)
     except ValueError as exc:  # the dense truth is undefined (singular mass matrix)
@@ -487,10 +620,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, reason in unavailable.items():
         print(f"not validated: {name}: {reason}", file=sys.stderr)
     for name, reason in reference.unavailable().items():
-        print(f"not run: {name}: {reason}", file=sys.stderr)
-    out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
+        print(f"not run: {not_run(name, reason)}", file=sys.stderr)
     if not zoo_wide:
-        print("\n".join(table(rows)))
+        print("\n".join([*table(rows), "", *footnotes(rows)]).rstrip())
         for line in _failed(rows):
             print(line, file=sys.stderr)
     if out is not None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
-from ..options import add_out_option
+from ..options import REPORT_DIR, add_out_option, make_out
 from .cases import FULL, QUICK
 from .measure import run_study
 from .report import write_outputs
@@ -24,9 +23,16 @@ def main(argv: Sequence[str] | None = None) -> dict:
         description="Accuracy of every Delassus path against chain depth and cond(M).",
     )
     parser.add_argument("--quick", action="store_true", help="a few small cases (under a minute)")
-    add_out_option(parser, Path("validation"), help="output folder (default: %(default)s)")
+    add_out_option(
+        parser,
+        REPORT_DIR,
+        help="output folder (default: %(default)s/, git-ignored, beside `pvosimr validate`'s "
+        "report; --out validation rewrites the repository's committed study)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if make_out(parser.prog, args.out) is not None:  # one line, before the study runs
+        raise SystemExit(2)
     start = time.perf_counter()
     results = run_study(QUICK if args.quick else FULL, progress=not args.no_progress)
     seconds = time.perf_counter() - start

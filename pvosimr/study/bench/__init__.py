@@ -30,8 +30,9 @@ Reported are the median and quartiles over ``repeats`` samples.  Ratios divide b
 the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
 ``numpy:pv-osimr`` first.  Two sweeps time the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
 against problem size: every numpy algorithm, and the batched and generated paths with their
-memory up to n = 961 links (:mod:`.scaling`).  Outputs (in ``--out``, default ``figures/``):
-``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf``.
+memory up to n = 961 links (:mod:`.scaling`).  Outputs (in ``--out``, default the git-ignored
+``pvosimr-report/figures/``; ``--out figures`` rewrites the committed ones): ``timings.md``,
+``timings.json``, ``timings.png`` and ``timings.pdf``.
 
 Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
 (the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.loop` (the interleaved
@@ -52,10 +53,12 @@ from pathlib import Path
 from pvosimr import zoo
 
 from ..options import (
+    REPORT_DIR,
     add_out_option,
     add_seed_option,
     at_least_one,
     command_parser,
+    make_out,
     require_extra,
     usage_error,
 )
@@ -108,6 +111,9 @@ __all__ = [
     "write",
 ]
 
+DEFAULT_OUT = REPORT_DIR / "figures"
+"""The default output folder: the committed ``figures/`` inside the git-ignored report folder."""
+
 SWITCHES = {
     "--no-scaling": "skip both Fig. 4 size sweeps (default: run them)",
     "--quick-scaling": f"only the small sizes of the Fig. 4 sweeps, up to n = {QUICK_LINKS} "
@@ -149,7 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed)",
     )
     _add_count(parser, "--repeats", "N", 30, "samples per method")
-    add_out_option(parser, Path("figures"))
+    add_out_option(
+        parser,
+        DEFAULT_OUT,
+        help="output folder (default: %(default)s/, git-ignored; --out figures rewrites the "
+        "repository's committed timings)",
+    )
     for flag, help in SWITCHES.items():
         parser.add_argument(flag, action="store_true", help=help)
     parser.add_argument(
@@ -229,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = None if specs is None else _check_cases(specs, flag, parser.prog)
         if bad is not None:
             return bad
+    unmade = make_out(parser.prog, args.out)
+    if unmade is not None:
+        return unmade
     result = run(
         args.robots or DEFAULT_CASES,
         repeats=args.repeats,

@@ -35,9 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import casadi as ca
 import numpy as np
 import pinocchio as pin
 
@@ -46,9 +45,11 @@ from pvosimr.choice import resolve_algorithm
 from pvosimr.constraints import as_constraint_list
 from pvosimr.kinematics.frames import Kinematics
 from pvosimr.spatial import DenseTransform
-from pvosimr.symbolic import CASADI, SX, function_cost, symbolic_kinematics
 from pvosimr.topology import Topology
 from pvosimr.zoo.robot import Robot
+
+if TYPE_CHECKING:  # CasADi (the symbolic extra) is imported by the functions that count, so
+    import casadi as ca  # that `pvosimr figures --help` and the frames run without it
 
 __all__ = [
     "AUTOTREE_SKEW",
@@ -124,6 +125,8 @@ def synthetic_mechanism(robot: Robot, convention: str) -> Robot:
 def dense_transforms(kin: Kinematics) -> Kinematics:
     """``kin`` with each ``X_up = X_J X_tree`` formed as one 6×6 SX matrix, as ``Xup{i} =
     XJ * model.Xtree{i}`` in the authors' files (the product itself is part of the count)."""
+    from pvosimr.symbolic import CASADI, SX
+
     I6 = SX.eye(6)
     X = [X if i == 0 else DenseTransform(CASADI, X.motion(I6)) for i, X in enumerate(kin.X)]
     return replace(kin, X=X)
@@ -134,6 +137,10 @@ def paper_delassus_function(
 ) -> ca.Function:
     """:func:`pvosimr.symbolic.delassus_function` with :func:`dense_transforms`: the same q ↦ G,
     the same sweeps, the authors' matrix arithmetic."""
+    import casadi as ca
+
+    from pvosimr.symbolic import CASADI, SX, symbolic_kinematics
+
     cms = as_constraint_list(constraint_models)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
@@ -147,4 +154,6 @@ def paper_delassus_function(
 def paper_count_operations(model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:
     """The paper's metric (:func:`pvosimr.symbolic.function_cost`) of
     :func:`paper_delassus_function`."""
+    from pvosimr.symbolic import function_cost
+
     return function_cost(paper_delassus_function(model, constraint_models, algorithm))

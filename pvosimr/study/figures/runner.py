@@ -4,7 +4,9 @@
 robots), :func:`count_all` counts them through the on-disk cache, :func:`scale_counts` counts
 Fig. 3's longest stems in each variant of the paper authors' convention, :func:`run` writes every
 output and :func:`main` is the command line.  ``--convention paper`` counts every case the
-authors' way (:mod:`~pvosimr.study.figures.convention`) into ``figures/paper_convention/``.
+authors' way (:mod:`~pvosimr.study.figures.convention`) into ``figures/paper_convention/`` of the
+output folder.  The default output folder is git-ignored (``pvosimr-report/figures/``); the
+committed figures are rewritten only with ``--out figures``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from pvosimr import zoo
 from pvosimr.zoo import synthetic
 
 from ..count import CountCache, add_cache_options
-from ..options import add_out_option, command_parser, require_extra, usage_error
+from ..options import (
+    REPORT_DIR,
+    add_out_option,
+    command_parser,
+    make_out,
+    require_extra,
+    require_modules,
+    usage_error,
+)
 from ..progress import progress_bar
 from .claims import (
     PAPER_FIG3_STEM,
@@ -62,8 +72,12 @@ __all__ = [
 
 PAPER_ROBOTS = ("atlas", "shadow_hand")
 """The model sources Figs. 5-6 and the caveat are built from."""
-DEFAULT_OUT = {"pvosimr": Path("figures"), "paper": Path("figures/paper_convention")}
-"""The output folder of each convention."""
+COMMITTED = {"pvosimr": Path("figures"), "paper": Path("figures/paper_convention")}
+"""The repository's committed output folder of each convention (written only when ``--out``
+names it)."""
+DEFAULT_OUT = {convention: REPORT_DIR / path for convention, path in COMMITTED.items()}
+"""The default output folder of each convention: the committed layout inside the git-ignored
+:data:`~pvosimr.study.options.REPORT_DIR`."""
 
 
 def _robot(name: str, preset: str | None = None) -> Callable[[], zoo.Robot]:
@@ -187,6 +201,7 @@ def run(
     misses)."""
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention {convention!r}; valid: {', '.join(CONVENTIONS)}")
+    require_modules("pvosimr.study.figures.run", "casadi", "matplotlib")  # before any output
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     counts = CountCache(cache_path)
@@ -237,8 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_out_option(
         parser,
-        help=f"output folder (default: {DEFAULT_OUT['pvosimr']}, with --convention paper "
-        f"{DEFAULT_OUT['paper']})",
+        help=f"output folder (default: {DEFAULT_OUT['pvosimr']}/, with --convention paper "
+        f"{DEFAULT_OUT['paper']}/, both git-ignored; --out {COMMITTED['pvosimr']} and --out "
+        f"{COMMITTED['paper']} rewrite the repository's committed ones)",
     )
     add_cache_options(parser, no_cache_help="count everything afresh (default: cached)")
     return parser
@@ -263,6 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing is not None:
         return missing
     out = args.out if args.out is not None else DEFAULT_OUT[args.convention]
+    unmade = make_out(parser.prog, out)
+    if unmade is not None:
+        return unmade
     cache_path = None if args.no_cache else args.cache
     summary = run(out, args.quick, cache_path, convention=args.convention)
     for v in summary["verdicts"]:
