@@ -19,14 +19,6 @@ from typing import Any, NamedTuple
 
 import pinocchio as pin
 
-try:  # before the modules that import it: without CasADi, one line naming the extra
-    import casadi  # noqa: F401
-except ImportError:
-    raise ModuleNotFoundError(
-        'operation counts and code generation need CasADi: pip install "pvosimr[symbolic]"',
-        name="casadi",
-    ) from None
-
 from .algorithms import sweeps_for
 from .backends.casadi import CASADI, FOLD_TOLERANCE, SX, CasadiBackend, ca, fold, function_cost
 from .choice import canonical_algorithm, resolve_algorithm

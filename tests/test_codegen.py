@@ -309,7 +309,7 @@ def test_without_casadi_one_line_names_the_extra():
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
-        "ModuleNotFoundError: operation counts and code generation need CasADi: "
+        "ModuleNotFoundError: operation counts and code generation: needs CasADi: "
         'pip install "pvosimr[symbolic]"'
     )
     assert "During handling" not in done.stderr and "direct cause" not in done.stderr

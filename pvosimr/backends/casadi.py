@@ -11,14 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import require
 from .protocol import FOLD_TOLERANCE
 
-try:
-    import casadi as ca
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
-    raise ModuleNotFoundError(
-        "operation counts and code generation need CasADi: pip install 'pvosimr[symbolic]'"
-    ) from exc
+require("operation counts and code generation", "casadi")  # one line naming the extra
+import casadi as ca  # noqa: E402
 
 __all__ = ["CASADI", "SX", "CasadiBackend", "fold", "function_cost"]
 

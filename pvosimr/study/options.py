@@ -20,15 +20,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
 from pvosimr import zoo
 from pvosimr.constraints import constraint_shape
+from pvosimr.extras import install_hint, missing_extra
 
 __all__ = [
-    "EXTRAS",
     "MODEL_FILE_OPTIONS",
     "REPORT_DIR",
     "add_model_file_options",
@@ -38,23 +37,14 @@ __all__ = [
     "command_parser",
     "directory",
     "file_path",
-    "install_hint",
     "make_out",
-    "missing_extra",
     "non_negative",
     "require_extra",
-    "require_modules",
     "robot_from_file",
     "usage_error",
     "with_frames",
 ]
 
-EXTRAS = {
-    "casadi": ("CasADi", "symbolic"),
-    "matplotlib": ("matplotlib", "plots"),
-    "tqdm": ("tqdm", "study"),
-}
-"""Optional module -> (what to call it, the pvosimr extra that installs it)."""
 
 
 REPORT_DIR = Path("pvosimr-report")
@@ -161,37 +151,12 @@ def usage_error(prog: str, message: str) -> int:
     return 2
 
 
-def missing_extra(*modules: str) -> str | None:
-    """The first of ``modules`` (keys of :data:`EXTRAS`) that cannot be imported, else None."""
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            return module
-    return None
-
-
-def install_hint(who: str, module: str) -> str:
-    """``'<who>: needs <X>: pip install "pvosimr[<extra>]"'``: the one line for a missing
-    ``module``."""
-    what, extra = EXTRAS[module]
-    return f'{who}: needs {what}: pip install "pvosimr[{extra}]"'
-
-
 def require_extra(prog: str, *modules: str) -> None:
     """Exit with status 2 and one line naming the extra to install when a module is missing."""
     module = missing_extra(*modules)
     if module is not None:
         print(install_hint(prog, module), file=sys.stderr)
         raise SystemExit(2)
-
-
-def require_modules(who: str, *modules: str) -> None:
-    """The API's :func:`require_extra`: ModuleNotFoundError with the same one line, raised
-    before ``who`` writes anything."""
-    module = missing_extra(*modules)
-    if module is not None:
-        raise ModuleNotFoundError(install_hint(who, module), name=module)
 
 
 MODEL_FILE_OPTIONS = (

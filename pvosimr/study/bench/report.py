@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..options import require_modules
+from pvosimr.extras import require
+
 from .figure import plot
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
@@ -255,7 +256,7 @@ def jsonable(run_result: dict) -> dict:
 def write(run_result: dict, out: Path) -> list[Path]:
     """Write ``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` to ``out``
     (ModuleNotFoundError naming the extra, before anything is written, without matplotlib)."""
-    require_modules("pvosimr.study.bench.write", "matplotlib")
+    require("pvosimr.study.bench.write", "matplotlib")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "timings.md", out / "timings.json"

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pvosimr import zoo
+from pvosimr.extras import require
 from pvosimr.zoo import synthetic
 
 from ..count import CountCache, add_cache_options
@@ -29,7 +30,6 @@ from ..options import (
     command_parser,
     make_out,
     require_extra,
-    require_modules,
     usage_error,
 )
 from ..progress import progress_bar
@@ -201,7 +201,7 @@ def run(
     misses)."""
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention {convention!r}; valid: {', '.join(CONVENTIONS)}")
-    require_modules("pvosimr.study.figures.run", "casadi", "matplotlib")  # before any output
+    require("pvosimr.study.figures.run", "casadi", "matplotlib")  # before any output
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     counts = CountCache(cache_path)
