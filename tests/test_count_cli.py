@@ -137,9 +137,22 @@ def test_an_uncreatable_count_cache_folder_is_named(monkeypatch, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(blocker / "deep"))
-    store = opcounts.CountCache(opcounts.default_cache_path())
     with pytest.raises(CacheFolderError, match=r"set by \$PVOSIMR_CACHE_DIR=.*a-file/deep\. "):
-        store.save()
+        opcounts.CountCache(opcounts.default_cache_path())  # before any count is made
+
+
+def test_the_command_names_an_uncreatable_cache_folder_before_counting(
+    monkeypatch, tmp_path, capsys
+):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(blocker / "deep"))
+    counted = []
+    monkeypatch.setattr(opcounts, "_counter", lambda convention: counted.append(1))
+    assert cli.main(["count", "stem_b1_L3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pvosimr count: error: pvosimr's cache folder")
+    assert "$PVOSIMR_CACHE_DIR" in err[0] and not counted
 
 
 def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):

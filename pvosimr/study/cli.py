@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from pvosimr import __version__
+from pvosimr.codegen.cache import CacheFolderError
 
 from . import validate
 
@@ -122,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     mains = _command_mains()
     if argv[:1] and argv[0] in mains:  # the command parses its own options
-        return mains[argv[0]](argv[1:])
+        try:
+            return mains[argv[0]](argv[1:])
+        except CacheFolderError as exc:  # the user's setting: one line, as for a bad option
+            print(f"pvosimr {argv[0]}: error: {exc}", file=sys.stderr)
+            return 2
     top, subparsers = _parser()
     if argv[:1] == ["demo"]:  # its own errors then read "pvosimr demo: error: ..."
         subparsers["demo"].parse_args(argv[1:])

@@ -158,8 +158,10 @@ class CountCache:
         self.path = path
         self.hits = self.misses = 0
         self._counts: dict[str, int] = {}
-        if path is not None and path.exists():
-            self._counts = _read_counts(path)
+        if path is not None:  # a folder that cannot be made fails here, before any count
+            make_folder(path.parent, self._chosen_by())
+            if path.exists():
+                self._counts = _read_counts(path)
 
     def count(
         self,
@@ -181,11 +183,14 @@ class CountCache:
     def save(self) -> None:
         if self.path is None:
             return
-        chosen_by = cache_dir_origin() if self.path == default_cache_path() else "--cache"
-        make_folder(self.path.parent, chosen_by)
+        make_folder(self.path.parent, self._chosen_by())
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._counts, sort_keys=True))
         tmp.replace(self.path)
+
+
+    def _chosen_by(self) -> str:
+        return cache_dir_origin() if self.path == default_cache_path() else "--cache"
 
 
 def _read_counts(path: Path) -> dict[str, int]:
