@@ -34,7 +34,6 @@ __all__ = [
     "check_configurations",
     "check_data",
     "check_model",
-    "check_single_shape",
     "resolve_topology",
     "topology_for",
     "undefined_error",
@@ -198,32 +197,21 @@ def _joint_owning(model: pin.Model, index: int, span) -> str:
 
 
 def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) -> np.ndarray:
-    """``q`` as a float vector of size ``model.nq``: real, finite, within the range the sweeps
-    can take without overflowing, and normalized (else TypeError / ValueError naming the
-    entry and its joint).  Checks ``model`` first (:func:`check_model`) unless given its
-    ``checked`` result."""
+    """``q`` as a float vector of shape ``(model.nq,)``: real, finite, within the range the
+    sweeps can take without overflowing, and normalized (else TypeError / ValueError naming the
+    entry and its joint).  A single configuration is 1-D: a (1, nq) row is refused as a (2, nq)
+    stack is, naming the batch entry points.  Checks ``model`` first (:func:`check_model`)
+    unless given its ``checked`` result."""
     checked = check_model(model) if checked is None else checked
     q = _as_real(model, q, "q")
-    if q.ndim == 2 and 1 in q.shape:
-        q = q.reshape(-1)
     if q.shape != (model.nq,):
         raise ValueError(
-            f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r})"
+            f"q has shape {q.shape}, expected ({model.nq},) (model.nq of {model.name!r}): a "
+            "single configuration is 1-D; a batch of shape (B, nq) goes to "
+            "pvosimr.compute_delassus_batch or a compiled f(qs)"
         )
     _check_values(model, checked, q[None, :], single=True)
     return q
-
-
-def check_single_shape(model: pin.Model, q) -> None:
-    """Refuse a ``q`` that is not 1-D: the single call takes one configuration of shape (nq,),
-    and only that, so that a (1, nq) row is refused as a (2, nq) stack is (ValueError naming
-    the batch entry point); the size and values are :func:`check_configuration`'s."""
-    shape = np.shape(q)
-    if len(shape) != 1:
-        raise ValueError(
-            f"q has shape {shape}, expected ({model.nq},): a single configuration is 1-D "
-            f"(model.nq of {model.name!r}); several go to pvosimr.compute_delassus_batch"
-        )
 
 
 def check_configurations(

@@ -19,7 +19,6 @@ from .checks import (
     check_configuration,
     check_data,
     check_model,
-    check_single_shape,
     resolve_topology,
     topology_for,
 )
@@ -56,7 +55,6 @@ def _evaluate(
     algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
     check_data(model, data)
     checked = check_model(model)
-    check_single_shape(model, q)
     q = check_configuration(model, q, checked)
     cms = as_constraint_list(constraint_models)
     check_placements(cms)

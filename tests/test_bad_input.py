@@ -6,6 +6,7 @@ import pytest
 
 import pvosimr
 from pvosimr import constraints
+from pvosimr.reference.pinocchio import pinocchio_efpa
 from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 
 C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
@@ -162,6 +163,8 @@ def test_a_single_configuration_is_one_dimensional(case, reshape):
         pvosimr.compute_delassus(model, data, reshape(q), cms)
     with pytest.raises(ValueError, match=r"a single configuration is 1-D"):
         pvosimr.DelassusOperator(model, data, reshape(q), cms)
+    with pytest.raises(ValueError, match=r"a single configuration is 1-D"):
+        pinocchio_efpa(model, data, reshape(q), cms)  # the references take the same rule
 
 
 def test_the_batch_still_takes_one_row(case):
