@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 
 import numpy as np
 import pinocchio as pin
@@ -47,6 +48,7 @@ from .cost import Counter
 from .kinematics.constants import numeric_constants
 from .kinematics.frames import numeric_kinematics
 from .kinematics.stacked import batched_kinematics
+from .notices import said_if_slow
 from .topology import Topology
 
 __all__ = [
@@ -137,9 +139,15 @@ def _chosen(model: pin.Model, topology: Topology, cms, path: str) -> str:
         raise ValueError(f"path must be one of {PATHS}, not {path!r}")
     if topology.m == 0:  # G is 0 × 0 whatever the algorithm
         return ALGORITHM_ORDER[0]
-    if path == "casadi":
-        return topology.prepared((AUTO, path), lambda t: fewest_operations(model, t, cms))
-    return topology.prepared((AUTO, path), lambda t: fastest_call(model, t, cms, path))
+    how = "counting the operations of" if path == "casadi" else "timing"
+    notice = f"auto: {how} the six algorithms on this topology ({path} path; once) …"
+    choose = fewest_operations if path == "casadi" else partial(fastest_call, path=path)
+
+    def chosen(t: Topology) -> str:
+        with said_if_slow(notice):
+            return choose(model, t, cms)
+
+    return topology.prepared((AUTO, path), chosen)
 
 
 def operation_counts(

@@ -15,6 +15,7 @@ import pvosimr
 from pvosimr.codegen import cache as entries
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.kinematics.joints import unit_parts
+from pvosimr.notices import QUIET_VARIABLE
 from pvosimr.reference.truth import rel_err
 from pvosimr.zoo import presets
 from pvosimr.zoo.robot import random_configuration
@@ -320,7 +321,7 @@ def test_compiling_says_what_where_and_with_which_flags(
     every_joint_tree, tmp_path, capfd, monkeypatch
 ):
     model, cms, _ = every_joint_tree
-    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    monkeypatch.delenv(QUIET_VARIABLE, raising=False)
     capfd.readouterr()
     codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
     (line,) = capfd.readouterr().err.splitlines()
@@ -333,7 +334,7 @@ def test_compiling_says_what_where_and_with_which_flags(
 
 def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monkeypatch):
     model, cms, _ = every_joint_tree
-    monkeypatch.delenv(toolchain.QUIET_VARIABLE, raising=False)
+    monkeypatch.delenv(QUIET_VARIABLE, raising=False)
     monkeypatch.setattr(codegen, "SLOW_SECONDS", 0.05)
     generate = codegen.generate_source
 
@@ -346,7 +347,7 @@ def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monke
     codegen.compile(model, cms, cache_dir=cache, flags=FAST)  # cached: only the graph is built
     (line,) = capfd.readouterr().err.splitlines()
     assert "building the expression graph of G (pv-osimr" in line and "writing its C" in line
-    monkeypatch.setenv(toolchain.QUIET_VARIABLE, "1")
+    monkeypatch.setenv(QUIET_VARIABLE, "1")
     codegen.compile(model, cms, cache_dir=cache, flags=FAST)
     assert capfd.readouterr().err == ""
 

@@ -316,6 +316,6 @@ def test_a_missing_bridge_note_says_how_to_get_it(capsys, monkeypatch, tmp_path)
     (note,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("not run: ")]
     assert why in note and 'pip install "pvosimr[bridge]"' in note
     assert (
-        f"- Pinocchio's C++ PV-OSIMr (pin-pv-osimr) is unavailable: {why}."
+        f"- **pin-pv-osimr**: Pinocchio's C++ PV-OSIMr (pin-pv-osimr) is unavailable: {why}."
         in (tmp_path / "report.md").read_text()
     )

@@ -28,6 +28,7 @@ from typing import Any
 import pinocchio as pin
 
 from ..cost import Count, Counter
+from ..notices import said_if_slow
 from ..topology import Topology
 from .pv_osimr import minimum_cover
 
@@ -146,8 +147,13 @@ def plan_of(
     def choose(t: Topology) -> Plan:
         if not candidates(t):  # no link to cut: one plan, nothing to price
             return Plan.build(t, frozenset())
-        counter = Counter(t.model if model is None else model, t, constraint_models)
-        return cheapest_plan(t, plan_prices(counter, sweeps, steps))
+        notice = (
+            f"PV-OSIMh: pricing cut plans for this topology ({len(candidates(t))} links that may "
+            "be cut; once per model and constraint structure) …"
+        )
+        with said_if_slow(notice):
+            counter = Counter(t.model if model is None else model, t, constraint_models)
+            return cheapest_plan(t, plan_prices(counter, sweeps, steps))
 
     return topo.prepared(PLAN, choose)
 

@@ -76,7 +76,6 @@ it is never added by default.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import math
@@ -86,10 +85,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +96,7 @@ import pinocchio as pin
 from ..checks import check_model
 from ..constraints import as_constraint_list
 from ..kinematics.joints import unit_parts
+from ..notices import announce, said_if_slow
 from . import c_source as c_text
 from . import compiler as toolchain
 from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
@@ -300,7 +299,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
 
-    It says what it is doing on stderr (:func:`pvosimr.codegen.compiler.announce`; silenced by
+    It says what it is doing on stderr (:func:`pvosimr.notices.announce`; silenced by
     ``PVOSIMR_QUIET=1``): one line per library it compiles (compiler, flags, cache folder), one
     for a step that takes longer than :data:`SLOW_SECONDS`, one for a damaged cache entry set
     aside; a library found in the cache is loaded without a word.
@@ -352,16 +351,9 @@ def _codegen_folder(cache_dir: str | os.PathLike | None) -> Path:
     return make_folder(default_cache_dir() / "codegen", cache_dir_origin())
 
 
-@contextlib.contextmanager
-def _said_if_slow(message: str) -> Iterator[None]:
+def _said_if_slow(message: str):
     """Announce ``message`` if the block is still running after :data:`SLOW_SECONDS`."""
-    timer = threading.Timer(SLOW_SECONDS, toolchain.announce, (message + " …",))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+    return said_if_slow(message + " …", SLOW_SECONDS)
 
 
 def _generate(
@@ -420,7 +412,7 @@ def _build(
 ) -> float:
     """Write the source and compile it; both files appear atomically (safe across processes),
     the library after its record (size and hash, :func:`pvosimr.codegen.cache.record`)."""
-    toolchain.announce(said)
+    announce(said)
     _atomic_write(c_file, source.encode())
     # A fresh name the compiler creates: a "successful" run that wrote nothing cannot leave an
     # empty library in the cache (os.replace then fails).

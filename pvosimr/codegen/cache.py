@@ -7,7 +7,7 @@ dies of SIGBUS.  So every build writes the library's size and SHA-256 beside it
 (``<library>.sha256``, before the library itself appears, both atomically), and
 :func:`usable` compares them before anything loads it: an entry that does not match (or has no
 record) is renamed to ``<library>.damaged-<time>`` (kept for a look, not deleted) and built again,
-with one line on stderr (:func:`pvosimr.codegen.compiler.announce`).
+with one line on stderr (:func:`pvosimr.notices.announce`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .compiler import announce
+from ..notices import announce
 
 __all__ = [
     "RECORD_SUFFIX",

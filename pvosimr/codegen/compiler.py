@@ -4,7 +4,7 @@
 to Pinocchio's PV-OSIMr) build shared libraries on first use and keep them in :func:`cache_dir`,
 under names that hash everything the library depends on, the compiler's
 :func:`compiler_identity` included: a new compiler, Python or pin is a new name, never a stale
-library.  While they build they say so in one line on stderr (:func:`announce`).
+library.  While they build they say so in one line on stderr (:func:`pvosimr.notices.announce`).
 """
 
 from __future__ import annotations
@@ -14,20 +14,14 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 __all__ = [
-    "QUIET_VARIABLE",
     "CompilerNotFoundError",
-    "announce",
     "cache_dir",
     "compiler_identity",
     "find_compiler",
 ]
-
-#: Set to anything but ``""`` or ``"0"`` to silence :func:`announce`.
-QUIET_VARIABLE = "PVOSIMR_QUIET"
 
 #: ``(environment variable, names tried on PATH)`` per language.
 _COMPILERS = {"c": ("CC", ("cc", "gcc", "clang")), "c++": ("CXX", ("c++", "g++", "clang++"))}
@@ -53,13 +47,6 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "pvosimr"
-
-
-def announce(message: str) -> None:
-    """One line on stderr, ``pvosimr: <message>``: what a build is doing while the caller waits
-    (compiling, a damaged cache entry set aside).  ``PVOSIMR_QUIET=1`` silences it."""
-    if os.environ.get(QUIET_VARIABLE, "") in ("", "0"):
-        print(f"pvosimr: {message}", file=sys.stderr, flush=True)
 
 
 def how_to_get_compiler(language: str = "c") -> str:

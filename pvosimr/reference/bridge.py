@@ -49,6 +49,7 @@ from types import ModuleType
 
 from ..codegen import cache
 from ..codegen import compiler as toolchain
+from ..notices import announce
 
 __all__ = [
     "MODULE",
@@ -237,7 +238,7 @@ def _build(how: BuildRecipe, library: Path) -> float:
     except cache.CacheFolderError as exc:
         raise BridgeUnavailableError(str(exc).rstrip(".")) from None
     tmp = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so"
-    toolchain.announce(
+    announce(
         f"compiling the bridge to Pinocchio {how.pinocchio_version}'s C++ PV-OSIMr with "
         f"{Path(how.compiler[0]).name} {_OPTIMIZATION} (once for this pin, compiler and "
         f"Python; about a minute) into {library.parent}"

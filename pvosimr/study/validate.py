@@ -152,7 +152,7 @@ def not_run(name: str, reason: str) -> str:
     (only the bridge, ``pin-pv-osimr``, can be missing: its error says what to install)."""
     if name != "pin-pv-osimr":
         return f"{name}: {reason}"
-    return str(bridge.BridgeUnavailableError(reason))
+    return f"{name}: {bridge.BridgeUnavailableError(reason)}"
 
 
 def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
@@ -479,7 +479,10 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
-        md += [f"- {not_run(name, why)}" for name, why in reference.unavailable().items()]
+        md += [
+            f"- **{name}**{not_run(name, why).removeprefix(name)}"
+            for name, why in reference.unavailable().items()
+        ]
     if meta.get("unavailable"):
         md += ["", "## Robots not validated (optional model not installed)", ""]
         md += [f"- **{name}**: {reason}" for name, reason in meta["unavailable"].items()]
