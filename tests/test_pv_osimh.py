@@ -151,3 +151,26 @@ def test_auto_names_its_choice_in_the_casadi_function():
     chosen = pvosimr.choose_algorithm(robot.model, robot.constraints, path="casadi")
     f = delassus_function(robot.model, robot.constraints, "auto")
     assert f.name() == f"delassus_{chosen.replace('-', '_')}"
+
+
+def test_a_slow_first_choice_says_what_it_is_doing(capfd, monkeypatch):
+    """PV-OSIMh's plan pricing and auto's choice run once per topology; past SLOW_SECONDS
+    each says so in one line on stderr, and a later call (or PVOSIMR_QUIET) says nothing."""
+    from pvosimr import notices
+
+    model, cms = mixed_tree(3)
+    assert candidates(Topology(model, cms))
+    q, data = random_q(model, np.random.default_rng(0)), model.createData()
+    monkeypatch.delenv(notices.QUIET_VARIABLE, raising=False)
+    monkeypatch.setattr(notices, "SLOW_SECONDS", 0.0)
+    capfd.readouterr()
+    pvosimr.compute_delassus(model, data, q, cms, algorithm="pv-osimh")
+    pvosimr.compute_delassus(model, data, q, cms, algorithm="auto")
+    said = capfd.readouterr().err.splitlines()
+    assert said[0].startswith("pvosimr: PV-OSIMh: pricing cut plans for this topology")
+    assert said[-1].startswith("pvosimr: auto: timing the six algorithms on this topology")
+    pvosimr.compute_delassus(model, data, q, cms, algorithm="auto")
+    assert capfd.readouterr().err == ""
+    monkeypatch.setenv(notices.QUIET_VARIABLE, "1")
+    pvosimr.compute_delassus(model, data, q, [*cms[1:], cms[0]], algorithm="pv-osimh")
+    assert capfd.readouterr().err == ""
