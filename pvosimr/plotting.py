@@ -172,15 +172,35 @@ def set_label(ids: Sequence[int]) -> str:
     return "{" + ", ".join(runs) + "}"
 
 
-def _palette(count: int) -> list[tuple[float, ...]]:
-    """``count`` colours: tab20's dark shades, its light shades, then tab20b; grey left out.
+RESERVED_HUES = ("pv-osim", "pv-osimr", "pv-osimh")
+"""Algorithms whose hues the ES colours of the tree avoid (they mean an algorithm elsewhere)."""
 
-    Distinct for up to 38 sets, then they repeat.  Grey is reserved for "no constraint".
-    """
+
+def _hue(rgb: Sequence[float]) -> float:
+    import colorsys
+
+    return 360.0 * colorsys.rgb_to_hsv(*rgb[:3])[0]
+
+
+def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
+    """Whether ``rgb``'s hue is at least ``margin`` degrees from every reserved algorithm's."""
+    from matplotlib.colors import to_rgb
+
+    hues = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
+    return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
+
+
+def _palette(count: int) -> list[tuple[float, ...]]:
+    """``count`` colours from tab20, tab20b and tab20c (dark shades first), greys and the hues
+    of :data:`RESERVED_HUES` left out; they repeat past the 23 that remain.  Grey is
+    reserved for "no constraint"."""
     from matplotlib import colormaps
 
-    tab20 = [c for c in colormaps["tab20"].colors if len(set(c)) > 1]  # drop the two greys
-    colours = tab20[0::2] + tab20[1::2] + list(colormaps["tab20b"].colors)
+    shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
+    ordered = [c for table in shades for c in table[0::2]] + [
+        c for table in shades for c in table[1::2]
+    ]
+    colours = [c for c in ordered if len(set(c)) > 1 and _far_from_algorithms(c)]
     return [tuple(colours[k % len(colours)]) for k in range(count)]
 
 
@@ -371,6 +391,17 @@ def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
     return [topology.ees.index(e) for e in ees]
 
 
+def _symlog(G: np.ndarray, decades: float = 10.0):
+    """Symmetric-log colour scale of ``G``: linear only under its smallest nonzero magnitude."""
+    from matplotlib.colors import SymLogNorm
+
+    magnitudes = np.abs(G[G != 0])
+    vmax = float(magnitudes.max()) if magnitudes.size else 1.0
+    floor = vmax * 10.0**-decades
+    linthresh = max(float(magnitudes[magnitudes > floor].min(initial=vmax)), floor)
+    return SymLogNorm(linthresh=linthresh, vmin=-vmax, vmax=vmax)
+
+
 def draw_delassus(
     G: np.ndarray,
     topology: Topology,
@@ -382,21 +413,14 @@ def draw_delassus(
     """Heatmap of ``G`` with its constraint blocks outlined and named on both axes.
 
     The colour scale is symmetric-logarithmic around 0 (``G`` mixes 1/kg linear entries with
-    larger angular ones): five decades below the largest entry, linear under that.
+    larger angular ones, and weak couplings between far contacts with strong ones): logarithmic
+    down to the smallest nonzero entry (at most ten decades below the largest), linear under it.
     """
-    from matplotlib.colors import SymLogNorm
-
     G = np.asarray(G, dtype=float)
     if G.shape != (topology.m, topology.m):
         raise ValueError(f"G has shape {G.shape}, the topology has m = {topology.m}")
     ax = _new_axes(ax, (7.5, 6.2))
-    vmax = float(np.max(np.abs(G))) if G.size else 1.0
-    image = ax.imshow(
-        G,
-        cmap="RdBu_r",
-        norm=SymLogNorm(linthresh=1e-5 * vmax, vmin=-vmax, vmax=vmax),
-        interpolation="nearest",
-    )
+    image = ax.imshow(G, cmap="RdBu_r", norm=_symlog(G), interpolation="nearest")
     colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
     colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
     # one block per constraint of the list: G's rows (a two-body constraint sweeps two EEs)

@@ -159,3 +159,27 @@ def test_hbars_take_the_palette_colour_of_each_key():
     drawn = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
     assert drawn == ["#1b9e77", "#7570b3", "#6b8cc7"]  # bars in key order, top to bottom
     assert ax.get_legend() is None  # the keys name the bars
+
+
+def test_delassus_colour_scale_reaches_the_weakest_coupling():
+    """Entries spanning decades (1e4 on a weld, 1e-2 between a hand and a foot) all get a
+    logarithmic colour: the linear band stops at the smallest nonzero magnitude."""
+    robot = zoo.stem_with_branches(3, 2)
+    topo = Topology(robot.model, robot.constraints)
+    G = np.diag(np.full(topo.m, 2e4))
+    G[0, -1] = G[-1, 0] = 1e-2
+    norm = plotting.draw_delassus(G, topo).images[0].norm
+    assert norm.linthresh <= 1e-2
+    assert 0.5 + 0.05 < norm(1e-2) < norm(2e4)  # visibly off white (0.5)
+
+
+def test_es_colours_avoid_the_algorithm_hues():
+    """ES sets are not drawn in PV-OSIM's, PV-OSIMr's or PV-OSIMh's hue (those mean algorithms)."""
+    hues = [
+        plotting._hue(matplotlib.colors.to_rgb(plotting.COLORS[a])) for a in plotting.RESERVED_HUES
+    ]
+    palette = plotting._palette(40)
+    assert len(set(palette[:20])) == 20
+    for colour in palette:
+        h = plotting._hue(colour)
+        assert all(min(abs(h - r), 360 - abs(h - r)) >= 45 for r in hues), colour
