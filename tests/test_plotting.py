@@ -183,3 +183,33 @@ def test_es_colours_avoid_the_algorithm_hues():
     for colour in palette:
         h = plotting._hue(colour)
         assert all(min(abs(h - r), 360 - abs(h - r)) >= 45 for r in hues), colour
+
+
+def test_timings_figure_from_its_json(tmp_path, monkeypatch):
+    """timings.png redrawn from the committed timings.json: a numpy panel and a compiled panel,
+    no empty axes, numpy PV-OSIMh drawn, no look-alike colours within a panel, and no title
+    promising a right axis that is not there."""
+    from pathlib import Path
+
+    from pvosimr.study.bench import figure
+
+    drawn = []
+    monkeypatch.setattr(figure, "_save", lambda fig, stem: drawn.append(fig) or [])
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    run = figure.load(Path(__file__).resolve().parents[1] / "figures" / "timings.json")
+    figure.plot(run, tmp_path / "timings")
+    (fig,) = drawn
+    numpy_ax, compiled_ax = fig.axes[:2]
+    assert "numpy" in numpy_ax.get_title() and "C++" in compiled_ax.get_title()
+    assert all(ax.has_data() for ax in fig.axes), "an empty panel"
+    for ax in (numpy_ax, compiled_ax):
+        bars = [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]
+        colours = [np.array(c.patches[0].get_facecolor()[:3]) for c in bars]
+        assert len(colours) >= 6
+        gaps = [np.linalg.norm(a - b) for a, b in itertools.combinations(colours, 2)]
+        assert min(gaps) >= 0.2, f"two look-alike colours in {ax.get_title()!r}"
+    labels = [t.get_text() for t in numpy_ax.get_legend().get_texts()]
+    assert "pvosimr numpy PV-OSIMh" in labels
+    for ax in fig.axes:
+        twins = [a for a in fig.axes if a is not ax and a.bbox.bounds == ax.bbox.bounds]
+        assert "right axis" not in ax.get_title() or twins, ax.get_title()
