@@ -213,3 +213,26 @@ def test_timings_figure_from_its_json(tmp_path, monkeypatch):
     for ax in fig.axes:
         twins = [a for a in fig.axes if a is not ax and a.bbox.bounds == ax.bbox.bounds]
         assert "right axis" not in ax.get_title() or twins, ax.get_title()
+
+
+def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
+    """accuracy.png redrawn from the committed accuracy.json: the legend outside the panels,
+    Pinocchio's two routines in different markers, the truth's change of precision marked."""
+    from pathlib import Path
+
+    from pvosimr.study.accuracy import plot
+
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    root = Path(__file__).resolve().parents[1]
+    plot.redraw(root / "validation" / "accuracy.json", tmp_path / "accuracy.png")
+    fig = plt.gcf()
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    assert plot.TRUTH_SWITCH in [t.get_text() for t in fig.legends[0].get_texts()]
+    for ax in fig.axes[:3]:  # the depth panels: their truth turns wide once nv > 300
+        lines = {line.get_label(): line for line in ax.lines}
+        efpa, pv = lines["pin-efpa"], lines["pin-pv-osimr"]
+        assert (efpa.get_marker(), efpa.get_markerfacecolor()) != (
+            pv.get_marker(),
+            pv.get_markerfacecolor(),
+        )
+        assert [line for line in ax.lines if line.get_linestyle() == "-."], ax.get_title()
