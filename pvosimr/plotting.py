@@ -402,6 +402,14 @@ def _symlog(G: np.ndarray, decades: float = 10.0):
     return SymLogNorm(linthresh=linthresh, vmin=-vmax, vmax=vmax)
 
 
+def _symlog_ticks(norm, per_side: int = 4) -> list[float]:
+    """0 and at most ``per_side`` powers of ten on each side, from the linear band to the top."""
+    low, high = np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax))
+    step = max(1, int(np.ceil((high - low + 1) / per_side)))
+    powers = [10.0**k for k in np.arange(high, low - 1, -step)]
+    return sorted([-p for p in powers] + [0.0] + powers)
+
+
 def draw_delassus(
     G: np.ndarray,
     topology: Topology,
@@ -421,7 +429,7 @@ def draw_delassus(
         raise ValueError(f"G has shape {G.shape}, the topology has m = {topology.m}")
     ax = _new_axes(ax, (7.5, 6.2))
     image = ax.imshow(G, cmap="RdBu_r", norm=_symlog(G), interpolation="nearest")
-    colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
+    colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85, ticks=_symlog_ticks(image.norm))
     colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
     # one block per constraint of the list: G's rows (a two-body constraint sweeps two EEs)
     dims = [s.dim for s in topology.signature]
