@@ -403,8 +403,9 @@ def _symlog(G: np.ndarray, decades: float = 10.0):
 
 
 def _symlog_ticks(norm, per_side: int = 4) -> list[float]:
-    """0 and at most ``per_side`` powers of ten on each side, from the linear band to the top."""
-    low, high = np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax))
+    """0 and at most ``per_side`` powers of ten on each side, from a decade above the linear
+    band (whose label would sit on 0's) to the top."""
+    low, high = np.ceil(np.log10(norm.linthresh)) + 1, np.floor(np.log10(norm.vmax))
     step = max(1, int(np.ceil((high - low + 1) / per_side)))
     powers = [10.0**k for k in np.arange(high, low - 1, -step)]
     return sorted([-p for p in powers] + [0.0] + powers)
