@@ -236,3 +236,12 @@ def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
             pv.get_markerfacecolor(),
         )
         assert [line for line in ax.lines if line.get_linestyle() == "-."], ax.get_title()
+
+
+def test_bars_hatch_the_named_series_and_separate_thousands():
+    values = {"case a": {"pv-osimr": 12000.0, "pv-osimh": 11000.0}}
+    ax = plotting.draw_bars(values, ylabel="ops", fmt="{:,.0f}", hatched=("pv-osimh",))
+    hatches = {c.get_label(): {p.get_hatch() for p in c.patches} for c in ax.containers}
+    assert hatches == {"pv-osimr": {None}, "pv-osimh": {"///"}}
+    ax.figure.canvas.draw()
+    assert "10,000" in [t.get_text() for t in ax.get_yticklabels()]
