@@ -190,18 +190,35 @@ def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
     return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
 
 
+def _saturated(rgb: Sequence[float]) -> bool:
+    """Not a grey nor a near-white (those read as "supports no constraint")."""
+    import colorsys
+
+    return colorsys.rgb_to_hsv(*rgb[:3])[1] >= 0.2
+
+
 def _palette(count: int) -> list[tuple[float, ...]]:
-    """``count`` colours from tab20, tab20b and tab20c (dark shades first), greys and the hues
-    of :data:`RESERVED_HUES` left out; they repeat past the 23 that remain.  Grey is
-    reserved for "no constraint"."""
+    """``count`` colours from tab20, tab20b and tab20c without the greyish shades and the hues
+    of :data:`RESERVED_HUES`, most different first (:func:`_spread`); they repeat past the 18
+    that remain.  Grey is reserved for "no constraint"."""
     from matplotlib import colormaps
 
     shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
     ordered = [c for table in shades for c in table[0::2]] + [
         c for table in shades for c in table[1::2]
     ]
-    colours = [c for c in ordered if len(set(c)) > 1 and _far_from_algorithms(c)]
+    colours = _spread([c for c in ordered if _saturated(c) and _far_from_algorithms(c)])
     return [tuple(colours[k % len(colours)]) for k in range(count)]
+
+
+def _spread(colours: list) -> list:
+    """``colours`` reordered so that each is as far (RGB) as can be from all before it: the
+    few sets of a small tree get the most different colours."""
+    rest, picked = [np.asarray(c, float) for c in colours[1:]], [np.asarray(colours[0], float)]
+    while rest:
+        gaps = [min(np.linalg.norm(c - p) for p in picked) for c in rest]
+        picked.append(rest.pop(int(np.argmax(gaps))))
+    return [tuple(c) for c in picked]
 
 
 @dataclass
