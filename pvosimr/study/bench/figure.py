@@ -1,12 +1,14 @@
 """``timings.png`` and ``timings.pdf``: per-case bars (log time) over log-log scaling panels.
 
-Below the bars: one panel per Fig. 4 chain of the single-call sweep, then the large sweep's
-two panels (time per configuration of the batched and generated paths against n, and their
-memory with the compile time on a second axis).  Colours come from the one palette,
-:func:`pvosimr.plotting.color` (the batched generated calls, which it does not name, take
-:data:`BATCH_COLORS`); the bar labels are bench's long method names
-(:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones of
-:func:`short_label`.
+The bars come in two panels, pvosimr's numpy paths (:data:`NUMPY_PATHS`) and the generated C
+and Pinocchio's C++ (:func:`compiled_paths`), each on its own time axis.  Below them: one
+panel per Fig. 4 chain of the single-call sweep, then the large sweep's panels (time per
+configuration of the batched and generated paths against n, and their memory, with the
+compile time on a second axis when it was measured).  A row with nothing to draw is left out.
+Colours come from the one palette, :func:`pvosimr.plotting.color` (the batched generated
+calls, which it does not name, take :data:`BATCH_COLORS`); the bar labels are bench's long
+method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones
+of :func:`short_label`.  :func:`redraw` draws them again from a written ``timings.json``.
 """
 
 from __future__ import annotations
