@@ -178,7 +178,11 @@ def _one(pattern: str, text: str) -> tuple[str, ...]:
 
 
 def _ops(text: str) -> dict[str, int]:
-    return {a: int(v.replace(",", "")) for a, v in re.findall(r"([A-Za-z-]+) ([\d,]+\d)", text)}
+    """``{name: count}`` of "name 1,234" pairs, each name once."""
+    pairs = re.findall(r"([A-Za-z-]+) ([\d,]+\d)", text)
+    names = [a for a, _ in pairs]
+    assert len(names) == len(set(names)), f"a count shown twice: {text}"
+    return {a: int(v.replace(",", "")) for a, v in pairs}
 
 
 def _check_summary(name: str, summary: str) -> None:
