@@ -172,16 +172,53 @@ def set_label(ids: Sequence[int]) -> str:
     return "{" + ", ".join(runs) + "}"
 
 
-def _palette(count: int) -> list[tuple[float, ...]]:
-    """``count`` colours: tab20's dark shades, its light shades, then tab20b; grey left out.
+RESERVED_HUES = ("pv-osim", "pv-osimr", "pv-osimh")
+"""Algorithms whose hues the ES colours of the tree avoid (they mean an algorithm elsewhere)."""
 
-    Distinct for up to 38 sets, then they repeat.  Grey is reserved for "no constraint".
-    """
+
+def _hue(rgb: Sequence[float]) -> float:
+    import colorsys
+
+    return 360.0 * colorsys.rgb_to_hsv(*rgb[:3])[0]
+
+
+def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
+    """Whether ``rgb``'s hue is at least ``margin`` degrees from every reserved algorithm's."""
+    from matplotlib.colors import to_rgb
+
+    hues = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
+    return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
+
+
+def _saturated(rgb: Sequence[float]) -> bool:
+    """Not a grey nor a near-white (those read as "supports no constraint")."""
+    import colorsys
+
+    return colorsys.rgb_to_hsv(*rgb[:3])[1] >= 0.2
+
+
+def _palette(count: int) -> list[tuple[float, ...]]:
+    """``count`` colours from tab20, tab20b and tab20c without the greyish shades and the hues
+    of :data:`RESERVED_HUES`, most different first (:func:`_spread`); they repeat past the 18
+    that remain.  Grey is reserved for "no constraint"."""
     from matplotlib import colormaps
 
-    tab20 = [c for c in colormaps["tab20"].colors if len(set(c)) > 1]  # drop the two greys
-    colours = tab20[0::2] + tab20[1::2] + list(colormaps["tab20b"].colors)
+    shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
+    ordered = [c for table in shades for c in table[0::2]] + [
+        c for table in shades for c in table[1::2]
+    ]
+    colours = _spread([c for c in ordered if _saturated(c) and _far_from_algorithms(c)])
     return [tuple(colours[k % len(colours)]) for k in range(count)]
+
+
+def _spread(colours: list) -> list:
+    """``colours`` reordered so that each is as far (RGB) as can be from all before it: the
+    few sets of a small tree get the most different colours."""
+    rest, picked = [np.asarray(c, float) for c in colours[1:]], [np.asarray(colours[0], float)]
+    while rest:
+        gaps = [min(np.linalg.norm(c - p) for p in picked) for c in rest]
+        picked.append(rest.pop(int(np.argmax(gaps))))
+    return [tuple(c) for c in picked]
 
 
 @dataclass
@@ -371,6 +408,26 @@ def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
     return [topology.ees.index(e) for e in ees]
 
 
+def _symlog(G: np.ndarray, decades: float = 10.0):
+    """Symmetric-log colour scale of ``G``: linear only under its smallest nonzero magnitude."""
+    from matplotlib.colors import SymLogNorm
+
+    magnitudes = np.abs(G[G != 0])
+    vmax = float(magnitudes.max()) if magnitudes.size else 1.0
+    floor = vmax * 10.0**-decades
+    linthresh = max(float(magnitudes[magnitudes > floor].min(initial=vmax)), floor)
+    return SymLogNorm(linthresh=linthresh, vmin=-vmax, vmax=vmax)
+
+
+def _symlog_ticks(norm, per_side: int = 4) -> list[float]:
+    """0 and at most ``per_side`` powers of ten on each side, from a decade above the linear
+    band (whose label would sit on 0's) to the top."""
+    low, high = np.ceil(np.log10(norm.linthresh)) + 1, np.floor(np.log10(norm.vmax))
+    step = max(1, int(np.ceil((high - low + 1) / per_side)))
+    powers = [10.0**k for k in np.arange(high, low - 1, -step)]
+    return sorted([-p for p in powers] + [0.0] + powers)
+
+
 def draw_delassus(
     G: np.ndarray,
     topology: Topology,
@@ -382,22 +439,15 @@ def draw_delassus(
     """Heatmap of ``G`` with its constraint blocks outlined and named on both axes.
 
     The colour scale is symmetric-logarithmic around 0 (``G`` mixes 1/kg linear entries with
-    larger angular ones): five decades below the largest entry, linear under that.
+    larger angular ones, and weak couplings between far contacts with strong ones): logarithmic
+    down to the smallest nonzero entry (at most ten decades below the largest), linear under it.
     """
-    from matplotlib.colors import SymLogNorm
-
     G = np.asarray(G, dtype=float)
     if G.shape != (topology.m, topology.m):
         raise ValueError(f"G has shape {G.shape}, the topology has m = {topology.m}")
     ax = _new_axes(ax, (7.5, 6.2))
-    vmax = float(np.max(np.abs(G))) if G.size else 1.0
-    image = ax.imshow(
-        G,
-        cmap="RdBu_r",
-        norm=SymLogNorm(linthresh=1e-5 * vmax, vmin=-vmax, vmax=vmax),
-        interpolation="nearest",
-    )
-    colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
+    image = ax.imshow(G, cmap="RdBu_r", norm=_symlog(G), interpolation="nearest")
+    colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85, ticks=_symlog_ticks(image.norm))
     colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
     # one block per constraint of the list: G's rows (a two-body constraint sweeps two EEs)
     dims = [s.dim for s in topology.signature]
@@ -469,12 +519,15 @@ def draw_bars(
     title: str | None = None,
     annotate: bool = True,
     fmt: str = "{:.3g}",
+    hatched: Sequence[str] = (),
 ) -> Axes:
     """Grouped bar chart: one group per key of ``values``, one bar per inner key (series).
 
     Series keep one colour across groups, in order of first appearance; a series missing from
     a group (e.g. a method that refused the case) leaves a gap.  ``annotate`` writes each value
-    above its bar with the format string ``fmt`` (e.g. ``"{:,.0f}"`` for counts).
+    above its bar with the format string ``fmt`` (e.g. ``"{:,.0f}"`` for counts; a linear axis
+    then has thousands separators too).  The series in ``hatched`` (e.g. PV-OSIMh, not one of
+    the paper's algorithms) are hatched.
     """
     groups = list(values)
     series: list[str] = []
@@ -488,6 +541,9 @@ def draw_bars(
         ]
         ys = [float(values[g][s]) for g in groups if s in values[g]]
         bars = ax.bar(xs, ys, width=width * 0.95, color=color(s, k), label=s)
+        if s in hatched:
+            for patch in bars:
+                patch.set(hatch="///", edgecolor="white")
         if annotate:
             ax.bar_label(
                 bars, labels=[fmt.format(y) for y in ys], fontsize=7, rotation=90, padding=2
@@ -496,6 +552,10 @@ def draw_bars(
     ax.set_ylabel(ylabel)
     if log:
         ax.set_yscale("log")
+    elif "," in fmt:
+        from matplotlib.ticker import StrMethodFormatter
+
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.margins(y=0.25 if not log else 0.1)
     if log:
         low, high = ax.get_ylim()

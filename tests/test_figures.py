@@ -13,9 +13,10 @@ pytest.importorskip("casadi")
 pytest.importorskip("matplotlib")
 
 from pvosimr import zoo
+from pvosimr.plotting import LABELS
 from pvosimr.study import figures
 from pvosimr.study.count import CountCache, model_digest
-from pvosimr.study.figures import Count, claims
+from pvosimr.study.figures import Count, claims, plots
 
 # The verdicts of the quick run. C1-C5 are judged on the robots, whose cases do not depend on
 # the sweep sizes: each must pass, as must H1 (PV-OSIMh never above PV-OSIM and PV-OSIMr) on
@@ -146,3 +147,74 @@ def test_full_run(tmp_path):
     """The full regeneration (minutes); ``pytest -m slow``."""
     summary = figures.run(tmp_path, quick=False, cache_path=None, progress=False)
     assert len(summary["rows"]) == sum(len(c.algorithms) for c in figures.sweeps(figures.FULL))
+
+
+def _sweep_rows() -> list[Count]:
+    """Fig. 3 (b=1 … 10) and Fig. 4 (a, b) curves of three sizes: PV-OSIMh 2% under PV-OSIMr."""
+    ops = {"pv-osimr": 100, "pv-osim": 101, "efpa": 150, "pv-osimh": 98}
+    panels = [("fig3", f"b={b}") for b in figures.model.BRANCHES] + [("fig4", "a"), ("fig4", "b")]
+    return [
+        Count(figure, panel, "m", x, a, v * x)
+        for figure, panel in panels
+        for x in (2, 4, 8)
+        for a, v in ops.items()
+    ]
+
+
+def _ratio_panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_label() == plots.RATIO_LABEL]
+
+
+@pytest.mark.parametrize(
+    ("draw", "divisors"), [("fig3", ["pv-osimr"] * 5), ("fig4", ["pv-osimr", "efpa"])]
+)
+def test_sweep_figures_have_ratio_panels(tmp_path, draw, divisors):
+    """Under every panel: each algorithm ÷ PV-OSIMr (÷ EFPA in Fig. 4b), zoomed around 1."""
+    import matplotlib.pyplot as plt
+
+    getattr(plots, draw)(_sweep_rows(), tmp_path)
+    panels = _ratio_panels(plt.gcf())
+    assert len(panels) == len(divisors)
+    ops = {"pv-osimr": 100, "pv-osim": 101, "efpa": 150, "pv-osimh": 98}
+    for ax, divisor in zip(panels, divisors, strict=True):
+        drawn = {
+            line.get_label(): line.get_ydata() for line in ax.lines if line.get_label()[0] != "_"
+        }
+        expected = {LABELS[a]: v / ops[divisor] for a, v in ops.items() if a != divisor}
+        assert set(drawn) == set(expected)
+        for label, ratio in expected.items():
+            assert drawn[label] == pytest.approx([ratio] * 3)
+        low, high = ax.get_ylim()  # zoomed on 1, every ratio below 1 inside
+        assert low < min(expected.values()) and high - 1 == pytest.approx(1 - low)
+        if divisor == "pv-osimr":
+            assert high < 1.1 and "EFPA (to ×1.50)" in ax.texts[0].get_text()
+    plt.close("all")
+
+
+def test_bar_figures_set_pvosimh_apart_with_thousands_separators(tmp_path):
+    import matplotlib.pyplot as plt
+
+    rows = _bar_rows("fig5", "a", pv_osimr=12000, pv_osim=13000, efpa=15000, ltl_osim=16000)
+    rows += _bar_rows("fig5", "a", pv_osimh=11000)
+    rows += _bar_rows("fig5", "b", pv_osimr=1, pv_osim=1, efpa=1, ltl_osim=1, pv_osimh=1)
+    plots._bar_figure(rows, tmp_path, "fig5", plots.FIG5_TITLES, "Fig. 5")
+    ax = plt.gcf().axes[0]
+    hatches = {
+        t.get_text(): p.get_hatch() for t, p in zip(ax.get_xticklabels(), ax.patches, strict=True)
+    }
+    assert hatches == {
+        "PV-OSIMr": None,
+        "PV-OSIM": None,
+        "EFPA": None,
+        "LTL-OSIM": None,
+        "PV-OSIMh": plots.HATCH,
+    }
+    plt.gcf().canvas.draw()
+    assert "10,000" in [t.get_text() for t in ax.get_yticklabels()]
+    plt.close("all")
+
+
+def test_redraw_reads_back_the_written_csv(tmp_path):
+    rows = _sweep_rows()
+    figures.write_csv(rows, tmp_path / "opcounts.csv")
+    assert figures.read_csv(tmp_path / "opcounts.csv") == rows

@@ -159,3 +159,89 @@ def test_hbars_take_the_palette_colour_of_each_key():
     drawn = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
     assert drawn == ["#1b9e77", "#7570b3", "#6b8cc7"]  # bars in key order, top to bottom
     assert ax.get_legend() is None  # the keys name the bars
+
+
+def test_delassus_colour_scale_reaches_the_weakest_coupling():
+    """Entries spanning decades (1e4 on a weld, 1e-2 between a hand and a foot) all get a
+    logarithmic colour: the linear band stops at the smallest nonzero magnitude."""
+    robot = zoo.stem_with_branches(3, 2)
+    topo = Topology(robot.model, robot.constraints)
+    G = np.diag(np.full(topo.m, 2e4))
+    G[0, -1] = G[-1, 0] = 1e-2
+    norm = plotting.draw_delassus(G, topo).images[0].norm
+    assert norm.linthresh <= 1e-2
+    assert 0.5 + 0.05 < norm(1e-2) < norm(2e4)  # visibly off white (0.5)
+
+
+def test_es_colours_avoid_the_algorithm_hues():
+    """ES sets are not drawn in PV-OSIM's, PV-OSIMr's or PV-OSIMh's hue (those mean algorithms)."""
+    hues = [
+        plotting._hue(matplotlib.colors.to_rgb(plotting.COLORS[a])) for a in plotting.RESERVED_HUES
+    ]
+    palette = plotting._palette(40)
+    assert len(set(palette[:18])) == 18
+    for colour in palette:
+        h = plotting._hue(colour)
+        assert all(min(abs(h - r), 360 - abs(h - r)) >= 45 for r in hues), colour
+
+
+def test_timings_figure_from_its_json(tmp_path, monkeypatch):
+    """timings.png redrawn from the committed timings.json: a numpy panel and a compiled panel,
+    no empty axes, numpy PV-OSIMh drawn, no look-alike colours within a panel, and no title
+    promising a right axis that is not there."""
+    from pathlib import Path
+
+    from pvosimr.study.bench import figure
+
+    drawn = []
+    monkeypatch.setattr(figure, "_save", lambda fig, stem: drawn.append(fig) or [])
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    run = figure.load(Path(__file__).resolve().parents[1] / "figures" / "timings.json")
+    figure.plot(run, tmp_path / "timings")
+    (fig,) = drawn
+    numpy_ax, compiled_ax = fig.axes[:2]
+    assert "numpy" in numpy_ax.get_title() and "C++" in compiled_ax.get_title()
+    assert all(ax.has_data() for ax in fig.axes), "an empty panel"
+    for ax in (numpy_ax, compiled_ax):
+        bars = [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]
+        colours = [np.array(c.patches[0].get_facecolor()[:3]) for c in bars]
+        assert len(colours) >= 6
+        gaps = [np.linalg.norm(a - b) for a, b in itertools.combinations(colours, 2)]
+        assert min(gaps) >= 0.2, f"two look-alike colours in {ax.get_title()!r}"
+    labels = [t.get_text() for t in numpy_ax.get_legend().get_texts()]
+    assert "pvosimr numpy PV-OSIMh" in labels
+    for ax in fig.axes:
+        twins = [a for a in fig.axes if a is not ax and a.bbox.bounds == ax.bbox.bounds]
+        assert "right axis" not in ax.get_title() or twins, ax.get_title()
+
+
+def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
+    """accuracy.png redrawn from the committed accuracy.json: the legend outside the panels,
+    Pinocchio's two routines in different markers, the truth's change of precision marked."""
+    from pathlib import Path
+
+    from pvosimr.study.accuracy import plot
+
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    root = Path(__file__).resolve().parents[1]
+    plot.redraw(root / "validation" / "accuracy.json", tmp_path / "accuracy.png")
+    fig = plt.gcf()
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    assert plot.TRUTH_SWITCH in [t.get_text() for t in fig.legends[0].get_texts()]
+    for ax in fig.axes[:3]:  # the depth panels: their truth turns wide once nv > 300
+        lines = {line.get_label(): line for line in ax.lines}
+        efpa, pv = lines["pin-efpa"], lines["pin-pv-osimr"]
+        assert (efpa.get_marker(), efpa.get_markerfacecolor()) != (
+            pv.get_marker(),
+            pv.get_markerfacecolor(),
+        )
+        assert [line for line in ax.lines if line.get_linestyle() == "-."], ax.get_title()
+
+
+def test_bars_hatch_the_named_series_and_separate_thousands():
+    values = {"case a": {"pv-osimr": 12000.0, "pv-osimh": 11000.0}}
+    ax = plotting.draw_bars(values, ylabel="ops", fmt="{:,.0f}", hatched=("pv-osimh",))
+    hatches = {c.get_label(): {p.get_hatch() for p in c.patches} for c in ax.containers}
+    assert hatches == {"pv-osimr": {None}, "pv-osimh": {"///"}}
+    ax.figure.canvas.draw()
+    assert "10,000" in [t.get_text() for t in ax.get_yticklabels()]

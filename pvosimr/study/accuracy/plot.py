@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,30 @@ from pvosimr.plotting import COLORS, MARKERS, color, pyplot
 from .cases import ALGORITHMS, BACKENDS, PINOCCHIO, TOL
 from .tables import as_float, worst
 
-__all__ = ["plot"]
+__all__ = ["PIN_STYLE", "plot", "redraw"]
 
 #: Errors below this are drawn on it (a log axis has no 0).
 FLOOR = 1e-17
 
 #: One curve per algorithm (the worst of its backends) and per Pinocchio routine.
 CURVES = [(a, [f"{b}:{a}" for b in BACKENDS]) for a in ALGORITHMS] + [(p, [p]) for p in PINOCCHIO]
+
+#: Pinocchio's two routines (dashed): one hollow square, one dot, so that one never hides the other.
+PIN_STYLE = {
+    "pin-efpa": {"marker": "s", "mfc": "none", "ms": 7, "mew": 1.2},
+    "pin-pv-osimr": {"marker": ".", "ms": 7},
+}
+TRUTH_SWITCH = "truth: double dense → wide (longdouble)"
+"""Label of the line where a depth panel's truth changes precision."""
+
+
+def _truth_switch(ax: Any, recs: list[dict], x: str) -> None:
+    """A vertical line between the last point measured against the double dense truth and the
+    first measured against the wide one (errors drop there: the truth got more precise)."""
+    dense = [r[x] for r in recs if r["reference"] == "dense"]
+    wide = [r[x] for r in recs if r["reference"] != "dense"]
+    if dense and wide and max(dense) < min(wide):
+        ax.axvline(math.sqrt(max(dense) * min(wide)), color="0.45", ls="-.", lw=1.0)
 
 
 def _draw(ax: Any, recs: list[dict], key: str, x: str) -> None:
@@ -31,14 +49,16 @@ def _draw(ax: Any, recs: list[dict], key: str, x: str) -> None:
         pts = [(u, max(v, FLOOR)) for u, v in pts if v is not None]
         if pts:
             style = "--" if label.startswith("pin-") else "-"
-            marker = MARKERS.get(label, ".")
-            ax.plot(*zip(*pts, strict=True), style, marker=marker, color=color(label), label=label)
+            marks = PIN_STYLE.get(label, {"marker": MARKERS.get(label, ".")})
+            ax.plot(*zip(*pts, strict=True), style, color=color(label), label=label, **marks)
     pts = [(r[x], max(as_float(r["truth_vs_wide"]), FLOOR)) for r in recs]
     pts = [(u, v) for u, v in pts if not math.isnan(v)]
     if pts:
         truth = COLORS["ref:pin-cholesky"]
         ax.plot(*zip(*pts, strict=True), ":", color=truth, label="double dense truth vs wide")
     ax.axhline(TOL, color="r", lw=0.8)
+    if key == "errors":
+        _truth_switch(ax, recs, x)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -48,7 +68,7 @@ def _draw(ax: Any, recs: list[dict], key: str, x: str) -> None:
 def plot(results: dict, path: Path) -> None:
     """Error against depth (one panel per chain kind) and against cond(M), log-log."""
     plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), layout="constrained")
     for ax, family in zip(axes.flat[:3], ("Spherical", "FreeFlyer", "mixed"), strict=True):
         _draw(ax, [r for r in results["depth"] if r["family"] == family], "errors", "n")
         ax.set_title(f"{family} chains, uniform masses")
@@ -63,8 +83,41 @@ def plot(results: dict, path: Path) -> None:
     ax.set_title(f"Spherical n={hard[0]['n'] if hard else '?'}, alternating mass ratio")
     ax.set_xlabel("cond(M)")
     ax.set_ylabel("rel. error vs wide truth")
-    axes.flat[0].legend(fontsize=7, title="worst over backends", title_fontsize=7)
+    _legend(fig, axes.flat[0])
     fig.suptitle("Delassus accuracy (red: 1e-9)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
+
+
+def _legend(fig: Any, ax: Any) -> None:
+    """One legend right of the panels, with the truth's change of precision explained."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.45", ls="-.", lw=1.0))
+    labels.append(TRUTH_SWITCH)
+    fig.legend(
+        handles,
+        labels,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 0.95),
+        fontsize=7,
+        title="worst over backends",
+        title_fontsize=7,
+        frameon=False,
+    )
+    note = (
+        "Depth panels: up to the dash-dotted line the truth is the\n"
+        "double dense J M⁻¹ Jᵀ, whose own error (dotted: against the\n"
+        "wide truth) is part of every error there. Beyond it a pin.Data\n"
+        "is too large (nv > 300): the truth is the wide (longdouble)\n"
+        "one, so the errors drop because the truth got more precise,\n"
+        "and the paths that need a pin.Data (numpy, Pinocchio) stop.\n"
+        "The cond(M) panel is against the wide truth throughout."
+    )
+    fig.text(1.0, 0.35, note, fontsize=7, va="top", ha="left")
+
+
+def redraw(json_path: Path, png_path: Path) -> None:
+    """``accuracy.png`` again from a written ``accuracy.json``, measuring nothing."""
+    plot(json.loads(Path(json_path).read_text()), png_path)

@@ -1,16 +1,20 @@
 """``timings.png`` and ``timings.pdf``: per-case bars (log time) over log-log scaling panels.
 
-Below the bars: one panel per Fig. 4 chain of the single-call sweep, then the large sweep's
-two panels (time per configuration of the batched and generated paths against n, and their
-memory with the compile time on a second axis).  Colours come from the one palette,
-:func:`pvosimr.plotting.color` (the batched generated calls, which it does not name, take
-:data:`BATCH_COLORS`); the bar labels are bench's long method names
-(:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones of
-:func:`short_label`.
+The bars come in two panels, pvosimr's numpy paths (:data:`NUMPY_PATHS`) and the generated C
+and Pinocchio's C++ (:func:`compiled_paths`), each on its own time axis.  Below them: one
+panel per Fig. 4 chain of the single-call sweep, then the large sweep's panels (time per
+configuration of the batched and generated paths against n, and their memory, with the
+compile time on a second axis when it was measured).  A row with nothing to draw is left out.
+Colours come from the one palette, :func:`pvosimr.plotting.color` (the batched generated
+calls, which it does not name, take :data:`BATCH_COLORS`); the bar labels are bench's long
+method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones
+of :func:`short_label`.  :func:`redraw` draws them again from a written ``timings.json``.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,27 +29,42 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["BATCH_COLORS", "plot", "plotted", "short_label"]
+__all__ = [
+    "BATCH_COLORS",
+    "NUMPY_PATHS",
+    "Quartiles",
+    "compiled_paths",
+    "load",
+    "plot",
+    "plotted",
+    "redraw",
+    "short_label",
+]
 
-BATCH_COLORS = {1: "#c51b7d", 2: "#8e0152"}
-"""Colours of the batched generated calls by thread count (shades of the generated code's)."""
+BATCH_COLORS = {1: "#17becf", 2: "#6a3d9a"}
+"""Colours of the batched generated calls by thread count (apart from the single call's pink)."""
+
+NUMPY_PATHS = (
+    "numpy:pv-osimr",
+    "numpy:pv-osimh",
+    "numpy:pv-osim",
+    "numpy:efpa",
+    "numpy:ltl-osim",
+    "numpy:naive",
+    "batch:pv-osimr",
+)
+"""The methods of the left bar panel: pvosimr's numpy paths."""
+
+
+def compiled_paths(batch_size: int) -> tuple[str, ...]:
+    """The methods of the right bar panel: generated C and Pinocchio's C++."""
+    batched = tuple(batch_name(batch_size, t) for t in THREADS)
+    return ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
 
 
 def plotted(batch_size: int) -> tuple[str, ...]:
-    """Methods drawn in the per-case bar chart (the rest are in the tables)."""
-    return (
-        "numpy:pv-osimr",
-        "numpy:efpa",
-        "numpy:pv-osim",
-        "numpy:ltl-osim",
-        "numpy:naive",
-        "batch:pv-osimr",
-        "codegen:pv-osimr",
-        *(batch_name(batch_size, t) for t in THREADS),
-        "pin-efpa",
-        "pin-pv-osimr",
-        "ref:pin-cholesky",
-    )
+    """Methods drawn in the per-case bar charts (the rest are in the tables)."""
+    return NUMPY_PATHS + compiled_paths(batch_size)
 
 
 def method_color(method: str) -> str:
@@ -60,7 +79,7 @@ FAMILY_TITLES = {
     "chain_welded_every_link": "Fig. 4b chain: 6D weld on every link",
 }
 
-BAR_SPAN = 0.84  # of the unit height of one case, shared by its bars
+BAR_SPAN = 0.86  # of the unit height of one case, shared by its bars
 
 
 def short_label(method: str) -> str:
@@ -116,23 +135,25 @@ def _mark_refusals(ax: Axes, cases: list[CaseResult], methods: list[str], width:
                 ax.text(left, y, text, va="center", fontsize=7, color=method_color(k))
 
 
-def _draw_cases(ax: Axes, cases: list[CaseResult], names: dict[str, str], batch_size: int) -> None:
-    """The top panel: one group of horizontal bars per case, log time."""
-    methods = [k for k in plotted(batch_size) if any(k in c.timings for c in cases)]
+def _draw_cases(
+    ax: Axes, cases: list[CaseResult], methods: list[str], names: dict[str, str], title: str
+) -> None:
+    """One bar panel: a group of horizontal bars per case, one per method of ``methods``, log
+    time; its legend below it."""
     width = BAR_SPAN / max(1, len(methods))
     for j, k in enumerate(methods):
         _draw_method(ax, cases, k, names[k], j, width)
     ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    ax.set_xlim(low, high * 2.5)  # room for the value labels
     _mark_refusals(ax, cases, methods, width)
     ax.set_yticks(range(len(cases)))
-    ax.set_yticklabels([f"{c.name}\nnv = {c.nv}, m = {c.m}" for c in cases], fontsize=9)
-    ax.invert_yaxis()
-    ax.set_xlabel(
-        "wall time per call (per configuration for batched calls) from Python "
-        "(µs, log scale; bar = median, whisker = IQR)"
-    )
-    ax.set_title("Delassus matrix G = J M⁻¹ Jᵀ: time per call, pvosimr and Pinocchio (same run)")
+    ax.set_yticklabels([f"{c.name}\nnv = {c.nv}, m = {c.m}" for c in cases], fontsize=8)
+    ax.set_ylim(len(cases) - 0.5, -0.5)
+    ax.set_xlabel("µs per call (per configuration when batched), log; bar = median, whisker = IQR")
+    ax.set_title(title, fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncols=2, frameon=False)
 
 
 def _curves(ax: Axes, points: list[ScalingPoint], methods, color) -> None:
@@ -222,12 +243,13 @@ def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
     for label, (colour, style, pts) in _memory_curves(points).items():
         xs, ys = zip(*pts, strict=True)
         ax.loglog(xs, ys, style, marker="o", ms=3.5, color=colour, label=label)
-    ax.set_title("Fig. 4a chain: memory, and compile time (right axis)", fontsize=10)
+    builds = [(p.n, p.memory["codegen:pv-osimr"]) for p in points if "codegen:pv-osimr" in p.memory]
+    timed = [(n, g["compile_seconds"], g["flags"]) for n, g in builds if g["compile_seconds"]]
+    title = "Fig. 4a chain: memory" + (", and compile time (right axis)" if timed else "")
+    ax.set_title(title, fontsize=10)
     _links_axis(ax, points)
     ax.set_ylabel("bytes")
     _headroom(ax, 0.6)
-    builds = [(p.n, p.memory["codegen:pv-osimr"]) for p in points if "codegen:pv-osimr" in p.memory]
-    timed = [(n, g["compile_seconds"], g["flags"]) for n, g in builds if g["compile_seconds"]]
     handles, labels_ = ax.get_legend_handles_labels()
     if timed:
         right = ax.twinx()
@@ -246,49 +268,109 @@ def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
 
 
 def _layout(
-    plt, n_cases: int, n_families: int, large: bool
-) -> tuple[Figure, Axes, list[Axes], list[Axes]]:
-    """A figure with the bar panel on top (its height grows with the cases), one scaling panel
-    per family below it, and the large sweep's two panels at the bottom."""
-    top = 1.2 + 0.75 * max(1, n_cases)  # inches for the bar panel
-    heights = [top] + [4.2] * (bool(n_families) + large)
-    fig = plt.figure(figsize=(14, sum(heights) + 0.6), layout="constrained")
-    grid = fig.add_gridspec(len(heights), 2 * max(1, n_families, 1 + large), height_ratios=heights)
-    width = grid.ncols
-    bars = fig.add_subplot(grid[0, :])
-    families = [
-        fig.add_subplot(grid[1, col * width // n_families : (col + 1) * width // n_families])
-        for col in range(n_families)
-    ]
-    row = len(heights) - 1
-    sweep = [fig.add_subplot(grid[row, : width // 2]), fig.add_subplot(grid[row, width // 2 :])]
-    return fig, bars, families, sweep if large else []
+    plt, n_cases: int, n_families: int, bottom: int
+) -> tuple[Figure, list[Axes], list[Axes], list[Axes]]:
+    """Two bar panels on top (numpy paths | compiled and C++ paths; their height grows with the
+    cases), a row of one scaling panel per family, and a row of ``bottom`` large-sweep panels;
+    a row without panels is left out, so no axes stay empty."""
+    rows = [1.6 + 1.05 * max(1, n_cases)] + [4.2] * (bool(n_families) + bool(bottom))
+    columns = 2 * max(1, n_families, bottom)
+    fig = plt.figure(figsize=(15, sum(rows) + 0.6), layout="constrained")
+    grid = fig.add_gridspec(len(rows), columns, height_ratios=rows)
+    half = columns // 2
+    numpy_ax = fig.add_subplot(grid[0, :half])
+    bars = [numpy_ax, fig.add_subplot(grid[0, half:], sharey=numpy_ax)]
+
+    def row(r: int, count: int) -> list[Axes]:
+        return [
+            fig.add_subplot(grid[r, c * columns // count : (c + 1) * columns // count])
+            for c in range(count)
+        ]
+
+    families = row(1, n_families) if n_families else []
+    return fig, bars, families, row(len(rows) - 1, bottom) if bottom else []
 
 
 def _save(fig: Figure, path_stem: Path) -> list[Path]:
     paths = [path_stem.with_suffix(suffix) for suffix in (".png", ".pdf")]
     for path in paths:
-        fig.savefig(path, dpi=130)
+        fig.savefig(path, dpi=130, bbox_inches="tight")  # the legends below the bars
     return paths
 
 
 def plot(run_result: dict, path_stem: Path) -> list[Path]:
-    """``timings.png`` and ``.pdf``: per-case bars (log time) and the log-log scaling panels."""
+    """``timings.png`` and ``.pdf``: per-case bars (log time) of the numpy paths and of the
+    compiled and C++ paths, the log-log scaling panels below."""
     plt = plotting.pyplot()
     cases: list[CaseResult] = run_result["cases"]
     points: list[ScalingPoint] = run_result["scaling"]
     large: list[ScalingPoint] = run_result.get("large", [])
     families = list(dict.fromkeys(p.family for p in points))
-    fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bool(large))
+    bottom = bool(large) + bool(_memory_curves(large))
+    fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bottom)
     batch_size = run_result["batch_size"]
-    _draw_cases(bars, cases, labels(batch_size), batch_size)
-    bars.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+    names = labels(batch_size)
+    groups = (
+        ("pvosimr's numpy paths", NUMPY_PATHS),
+        ("generated C and Pinocchio's C++", compiled_paths(batch_size)),
+    )
+    for ax, (title, group) in zip(bars, groups, strict=True):
+        methods = [k for k in group if any(k in c.timings or c.refused(k) for c in cases)]
+        _draw_cases(ax, cases, methods, names, f"G = J M⁻¹ Jᵀ, time per call: {title}")
+    bars[1].tick_params(axis="y", labelleft=False)
     for ax, family in zip(panels, families, strict=True):
         _draw_family(ax, family, [p for p in points if p.family == family])
     if large:
         _draw_large_times(sweep[0], large)
+    if len(sweep) > 1:
         _draw_memory(sweep[1], large)
     try:
         return _save(fig, path_stem)
     finally:
         plt.close(fig)
+
+
+@dataclass(frozen=True)
+class Quartiles:
+    """A timing as ``timings.json`` keeps it (quartiles, in seconds), read as a Timing is."""
+
+    p25: float
+    p50: float
+    p75: float
+
+    @property
+    def median(self) -> float:
+        return self.p50
+
+    def quantile(self, p: float) -> float:
+        return {0.25: self.p25, 0.5: self.p50, 0.75: self.p75}[p]
+
+
+def load(path: Path) -> dict:
+    """A written ``timings.json`` as the run result :func:`plot` draws."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+
+    def timing(t: dict) -> Quartiles:
+        return Quartiles(t["p25_us"] * 1e-6, t["median_us"] * 1e-6, t["p75_us"] * 1e-6)
+
+    cases = [
+        CaseResult(
+            c["name"],
+            c["nv"],
+            c["m"],
+            timings={k: timing(t) for k, t in c["timings"].items()},
+            skipped=c["skipped"],
+        )
+        for c in data["cases"]
+    ]
+    return {
+        **data,
+        "cases": cases,
+        "scaling": [ScalingPoint(**p) for p in data["scaling"]],
+        "large": [ScalingPoint(**p) for p in data.get("large", [])],
+    }
+
+
+def redraw(json_path: Path, path_stem: Path) -> list[Path]:
+    """``timings.png`` and ``.pdf`` again from a written ``timings.json``, measuring nothing."""
+    return plot(load(json_path), path_stem)

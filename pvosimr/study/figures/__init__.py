@@ -21,7 +21,7 @@ The modules: :mod:`~pvosimr.study.figures.model` (cases, rows, curves),
 from __future__ import annotations
 
 from . import claims, plots
-from .model import FULL, QUICK, Count, Sweep, bars, series, slope
+from .model import FULL, QUICK, Count, Sweep, bars, read_csv, series, slope
 from .runner import build_parser, count_all, main, run, sweeps, write_csv
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "count_all",
     "main",
     "plots",
+    "read_csv",
     "run",
     "series",
     "slope",

@@ -8,8 +8,10 @@ that :mod:`~pvosimr.study.figures.plots` draws and :mod:`~pvosimr.study.figures.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +27,7 @@ __all__ = [
     "Count",
     "Sweep",
     "bars",
+    "read_csv",
     "series",
     "slope",
 ]
@@ -75,6 +78,16 @@ FULL = Sweep(
     n=(4, 6, 8, 12, 16, 24, 32, 48, 64, 96),
 )
 QUICK = Sweep(stems=(1, 5, 10, 20), k=(2, 3, 4, 5, 6), n=(4, 6, 8, 12, 16))
+
+
+def read_csv(path: Path) -> list[Count]:
+    """The rows of an ``opcounts.csv`` (as ``pvosimr figures`` writes it), in file order."""
+    with Path(path).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [
+        Count(r["figure"], r["panel"], r["mechanism"], int(r["x"]), r["algorithm"], int(r["ops"]))
+        for r in rows
+    ]
 
 
 def series(rows: Sequence[Count], figure: str, panel: str, algorithm: str) -> tuple:
