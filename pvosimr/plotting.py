@@ -18,12 +18,14 @@ figures`` and ``pvosimr bench`` share, so an algorithm has one colour wherever i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .extras import require
 from .topology import Topology
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -87,6 +89,17 @@ MARKERS = {
 """One marker per algorithm, for curves."""
 
 
+def _drawing(draw: Callable) -> Callable:
+    """A drawing function: without matplotlib, one line naming the extra, not a traceback."""
+
+    @functools.wraps(draw)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        require(f"pvosimr.plotting.{draw.__name__}", "matplotlib")
+        return draw(*args, **kwargs)
+
+    return checked
+
+
 def color(key: str, fallback: int = 0) -> str:
     """The palette colour of an algorithm (``"efpa"``), its label (``"EFPA"``) or a timed path
     (``"numpy:efpa"``, ``"pin-efpa"``); matplotlib's cycle colour ``C<fallback>`` otherwise."""
@@ -98,6 +111,7 @@ def color(key: str, fallback: int = 0) -> str:
 def pyplot():
     """``matplotlib.pyplot`` (the ``plots`` extra) for commands that only write files: the Agg
     backend (works headless, in CI) and the house font sizes of the written figures."""
+    require("pvosimr.plotting.pyplot", "matplotlib")  # one line naming the extra
     import matplotlib
 
     matplotlib.use("Agg")
@@ -251,6 +265,7 @@ def _new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     return ax
 
 
+@_drawing
 def draw_kinematic_tree(
     topology: Topology,
     *,
@@ -428,6 +443,7 @@ def _symlog_ticks(norm, per_side: int = 4) -> list[float]:
     return sorted([-p for p in powers] + [0.0] + powers)
 
 
+@_drawing
 def draw_delassus(
     G: np.ndarray,
     topology: Topology,
@@ -467,6 +483,7 @@ def draw_delassus(
     return ax
 
 
+@_drawing
 def draw_eigenvalues(
     eigenvalues: Mapping[str, np.ndarray],
     *,
@@ -510,6 +527,7 @@ def draw_eigenvalues(
     return ax
 
 
+@_drawing
 def draw_bars(
     values: Mapping[str, Mapping[str, float]],
     *,
@@ -567,6 +585,7 @@ def draw_bars(
     return ax
 
 
+@_drawing
 def draw_hbars(
     values: Mapping[str, float],
     *,

@@ -1,6 +1,8 @@
 """pvosimr.plotting: the tree layout's geometry and what each figure actually draws."""
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -245,3 +247,24 @@ def test_bars_hatch_the_named_series_and_separate_thousands():
     assert hatches == {"pv-osimr": {None}, "pv-osimh": {"///"}}
     ax.figure.canvas.draw()
     assert "10,000" in [t.get_text() for t in ax.get_yticklabels()]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "plotting.pyplot()",
+        "plotting.draw_bars({'case': {'pv-osimr': 1}})",
+        "plotting.draw_delassus(np.eye(2))",
+    ],
+)
+def test_without_matplotlib_a_drawing_names_the_extra(call):
+    """The module imports without matplotlib (its palette serves the commands); each drawing
+    function then says in one line which extra to install."""
+    head = "import sys; sys.modules['matplotlib'] = None\nimport numpy as np\n"
+    code = f"{head}from pvosimr import plotting\n{call}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ModuleNotFoundError: pvosimr.plotting.")
+    assert last.endswith('needs matplotlib: pip install "pvosimr[plots]"')
+    assert "During handling" not in done.stderr
