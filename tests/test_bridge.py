@@ -109,6 +109,7 @@ np.testing.assert_allclose(G, pvosimr.compute_delassus(model, model.createData()
 """
 
 
+@pytest.mark.slow  # a second bridge build, about a minute
 def test_a_truncated_bridge_is_set_aside_and_rebuilt(needs_bridge, tmp_path):  # noqa: F811
     """A copy of the built bridge cut short in another cache is detected before it is imported
     (it was SIGBUS), set aside with one line, and built again: one C++ build, about a minute."""
