@@ -362,8 +362,12 @@ DEFAULT_RUNS = [
     ["pvosimr", "figures", "--quick"],
     ["pvosimr", "bench", "--robots", "ur5", "--repeats", "1", "--no-scaling", "--no-codegen"],
     ["pvosimr.study.accuracy", "--quick", "--no-progress"],
+    ["validation/loop_closures.py"],
+    ["validation/fig4b_breakdown.py", "--sizes", "4"],
+    ["validation/explicit_propagators.py"],
 ]
-"""Every command with its default output options (the quickest sizes it has)."""
+"""Every command and validation script with its default output options (the quickest sizes
+it has)."""
 
 
 @pytest.fixture(scope="module")
@@ -381,7 +385,7 @@ def test_no_command_writes_into_a_fresh_clone(clone, argv):
     writes goes to the git-ignored pvosimr-report/ (about 3 min in all with warm caches)."""
     env = {**os.environ, "PYTHONPATH": str(clone)}
     done = subprocess.run(
-        [sys.executable, "-m", *argv],
+        [sys.executable, *(argv if argv[0].endswith(".py") else ["-m", *argv])],
         cwd=clone,
         env=env,
         capture_output=True,
