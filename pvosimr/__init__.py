@@ -10,9 +10,9 @@ convention::
     pvosimr.damped_delassus_inverse(model, data, q, constraint_models, mu)  # (G + μI)⁻¹
 """
 
-from . import constraints
+from . import constraints, solvers
 from .choice import choose_algorithm
-from .damped import DelassusOperator, damped_delassus_inverse
+from .damped import DelassusOperator, damped_delassus_inverse, effective_model, lanczos_bounds
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
 from .delassus import __all__ as _entry_points
 from .evaluate import compute_delassus_batch
@@ -29,6 +29,9 @@ __all__ = [
     "compute_delassus_batch",
     "constraints",
     "damped_delassus_inverse",
+    "effective_model",
+    "lanczos_bounds",
+    "solvers",
 ]
 
 

@@ -28,11 +28,16 @@ With pvosimr::
     G + mu * np.eye(len(G))                                            # G + μI
     pvosimr.damped_delassus_inverse(model, data, q, cms, mu)           # (G + μI)⁻¹
     op = pvosimr.DelassusOperator(model, data, q, cms); op.solve(b, mu)   # (G + μI)⁻¹ b
+    op.to_pinocchio(mu)                                   # pin.DelassusOperatorDense of G + μI
+    op.spectral_bounds()                                  # (λ_min, λ_max), exact
+    lanczos_bounds(G)                                     # the same, iterative, with error bounds
+    effective_model(model, d)       # G = J (M + diag(d))⁻¹ Jᵀ on every path: armature + d
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -40,7 +45,13 @@ import pinocchio as pin
 from .choice import canonical_algorithm
 from .delassus import compute_delassus
 
-__all__ = ["DelassusOperator", "damped_delassus_inverse"]
+__all__ = [
+    "DelassusOperator",
+    "SpectralEstimate",
+    "damped_delassus_inverse",
+    "effective_model",
+    "lanczos_bounds",
+]
 
 EPS = float(np.finfo(float).eps)
 
@@ -280,3 +291,112 @@ class DelassusOperator:
         if refine:
             X = X + X @ (np.eye(self.m) - (self.G @ X + mu * X))
         return 0.5 * (X + X.T)
+
+    def to_pinocchio(self, mu=0.0, compliance=0.0) -> pin.DelassusOperatorDense:
+        """``pin.DelassusOperatorDense`` of ``G``, what ``pin.ADMMConstraintSolver.solve`` and
+        ``pin.PGSConstraintSolver.solve`` take (the name and type Pinocchio's Python tests use).
+
+        ``mu`` (scalar or one per row) is Pinocchio's *damping*, the numerical ``G + μI`` of this
+        class: ``to_pinocchio(mu).matrix()`` is ``G + μI``.  (pin 4.1 binds no
+        ``updateDecomposition``, so the operator's own ``solve`` cannot run from Python; the
+        solvers factor it themselves.)  Pinocchio's solvers
+        overwrite that damping with their own proximal term; a regularisation that must survive
+        the solve (a soft contact) is Pinocchio's *compliance*, ``compliance`` here (scalar or
+        one per row), which the solvers keep and add to ``G``.
+        """
+        op = pin.DelassusOperatorDense(np.array(self.G))  # a copy: G stays read-only here
+        for value, update in ((mu, op.updateDamping), (compliance, op.updateCompliance)):
+            value = check_damping(value, self.m)
+            update(np.broadcast_to(value, (self.m,)).astype(float))
+        return op
+
+    def spectral_bounds(self) -> tuple[float, float]:
+        """``(λ_min, λ_max)`` of ``G``, exact to ``~eps·λ_max``: read off the factorization the
+        constructor made, no new work.  Without that factorization (large ``m``, ``G`` only as a
+        product), :func:`lanczos_bounds` estimates both with a stated error."""
+        if not self.m:
+            raise ValueError("G is empty (no constraint rows): it has no eigenvalues")
+        return float(self.eigenvalues[0]), float(self.eigenvalues[-1])
+
+
+class SpectralEstimate(NamedTuple):
+    """Lanczos' estimate of ``G``'s extreme eigenvalues and how far each may be off.
+
+    ``smallest ≥ λ_min`` and ``largest ≤ λ_max`` always (Ritz values lie inside the spectrum);
+    each lies within its ``*_error`` of an eigenvalue of ``G`` (the Ritz residual
+    ``β_k |s_k|``).  That eigenvalue is the extreme one unless the start vector is orthogonal to
+    its eigenvector (a random start: probability 0), so ``λ_max ∈ [largest, largest +
+    largest_error]`` and ``λ_min ∈ [smallest − smallest_error, smallest]``.
+    """
+
+    smallest: float
+    largest: float
+    smallest_error: float
+    largest_error: float
+    steps: int
+
+
+def lanczos_bounds(
+    G, steps: int = 30, seed: int = 0, product: Callable[[np.ndarray], np.ndarray] | None = None
+) -> SpectralEstimate:
+    """The extreme eigenvalues of the symmetric ``G`` (a matrix, or ``m`` with ``product(x) =
+    G x``) by ``steps`` Lanczos steps with full reorthogonalization: ``steps`` products with
+    ``G`` and ``O(m·steps²)`` more, no factorization.  The largest converges first (what ADMM's
+    penalty needs); where ``steps ≥ m`` the answer is exact.  See :class:`SpectralEstimate`."""
+    if product is None:
+        G = np.asarray(G, dtype=float)
+        m, product = G.shape[0], G.__matmul__
+    else:
+        m = int(G)
+    if m == 0:
+        raise ValueError("G is empty (no constraint rows): it has no eigenvalues")
+    if steps < 1:
+        raise ValueError(f"steps must be ≥ 1, got {steps}")
+    k = min(steps, m)
+    Q = np.zeros((m, k + 1))
+    alpha, beta = np.zeros(k), np.zeros(k)
+    q0 = np.random.default_rng(seed).standard_normal(m)
+    Q[:, 0] = q0 / np.linalg.norm(q0)
+    done = k
+    for j in range(k):
+        w = product(Q[:, j])
+        alpha[j] = Q[:, j] @ w
+        w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)  # full reorthogonalization, twice: stable
+        w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)
+        beta[j] = np.linalg.norm(w)
+        if beta[j] <= 1e3 * EPS * max(abs(alpha[: j + 1]).max(), 1e-300):
+            done, beta[j] = j + 1, 0.0  # an invariant subspace: its Ritz values are exact
+            break
+        Q[:, j + 1] = w / beta[j]
+    T = np.diag(alpha[:done]) + np.diag(beta[: done - 1], 1) + np.diag(beta[: done - 1], -1)
+    theta, S = np.linalg.eigh(T)
+    residual = np.abs(beta[done - 1] * S[-1, :])
+    return SpectralEstimate(
+        float(theta[0]), float(theta[-1]), float(residual[0]), float(residual[-1]), done
+    )
+
+
+def effective_model(model: pin.Model, diagonal) -> pin.Model:
+    """A copy of ``model`` whose ``G`` is ``J (M + diag(d))⁻¹ Jᵀ``: ``d`` (one entry ≥ 0 per
+    joint velocity) added to its rotor armature, which every algorithm and path (numpy, batch,
+    CasADi, generated C) already puts on ``M``'s diagonal.
+
+    An implicit integrator's effective mass ``M + hD + h²K`` (MuJoCo's implicit damping ``D``
+    and stiffness ``K``, diagonal per joint) is ``d = h·D + h²·K``.  Build the copy once per
+    ``d`` (a model copy, then one topology per copy); calls on ``model`` itself do not change.
+    """
+    d = np.asarray(diagonal, dtype=float)
+    if d.shape != (model.nv,):
+        raise ValueError(
+            f"the diagonal has shape {d.shape}, expected one entry per joint velocity "
+            f"(nv = {model.nv},)"
+        )
+    bad = np.flatnonzero(~np.isfinite(d) | (d < 0))
+    if bad.size:
+        raise ValueError(
+            f"the diagonal must be finite and ≥ 0 (M + diag(d) must stay positive definite): "
+            f"entry {bad[0]} is {d[bad[0]]}"
+        )
+    out = model.copy()
+    out.armature = np.asarray(model.armature, dtype=float) + d
+    return out
