@@ -30,7 +30,7 @@ With pvosimr::
     op = pvosimr.DelassusOperator(model, data, q, cms); op.solve(b, mu)   # (G + μI)⁻¹ b
     op.to_pinocchio(mu)                                   # pin.DelassusOperatorDense of G + μI
     op.spectral_bounds()                                  # (λ_min, λ_max), exact
-    lanczos_bounds(G)                                     # the same, iterative, with error bounds
+    lanczos_bounds(G)                                     # the same, iterative, with bounds
     effective_model(model, d)       # G = J (M + diag(d))⁻¹ Jᵀ on every path: armature + d
 """
 
@@ -320,19 +320,24 @@ class DelassusOperator:
 
 
 class SpectralEstimate(NamedTuple):
-    """Lanczos' estimate of ``G``'s extreme eigenvalues and how far each may be off.
+    """Lanczos' estimate of ``G``'s extreme eigenvalues, with bounds that hold.
 
-    ``smallest ≥ λ_min`` and ``largest ≤ λ_max`` always (Ritz values lie inside the spectrum);
-    each lies within its ``*_error`` of an eigenvalue of ``G`` (the Ritz residual
-    ``β_k |s_k|``).  That eigenvalue is the extreme one unless the start vector is orthogonal to
-    its eigenvector (a random start: probability 0), so ``λ_max ∈ [largest, largest +
-    largest_error]`` and ``λ_min ∈ [smallest − smallest_error, smallest]``.
+    * ``smallest_lower ≤ λ_min ≤ smallest`` and ``largest ≤ λ_max ≤ largest_upper``: Ritz
+      values lie inside the spectrum; the outer bounds are Gershgorin's discs (``max(0, ·)``
+      below, ``G`` being positive semi-definite), ``O(m²)`` from the matrix, ``nan`` when ``G``
+      is given only as a product.
+    * Each Ritz value lies within its ``*_residual`` (``β_k |s_k|``) of *an* eigenvalue of
+      ``G``, not necessarily the extreme one: a cluster of eigenvalues at the top (symmetric
+      branches) slows Lanczos and leaves ``largest`` below ``λ_max`` by more than its residual
+      (``tests/test_damped.py`` has such a case).
     """
 
     smallest: float
     largest: float
-    smallest_error: float
-    largest_error: float
+    smallest_residual: float
+    largest_residual: float
+    smallest_lower: float
+    largest_upper: float
     steps: int
 
 
@@ -340,40 +345,56 @@ def lanczos_bounds(
     G, steps: int = 30, seed: int = 0, product: Callable[[np.ndarray], np.ndarray] | None = None
 ) -> SpectralEstimate:
     """The extreme eigenvalues of the symmetric ``G`` (a matrix, or ``m`` with ``product(x) =
-    G x``) by ``steps`` Lanczos steps with full reorthogonalization: ``steps`` products with
-    ``G`` and ``O(m·steps²)`` more, no factorization.  The largest converges first (what ADMM's
-    penalty needs); where ``steps ≥ m`` the answer is exact.  See :class:`SpectralEstimate`."""
+    G x``) by ``steps`` Lanczos steps with full reorthogonalization from a random start:
+    ``steps`` products with ``G`` and ``O(m·steps²)`` more, no factorization.  The largest
+    converges first (what ADMM's penalty needs); once ``steps ≥ m`` both are exact.  See
+    :class:`SpectralEstimate` for what the bounds guarantee."""
     if product is None:
         G = np.asarray(G, dtype=float)
         m, product = G.shape[0], G.__matmul__
+        radius = np.abs(G).sum(axis=1) - np.abs(np.diag(G))
+        outer = (
+            max(0.0, float((np.diag(G) - radius).min(initial=0))),
+            float((np.diag(G) + radius).max(initial=0)),
+        )
     else:
-        m = int(G)
+        m, outer = int(G), (float("nan"), float("nan"))
     if m == 0:
         raise ValueError("G is empty (no constraint rows): it has no eigenvalues")
     if steps < 1:
         raise ValueError(f"steps must be ≥ 1, got {steps}")
-    k = min(steps, m)
+    theta, residual, done = _lanczos(product, m, min(steps, m), seed)
+    return SpectralEstimate(
+        float(theta[0]),
+        float(theta[-1]),
+        float(residual[0]),
+        float(residual[-1]),
+        outer[0],
+        outer[1],
+        done,
+    )
+
+
+def _lanczos(product, m: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ritz values, their residuals and the steps taken (fewer on an invariant subspace)."""
     Q = np.zeros((m, k + 1))
     alpha, beta = np.zeros(k), np.zeros(k)
-    q0 = np.random.default_rng(seed).standard_normal(m)
-    Q[:, 0] = q0 / np.linalg.norm(q0)
+    start = np.random.default_rng(seed).standard_normal(m)
+    Q[:, 0] = start / np.linalg.norm(start)
     done = k
     for j in range(k):
         w = product(Q[:, j])
         alpha[j] = Q[:, j] @ w
-        w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)  # full reorthogonalization, twice: stable
-        w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)
+        for _ in range(2):  # full reorthogonalization, twice: no ghost eigenvalues
+            w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)
         beta[j] = np.linalg.norm(w)
-        if beta[j] <= 1e3 * EPS * max(abs(alpha[: j + 1]).max(), 1e-300):
+        if beta[j] <= 1e3 * EPS * max(np.abs(alpha[: j + 1]).max(), 1e-300):
             done, beta[j] = j + 1, 0.0  # an invariant subspace: its Ritz values are exact
             break
         Q[:, j + 1] = w / beta[j]
     T = np.diag(alpha[:done]) + np.diag(beta[: done - 1], 1) + np.diag(beta[: done - 1], -1)
     theta, S = np.linalg.eigh(T)
-    residual = np.abs(beta[done - 1] * S[-1, :])
-    return SpectralEstimate(
-        float(theta[0]), float(theta[-1]), float(residual[0]), float(residual[-1]), done
-    )
+    return theta, np.abs(beta[done - 1] * S[-1, :]), done
 
 
 def effective_model(model: pin.Model, diagonal) -> pin.Model:
