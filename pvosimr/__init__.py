@@ -10,7 +10,7 @@ convention::
     pvosimr.damped_delassus_inverse(model, data, q, constraint_models, mu)  # (G + μI)⁻¹
 """
 
-from . import constraints, solvers
+from . import constraints
 from .choice import choose_algorithm
 from .damped import DelassusOperator, damped_delassus_inverse, effective_model, lanczos_bounds
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
@@ -31,16 +31,15 @@ __all__ = [
     "damped_delassus_inverse",
     "effective_model",
     "lanczos_bounds",
-    "solvers",
 ]
 
 
 def __getattr__(name: str):
     # Optional parts load on first use: they need CasADi (the symbolic extra); codegen also a
-    # C compiler.
+    # C compiler; solvers pin ≥ 4.1.
     import importlib
 
-    if name == "codegen":
+    if name in ("codegen", "solvers"):  # solvers: pin ≥ 4.1's ADMM and PGS
         return importlib.import_module(f"{__name__}.{name}")
     if name == "count_operations":
         return importlib.import_module(f"{__name__}.symbolic").count_operations

@@ -29,10 +29,22 @@ __all__ = [
     "solve",
 ]
 
-SOLVERS = {
-    "admm": (pin.ADMMConstraintSolver, pin.ADMMSolverSettings, pin.ADMMSolverResult),
-    "pgs": (pin.PGSConstraintSolver, pin.PGSSolverSettings, pin.PGSSolverResult),
-}
+SOLVERS = ("admm", "pgs")
+
+
+def _solver_types(solver: str) -> tuple:
+    """The solver, settings and result classes of ``solver``, read when used: a pin without the
+    solvers (3.x) still imports pvosimr."""
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {list(SOLVERS)}, got {solver!r}")
+    if not hasattr(pin, "ADMMConstraintSolver"):
+        raise ImportError(f"pin {pin.__version__} has no constraint solvers: they need pin ≥ 4.1")
+    prefix = solver.upper()
+    return tuple(
+        getattr(pin, f"{prefix}{suffix}")
+        for suffix in ("ConstraintSolver", "SolverSettings", "SolverResult")
+    )
+
 
 _ANCHOR_OF = {
     pin.ContactType.CONTACT_3D: "PointAnchorConstraintModel",
@@ -106,18 +118,12 @@ def settings(solver: str = "admm", tolerance: float = 1e-12, max_iterations: int
     A tolerance far below the impulses' scale makes two solves differ by their operators, not
     by where the iterations stopped: what comparing two ``G`` needs.
     """
-    out = SOLVERS[_check_solver(solver)][1]()
+    out = _solver_types(solver)[1]()
     for name in ("absolute", "relative"):
         setattr(out, f"{name}_feasibility_tol", tolerance)
         setattr(out, f"{name}_complementarity_tol", tolerance)
     out.max_iterations = max_iterations
     return out
-
-
-def _check_solver(solver: str) -> str:
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
-    return solver
 
 
 def solve(
@@ -134,7 +140,7 @@ def solve(
     ``g`` the free constraint velocity ``J v_free`` (plus any offset).  A solve that does not
     converge raises, with its iteration count: its impulses would not be the solution.
     """
-    kind, default_settings, result_type = SOLVERS[_check_solver(solver)]
+    kind, default_settings, result_type = _solver_types(solver)
     g = np.asarray(g, dtype=float)
     size = sum(cm.residualSize() for cm in cmodels)
     if g.shape != (size,):
