@@ -12,7 +12,7 @@ convention::
 
 from . import constraints
 from .choice import choose_algorithm
-from .damped import DelassusOperator, damped_delassus_inverse
+from .damped import DelassusOperator, damped_delassus_inverse, effective_model, lanczos_bounds
 from .delassus import *  # noqa: F403  (the entry points, one list: delassus.__all__)
 from .delassus import __all__ as _entry_points
 from .evaluate import compute_delassus_batch
@@ -29,15 +29,17 @@ __all__ = [
     "compute_delassus_batch",
     "constraints",
     "damped_delassus_inverse",
+    "effective_model",
+    "lanczos_bounds",
 ]
 
 
 def __getattr__(name: str):
     # Optional parts load on first use: they need CasADi (the symbolic extra); codegen also a
-    # C compiler.
+    # C compiler; solvers pin ≥ 4.1.
     import importlib
 
-    if name == "codegen":
+    if name in ("codegen", "solvers"):  # solvers: pin ≥ 4.1's ADMM and PGS
         return importlib.import_module(f"{__name__}.{name}")
     if name == "count_operations":
         return importlib.import_module(f"{__name__}.symbolic").count_operations

@@ -28,11 +28,16 @@ With pvosimr::
     G + mu * np.eye(len(G))                                            # G + μI
     pvosimr.damped_delassus_inverse(model, data, q, cms, mu)           # (G + μI)⁻¹
     op = pvosimr.DelassusOperator(model, data, q, cms); op.solve(b, mu)   # (G + μI)⁻¹ b
+    op.to_pinocchio(mu)                                   # pin.DelassusOperatorDense of G + μI
+    op.spectral_bounds()                                  # (λ_min, λ_max), exact
+    lanczos_bounds(G)                                     # the same, iterative, with bounds
+    effective_model(model, d)       # G = J (M + diag(d))⁻¹ Jᵀ on every path: armature + d
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -40,7 +45,13 @@ import pinocchio as pin
 from .choice import canonical_algorithm
 from .delassus import compute_delassus
 
-__all__ = ["DelassusOperator", "damped_delassus_inverse"]
+__all__ = [
+    "DelassusOperator",
+    "SpectralEstimate",
+    "damped_delassus_inverse",
+    "effective_model",
+    "lanczos_bounds",
+]
 
 EPS = float(np.finfo(float).eps)
 
@@ -280,3 +291,133 @@ class DelassusOperator:
         if refine:
             X = X + X @ (np.eye(self.m) - (self.G @ X + mu * X))
         return 0.5 * (X + X.T)
+
+    def to_pinocchio(self, mu=0.0, compliance=0.0) -> pin.DelassusOperatorDense:
+        """``pin.DelassusOperatorDense`` of ``G``, what ``pin.ADMMConstraintSolver.solve`` and
+        ``pin.PGSConstraintSolver.solve`` take (the name and type Pinocchio's Python tests use).
+
+        ``mu`` (scalar or one per row) is Pinocchio's *damping*, the numerical ``G + μI`` of this
+        class: ``to_pinocchio(mu).matrix()`` is ``G + μI``.  (pin 4.1 binds no
+        ``updateDecomposition``, so the operator's own ``solve`` cannot run from Python; the
+        solvers factor it themselves.)  Pinocchio's solvers
+        overwrite that damping with their own proximal term; a regularisation that must survive
+        the solve (a soft contact) is Pinocchio's *compliance*, ``compliance`` here (scalar or
+        one per row), which the solvers keep and add to ``G``.
+        """
+        op = pin.DelassusOperatorDense(np.array(self.G))  # a copy: G stays read-only here
+        for value, update in ((mu, op.updateDamping), (compliance, op.updateCompliance)):
+            value = check_damping(value, self.m)
+            update(np.broadcast_to(value, (self.m,)).astype(float))
+        return op
+
+    def spectral_bounds(self) -> tuple[float, float]:
+        """``(λ_min, λ_max)`` of ``G``, exact to ``~eps·λ_max``: read off the factorization the
+        constructor made, no new work.  Without that factorization (large ``m``, ``G`` only as a
+        product), :func:`lanczos_bounds` estimates both with a stated error."""
+        if not self.m:
+            raise ValueError("G is empty (no constraint rows): it has no eigenvalues")
+        return float(self.eigenvalues[0]), float(self.eigenvalues[-1])
+
+
+class SpectralEstimate(NamedTuple):
+    """Lanczos' estimate of ``G``'s extreme eigenvalues, with bounds that hold.
+
+    * ``smallest_lower ≤ λ_min ≤ smallest`` and ``largest ≤ λ_max ≤ largest_upper``: Ritz
+      values lie inside the spectrum; the outer bounds are Gershgorin's discs (``max(0, ·)``
+      below, ``G`` being positive semi-definite), ``O(m²)`` from the matrix, ``nan`` when ``G``
+      is given only as a product.
+    * Each Ritz value lies within its ``*_residual`` (``β_k |s_k|``) of *an* eigenvalue of
+      ``G``, not necessarily the extreme one: a cluster of eigenvalues at the top (symmetric
+      branches) slows Lanczos and leaves ``largest`` below ``λ_max`` by more than its residual
+      (``tests/test_damped.py`` has such a case).
+    """
+
+    smallest: float
+    largest: float
+    smallest_residual: float
+    largest_residual: float
+    smallest_lower: float
+    largest_upper: float
+    steps: int
+
+
+def lanczos_bounds(
+    G, steps: int = 30, seed: int = 0, product: Callable[[np.ndarray], np.ndarray] | None = None
+) -> SpectralEstimate:
+    """The extreme eigenvalues of the symmetric ``G`` (a matrix, or ``m`` with ``product(x) =
+    G x``) by ``steps`` Lanczos steps with full reorthogonalization from a random start:
+    ``steps`` products with ``G`` and ``O(m·steps²)`` more, no factorization.  The largest
+    converges first (what ADMM's penalty needs); once ``steps ≥ m`` both are exact.  See
+    :class:`SpectralEstimate` for what the bounds guarantee."""
+    if product is None:
+        G = np.asarray(G, dtype=float)
+        m, product = G.shape[0], G.__matmul__
+        radius = np.abs(G).sum(axis=1) - np.abs(np.diag(G))
+        outer = (
+            max(0.0, float((np.diag(G) - radius).min(initial=0))),
+            float((np.diag(G) + radius).max(initial=0)),
+        )
+    else:
+        m, outer = int(G), (float("nan"), float("nan"))
+    if m == 0:
+        raise ValueError("G is empty (no constraint rows): it has no eigenvalues")
+    if steps < 1:
+        raise ValueError(f"steps must be ≥ 1, got {steps}")
+    theta, residual, done = _lanczos(product, m, min(steps, m), seed)
+    return SpectralEstimate(
+        float(theta[0]),
+        float(theta[-1]),
+        float(residual[0]),
+        float(residual[-1]),
+        outer[0],
+        outer[1],
+        done,
+    )
+
+
+def _lanczos(product, m: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ritz values, their residuals and the steps taken (fewer on an invariant subspace)."""
+    Q = np.zeros((m, k + 1))
+    alpha, beta = np.zeros(k), np.zeros(k)
+    start = np.random.default_rng(seed).standard_normal(m)
+    Q[:, 0] = start / np.linalg.norm(start)
+    done = k
+    for j in range(k):
+        w = product(Q[:, j])
+        alpha[j] = Q[:, j] @ w
+        for _ in range(2):  # full reorthogonalization, twice: no ghost eigenvalues
+            w -= Q[:, : j + 1] @ (Q[:, : j + 1].T @ w)
+        beta[j] = np.linalg.norm(w)
+        if beta[j] <= 1e3 * EPS * max(np.abs(alpha[: j + 1]).max(), 1e-300):
+            done, beta[j] = j + 1, 0.0  # an invariant subspace: its Ritz values are exact
+            break
+        Q[:, j + 1] = w / beta[j]
+    T = np.diag(alpha[:done]) + np.diag(beta[: done - 1], 1) + np.diag(beta[: done - 1], -1)
+    theta, S = np.linalg.eigh(T)
+    return theta, np.abs(beta[done - 1] * S[-1, :]), done
+
+
+def effective_model(model: pin.Model, diagonal) -> pin.Model:
+    """A copy of ``model`` whose ``G`` is ``J (M + diag(d))⁻¹ Jᵀ``: ``d`` (one entry ≥ 0 per
+    joint velocity) added to its rotor armature, which every algorithm and path (numpy, batch,
+    CasADi, generated C) already puts on ``M``'s diagonal.
+
+    An implicit integrator's effective mass ``M + hD + h²K`` (MuJoCo's implicit damping ``D``
+    and stiffness ``K``, diagonal per joint) is ``d = h·D + h²·K``.  Build the copy once per
+    ``d`` (a model copy, then one topology per copy); calls on ``model`` itself do not change.
+    """
+    d = np.asarray(diagonal, dtype=float)
+    if d.shape != (model.nv,):
+        raise ValueError(
+            f"the diagonal has shape {d.shape}, expected one entry per joint velocity "
+            f"(nv = {model.nv},)"
+        )
+    bad = np.flatnonzero(~np.isfinite(d) | (d < 0))
+    if bad.size:
+        raise ValueError(
+            f"the diagonal must be finite and ≥ 0 (M + diag(d) must stay positive definite): "
+            f"entry {bad[0]} is {d[bad[0]]}"
+        )
+    out = model.copy()
+    out.armature = np.asarray(model.armature, dtype=float) + d
+    return out

@@ -11,7 +11,13 @@ from hypothesis import HealthCheck, given, settings
 import pvosimr
 import pvosimr.damped
 from pvosimr import DelassusOperator, damped_delassus_inverse, zoo
-from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
+from pvosimr.reference.truth import (
+    TOLERANCE,
+    constraint_jacobian,
+    dense_delassus,
+    mass_matrix,
+    rel_err,
+)
 
 MUS = (1e-6, 1e-4, 1e-2, 1.0)
 EPS = float(np.finfo(float).eps)
@@ -239,3 +245,160 @@ def test_pinocchio_mu_convention_on_point_contacts():
     cds = [cm.createData() for cm in cms]
     pin_g = np.array(pin.computeDelassusMatrix(model, model.createData(), q, cms, cds, mu))
     assert rel_err(pin_g, G @ np.linalg.inv(np.eye(G.shape[0]) + mu * G)) <= TOLERANCE
+
+
+# --------------------------------------------------------------------------- spectral bounds
+
+
+def test_spectral_bounds_are_exact(atlas_feet):
+    model, cms, q = atlas_feet
+    op = DelassusOperator(model, model.createData(), q, cms)
+    eig = np.linalg.eigvalsh(dense_delassus(model, q, cms))
+    lo, hi = op.spectral_bounds()
+    assert abs(lo - eig[0]) <= 1e-12 * eig[-1] and abs(hi - eig[-1]) <= 1e-12 * eig[-1]
+    with pytest.raises(ValueError, match="G is empty"):
+        DelassusOperator.from_matrix(np.zeros((0, 0))).spectral_bounds()
+
+
+@pytest.mark.parametrize("steps", [8, 15, 30])
+def test_lanczos_bounds_hold(steps):
+    """120 rows of rank 60 (10 welded branches: eigenvalues in clusters), fewer steps than
+    rows: the extreme eigenvalues lie inside the stated bounds, each Ritz value is within its
+    residual of an eigenvalue, and 30 steps (the default) find the largest to 1e-6."""
+    robot = load("stem_b10_L10", "branch_tips_6d")
+    G = dense_delassus(robot.model, robot.q_random(np.random.default_rng(0)), robot.constraints)
+    eig = np.linalg.eigvalsh(G)
+    est = pvosimr.lanczos_bounds(G, steps=steps)
+    assert est.steps == steps < G.shape[0]
+    slack = 1e-12 * eig[-1]
+    assert est.largest - slack <= eig[-1] <= est.largest_upper + slack
+    assert est.smallest_lower - slack <= eig[0] <= est.smallest + slack
+    for ritz, residual in (
+        (est.largest, est.largest_residual),
+        (est.smallest, est.smallest_residual),
+    ):
+        assert np.abs(eig - ritz).min() <= residual + slack
+    if steps == 30:
+        assert eig[-1] - est.largest <= 1e-6 * eig[-1]
+    product = pvosimr.lanczos_bounds(len(G), steps=steps, product=G.__matmul__)
+    assert product[:4] == pytest.approx(est[:4], rel=1e-12, abs=1e-12)
+    assert np.isnan(product.largest_upper)
+
+
+def test_lanczos_largest_can_be_below_lambda_max_by_more_than_its_residual():
+    """Why the residual is not a bound on λ_max: at 8 steps the top Ritz value sits near the
+    cluster's 7.92, not λ_max = 8.02 (what :class:`pvosimr.damped.SpectralEstimate` says)."""
+    robot = load("stem_b10_L10", "branch_tips_6d")
+    G = dense_delassus(robot.model, robot.q_random(np.random.default_rng(0)), robot.constraints)
+    est = pvosimr.lanczos_bounds(G, steps=8)
+    assert np.linalg.eigvalsh(G)[-1] - est.largest > est.largest_residual
+
+
+def test_lanczos_bounds_are_exact_once_steps_reach_m(atlas_feet):
+    model, cms, q = atlas_feet
+    G = dense_delassus(model, q, cms)
+    est = pvosimr.lanczos_bounds(G, steps=100)
+    eig = np.linalg.eigvalsh(G)
+    assert est.steps <= G.shape[0]
+    assert abs(est.largest - eig[-1]) <= 1e-12 * eig[-1]
+    assert abs(est.smallest - eig[0]) <= 1e-10 * eig[-1]
+    with pytest.raises(ValueError, match="steps must be ≥ 1"):
+        pvosimr.lanczos_bounds(G, steps=0)
+
+
+def test_admm_spectral_penalty_is_the_documented_rule(atlas_feet):
+    """pin 4.1's ADMM, ``rho_init`` unset: ``ρ = √(L m) (L/m)^p`` with ``L`` the largest
+    eigenvalue of ``G + μ_prox I`` (its Lanczos, to 1e-8), ``m = μ_prox`` (+ the smallest
+    compliance) and ``p = spectral_rho_power_init``; a CONSTANT rule keeps it to the end."""
+    model, cms, q = atlas_feet
+    op = DelassusOperator(model, model.createData(), q, cms)
+    settings = pin.ADMMSolverSettings()
+    settings.admm_update_rule = pin.ADMMUpdateRule.CONSTANT
+    cmodels = pin.StdVec_ConstraintModel()
+    for cm in cms:  # the same welds as Pinocchio 4 frame anchors
+        cmodels.append(
+            pin.ConstraintModel(
+                pin.FrameAnchorConstraintModel(model, cm.joint1_id, cm.joint1_placement)
+            )
+        )
+    cdatas = pin.StdVec_ConstraintData()
+    data = model.createData()
+    pin.forwardKinematics(model, data, q)
+    for cm in cmodels:
+        cdatas.append(cm.createData())
+        cm.calc(model, data, cdatas[-1])
+    result = pin.ADMMSolverResult()
+    g = np.random.default_rng(0).standard_normal(op.m)
+    pin.ADMMConstraintSolver(op.m).solve(op.to_pinocchio(), g, cmodels, cdatas, settings, result)
+    L = op.spectral_bounds()[1] + settings.mu_prox
+    m = settings.mu_prox
+    rho = np.sqrt(L * m) * (L / m) ** settings.spectral_rho_power_init
+    assert result.rho == pytest.approx(rho, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- the effective metric
+
+
+def effective_truth(model, q, cms, d) -> np.ndarray:
+    """``J (M + diag(d))⁻¹ Jᵀ`` from the dense M and Pinocchio's constraint rows."""
+    J = constraint_jacobian(model, q, cms)
+    return J @ np.linalg.solve(mass_matrix(model, q) + np.diag(d), J.T)
+
+
+@pytest.fixture(scope="module")
+def effective(atlas_feet):
+    model, cms, q = atlas_feet
+    rng = np.random.default_rng(3)
+    h = 1e-3
+    d = h * rng.uniform(0, 5, model.nv) + h * h * rng.uniform(0, 1e3, model.nv)  # hD + h²K
+    d[:6] = 0.0  # no damping on the free-flyer
+    d[10] = 0.0  # an undamped joint among damped ones
+    return model, cms, q, d, effective_truth(model, q, cms, d)
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_effective_metric_numpy(effective, algorithm):
+    model, cms, q, d, truth = effective
+    eff = pvosimr.effective_model(model, d)
+    got = pvosimr.compute_delassus(eff, eff.createData(), q, cms, algorithm=algorithm)
+    assert rel_err(got, truth) <= TOLERANCE
+    plain = pvosimr.compute_delassus(model, model.createData(), q, cms, algorithm=algorithm)
+    assert rel_err(plain, truth) > 1e-4  # d matters: the test can fail
+    assert not np.asarray(model.armature).any()  # the model itself is untouched
+
+
+def test_effective_metric_batch(effective):
+    model, cms, q, d, _ = effective
+    eff = pvosimr.effective_model(model, d)
+    qs = np.array([q, *(zoo.random_configuration(model, np.random.default_rng(k)) for k in (1, 2))])
+    Gs = pvosimr.compute_delassus_batch(eff, qs, cms)
+    for qb, G in zip(qs, Gs, strict=True):
+        assert rel_err(G, effective_truth(model, qb, cms, d)) <= TOLERANCE
+
+
+def test_effective_metric_casadi(effective):
+    pytest.importorskip("casadi")
+    from pvosimr.symbolic import delassus_function
+
+    model, cms, q, d, truth = effective
+    f = delassus_function(pvosimr.effective_model(model, d), cms)
+    assert rel_err(np.array(f(q)), truth) <= TOLERANCE
+
+
+@pytest.mark.slow  # one compile of Atlas (about a minute on two cores)
+def test_effective_metric_generated_c(effective, tmp_path):
+    pytest.importorskip("casadi")
+    from pvosimr import codegen
+
+    model, cms, q, d, truth = effective
+    f = codegen.compile(pvosimr.effective_model(model, d), cms, cache_dir=tmp_path)
+    assert rel_err(f(q), truth) <= TOLERANCE
+
+
+@pytest.mark.parametrize(
+    ("d", "message"),
+    [(np.ones(3), r"shape \(3,\).*nv = 36"), (np.r_[-1.0, np.zeros(35)], "entry 0 is -1.0")],
+)
+def test_effective_model_names_a_bad_diagonal(atlas_feet, d, message):
+    with pytest.raises(ValueError, match=message):
+        pvosimr.effective_model(atlas_feet[0], d)

@@ -18,7 +18,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "opcounts.json"
 
 # What each notebook must show: its figures (one PNG per plt.show()) and, in its text outputs,
 # the tables it builds and the operation counts of its default case (tests/golden/opcounts.json).
-FIGURES = {"atlas.ipynb": 8, "shadow_hand.ipynb": 6}
+FIGURES = {"atlas.ipynb": 8, "shadow_hand.ipynb": 6, "contact_simulation.ipynb": 2}
 TABLES = {
     "atlas.ipynb": (
         "**Branching links N**",
@@ -31,6 +31,10 @@ TABLES = {
         "| method | from | relative error vs dense truth | max asymmetry |",
         "| claim | the paper's statement (its four algorithms) | holds on these counts "
         "| with PV-OSIMh (not in the paper) counted in |",
+    ),
+    "contact_simulation.ipynb": (
+        "| scene | final q: max difference | final v: max difference "
+        "| impulses: max difference over 1 s | normal impulse at the end / (m g h) |",
     ),
 }
 COUNTED = {"atlas.ipynb": "atlas/feet_4x3d", "shadow_hand.ipynb": "shadow_hand/fingertips_3d"}
@@ -85,6 +89,9 @@ def test_notebook_runs_and_shows_its_results(name):
     text = _text(nb)
     for table in TABLES[name]:
         assert table in text, f"{name} shows no table {table!r}"
+    if name == "contact_simulation.ipynb":
+        _check_simulation(text)
+        return
     assert _counts_line(name) in text, f"{name} does not show the counts of {COUNTED[name]}"
     if name == "atlas.ipynb":  # the loop closure: pvosimr right, Pinocchio silently wrong
         errors = dict(
@@ -222,3 +229,13 @@ def _check_verdicts(text: str) -> None:
     assert sorted({claim for claim, _ in rows}) == ["C3", "C4"]
     for claim, verdict in rows:
         assert (verdict == "yes") == (status[claim] == "PASS"), claim
+
+
+def _check_simulation(text: str) -> None:
+    """Both scenes: the loops on pvosimr's and Pinocchio's G end within 1e-8 of each other,
+    and the robot ends up carried by its contacts (normal impulse ≈ its weight over a step)."""
+    rows = re.findall(r"^\| (atlas|solo12) \| (\S+) \| (\S+) \| (\S+) \| (\S+) \|$", text, re.M)
+    assert sorted(r[0] for r in rows) == ["atlas", "solo12"], rows
+    for scene, dq, dv, dl, carried in rows:
+        assert max(float(dq), float(dv), float(dl)) <= 1e-8, scene
+        assert float(carried) == pytest.approx(1.0, abs=0.01), scene
