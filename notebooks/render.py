@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from pvosimr.notices import QUIET_VARIABLE
 
 HERE = Path(__file__).resolve().parent
 MODEL_PATH_ENV = "PVOSIMR_MODEL_PATH"
@@ -54,8 +58,24 @@ def execute(path: Path, timeout: int = 600) -> tuple[nbformat.NotebookNode, floa
         nb, kernel_name="python3", timeout=timeout, resources={"metadata": {"path": str(HERE)}}
     )
     start = time.perf_counter()
-    client.execute()
+    with _quiet():
+        client.execute()
     return nb, time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The kernel without pvosimr's notices: a notice depends on the machine's load (one says
+    a one-time step took over 2 s), so a rendered page would differ from run to run."""
+    before = os.environ.get(QUIET_VARIABLE)
+    os.environ[QUIET_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[QUIET_VARIABLE]
+        else:
+            os.environ[QUIET_VARIABLE] = before
 
 
 def problems(nb: nbformat.NotebookNode) -> list[str]:
