@@ -17,9 +17,9 @@ own cost:
   stacks, where structural zeros are not free: an algorithm that saves scalar operations by
   more, smaller products (PV-OSIMh carrying rows) can be the slower call.  A model of that
   cost would have to follow numpy's own steps and the machine's caches, so the choice is a
-  short timing instead, on the actual model: the kinematics of the neutral configuration
-  once, then every algorithm's body on them (the kinematics are the same for all, so they
-  are left out); a first call of each, untimed, prepares what it keeps per topology; then
+  short timing instead, on the actual model at its neutral configuration, of the call as it
+  runs (numpy: the kinematics, then the body; batch: the body on a stack's kinematics made
+  once); a first call of each, untimed, prepares what it keeps per topology; then
   :data:`ROUNDS` rounds, each calling the remaining algorithms once in turn, keep each
   algorithm's fastest time (load only adds time: the minimum is the least noisy estimate of
   a call's cost), and after :data:`PRUNE_AFTER` rounds drop those more than :data:`PRUNE`
@@ -88,7 +88,7 @@ PATHS = ("numpy", "batch", "casadi")
 ALGORITHM_ORDER = ("pv-osimh", "pv-osimr", "pv-osim", "efpa", "ltl-osim", "naive")
 
 #: The timing: rounds, the rounds before pruning, the pruning factor, the batch's size.
-ROUNDS, PRUNE_AFTER, PRUNE, TIMING_BATCH = 5, 2, 1.3, 256
+ROUNDS, PRUNE_AFTER, PRUNE, TIMING_BATCH = 20, 2, 1.3, 256
 
 
 def choose_algorithm(
@@ -215,12 +215,17 @@ def _timed(run: Callable, body: Callable) -> float:
 
 
 def _numpy_call(model: pin.Model, topology: Topology, cms: list) -> Callable:
-    """``body ↦ G`` on numpy at the neutral configuration, on the kinematics the single call
-    reads (:func:`pvosimr.evaluate.delassus_at`)."""
+    """``body ↦ G`` on numpy at the neutral configuration as the single call runs it
+    (:func:`pvosimr.evaluate.delassus_at`): the kinematics made afresh, then the body.  Timed
+    on kinematics made once, bodies can tie that differ by several percent in a call."""
     data = model.createData()
     constants = numeric_constants(model, topology, cms, data=data)
-    kin = numeric_kinematics(model, data, pin.neutral(model), topology, cms, constants)
-    return lambda body: body(NUMPY, topology, kin)
+    q = pin.neutral(model)
+
+    def run(body: Callable) -> np.ndarray:
+        return body(NUMPY, topology, numeric_kinematics(model, data, q, topology, cms, constants))
+
+    return run
 
 
 def _batch_call(model: pin.Model, topology: Topology, cms: list) -> Callable:
