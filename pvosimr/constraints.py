@@ -51,6 +51,8 @@ __all__ = [
     "pinocchio_kind_problem",
     "place_constraints",
     "point",
+    "rows",
+    "RowMap",
     "weld",
 ]
 
@@ -79,7 +81,14 @@ class ConstraintShape(NamedTuple):
     dim: int
     joint2: int = 0  #: 0: the constraint is between ``joint1`` and the world
     world_aligned: bool = False  #: LOCAL_WORLD_ALIGNED rather than LOCAL
-    kind: str = "rigid"  #: "rigid", "frame_anchor" or "point_anchor" (see the module docstring)
+    #: "rigid", "frame_anchor", "point_anchor" (see the module docstring) or "joint" (a
+    #: joint-space row, :mod:`pvosimr.lowering`)
+    kind: str = "rigid"
+    #: the rows of the constraint under a row map (:func:`rows`), 0 without one: ``dim`` is
+    #: then the map's row count, ``base`` the 3 or 6 rows it maps
+    base: int = 0
+    #: the constant row map ``A`` (``dim × base``) as nested tuples; empty without one
+    rows: tuple = ()
 
     @property
     def joints(self) -> tuple[int, ...]:
@@ -87,20 +96,53 @@ class ConstraintShape(NamedTuple):
         return (self.joint1, self.joint2) if self.joint2 else (self.joint1,)
 
     @property
+    def swept(self) -> int:
+        """The rows of the constraint the map takes (``dim`` without a map)."""
+        return self.base or self.dim
+
+    @property
+    def folded(self) -> bool:
+        """The row map is folded into body 1's ``K`` (its EE sweeps ``dim`` rows): in LOCAL
+        axes, body 1's block of a rigid constraint or frame anchor is the identity."""
+        return bool(self.rows) and not self.world_aligned and self.kind != "point_anchor"
+
+    @property
     def end_dims(self) -> tuple[int, ...]:
-        """Rows of each end-effector: body 1 of a point anchor sweeps its full motion (6)."""
-        first = 6 if self.kind == "point_anchor" else self.dim
-        return (first, self.dim)[: len(self.joints)]
+        """Rows of each end-effector: body 1 of a point anchor sweeps its full motion (6); a
+        folded row map's body 1 sweeps the mapped rows; both ends of a joint-space row one."""
+        if self.kind == "joint":
+            return (self.dim, self.dim)[: len(self.joints)]
+        first = 6 if self.kind == "point_anchor" else (self.dim if self.folded else self.swept)
+        return (first, self.swept)[: len(self.joints)]
 
     @property
     def sign(self) -> float:
         """The sign of its end-effectors' rows: pin 4's models negate them."""
-        return 1.0 if self.kind == "rigid" else -1.0
+        return 1.0 if self.kind in ("rigid", "joint") else -1.0
 
     @property
     def plain(self) -> bool:
         """One LOCAL end-effector whose rows are the constraint's own (paper Sec. I-C)."""
         return not self.joint2 and not self.world_aligned and self.kind != "point_anchor"
+
+    @property
+    def framed(self) -> bool:
+        """Its combination reads its EEs' placements in the world: not plain, and not a
+        joint-space row (whose two ends sum, :mod:`pvosimr.lowering`)."""
+        return not self.plain and self.kind != "joint"
+
+    def end_rows(self) -> tuple[np.ndarray | None, ...]:
+        """The constant left factor ``L`` of each EE's ``K = L ^{c}X_i``, or None for the
+        first ``end_dims`` rows times :attr:`sign` (every constraint without a row map)."""
+        n = len(self.joints)
+        if not self.rows:
+            return (None,) * n
+        A = np.array(self.rows, dtype=float)
+        if self.kind == "joint":  # child: A v_i; parent: −A ^{c2}X_π (lowering module)
+            return (A, -A)[:n]
+        if not self.folded:
+            return (None,) * n
+        return (self.sign * A @ np.eye(6)[: self.swept], *(None,) * (n - 1))
 
     @property
     def anchored(self) -> bool:
@@ -158,6 +200,8 @@ def point(model: pin.Model, frame_name: str, offset=None) -> pin.RigidConstraint
 def constraint_kind(cm) -> str:
     """``"rigid"`` for a ``RigidConstraintModel``, else the kind of pin 4's model
     (:attr:`ConstraintShape.kind`)."""
+    if type(cm) is LoweredConstraint:
+        return cm.kind
     spec = _MODELS.get(type(cm))
     return "rigid" if spec is None else spec[0]
 
@@ -165,6 +209,8 @@ def constraint_kind(cm) -> str:
 def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     """Rows the constraint contributes: 3 (CONTACT_3D, point anchors) or 6 (CONTACT_6D, frame
     anchors)."""
+    if type(cm) is LoweredConstraint:
+        return cm.dim
     spec = _MODELS.get(type(cm))
     if spec is not None:
         return spec[1]
@@ -246,6 +292,10 @@ def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShap
     """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
     other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
     kind = constraint_kind(cm)
+    if type(cm) is LoweredConstraint:
+        if cm.joint2_id == cm.joint1_id:
+            raise ValueError(f"{label} links joint {cm.joint1_id} to itself: its rows are zero")
+        return cm.shape()
     if kind != "rigid":
         if cm.joint2_id == cm.joint1_id:
             raise ValueError(
@@ -273,6 +323,12 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     ("" if they do not): they read a LOCAL_WORLD_ALIGNED constraint as LOCAL (the C++
     PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies; they
     take no constraint model but ``RigidConstraintModel``."""
+    if type(cm) is LoweredConstraint:
+        return (
+            f"is {'a row of ' if cm.kind == 'joint' or cm.dim == 1 else ''}a "
+            f"{type(cm.source).__name__} lowered by pvosimr; Pinocchio's Delassus routines "
+            "take RigidConstraintModel only (pvosimr.compute_delassus takes it)"
+        )
     if constraint_kind(cm) != "rigid":
         return (
             f"is a {type(cm).__name__}; Pinocchio's Delassus routines take RigidConstraintModel "
@@ -291,20 +347,103 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     return ""
 
 
+class RowMap:
+    """A linear map ``A`` (``r × d``) of the ``d`` rows of a constraint model: its rows in G
+    are ``A`` times the model's (those of ``pin.getConstraintJacobian``), ``G_A = A G Aᵀ``.
+
+    Made by :func:`rows`; ``model`` is the Pinocchio constraint model it holds (any model
+    pvosimr takes but a joint-space one, or another :class:`RowMap`), ``selection`` the row
+    indices or ``matrix`` the map, as given: both are checked against the model's rows when
+    the constraint list is read, and a bad one named by its index in the list.
+    """
+
+    __slots__ = ("matrix", "model", "selection")
+
+    def __init__(self, model, selection=None, matrix=None) -> None:
+        self.model = model
+        self.selection = selection
+        self.matrix = matrix
+
+    @property
+    def name(self) -> str:
+        """The held model's name (errors name the constraint by it)."""
+        return getattr(self.model, "name", "")
+
+    def __repr__(self) -> str:
+        what = f"selection={list(self.selection)}" if self.matrix is None else (
+            f"matrix of shape {self.matrix.shape}"
+        )
+        return f"pvosimr.constraints.rows({type(self.model).__name__}, {what})"
+
+
+def rows(cm, selection_or_matrix) -> RowMap:
+    """The rows of ``cm`` picked or mapped: a sequence of row indices (``[0, 1, 3, 4, 5]``: a
+    revolute loop closure about z from a 6D two-body constraint) or a 2-D array ``A`` with one
+    column per row of ``cm`` (``[[0, 0, 1]]``: a distance along the contact's z axis from a
+    3D one).  The result goes in a constraint list like any model; its rows in G are ``A``
+    times ``cm``'s (a selection is the identity's rows), in ``cm``'s LOCAL or world-aligned
+    axes, on one body or two.  A row index out of range or a map of the wrong width raises
+    ``ValueError`` naming the constraint when the list is read."""
+    a = np.asarray(selection_or_matrix)
+    if a.ndim == 1 and a.size and np.issubdtype(a.dtype, np.integer):
+        return RowMap(cm, selection=tuple(int(i) for i in a))
+    if a.ndim == 2 and a.size and np.issubdtype(a.dtype, np.number):
+        matrix = np.array(a, dtype=float)
+        matrix.setflags(write=False)
+        return RowMap(cm, matrix=matrix)
+    raise ValueError(
+        "rows(cm, ...) takes a non-empty sequence of row indices or a 2-D numeric matrix with "
+        f"one column per row of cm, not {selection_or_matrix!r}"
+    )
+
+
+class LoweredConstraint:
+    """A constraint pvosimr runs as a rigid-like constraint with a constant row map: a
+    :class:`RowMap` or one row of a joint-space model (:mod:`pvosimr.lowering`), read like a
+    ``RigidConstraintModel`` by every path (joints, placements, name).  ``owner`` is its
+    index in the list the user gave, ``source`` the Pinocchio model it comes from."""
+
+    __slots__ = (
+        "base", "dim", "joint1_id", "joint1_placement", "joint2_id", "joint2_placement",
+        "kind", "name", "owner", "rows", "source", "world_aligned",
+    )  # fmt: skip
+
+    def __init__(self, **fields) -> None:
+        for key, value in fields.items():
+            setattr(self, key, value)
+
+    def shape(self) -> ConstraintShape:
+        """Its :class:`ConstraintShape` (the map is part of the structure)."""
+        return ConstraintShape(
+            self.joint1_id, self.dim, self.joint2_id, self.world_aligned, self.kind,
+            self.base, self.rows,
+        )  # fmt: skip
+
+
+_DIRECT = frozenset((pin.RigidConstraintModel, LoweredConstraint, *_MODELS))
+
+
 def as_constraint_list(
-    constraint_models: Iterable[pin.RigidConstraintModel],
+    constraint_models: Iterable[pin.RigidConstraintModel], model: pin.Model | None = None
 ) -> Sequence[pin.RigidConstraintModel]:
-    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``) of
-    ``RigidConstraintModel`` and pin 4's ``FrameAnchorConstraintModel``,
-    ``PointAnchorConstraintModel`` and ``PointContactConstraintModel``, mixed."""
-    if isinstance(constraint_models, _ACCEPTED):
+    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``,
+    ``pin.StdVec_ConstraintModel``) of ``RigidConstraintModel`` and pin 4's
+    ``FrameAnchorConstraintModel``, ``PointAnchorConstraintModel`` and
+    ``PointContactConstraintModel``, mixed; generic ``pin.ConstraintModel`` wrappers, row maps
+    (:func:`rows`) and joint-space models (``JointLimitConstraintModel``,
+    ``JointFrictionConstraintModel``: ``model`` needed) are lowered to
+    :class:`LoweredConstraint` (:mod:`pvosimr.lowering`).  A list of the first kinds is
+    returned as is, after one type look-up per entry."""
+    if isinstance(constraint_models, _ACCEPTED) or isinstance(constraint_models, RowMap):
         raise TypeError(
             f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
         )
     out = list(constraint_models)
-    for k, cm in enumerate(out):
-        if type(cm) not in _MODELS and not isinstance(cm, pin.RigidConstraintModel):
-            raise TypeError(f"constraint {k} is a {type(cm).__name__}, expected {_accepted()}")
+    for cm in out:
+        if type(cm) not in _DIRECT and not isinstance(cm, pin.RigidConstraintModel):
+            from .lowering import lower  # only lists with other kinds pay for it
+
+            return lower(out, model)
     return out
 
 

@@ -63,12 +63,13 @@ class Kinematics:
 
 
 def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
-    """EE node → (placement in its link, sign of its rows): the constraints' EEs, in ``ees``
-    order."""
+    """EE node → (placement in its link, sign of its rows, left factor ``L`` of its ``K`` or
+    None, :meth:`~pvosimr.constraints.ConstraintShape.end_rows`): the constraints' EEs, in
+    ``ees`` order."""
     placed = [
-        (P, shape.sign)
+        (P, shape.sign, L)
         for shape, cm in zip(topology.signature, constraint_models, strict=True)
-        for P in end_effector_placements(cm)
+        for P, L in zip(end_effector_placements(cm), shape.end_rows(), strict=True)
     ]
     return dict(zip(topology.ees[: len(placed)], placed, strict=False))
 
@@ -77,6 +78,11 @@ def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
     """``^{c2}X_0`` of each point anchor's world-fixed ``c2`` (constant), by its world key."""
     cms = list(constraint_models)
     return {key: cms[k].joint2_placement.actionInverse for k, key in topology.anchors.items()}
+
+
+def _left(L: np.ndarray, A: Matrix) -> Matrix:
+    """``L A`` for a numpy ``L`` and ``A`` of any backend (CasADi's SX from a placement input)."""
+    return L @ A if isinstance(A, np.ndarray) else type(A)(L) @ A
 
 
 def link_constants(
@@ -110,8 +116,11 @@ def model_constants(
     H, armature = link_constants(model, topology)
     placed = _end_effectors(topology, constraint_models)
     K = {}
-    for e, (P, sign) in placed.items():
-        A = P.actionInverse if actions is None else actions[e]
+    for e, (P, sign, L) in placed.items():
+        A = P.actionInverse if actions is None or e not in actions else actions[e]
+        if L is not None:  # a row map or a joint-space row (pvosimr.lowering)
+            K[e] = _left(L, A)
+            continue
         K[e] = A[: topology.dim_of[e], :]
         if sign < 0:  # pin 4's models: rows negated
             K[e] = -K[e]
@@ -201,7 +210,7 @@ def numeric_kinematics(
         world = dict(world)
         placed = _end_effectors(topology, constraint_models)
         for e in topology.framed:
-            P, _ = placed[e]
+            P = placed[e][0]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
     return Kinematics(
         X=X,

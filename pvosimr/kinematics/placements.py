@@ -95,7 +95,7 @@ def placement_vector(
     is not a ``pin.SE3``, a non-finite entry or a rotation that is not one
     (:func:`pvosimr.constraints.check_placement`).
     """
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     signature = constraint_signature(model, cms)
     if isinstance(placements, pin.SE3):
         raise ValueError("placements must be a sequence with one entry per constraint, not a SE3")
