@@ -38,6 +38,7 @@ import pinocchio as pin
 
 __all__ = [
     "ConstraintShape",
+    "RowMap",
     "as_constraint_list",
     "check_placement",
     "check_placements",
@@ -52,7 +53,6 @@ __all__ = [
     "place_constraints",
     "point",
     "rows",
-    "RowMap",
     "weld",
 ]
 
@@ -434,7 +434,7 @@ def as_constraint_list(
     ``JointFrictionConstraintModel``: ``model`` needed) are lowered to
     :class:`LoweredConstraint` (:mod:`pvosimr.lowering`).  A list of the first kinds is
     returned as is, after one type look-up per entry."""
-    if isinstance(constraint_models, _ACCEPTED) or isinstance(constraint_models, RowMap):
+    if isinstance(constraint_models, (*_ACCEPTED, RowMap)):
         raise TypeError(
             f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
         )
