@@ -36,6 +36,8 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from .lowering import _MODELS, LoweredConstraint, RowMap, lower, rows
+
 __all__ = [
     "ConstraintShape",
     "RowMap",
@@ -58,16 +60,6 @@ __all__ = [
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
-#: Pin 4's constraint models pvosimr takes → (kind, rows); absent from pin 3.
-_MODELS = {
-    getattr(pin, name): spec
-    for name, spec in (
-        ("FrameAnchorConstraintModel", ("frame_anchor", 6)),
-        ("PointAnchorConstraintModel", ("point_anchor", 3)),
-        ("PointContactConstraintModel", ("point_anchor", 3)),
-    )
-    if hasattr(pin, name)
-}
 _ACCEPTED = (pin.RigidConstraintModel, *_MODELS)
 
 #: The reference frames a constraint's rows may be expressed in → whether they are world-aligned.
@@ -295,7 +287,7 @@ def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShap
     if type(cm) is LoweredConstraint:
         if cm.joint2_id == cm.joint1_id:
             raise ValueError(f"{label} links joint {cm.joint1_id} to itself: its rows are zero")
-        return cm.shape()
+        return ConstraintShape(*cm.key())
     if kind != "rigid":
         if cm.joint2_id == cm.joint1_id:
             raise ValueError(
@@ -347,79 +339,6 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     return ""
 
 
-class RowMap:
-    """A linear map ``A`` (``r × d``) of the ``d`` rows of a constraint model: its rows in G
-    are ``A`` times the model's (those of ``pin.getConstraintJacobian``), ``G_A = A G Aᵀ``.
-
-    Made by :func:`rows`; ``model`` is the Pinocchio constraint model it holds (any model
-    pvosimr takes but a joint-space one, or another :class:`RowMap`), ``selection`` the row
-    indices or ``matrix`` the map, as given: both are checked against the model's rows when
-    the constraint list is read, and a bad one named by its index in the list.
-    """
-
-    __slots__ = ("matrix", "model", "selection")
-
-    def __init__(self, model, selection=None, matrix=None) -> None:
-        self.model = model
-        self.selection = selection
-        self.matrix = matrix
-
-    @property
-    def name(self) -> str:
-        """The held model's name (errors name the constraint by it)."""
-        return getattr(self.model, "name", "")
-
-    def __repr__(self) -> str:
-        what = f"selection={list(self.selection)}" if self.matrix is None else (
-            f"matrix of shape {self.matrix.shape}"
-        )
-        return f"pvosimr.constraints.rows({type(self.model).__name__}, {what})"
-
-
-def rows(cm, selection_or_matrix) -> RowMap:
-    """The rows of ``cm`` picked or mapped: a sequence of row indices (``[0, 1, 3, 4, 5]``: a
-    revolute loop closure about z from a 6D two-body constraint) or a 2-D array ``A`` with one
-    column per row of ``cm`` (``[[0, 0, 1]]``: a distance along the contact's z axis from a
-    3D one).  The result goes in a constraint list like any model; its rows in G are ``A``
-    times ``cm``'s (a selection is the identity's rows), in ``cm``'s LOCAL or world-aligned
-    axes, on one body or two.  A row index out of range or a map of the wrong width raises
-    ``ValueError`` naming the constraint when the list is read."""
-    a = np.asarray(selection_or_matrix)
-    if a.ndim == 1 and a.size and np.issubdtype(a.dtype, np.integer):
-        return RowMap(cm, selection=tuple(int(i) for i in a))
-    if a.ndim == 2 and a.size and np.issubdtype(a.dtype, np.number):
-        matrix = np.array(a, dtype=float)
-        matrix.setflags(write=False)
-        return RowMap(cm, matrix=matrix)
-    raise ValueError(
-        "rows(cm, ...) takes a non-empty sequence of row indices or a 2-D numeric matrix with "
-        f"one column per row of cm, not {selection_or_matrix!r}"
-    )
-
-
-class LoweredConstraint:
-    """A constraint pvosimr runs as a rigid-like constraint with a constant row map: a
-    :class:`RowMap` or one row of a joint-space model (:mod:`pvosimr.lowering`), read like a
-    ``RigidConstraintModel`` by every path (joints, placements, name).  ``owner`` is its
-    index in the list the user gave, ``source`` the Pinocchio model it comes from."""
-
-    __slots__ = (
-        "base", "dim", "joint1_id", "joint1_placement", "joint2_id", "joint2_placement",
-        "kind", "name", "owner", "rows", "source", "world_aligned",
-    )  # fmt: skip
-
-    def __init__(self, **fields) -> None:
-        for key, value in fields.items():
-            setattr(self, key, value)
-
-    def shape(self) -> ConstraintShape:
-        """Its :class:`ConstraintShape` (the map is part of the structure)."""
-        return ConstraintShape(
-            self.joint1_id, self.dim, self.joint2_id, self.world_aligned, self.kind,
-            self.base, self.rows,
-        )  # fmt: skip
-
-
 _DIRECT = frozenset((pin.RigidConstraintModel, LoweredConstraint, *_MODELS))
 
 
@@ -441,9 +360,7 @@ def as_constraint_list(
     out = list(constraint_models)
     for cm in out:
         if type(cm) not in _DIRECT and not isinstance(cm, pin.RigidConstraintModel):
-            from .lowering import lower  # only lists with other kinds pay for it
-
-            return lower(out, model)
+            return lower(out, model)  # only lists with other kinds pay for it
     return out
 
 

@@ -47,9 +47,46 @@ import numpy as np
 import pinocchio as pin
 
 from ._lru import LRU
-from .constraints import LoweredConstraint, RowMap, constraint_dim, constraint_kind
 
-__all__ = ["JOINT_SPACE_MODELS", "lower"]
+__all__ = [
+    "CONSTANT_SUBSPACE_JOINTS",
+    "JOINT_SPACE_MODELS",
+    "LoweredConstraint",
+    "RowMap",
+    "lower",
+    "rows",
+]
+
+#: Pin 4's constraint models pvosimr takes → (kind, rows); absent from pin 3.
+_MODELS = {
+    getattr(pin, name): spec
+    for name, spec in (
+        ("FrameAnchorConstraintModel", ("frame_anchor", 6)),
+        ("PointAnchorConstraintModel", ("point_anchor", 3)),
+        ("PointContactConstraintModel", ("point_anchor", 3)),
+    )
+    if hasattr(pin, name)
+}
+#: Joint types whose motion subspace ``S`` (in the joint's frame, Pinocchio's ``data.joints[i].S``)
+#: does not depend on ``q``; the others' (spherical ZYX, universal, ellipsoid, composite,
+#: mimic) are read at every configuration, and take no joint-space rows.
+CONSTANT_SUBSPACE_JOINTS = frozenset(
+    "JointModel" + kind
+    for kind in (
+        "FreeFlyer", "Spherical", "Planar", "Translation", "RX", "RY", "RZ",
+        "RevoluteUnaligned", "RUBX", "RUBY", "RUBZ", "RevoluteUnboundedUnaligned", "PX", "PY",
+        "PZ", "PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned",
+    )
+)  # fmt: skip
+_DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
+
+
+def _kind_and_dim(cm) -> tuple[str, int]:
+    """The kind and rows of a rigid constraint or pin 4's anchor (``constraint_kind``,
+    ``constraint_dim`` of :mod:`pvosimr.constraints`)."""
+    spec = _MODELS.get(type(cm))
+    return spec if spec is not None else ("rigid", _DIMS.get(cm.type, 0))
+
 
 #: pin 4's joint-space constraint models (absent from pin 3).
 JOINT_SPACE_MODELS = tuple(
@@ -61,6 +98,82 @@ _GENERIC = getattr(pin, "ConstraintModel", None)
 _LOCAL, _ALIGNED = pin.ReferenceFrame.LOCAL, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _IDENTITY = pin.SE3.Identity()
 _ROWS: LRU = LRU(64)  # joint-space rows per (model, model of constraint): one Data each
+
+
+class RowMap:
+    """A linear map ``A`` (``r × d``) of the ``d`` rows of a constraint model: its rows in G
+    are ``A`` times the model's (those of ``pin.getConstraintJacobian``), ``G_A = A G Aᵀ``.
+
+    Made by :func:`rows`; ``model`` is the Pinocchio constraint model it holds (any model
+    pvosimr takes but a joint-space one, or another :class:`RowMap`), ``selection`` the row
+    indices or ``matrix`` the map, as given: both are checked against the model's rows when
+    the constraint list is read, and a bad one named by its index in the list.
+    """
+
+    __slots__ = ("matrix", "model", "selection")
+
+    def __init__(self, model, selection=None, matrix=None) -> None:
+        self.model = model
+        self.selection = selection
+        self.matrix = matrix
+
+    @property
+    def name(self) -> str:
+        """The held model's name (errors name the constraint by it)."""
+        return getattr(self.model, "name", "")
+
+    def __repr__(self) -> str:
+        what = (
+            f"selection={list(self.selection)}"
+            if self.matrix is None
+            else (f"matrix of shape {self.matrix.shape}")
+        )
+        return f"pvosimr.constraints.rows({type(self.model).__name__}, {what})"
+
+
+def rows(cm, selection_or_matrix) -> RowMap:
+    """The rows of ``cm`` picked or mapped: a sequence of row indices (``[0, 1, 3, 4, 5]``: a
+    revolute loop closure about z from a 6D two-body constraint) or a 2-D array ``A`` with one
+    column per row of ``cm`` (``[[0, 0, 1]]``: a distance along the contact's z axis from a
+    3D one).  The result goes in a constraint list like any model; its rows in G are ``A``
+    times ``cm``'s (a selection is the identity's rows), in ``cm``'s LOCAL or world-aligned
+    axes, on one body or two.  A row index out of range or a map of the wrong width raises
+    ``ValueError`` naming the constraint when the list is read."""
+    a = np.asarray(selection_or_matrix)
+    if a.ndim == 1 and a.size and np.issubdtype(a.dtype, np.integer):
+        return RowMap(cm, selection=tuple(int(i) for i in a))
+    if a.ndim == 2 and a.size and np.issubdtype(a.dtype, np.number):
+        matrix = np.array(a, dtype=float)
+        matrix.setflags(write=False)
+        return RowMap(cm, matrix=matrix)
+    raise ValueError(
+        "rows(cm, ...) takes a non-empty sequence of row indices or a 2-D numeric matrix with "
+        f"one column per row of cm, not {selection_or_matrix!r}"
+    )
+
+
+class LoweredConstraint:
+    """A constraint pvosimr runs as a rigid-like constraint with a constant row map: a
+    :class:`RowMap` or one row of a joint-space model (this module), read like a
+    ``RigidConstraintModel`` by every path (joints, placements, name).  ``owner`` is its
+    index in the list the user gave, ``source`` the Pinocchio model it comes from."""
+
+    __slots__ = (
+        "base", "dim", "joint1_id", "joint1_placement", "joint2_id", "joint2_placement",
+        "kind", "name", "owner", "rows", "source", "world_aligned",
+    )  # fmt: skip
+
+    def __init__(self, **fields) -> None:
+        for key, value in fields.items():
+            setattr(self, key, value)
+
+    def key(self) -> tuple:
+        """What its :class:`~pvosimr.constraints.ConstraintShape` is made of, in its order
+        (the map is part of the structure)."""
+        return (
+            self.joint1_id, self.dim, self.joint2_id, self.world_aligned, self.kind,
+            self.base, self.rows,
+        )  # fmt: skip
 
 
 def _label(k: int, cm) -> str:
@@ -104,7 +217,7 @@ def lower(cms: Sequence, model: pin.Model | None) -> list:
 
 
 def _takes(cm) -> bool:
-    return isinstance(cm, pin.RigidConstraintModel) or constraint_kind(cm) != "rigid"
+    return isinstance(cm, pin.RigidConstraintModel) or type(cm) in _MODELS
 
 
 def _matrix(k: int, rm: RowMap, width: int) -> np.ndarray:
@@ -134,12 +247,15 @@ def _mapped(k: int, rm: RowMap) -> LoweredConstraint:
         A = _matrix(k, rm, low.dim) @ np.array(low.rows)
         return _with_rows(low, A, rm)
     if isinstance(inner, JOINT_SPACE_MODELS) or not _takes(inner):
-        raise _refuse(k, inner) if not isinstance(inner, JOINT_SPACE_MODELS) else TypeError(
-            f"{_label(k, rm)}: a row map of a {type(inner).__name__} is not supported "
-            "(map the rows of a rigid constraint or an anchor)"
+        raise (
+            _refuse(k, inner)
+            if not isinstance(inner, JOINT_SPACE_MODELS)
+            else TypeError(
+                f"{_label(k, rm)}: a row map of a {type(inner).__name__} is not supported "
+                "(map the rows of a rigid constraint or an anchor)"
+            )
         )
-    kind = constraint_kind(inner)
-    dim = constraint_dim(inner)
+    kind, dim = _kind_and_dim(inner)
     aligned = kind == "rigid" and inner.reference_frame == _ALIGNED
     if kind == "rigid" and inner.reference_frame not in (_LOCAL, _ALIGNED):
         aligned = False  # refused by the shape's check, naming the frame
@@ -181,8 +297,6 @@ def _selection(cm) -> tuple:
 def _read_rows(k: int, cm, model: pin.Model) -> tuple:
     """``(model, [(joint, dof in joint, c, a)])``: each row of ``pin.getConstraintJacobian`` at
     the neutral configuration as ``c`` times one velocity, ``a = c e_kᵀ S⁺``."""
-    from .kinematics.constants import CONSTANT_SUBSPACE_JOINTS
-
     data = model.createData()
     q = pin.neutral(model)
     pin.computeJointJacobians(model, data, q)

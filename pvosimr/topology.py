@@ -106,7 +106,7 @@ def structure_key(constraint_models: Iterable) -> tuple:
     key = []
     for cm in constraint_models:
         if type(cm) is LoweredConstraint:
-            key.append((LoweredConstraint, cm.shape()))
+            key.append((LoweredConstraint, cm.key()))
         elif constraint_kind(cm) == "rigid":
             key.append((type(cm), cm.joint1_id, cm.joint2_id, cm.type, cm.reference_frame))
         else:
