@@ -63,13 +63,12 @@ class Kinematics:
 
 
 def _end_effectors(topology: Topology, constraint_models) -> dict[int, tuple]:
-    """EE node → (placement in its link, sign of its rows, left factor ``L`` of its ``K`` or
-    None, :meth:`~pvosimr.constraints.ConstraintShape.end_rows`): the constraints' EEs, in
-    ``ees`` order."""
+    """EE node → (placement in its link, sign of its rows): the constraints' EEs, in ``ees``
+    order."""
     placed = [
-        (P, shape.sign, L)
+        (P, shape.sign)
         for shape, cm in zip(topology.signature, constraint_models, strict=True)
-        for P, L in zip(end_effector_placements(cm), shape.end_rows(), strict=True)
+        for P in end_effector_placements(cm)
     ]
     return dict(zip(topology.ees[: len(placed)], placed, strict=False))
 
@@ -115,8 +114,9 @@ def model_constants(
     """
     H, armature = link_constants(model, topology)
     placed = _end_effectors(topology, constraint_models)
+    left = [L for shape in topology.signature for L in shape.end_rows()]
     K = {}
-    for e, (P, sign, L) in placed.items():
+    for (e, (P, sign)), L in zip(placed.items(), left, strict=True):
         A = P.actionInverse if actions is None or e not in actions else actions[e]
         if L is not None:  # a row map or a joint-space row (pvosimr.lowering)
             K[e] = _left(L, A)
@@ -210,7 +210,7 @@ def numeric_kinematics(
         world = dict(world)
         placed = _end_effectors(topology, constraint_models)
         for e in topology.framed:
-            P = placed[e][0]
+            P, _ = placed[e]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
     return Kinematics(
         X=X,
