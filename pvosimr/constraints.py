@@ -266,7 +266,14 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:
     """``K_i`` (m_i × 6) of a plain constraint: link-frame spatial motion → constraint-frame
-    motion rows (negated for pin 4's models; all 6 rows of a point anchor's body 1)."""
+    motion rows (negated for pin 4's models; all 6 rows of a point anchor's body 1; a row map
+    in LOCAL axes folded in, :func:`rows`)."""
+    if type(cm) is LoweredConstraint:
+        shape = ConstraintShape(*cm.key())
+        left = shape.end_rows()[0]
+        if left is None:
+            left = shape.sign * np.eye(6)[: shape.end_dims[0]]
+        return left @ cm.joint1_placement.actionInverse
     kind = constraint_kind(cm)
     if kind == "rigid":
         return cm.joint1_placement.actionInverse[: constraint_dim(cm)]

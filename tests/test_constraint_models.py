@@ -274,3 +274,27 @@ def test_property_every_model():
             for algorithm in pvosimr.ALGORITHMS:
                 G = np.array(symbolic.delassus_function(model, cms, algorithm)(q))
                 assert rel_err(G, truth) <= TOLERANCE, (seed, algorithm)
+
+
+def test_row_maps_with_placements_as_input():
+    """Row maps keep one placement entry per constraint (``placements="input"``); joint-space
+    models, which have none a user gives, are refused by name there."""
+    symbolic = pytest.importorskip("pvosimr.symbolic")
+    model = _branching()
+    q = random_q(model, np.random.default_rng(9))
+    C6 = pin.ContactType.CONTACT_6D
+    P1, P2 = pin.SE3.Random(), pin.SE3.Random()
+    hinge = pin.RigidConstraintModel(C6, model, 4, P1, 7, P2, pin.LOCAL)
+    one = pin.RigidConstraintModel(C6, model, 5, P2, pin.LOCAL_WORLD_ALIGNED)
+    cms = [rows(hinge, [0, 1, 2, 3, 4]), rows(one, [1, 5])]
+    f = symbolic.delassus_function(model, cms, "pv-osimr", placements="input")
+    Q1, Q2 = pin.SE3.Random(), pin.SE3.Random()
+    p = symbolic.placement_vector(model, cms, [(Q1, Q2), Q1])
+    moved = [
+        rows(pin.RigidConstraintModel(C6, model, 4, Q1, 7, Q2, pin.LOCAL), [0, 1, 2, 3, 4]),
+        rows(pin.RigidConstraintModel(C6, model, 5, Q1, pin.LOCAL_WORLD_ALIGNED), [1, 5]),
+    ]
+    assert rel_err(np.array(f(q, p)), pinocchio_dense_delassus(model, q, moved)) <= TOLERANCE
+    friction = JOINT_SPACE[1](model, [4])
+    with pytest.raises(NotImplementedError, match="constraint 1 is a JointFrictionConstraint"):
+        symbolic.delassus_function(model, [cms[0], friction], "pv-osimr", placements="input")
