@@ -110,13 +110,14 @@ def test_trees_draw_every_model():
     assert kinds == {"rows"} | generic | typed
 
 
-def _check_numpy_and_batch(model: pin.Model, cms: list, seed: int) -> float:
-    """Every algorithm, single call and batch, against Pinocchio's rows; the largest error."""
+def _check_numpy_and_batch(model: pin.Model, cms: list, seed: int, auto: bool = False) -> float:
+    """Every algorithm (and ``"auto"`` if ``auto``), single call and batch, against
+    Pinocchio's rows; the largest error."""
     rng = np.random.default_rng(seed)
     qs = np.stack([random_q(model, rng) for _ in range(2)])
     truths = [pinocchio_dense_delassus(model, q, cms) for q in qs]
     data, worst = model.createData(), 0.0
-    for algorithm in pvosimr.ALGORITHMS:
+    for algorithm in (*pvosimr.ALGORITHMS, *(("auto",) if auto else ())):
         G = pvosimr.compute_delassus_batch(model, qs, cms, algorithm)
         for q, truth, Gb in zip(qs, truths, G, strict=True):
             single = pvosimr.compute_delassus(model, data, q, cms, algorithm)
@@ -173,7 +174,7 @@ def _loops(model: pin.Model) -> list:
 
 def test_loops_and_joint_rows_every_path_numpy():
     model = _branching()
-    assert _check_numpy_and_batch(model, _loops(model), 3) <= TOLERANCE
+    assert _check_numpy_and_batch(model, _loops(model), 3, auto=True) <= TOLERANCE
 
 
 @pytest.mark.skipif(
