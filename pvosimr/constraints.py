@@ -25,6 +25,10 @@ Pin 4's constraint models lower to the same end-effectors, each with its rows ne
   ``−R_c1ᵀ (v_1(p_c2) − v_2(p_c2))``, body 1's velocity taken at ``c2``'s point (a point
   fixed in the world at ``joint2_placement`` when ``joint2_id = 0``).  Body 1's end-effector
   has 6 rows, its motion at ``c1``, shifted to ``p_c2`` by the lever ``R_c1ᵀ (p_c2 − p_c1)``.
+
+Generic ``pin.ConstraintModel`` wrappers, row maps (:func:`rows`, any number of rows of the
+constraints above) and pin 4's joint-space models are lowered to :class:`LoweredConstraint`,
+read like the others (:mod:`pvosimr.lowering`).
 """
 
 from __future__ import annotations
