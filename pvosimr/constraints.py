@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .lowering import _MODELS, LoweredConstraint, RowMap, lower, rows
+from .lowering import _MODELS, JOINT_SPACE_MODELS, LoweredConstraint, RowMap, lower, rows
 
 __all__ = [
     "ConstraintShape",
@@ -327,10 +327,10 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies; they
     take no constraint model but ``RigidConstraintModel``."""
     if type(cm) is LoweredConstraint:
+        what = "a row of" if type(cm.source) in JOINT_SPACE_MODELS else "a row map of"
         return (
-            f"is {'a row of ' if cm.kind == 'joint' or cm.dim == 1 else ''}a "
-            f"{type(cm.source).__name__} lowered by pvosimr; Pinocchio's Delassus routines "
-            "take RigidConstraintModel only (pvosimr.compute_delassus takes it)"
+            f"is {what} a {type(cm.source).__name__}; Pinocchio's Delassus routines take whole "
+            "RigidConstraintModels only (pvosimr.compute_delassus takes it)"
         )
     if constraint_kind(cm) != "rigid":
         return (

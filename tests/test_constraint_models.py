@@ -299,3 +299,17 @@ def test_row_maps_with_placements_as_input():
     friction = JOINT_SPACE[1](model, [4])
     with pytest.raises(NotImplementedError, match="constraint 1 is a JointFrictionConstraint"):
         symbolic.delassus_function(model, [cms[0], friction], "pv-osimr", placements="input")
+
+
+def test_pinocchio_routines_refuse_lowered_kinds():
+    """Pinocchio's own Delassus routines take whole ``RigidConstraintModel``s only: a row map
+    and a joint-space row are refused by name, not computed wrong."""
+    from pvosimr.reference.pinocchio import pinocchio_efpa
+
+    model = _branching()
+    q = random_q(model, np.random.default_rng(3))
+    weld = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
+    with pytest.raises(ValueError, match="constraint 0 is a row map of a RigidConstraintModel"):
+        pinocchio_efpa(model, model.createData(), q, [rows(weld, [0, 1])])
+    with pytest.raises(ValueError, match="constraint 0 is a row of a JointFrictionConstraintModel"):
+        pinocchio_efpa(model, model.createData(), q, [JOINT_SPACE[1](model, [4])])
