@@ -132,7 +132,7 @@ class RowMap:
 
 
 def rows(cm, selection_or_matrix) -> RowMap:
-    """The rows of ``cm`` picked or mapped: a sequence of row indices (``[0, 1, 3, 4, 5]``: a
+    """The rows of ``cm`` picked or mapped: a sequence of row indices (``[0, 1, 2, 3, 4]``: a
     revolute loop closure about z from a 6D two-body constraint) or a 2-D array ``A`` with one
     column per row of ``cm`` (``[[0, 0, 1]]``: a distance along the contact's z axis from a
     3D one).  The result goes in a constraint list like any model; its rows in G are ``A``
