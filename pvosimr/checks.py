@@ -52,7 +52,7 @@ def topology_for(model: pin.Model, constraint_models: Iterable) -> Topology:
 
     Keyed by the constraints' :func:`~pvosimr.topology.structure_key`: a list seen before (on
     this model) was validated then, an edited one is validated and gets its own entry."""
-    return _cached_topology(model, as_constraint_list(constraint_models))
+    return _cached_topology(model, as_constraint_list(constraint_models, model))
 
 
 def _cached_topology(model: pin.Model, cms: list) -> Topology:

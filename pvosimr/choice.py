@@ -102,7 +102,7 @@ def choose_algorithm(
     at the first call per topology and path, then kept (see the module docstring).
     ``topology``: the one of ``model`` and this structure that the calls use (the cached one
     when None, as :func:`pvosimr.compute_delassus` takes it)."""
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     return _chosen(model, resolve_topology(model, cms, topology), cms, path)
 
 
@@ -183,7 +183,7 @@ def fewest_operations(
 def fastest_call(model: pin.Model, topology: Topology, constraint_models, path: str) -> str:
     """The algorithm whose call on ``path`` (``"numpy"`` or ``"batch"``) a short timing finds
     fastest (see the module docstring)."""
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     run = (_batch_call if path == "batch" else _numpy_call)(model, topology, cms)
     bodies = {a: sweeps_for(a) for a in ALGORITHM_ORDER}
     for a, body in bodies.items():

@@ -15,6 +15,9 @@ stays O(n + m²).  The blocks come from the EE frames' placements in the world,
 - two bodies, 6D: ``[I, −^{c1}X_{c2}]`` with ``^{c1}X_{c2} = W_1 W_2⁻¹``;
 - two bodies, 3D: ``[I, −R_c1ᵀ R_c2]``, the rotation block of the same;
 - world-aligned: every block premultiplied by ``R_c1`` (3D) or ``diag(R_c1, R_c1)`` (6D);
+- a row map ``A`` (:func:`pvosimr.constraints.rows`): every block premultiplied by ``A``; in
+  LOCAL axes body 1's block is the identity and ``A`` is folded into its ``K`` instead;
+- a joint-space row (:mod:`pvosimr.lowering`): two one-row EEs whose rows add, ``[I, I]``;
 - pin 4's point anchor (its EEs' rows negated, :mod:`pvosimr.constraints`): body 1's 6-row EE
   shifted to ``c2``'s point, ``[I, −r×]`` with ``r = R_c1ᵀ (p_c2 − p_c1)``, and ``−R_c1ᵀ R_c2``
   on body 2's; ``c2`` fixed in the world when on one body.  A frame anchor has a 6D rigid
@@ -25,6 +28,8 @@ the identity and costs nothing.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from .backends import Backend, Matrix
 from .kinematics.frames import Kinematics
@@ -57,21 +62,34 @@ def combination(B: Backend, topo: Topology, kin: Kinematics) -> list[list[Block]
     T = []
     for k, (shape, ends) in enumerate(zip(topo.signature, topo.ends, strict=True)):
         blocks: list[Block] = [None]
+        if shape.kind == "joint":  # both ends carry the row already (pvosimr.lowering)
+            T.append([None, None])
+            continue
         if shape.kind == "point_anchor":
             c2 = ends[1] if shape.joint2 else topo.anchors[k]
             blocks = _point_anchor(B, kin.world[ends[0]], kin.world[c2], bool(shape.joint2))
         elif shape.joint2:
             W1, W2 = kin.world[ends[0]], kin.world[ends[1]]
-            if shape.dim == 6:
+            if shape.swept == 6:
                 blocks.append(-(W1 @ motion_inverse(B, W2)))
             else:
                 blocks.append(-(W1[3:6, 3:6] @ W2[3:6, 3:6].T))
         if shape.world_aligned:
             R = kin.world[ends[0]][3:6, 3:6].T  # c1 → world
-            L = R if shape.dim == 3 else B.blockdiag([R, R])
+            L = R if shape.swept == 3 else B.blockdiag([R, R])
             blocks = [L if b is None else L @ b for b in blocks]
+        if shape.rows:
+            blocks = _mapped(B, shape, blocks)
         T.append(blocks)
     return T
+
+
+def _mapped(B: Backend, shape, blocks: list[Block]) -> list[Block]:
+    """The blocks of a row map ``A`` (:func:`pvosimr.constraints.rows`): ``A T_ka``; body 1's
+    identity block stays where ``A`` is folded into its ``K`` (``shape.folded``)."""
+    A = B.const(np.array(shape.rows, dtype=float))
+    first = blocks[0] if shape.folded else (A if blocks[0] is None else A @ blocks[0])
+    return [first, *(A @ b for b in blocks[1:])]
 
 
 def _sandwich(left: Block, G: Matrix, right: Block) -> Matrix:

@@ -25,6 +25,10 @@ Pin 4's constraint models lower to the same end-effectors, each with its rows ne
   ``−R_c1ᵀ (v_1(p_c2) − v_2(p_c2))``, body 1's velocity taken at ``c2``'s point (a point
   fixed in the world at ``joint2_placement`` when ``joint2_id = 0``).  Body 1's end-effector
   has 6 rows, its motion at ``c1``, shifted to ``p_c2`` by the lever ``R_c1ᵀ (p_c2 − p_c1)``.
+
+Generic ``pin.ConstraintModel`` wrappers, row maps (:func:`rows`, any number of rows of the
+constraints above) and pin 4's joint-space models are lowered to :class:`LoweredConstraint`,
+read like the others (:mod:`pvosimr.lowering`).
 """
 
 from __future__ import annotations
@@ -36,8 +40,11 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from .lowering import _MODELS, JOINT_SPACE_MODELS, LoweredConstraint, RowMap, lower, rows
+
 __all__ = [
     "ConstraintShape",
+    "RowMap",
     "as_constraint_list",
     "check_placement",
     "check_placements",
@@ -51,21 +58,12 @@ __all__ = [
     "pinocchio_kind_problem",
     "place_constraints",
     "point",
+    "rows",
     "weld",
 ]
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
-#: Pin 4's constraint models pvosimr takes → (kind, rows); absent from pin 3.
-_MODELS = {
-    getattr(pin, name): spec
-    for name, spec in (
-        ("FrameAnchorConstraintModel", ("frame_anchor", 6)),
-        ("PointAnchorConstraintModel", ("point_anchor", 3)),
-        ("PointContactConstraintModel", ("point_anchor", 3)),
-    )
-    if hasattr(pin, name)
-}
 _ACCEPTED = (pin.RigidConstraintModel, *_MODELS)
 
 #: The reference frames a constraint's rows may be expressed in → whether they are world-aligned.
@@ -79,7 +77,14 @@ class ConstraintShape(NamedTuple):
     dim: int
     joint2: int = 0  #: 0: the constraint is between ``joint1`` and the world
     world_aligned: bool = False  #: LOCAL_WORLD_ALIGNED rather than LOCAL
-    kind: str = "rigid"  #: "rigid", "frame_anchor" or "point_anchor" (see the module docstring)
+    #: "rigid", "frame_anchor", "point_anchor" (see the module docstring) or "joint" (a
+    #: joint-space row, :mod:`pvosimr.lowering`)
+    kind: str = "rigid"
+    #: the rows of the constraint under a row map (:func:`rows`), 0 without one: ``dim`` is
+    #: then the map's row count, ``base`` the 3 or 6 rows it maps
+    base: int = 0
+    #: the constant row map ``A`` (``dim × base``) as nested tuples; empty without one
+    rows: tuple = ()
 
     @property
     def joints(self) -> tuple[int, ...]:
@@ -87,20 +92,53 @@ class ConstraintShape(NamedTuple):
         return (self.joint1, self.joint2) if self.joint2 else (self.joint1,)
 
     @property
+    def swept(self) -> int:
+        """The rows of the constraint the map takes (``dim`` without a map)."""
+        return self.base or self.dim
+
+    @property
+    def folded(self) -> bool:
+        """The row map is folded into body 1's ``K`` (its EE sweeps ``dim`` rows): in LOCAL
+        axes, body 1's block of a rigid constraint or frame anchor is the identity."""
+        return bool(self.rows) and not self.world_aligned and self.kind != "point_anchor"
+
+    @property
     def end_dims(self) -> tuple[int, ...]:
-        """Rows of each end-effector: body 1 of a point anchor sweeps its full motion (6)."""
-        first = 6 if self.kind == "point_anchor" else self.dim
-        return (first, self.dim)[: len(self.joints)]
+        """Rows of each end-effector: body 1 of a point anchor sweeps its full motion (6); a
+        folded row map's body 1 sweeps the mapped rows; both ends of a joint-space row one."""
+        if self.kind == "joint":
+            return (self.dim, self.dim)[: len(self.joints)]
+        first = 6 if self.kind == "point_anchor" else (self.dim if self.folded else self.swept)
+        return (first, self.swept)[: len(self.joints)]
 
     @property
     def sign(self) -> float:
         """The sign of its end-effectors' rows: pin 4's models negate them."""
-        return 1.0 if self.kind == "rigid" else -1.0
+        return 1.0 if self.kind in ("rigid", "joint") else -1.0
 
     @property
     def plain(self) -> bool:
         """One LOCAL end-effector whose rows are the constraint's own (paper Sec. I-C)."""
         return not self.joint2 and not self.world_aligned and self.kind != "point_anchor"
+
+    @property
+    def framed(self) -> bool:
+        """Its combination reads its EEs' placements in the world: not plain, and not a
+        joint-space row (whose two ends sum, :mod:`pvosimr.lowering`)."""
+        return not self.plain and self.kind != "joint"
+
+    def end_rows(self) -> tuple[np.ndarray | None, ...]:
+        """The constant left factor ``L`` of each EE's ``K = L ^{c}X_i``, or None for the
+        first ``end_dims`` rows times :attr:`sign` (every constraint without a row map)."""
+        n = len(self.joints)
+        if not self.rows:
+            return (None,) * n
+        A = np.array(self.rows, dtype=float)
+        if self.kind == "joint":  # child: A v_i; parent: −A ^{c2}X_π (lowering module)
+            return (A, -A)[:n]
+        if not self.folded:
+            return (None,) * n
+        return (self.sign * A @ np.eye(6)[: self.swept], *(None,) * (n - 1))
 
     @property
     def anchored(self) -> bool:
@@ -158,6 +196,8 @@ def point(model: pin.Model, frame_name: str, offset=None) -> pin.RigidConstraint
 def constraint_kind(cm) -> str:
     """``"rigid"`` for a ``RigidConstraintModel``, else the kind of pin 4's model
     (:attr:`ConstraintShape.kind`)."""
+    if type(cm) is LoweredConstraint:
+        return cm.kind
     spec = _MODELS.get(type(cm))
     return "rigid" if spec is None else spec[0]
 
@@ -165,6 +205,8 @@ def constraint_kind(cm) -> str:
 def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     """Rows the constraint contributes: 3 (CONTACT_3D, point anchors) or 6 (CONTACT_6D, frame
     anchors)."""
+    if type(cm) is LoweredConstraint:
+        return cm.dim
     spec = _MODELS.get(type(cm))
     if spec is not None:
         return spec[1]
@@ -228,7 +270,14 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
 
 def constraint_matrix(cm: pin.RigidConstraintModel) -> np.ndarray:
     """``K_i`` (m_i × 6) of a plain constraint: link-frame spatial motion → constraint-frame
-    motion rows (negated for pin 4's models; all 6 rows of a point anchor's body 1)."""
+    motion rows (negated for pin 4's models; all 6 rows of a point anchor's body 1; a row map
+    in LOCAL axes folded in, :func:`rows`)."""
+    if type(cm) is LoweredConstraint:
+        shape = ConstraintShape(*cm.key())
+        left = shape.end_rows()[0]
+        if left is None:
+            left = shape.sign * np.eye(6)[: shape.end_dims[0]]
+        return left @ cm.joint1_placement.actionInverse
     kind = constraint_kind(cm)
     if kind == "rigid":
         return cm.joint1_placement.actionInverse[: constraint_dim(cm)]
@@ -246,6 +295,10 @@ def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShap
     """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
     other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
     kind = constraint_kind(cm)
+    if type(cm) is LoweredConstraint:
+        if cm.joint2_id == cm.joint1_id:
+            raise ValueError(f"{label} links joint {cm.joint1_id} to itself: its rows are zero")
+        return ConstraintShape(*cm.key())
     if kind != "rigid":
         if cm.joint2_id == cm.joint1_id:
             raise ValueError(
@@ -273,6 +326,12 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     ("" if they do not): they read a LOCAL_WORLD_ALIGNED constraint as LOCAL (the C++
     PV-OSIMr asserts on it) and ignore ``joint2`` of a constraint between two bodies; they
     take no constraint model but ``RigidConstraintModel``."""
+    if type(cm) is LoweredConstraint:
+        what = "a row of" if type(cm.source) in JOINT_SPACE_MODELS else "a row map of"
+        return (
+            f"is {what} a {type(cm.source).__name__}; Pinocchio's Delassus routines take whole "
+            "RigidConstraintModels only (pvosimr.compute_delassus takes it)"
+        )
     if constraint_kind(cm) != "rigid":
         return (
             f"is a {type(cm).__name__}; Pinocchio's Delassus routines take RigidConstraintModel "
@@ -291,20 +350,28 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     return ""
 
 
+_DIRECT = frozenset((pin.RigidConstraintModel, LoweredConstraint, *_MODELS))
+
+
 def as_constraint_list(
-    constraint_models: Iterable[pin.RigidConstraintModel],
+    constraint_models: Iterable[pin.RigidConstraintModel], model: pin.Model | None = None
 ) -> Sequence[pin.RigidConstraintModel]:
-    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``) of
-    ``RigidConstraintModel`` and pin 4's ``FrameAnchorConstraintModel``,
-    ``PointAnchorConstraintModel`` and ``PointContactConstraintModel``, mixed."""
-    if isinstance(constraint_models, _ACCEPTED):
+    """A list from anything iterable (a list, a tuple, ``pin.StdVec_RigidConstraintModel``,
+    ``pin.StdVec_ConstraintModel``) of ``RigidConstraintModel`` and pin 4's
+    ``FrameAnchorConstraintModel``, ``PointAnchorConstraintModel`` and
+    ``PointContactConstraintModel``, mixed; generic ``pin.ConstraintModel`` wrappers, row maps
+    (:func:`rows`) and joint-space models (``JointLimitConstraintModel``,
+    ``JointFrictionConstraintModel``: ``model`` needed) are lowered to
+    :class:`LoweredConstraint` (:mod:`pvosimr.lowering`).  A list of the first kinds is
+    returned as is, after one type look-up per entry."""
+    if isinstance(constraint_models, (*_ACCEPTED, RowMap)):
         raise TypeError(
             f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
         )
     out = list(constraint_models)
-    for k, cm in enumerate(out):
-        if type(cm) not in _MODELS and not isinstance(cm, pin.RigidConstraintModel):
-            raise TypeError(f"constraint {k} is a {type(cm).__name__}, expected {_accepted()}")
+    for cm in out:
+        if type(cm) not in _DIRECT and not isinstance(cm, pin.RigidConstraintModel):
+            return lower(out, model)  # only lists with other kinds pay for it
     return out
 
 

@@ -56,7 +56,7 @@ def _evaluate(
     check_data(model, data)
     checked = check_model(model)
     q = check_configuration(model, q, checked)
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
     if topology.m == 0:

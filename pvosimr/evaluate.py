@@ -86,7 +86,7 @@ def compute_delassus_batch(
     """
     algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
     qs = check_configurations(model, qs)
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
     algorithm = (

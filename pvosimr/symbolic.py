@@ -63,7 +63,7 @@ def _delassus(
     if placements not in PLACEMENTS:
         raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
     algorithm = canonical_algorithm(algorithm)
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
     p = SX.sym("p", placement_size(model, cms)) if placements == "input" else None

@@ -21,7 +21,12 @@ from typing import TypeVar
 import numpy as np
 import pinocchio as pin
 
-from .constraints import as_constraint_list, constraint_kind, constraint_shape
+from .constraints import (
+    LoweredConstraint,
+    as_constraint_list,
+    constraint_kind,
+    constraint_shape,
+)
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
@@ -78,7 +83,7 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
     of the signature: they are read on every call.
     """
     sig = []
-    for k, cm in enumerate(as_constraint_list(constraint_models)):
+    for k, cm in enumerate(as_constraint_list(constraint_models, model)):
         j = cm.joint1_id
         label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
         if j == 0:
@@ -100,7 +105,9 @@ def structure_key(constraint_models: Iterable) -> tuple:
     validating them, so caches key on this and validate once."""
     key = []
     for cm in constraint_models:
-        if constraint_kind(cm) == "rigid":
+        if type(cm) is LoweredConstraint:
+            key.append((LoweredConstraint, cm.key()))
+        elif constraint_kind(cm) == "rigid":
             key.append((type(cm), cm.joint1_id, cm.joint2_id, cm.type, cm.reference_frame))
         else:
             key.append((type(cm), cm.joint1_id, cm.joint2_id))
@@ -257,10 +264,12 @@ class Topology:
         for s in self.signature:
             own = self.ees[start : start + len(s.joints)]
             ends.append(own)
-            framed += [] if s.plain else list(own)
+            framed += list(own) if s.framed else []
             start += len(own)
         self.ends = tuple(ends)
         self.framed = tuple(framed)
+        #: some constraint is not one plain EE: G is combined from the EEs' (``combine``)
+        self.combined = any(not s.plain for s in self.signature)
         #: the constraint offsets in G (``offsets`` are the swept EEs')
         self.constraint_offsets = tuple(
             sum(s.dim for s in self.signature[:k]) for k in range(len(self.signature))

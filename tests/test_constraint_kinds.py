@@ -228,15 +228,14 @@ def test_pin4_models_refused_by_pinocchio_routines():
 
 @needs_pin4_models
 def test_pin4_bad_input():
-    """Unsupported constraint models, a lone model, joints outside the model or equal, and a
+    """An object that is no constraint model (pin 4.1's joint-space models are taken:
+    ``tests/test_constraint_models.py``), a lone model, joints outside the model or equal, and a
     world anchor's placement that is not rigid: each a named error."""
     model = _branching_tree()
     data, q = model.createData(), random_q(model, np.random.default_rng(7))
     frame, point, _ = ANCHOR_MODELS
-    with pytest.raises(TypeError, match="constraint 1 is a JointLimitConstraintModel"):
-        pvosimr.compute_delassus(
-            model, data, q, [frame(model, 2), pin.JointLimitConstraintModel(model, [2])]
-        )
+    with pytest.raises(TypeError, match="constraint 1 is a SE3, which pvosimr cannot take"):
+        pvosimr.compute_delassus(model, data, q, [frame(model, 2), pin.SE3.Identity()])
     with pytest.raises(TypeError, match="not one"):
         pvosimr.compute_delassus(model, data, q, frame(model, 2))
     small = build_tree(TreeSpec([0, 1], ["RX", "RY"], [], False, 1))[0]

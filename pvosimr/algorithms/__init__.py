@@ -39,7 +39,7 @@ def sweeps_for(algorithm: str):
         G = sweeps(B, topo, kin)
         if topo.couplings:
             G = schur_reduce(B, G, topo.m_virtual, topo.coupling_matrix)
-        return combine(B, topo, kin, G) if topo.framed else G
+        return combine(B, topo, kin, G) if topo.combined else G
 
     run.__name__ = sweeps.__name__
     return run

@@ -314,7 +314,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     """
     from .. import symbolic  # noqa: F401  (first: without CasADi, one line naming the extra)
 
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     source, info = _generate(model, cms, algorithm, placements, derivatives=False)
     name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
     algorithm = name.replace("_", "-")  # "auto" resolved

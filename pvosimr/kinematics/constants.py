@@ -17,39 +17,11 @@ import numpy as np
 import pinocchio as pin
 
 from ..checks import ModelCheck, check_model
+from ..lowering import CONSTANT_SUBSPACE_JOINTS
 from ..topology import Topology
 from .frames import Kinematics, numeric_kinematics
 
 __all__ = ["CONSTANT_SUBSPACE_JOINTS", "numeric_constants"]
-
-#: Joint types whose motion subspace ``S`` (in the joint's frame, Pinocchio's ``data.joints[i].S``)
-#: does not depend on ``q``; the others' (spherical ZYX, universal, ellipsoid, composite,
-#: mimic) are read at every configuration.
-CONSTANT_SUBSPACE_JOINTS = frozenset(
-    "JointModel" + kind
-    for kind in (
-        "FreeFlyer",
-        "Spherical",
-        "Planar",
-        "Translation",
-        "RX",
-        "RY",
-        "RZ",
-        "RevoluteUnaligned",
-        "RUBX",
-        "RUBY",
-        "RUBZ",
-        "RevoluteUnboundedUnaligned",
-        "PX",
-        "PY",
-        "PZ",
-        "PrismaticUnaligned",
-        "HX",
-        "HY",
-        "HZ",
-        "HelicalUnaligned",
-    )
-)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..backends import Backend, Matrix
-from ..constraints import ConstraintShape, as_constraint_list, check_placement
+from ..constraints import ConstraintShape, LoweredConstraint, as_constraint_list, check_placement
+from ..lowering import JOINT_SPACE_MODELS
 from ..topology import Topology, constraint_signature
 
 __all__ = [
@@ -46,8 +47,22 @@ def _placed(shape: ConstraintShape) -> int:
     return 2 if shape.joint2 or shape.kind == "point_anchor" else 1
 
 
+def _no_joint_rows(cms: Sequence) -> None:
+    """NotImplementedError naming the first joint-space model: its rows have no placement a
+    user gives (:mod:`pvosimr.lowering`), and it stands for several entries of the list."""
+    for cm in cms:
+        if type(cm) is LoweredConstraint and cm.source.__class__ in JOINT_SPACE_MODELS:
+            raise NotImplementedError(
+                f"constraint {cm.owner} is a {type(cm.source).__name__}: placements as an "
+                "input take rigid constraints, pin 4's anchors and row maps of them only"
+            )
+
+
 def placement_size(model: pin.Model, constraint_models: Iterable) -> int:
-    """The length of ``p``: 12 numbers for every placement that enters G."""
+    """The length of ``p``: 12 numbers for every placement that enters G (NotImplementedError
+    for a joint-space model)."""
+    constraint_models = as_constraint_list(constraint_models, model)
+    _no_joint_rows(constraint_models)
     signature = constraint_signature(model, constraint_models)
     return SE3_SIZE * sum(_placed(s) for s in signature)
 
@@ -95,7 +110,8 @@ def placement_vector(
     is not a ``pin.SE3``, a non-finite entry or a rotation that is not one
     (:func:`pvosimr.constraints.check_placement`).
     """
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
+    _no_joint_rows(cms)
     signature = constraint_signature(model, cms)
     if isinstance(placements, pin.SE3):
         raise ValueError("placements must be a sequence with one entry per constraint, not a SE3")

@@ -40,7 +40,7 @@ def structure_kinematics(
     topo = topology
     X, S = joint_kinematics(B, model, B.symbol(model.nq), topo)
     if constraint_models is not None:
-        cms = as_constraint_list(constraint_models)
+        cms = as_constraint_list(constraint_models, model)
         H, armature, K = model_constants(model, topo, cms)
         world = frame_transforms(B, X, topo, cms)
     else:

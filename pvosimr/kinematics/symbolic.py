@@ -35,7 +35,7 @@ def symbolic_kinematics(
     (:mod:`pvosimr.kinematics.placements`); by default they are the constraint models' own numbers.
     """
     X, S = joint_kinematics(CASADI, model, q, topology)
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     actions = None if p is None else placement_actions(CASADI, topology, p)
     H, armature, K = model_constants(model, topology, cms, actions)
     return Kinematics(

@@ -130,7 +130,7 @@ def _key(model: pin.Model, cms: list[pin.RigidConstraintModel]) -> tuple:
 
 
 def _entry(model: pin.Model, constraint_models: Iterable) -> _Entry:
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     return _ENTRIES.get_or_make(
         _key(model, cms), lambda: _new_entry(model, cms), fresh=lambda entry: entry.model is model
     )
@@ -264,7 +264,7 @@ def damped_delassus_inverse_defect(
     """
     from .truth import dense_delassus, rel_err
 
-    cms = as_constraint_list(constraint_models)
+    cms = as_constraint_list(constraint_models, model)
     q = check_configuration(model, q)
     entry = _entry(model, cms)
     pv = entry.pv_delassus()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
-from ..constraints import constraint_kind, pinocchio_kind_problem
+from ..constraints import RowMap, constraint_kind, pinocchio_kind_problem
 from ..mimic import has_mimic_joints
 
 __all__ = [
@@ -21,15 +21,26 @@ __all__ = [
     "mass_matrix",
     "pinocchio_constraint_jacobian",
     "pinocchio_delassus",
+    "pinocchio_dense_delassus",
     "rel_err",
 ]
 
 
 _FRAMES = (pin.LOCAL, pin.LOCAL_WORLD_ALIGNED)
+#: the models whose rows the truth builds from frame Jacobians (the others: Pinocchio's own)
+_FRAME_KINDS = frozenset(
+    [pin.RigidConstraintModel]
+    + [
+        getattr(pin, n)
+        for n in ("FrameAnchorConstraintModel", "PointAnchorConstraintModel",
+                  "PointContactConstraintModel")
+        if hasattr(pin, n)
+    ]
+)  # fmt: skip
 
 
 def _check_constraint(cm: pin.RigidConstraintModel) -> None:
-    if constraint_kind(cm) != "rigid":
+    if type(cm) not in _FRAME_KINDS or constraint_kind(cm) != "rigid":
         return
     if cm.reference_frame not in _FRAMES:
         raise NotImplementedError(
@@ -88,9 +99,24 @@ def _point_anchor_rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
     return -oMc1.rotation.T @ (v1_at_c2 - J2[:3])
 
 
+def _pinocchio_rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
+    """Rows of ``cm`` from ``pin.getConstraintJacobian`` after ``cm.calc`` (``data`` holds the
+    joint Jacobians); a row map's are ``A`` times the held model's."""
+    if isinstance(cm, RowMap):
+        inner = _pinocchio_rows(model, data, cm.model)
+        A = np.eye(len(inner))[list(cm.selection)] if cm.matrix is None else cm.matrix
+        return A @ inner
+    cd = cm.createData()
+    cm.calc(model, data, cd)
+    return np.reshape(np.asarray(pin.getConstraintJacobian(model, data, cm, cd)), (-1, model.nv))
+
+
 def _rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
     """Rows of any accepted constraint model; a frame anchor's are ``−`` a 6D LOCAL rigid
-    constraint's on the same frames."""
+    constraint's on the same frames.  The kinds pvosimr lowers (generic wrappers, row maps,
+    joint-space models, :mod:`pvosimr.lowering`) take Pinocchio's own rows."""
+    if type(cm) not in _FRAME_KINDS:
+        return _pinocchio_rows(model, data, cm)
     kind = constraint_kind(cm)
     if kind == "point_anchor":
         return _point_anchor_rows(model, data, cm)
@@ -176,15 +202,24 @@ def dense_delassus(
 
 def pinocchio_constraint_jacobian(model: pin.Model, q: np.ndarray, constraint_models) -> np.ndarray:
     """The constraint rows stacked from Pinocchio's own ``pin.getConstraintJacobian``: its
-    definition of every constraint kind, independent of :func:`constraint_jacobian`."""
+    definition of every constraint kind, independent of :func:`constraint_jacobian` (a row
+    map :func:`pvosimr.constraints.rows` gives ``A`` times its model's rows)."""
     data = model.createData()
     pin.computeJointJacobians(model, data, np.asarray(q, dtype=float))
-    blocks = []
-    for cm in constraint_models:
-        cd = cm.createData()
-        cm.calc(model, data, cd)
-        blocks.append(np.asarray(pin.getConstraintJacobian(model, data, cm, cd)))
+    blocks = [_pinocchio_rows(model, data, cm) for cm in constraint_models]
     return np.vstack(blocks) if blocks else np.zeros((0, model.nv))
+
+
+def pinocchio_dense_delassus(model: pin.Model, q: np.ndarray, constraint_models) -> np.ndarray:
+    """``J M⁻¹ Jᵀ`` with every row of J from :func:`pinocchio_constraint_jacobian` (Pinocchio's
+    own Jacobian of each model), through a Cholesky factorization of M as
+    :func:`dense_delassus`."""
+    J = pinocchio_constraint_jacobian(model, q, constraint_models)
+    if J.shape[0] == 0:
+        return np.zeros((0, 0))
+    y = np.linalg.solve(np.linalg.cholesky(mass_matrix(model, q)), J.T)
+    g = y.T @ y
+    return 0.5 * (g + g.T)
 
 
 def pinocchio_delassus(

@@ -188,7 +188,6 @@ class CountCache:
         tmp.write_text(json.dumps(self._counts, sort_keys=True))
         tmp.replace(self.path)
 
-
     def _chosen_by(self) -> str:
         return cache_dir_origin() if self.path == default_cache_path() else "--cache"
 

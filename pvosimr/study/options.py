@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 
-
 REPORT_DIR = Path("pvosimr-report")
 """Every command's default output folder, relative to the current folder and git-ignored, so
 that no command rewrites a committed file unless ``--out`` names it (``validate`` writes its
