@@ -20,7 +20,7 @@ own cost:
   short timing instead, on the actual model at its neutral configuration, of the call as it
   runs (numpy: the kinematics, then the body; batch: the body on a stack's kinematics made
   once); a first call of each, untimed, prepares what it keeps per topology; then
-  :data:`ROUNDS` rounds, each calling the remaining algorithms once in turn, keep each
+  :data:`ROUNDS` rounds (per path), each calling the remaining algorithms once in turn, keep each
   algorithm's fastest time (load only adds time: the minimum is the least noisy estimate of
   a call's cost), and after :data:`PRUNE_AFTER` rounds drop those more than :data:`PRUNE`
   times the fastest.  On the batch path the stack holds :data:`TIMING_BATCH` configurations.
@@ -87,8 +87,12 @@ PATHS = ("numpy", "batch", "casadi")
 #: The algorithms compared, in the order that breaks ties.
 ALGORITHM_ORDER = ("pv-osimh", "pv-osimr", "pv-osim", "efpa", "ltl-osim", "naive")
 
-#: The timing: rounds, the rounds before pruning, the pruning factor, the batch's size.
-ROUNDS, PRUNE_AFTER, PRUNE, TIMING_BATCH = 20, 2, 1.3, 256
+#: The timing's rounds per path: a numpy call is short, so its minimum needs more samples to
+#: stand clear of the load; a stack's call is long and steadier.
+ROUNDS = {"numpy": 20, "batch": 5}
+
+#: The rounds before pruning, the pruning factor, the batch's size.
+PRUNE_AFTER, PRUNE, TIMING_BATCH = 2, 1.3, 256
 
 
 def choose_algorithm(
@@ -190,7 +194,7 @@ def fastest_call(model: pin.Model, topology: Topology, constraint_models, path: 
         prepare(a, model, topology, cms)
         _timed(run, body)  # the first call makes what the algorithm keeps per topology
     best = dict.fromkeys(bodies, math.inf)
-    for r in range(ROUNDS):
+    for r in range(ROUNDS[path]):
         alive = list(bodies)
         for a in alive[r % len(alive) :] + alive[: r % len(alive)]:  # each round's first turns
             best[a] = min(best[a], _timed(run, bodies[a]))

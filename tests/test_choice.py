@@ -74,7 +74,7 @@ def test_the_numpy_paths_take_the_fastest_call(monkeypatch):
         calls.update(dict.fromkeys(calls, 0))
         assert choice.fastest_call(model, Topology(model, cms), cms, path) == "pv-osim"
         assert calls["naive"] == 1 + choice.PRUNE_AFTER  # the first call, then pruned
-        assert calls["efpa"] == 1 + choice.ROUNDS
+        assert calls["efpa"] == 1 + choice.ROUNDS[path]
 
 
 def test_every_failed_timing_falls_back_on_the_fewest_operations(monkeypatch):

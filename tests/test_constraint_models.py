@@ -172,11 +172,14 @@ def _loops(model: pin.Model) -> list:
     ]
 
 
+@pytest.mark.slow  # PV-OSIMh prices its plans on 13 end-effectors (7 s); the default run's
+# random trees draw these kinds too (test_every_model_numpy_and_batch)
 def test_loops_and_joint_rows_every_path_numpy():
     model = _branching()
     assert _check_numpy_and_batch(model, _loops(model), 3, auto=True) <= TOLERANCE
 
 
+@pytest.mark.slow  # a C build of its own (5 s)
 @pytest.mark.skipif(
     not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
 )
