@@ -365,6 +365,7 @@ DEFAULT_RUNS = [
     ["validation/loop_closures.py"],
     ["validation/fig4b_breakdown.py", "--sizes", "4"],
     ["validation/explicit_propagators.py"],
+    ["validation/joint_rows.py"],
 ]
 """Every command and validation script with its default output options (the quickest sizes
 it has)."""

@@ -23,10 +23,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tqdm import tqdm
-
 from pvosimr import zoo
 from pvosimr.algorithms.articulated import JointStep
+from pvosimr.study.progress import progress_bar
 from pvosimr.symbolic import count_operations
 from pvosimr.zoo import synthetic
 
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = []
-    with tqdm(total=2 * len(CASES) * len(ALGORITHMS), unit="count", file=sys.stderr) as bar:
+    with progress_bar(total=2 * len(CASES) * len(ALGORITHMS), unit="count", file=sys.stderr) as bar:
         for label, build in CASES:
             robot = build()
             for form in ("factored", "explicit"):

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import casadi as ca
-from tqdm import tqdm
 
 from pvosimr.algorithms import efpa, pv_osimr
 from pvosimr.algorithms.articulated import JointStep
+from pvosimr.study.progress import progress_bar
 from pvosimr.symbolic import CASADI, SX, function_cost, symbolic_kinematics
 from pvosimr.topology import Topology
 from pvosimr.zoo import Robot, synthetic
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     cases = [(n, skew) for skew in SKEWS for n in args.sizes]
     body: list[str] = []
-    for n, skew in tqdm(cases, unit="chain", file=sys.stderr):
+    for n, skew in progress_bar(cases, unit="chain", file=sys.stderr):
         parts = breakdown(synthetic.chain_welded_every_link(n, skew=skew))
         body += _table(n, skew, parts)
     sizes = " ".join(str(n) for n in args.sizes)

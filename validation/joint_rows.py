@@ -28,12 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pinocchio as pin
-from tqdm import tqdm
 
 from pvosimr import count_operations
 from pvosimr.constraints import rows
+from pvosimr.study.count import count_table
+from pvosimr.study.progress import progress_bar
 from pvosimr.zoo import synthetic
 
 ALGORITHMS = ("pv-osimr", "efpa", "pv-osim")
@@ -66,23 +66,6 @@ def one_row_welds(n: int) -> dict[str, int]:
     }  # fmt: skip
 
 
-def slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
-def table(title: str, head: str, labels: list[str], found: list[dict], x: list[float]) -> list:
-    columns = list(found[0])
-    lines = [f"## {title}", "", f"| {head} | " + " | ".join(columns) + " |"]
-    lines.append("|" + "---|" * (len(columns) + 1))
-    for label, row in zip(labels, found, strict=True):
-        lines.append(f"| {label} | " + " | ".join(f"{row[c]:,}" for c in columns) + " |")
-    tail = slice(-4, None)
-    fits = [f"{c} {slope(x[tail], [r[c] for r in found][tail]):.2f}" for c in columns]
-    lines += ["", f"Log-log slope against {head} (last four sizes): " + ", ".join(fits) + ".", ""]
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python validation/joint_rows.py")
     parser.add_argument(
@@ -94,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    by_k = [friction_every_k(k) for k in tqdm(KS, desc="Fig. 4a chains", unit="case")]
-    by_n = [friction_every_link(n) for n in tqdm(NS, desc="Fig. 4b chains", unit="case")]
-    maps = [one_row_welds(n) for n in tqdm(NS, desc="row maps", unit="case")]
+    by_k = [friction_every_k(k) for k in progress_bar(KS, desc="Fig. 4a chains", unit="case")]
+    by_n = [friction_every_link(n) for n in progress_bar(NS, desc="Fig. 4b chains", unit="case")]
+    maps = [one_row_welds(n) for n in progress_bar(NS, desc="row maps", unit="case")]
     seconds = time.perf_counter() - started
     lines = [
         "# Joint-space rows and row maps: operation counts",
@@ -108,26 +91,29 @@ def main(argv: list[str] | None = None) -> int:
         "",
         (__doc__ or "").split("\n\n")[2],
         "",
-        *table(
+        *count_table(
             "Fig. 4a chain, friction on every k-th joint",
             "k",
             [f"k = {k}, n = {k * k}, m = {k}" for k in KS],
             by_k,
             list(KS),
+            last=4,
         ),
-        *table(
+        *count_table(
             "Fig. 4b chain, friction on every joint",
             "n",
             [f"n = m = {n}" for n in NS],
             by_n,
             list(NS),
+            last=4,
         ),
-        *table(
+        *count_table(
             "Row maps on the Fig. 4b chain (PV-OSIMr)",
             "n",
             [f"n = {n}" for n in NS],
             maps,
             list(NS),
+            last=4,
         ),
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -27,10 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-from tqdm import tqdm
-
 from pvosimr import count_operations
+from pvosimr.study.count import count_table
+from pvosimr.study.progress import progress_bar
 from pvosimr.zoo import presets, synthetic
 
 ALGORITHMS = ("pv-osimr", "efpa")
@@ -58,21 +57,8 @@ def counts(stem_links: int, branches: int) -> dict[str, int]:
     return row
 
 
-def slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
-def table(title: str, head: str, sizes: list[tuple[int, int]], rows: list[dict], x: list[float]):
-    columns = list(rows[0])
-    lines = [f"## {title}", "", f"| {head} | " + " | ".join(columns) + " |"]
-    lines.append("|" + "---|" * (len(columns) + 1))
-    for (L, b), row in zip(sizes, rows, strict=True):
-        label = f"L = {L}, b = {b}, n = {L + 14 * b}, m = {6 * b}"
-        lines.append(f"| {label} | " + " | ".join(f"{row[c]:,}" for c in columns) + " |")
-    fits = [f"{c} {slope(x, [r[c] for r in rows]):.2f}" for c in columns]
-    lines += ["", f"Log-log slope against {head}: " + ", ".join(fits) + ".", ""]
-    return lines
+def _label(L: int, b: int) -> str:
+    return f"L = {L}, b = {b}, n = {L + 14 * b}, m = {6 * b}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     by_m = [(10, b) for b in BRANCHES]
     by_n = [(L, 2) for L in STEMS]
-    done = {s: counts(*s) for s in tqdm(dict.fromkeys(by_m + by_n), desc="counting", unit="case")}
+    done = {
+        s: counts(*s)
+        for s in progress_bar(dict.fromkeys(by_m + by_n), desc="counting", unit="case")
+    }
     seconds = time.perf_counter() - started
     m_rows, n_rows = [done[s] for s in by_m], [done[s] for s in by_n]
     lines = [
@@ -99,8 +88,20 @@ def main(argv: list[str] | None = None) -> int:
         "",
         (__doc__ or "").split("\n\n")[1].replace("\n", " "),
         "",
-        *table("Growing the loops (m)", "m", by_m, m_rows, [6 * b for _, b in by_m]),
-        *table("Growing the stem (n)", "n", by_n, n_rows, [L + 28 for L, _ in by_n]),
+        *count_table(
+            "Growing the loops (m)",
+            "m",
+            [_label(*s) for s in by_m],
+            m_rows,
+            [6 * b for _, b in by_m],
+        ),
+        *count_table(
+            "Growing the stem (n)",
+            "n",
+            [_label(*s) for s in by_n],
+            n_rows,
+            [L + 28 for L, _ in by_n],
+        ),
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))

@@ -46,6 +46,7 @@ __all__ = [
     "add_cache_options",
     "build_parser",
     "cache_key",
+    "count_table",
     "default_cache_path",
     "main",
     "model_digest",
@@ -58,6 +59,7 @@ COUNTED_SOURCES = (
     "symbolic.py",
     "topology.py",
     "constraints.py",
+    "lowering.py",
     "combination.py",
     "mimic.py",
     "choice.py",
@@ -206,6 +208,29 @@ def _read_counts(path: Path) -> dict[str, int]:
         why = "not a table of counts"
     set_aside(path, why)
     return {}
+
+
+def count_table(
+    title: str,
+    head: str,
+    labels: list[str],
+    counts: list[dict[str, int]],
+    x: list[float],
+    last: int | None = None,
+) -> list[str]:
+    """A Markdown section of operation counts, a row per size (``labels``, at ``x``) and a column
+    per algorithm, then each column's log-log slope against ``x`` (over the ``last`` sizes)."""
+    columns = list(counts[0])
+    lines = [f"## {title}", "", f"| {head} | " + " | ".join(columns) + " |"]
+    lines.append("|" + "---|" * (len(columns) + 1))
+    for label, row in zip(labels, counts, strict=True):
+        lines.append(f"| {label} | " + " | ".join(f"{row[c]:,}" for c in columns) + " |")
+    fit = slice(-last, None) if last else slice(None)
+    logx = np.log(np.asarray(x, dtype=float))[fit]
+    slopes = {c: np.polyfit(logx, np.log([r[c] for r in counts])[fit], 1)[0] for c in columns}
+    over = f" (last {last} sizes)" if last else ""
+    fits = ", ".join(f"{c} {v:.2f}" for c, v in slopes.items())
+    return [*lines, "", f"Log-log slope against {head}{over}: {fits}.", ""]
 
 
 # ---------------------------------------------------------------------------------------------
