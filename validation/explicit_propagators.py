@@ -16,15 +16,14 @@ products of ``JointStep`` for the explicit ones while it counts; the library is 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 from pvosimr import zoo
 from pvosimr.algorithms.articulated import JointStep
+from pvosimr.study.options import report_script_parser, write_report
 from pvosimr.study.progress import progress_bar
 from pvosimr.symbolic import count_operations
 from pvosimr.zoo import synthetic
@@ -79,14 +78,7 @@ def count(form: str, robot: zoo.Robot, algorithm: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("pvosimr-report/explicit_propagators.md"),
-        help="the report (default: %(default)s, git-ignored; "
-        "--out validation/explicit_propagators.md rewrites the committed one)",
-    )
+    parser = report_script_parser("explicit_propagators", __doc__.splitlines()[0])
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = []
@@ -117,10 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {label} | {form} | {c['pv-osimr']:,} | {c['efpa']:,} | {c['pv-osim']:,} | "
             f"{c['pv-osimr'] / c['efpa']:.3f} | {100 * (1 - c['pv-osimr'] / c['pv-osim']):.1f}% |"
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    return write_report(args.out, [*lines, ""])  # the file ends in a newline
 
 
 if __name__ == "__main__":

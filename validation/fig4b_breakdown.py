@@ -26,17 +26,16 @@ CEMPs, say) are not counted, exactly as in the paper's metric.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import casadi as ca
 
 from pvosimr.algorithms import efpa, pv_osimr
 from pvosimr.algorithms.articulated import JointStep
+from pvosimr.study.options import report_script_parser, write_report
 from pvosimr.study.progress import progress_bar
 from pvosimr.symbolic import CASADI, SX, function_cost, symbolic_kinematics
 from pvosimr.topology import Topology
@@ -162,15 +161,8 @@ def _table(n: int, skew: float, parts: list[Breakdown]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = report_script_parser("fig4b_breakdown", __doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64])
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("pvosimr-report/fig4b_breakdown.md"),
-        help="the report (default: %(default)s, git-ignored; "
-        "--out validation/fig4b_breakdown.md rewrites the committed one)",
-    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     cases = [(n, skew) for skew in SKEWS for n in args.sizes]
@@ -188,10 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *body,
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    return write_report(args.out, lines)
 
 
 if __name__ == "__main__":

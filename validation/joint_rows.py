@@ -23,16 +23,15 @@ rewrites the committed one)
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import pinocchio as pin
 
 from pvosimr import count_operations
 from pvosimr.constraints import rows
 from pvosimr.study.count import count_table
+from pvosimr.study.options import report_script_parser, write_report
 from pvosimr.study.progress import progress_bar
 from pvosimr.zoo import synthetic
 
@@ -67,14 +66,7 @@ def one_row_welds(n: int) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python validation/joint_rows.py")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("pvosimr-report/joint_rows.md"),
-        help="the report (default: %(default)s, git-ignored; "
-        "--out validation/joint_rows.md rewrites the committed one)",
-    )
+    parser = report_script_parser("joint_rows", __doc__.splitlines()[0])
     args = parser.parse_args(argv)
     started = time.perf_counter()
     by_k = [friction_every_k(k) for k in progress_bar(KS, desc="Fig. 4a chains", unit="case")]
@@ -91,35 +83,21 @@ def main(argv: list[str] | None = None) -> int:
         "",
         (__doc__ or "").split("\n\n")[2],
         "",
-        *count_table(
+    ]
+    sections = (
+        (
             "Fig. 4a chain, friction on every k-th joint",
             "k",
             [f"k = {k}, n = {k * k}, m = {k}" for k in KS],
             by_k,
-            list(KS),
-            last=4,
+            KS,
         ),
-        *count_table(
-            "Fig. 4b chain, friction on every joint",
-            "n",
-            [f"n = m = {n}" for n in NS],
-            by_n,
-            list(NS),
-            last=4,
-        ),
-        *count_table(
-            "Row maps on the Fig. 4b chain (PV-OSIMr)",
-            "n",
-            [f"n = {n}" for n in NS],
-            maps,
-            list(NS),
-            last=4,
-        ),
-    ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+        ("Fig. 4b chain, friction on every joint", "n", [f"n = m = {n}" for n in NS], by_n, NS),
+        ("Row maps on the Fig. 4b chain (PV-OSIMr)", "n", [f"n = {n}" for n in NS], maps, NS),
+    )
+    for title, head, labels, counts, sizes in sections:
+        lines += count_table(title, head, labels, counts, list(sizes), last=4)
+    return write_report(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,12 @@ rewrites the committed one)
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 from pvosimr import count_operations
 from pvosimr.study.count import count_table
+from pvosimr.study.options import report_script_parser, write_report
 from pvosimr.study.progress import progress_bar
 from pvosimr.zoo import presets, synthetic
 
@@ -62,14 +61,7 @@ def _label(L: int, b: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python validation/loop_closures.py")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("pvosimr-report/loop_closures.md"),
-        help="the report (default: %(default)s, git-ignored; "
-        "--out validation/loop_closures.md rewrites the committed one)",
-    )
+    parser = report_script_parser("loop_closures", __doc__.splitlines()[0])
     args = parser.parse_args(argv)
     started = time.perf_counter()
     by_m = [(10, b) for b in BRANCHES]
@@ -103,10 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             [L + 28 for L, _ in by_n],
         ),
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    return write_report(args.out, lines)
 
 
 if __name__ == "__main__":

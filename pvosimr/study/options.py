@@ -39,10 +39,12 @@ __all__ = [
     "file_path",
     "make_out",
     "non_negative",
+    "report_script_parser",
     "require_extra",
     "robot_from_file",
     "usage_error",
     "with_frames",
+    "write_report",
 ]
 
 
@@ -156,6 +158,28 @@ def require_extra(prog: str, *modules: str) -> None:
     if module is not None:
         print(install_hint(prog, module), file=sys.stderr)
         raise SystemExit(2)
+
+
+def report_script_parser(name: str, description: str) -> argparse.ArgumentParser:
+    """The parser of the script ``validation/<name>.py``, with its ``--out``: the Markdown
+    report, by default in the git-ignored :data:`REPORT_DIR`."""
+    parser = argparse.ArgumentParser(prog=f"python validation/{name}.py", description=description)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPORT_DIR / f"{name}.md",
+        help="the report (default: %(default)s, git-ignored; "
+        f"--out validation/{name}.md rewrites the committed one)",
+    )
+    return parser
+
+
+def write_report(out: Path, lines: list[str]) -> int:
+    """Write a script's Markdown report to ``out`` (its folder made) and print it; exit 0."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
 
 
 MODEL_FILE_OPTIONS = (
