@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .lowering import _MODELS, JOINT_SPACE_MODELS, LoweredConstraint, RowMap, lower, rows
+from .lowering import JOINT_SPACE_MODELS, PIN4_MODELS, LoweredConstraint, RowMap, lower, rows
 
 __all__ = [
     "ConstraintShape",
@@ -64,7 +64,7 @@ __all__ = [
 
 _DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
-_ACCEPTED = (pin.RigidConstraintModel, *_MODELS)
+_ACCEPTED = (pin.RigidConstraintModel, *PIN4_MODELS)
 
 #: The reference frames a constraint's rows may be expressed in → whether they are world-aligned.
 _FRAMES = {pin.ReferenceFrame.LOCAL: False, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED: True}
@@ -198,7 +198,7 @@ def constraint_kind(cm) -> str:
     (:attr:`ConstraintShape.kind`)."""
     if type(cm) is LoweredConstraint:
         return cm.kind
-    spec = _MODELS.get(type(cm))
+    spec = PIN4_MODELS.get(type(cm))
     return "rigid" if spec is None else spec[0]
 
 
@@ -207,7 +207,7 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     anchors)."""
     if type(cm) is LoweredConstraint:
         return cm.dim
-    spec = _MODELS.get(type(cm))
+    spec = PIN4_MODELS.get(type(cm))
     if spec is not None:
         return spec[1]
     try:
@@ -350,7 +350,7 @@ def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
     return ""
 
 
-_DIRECT = frozenset((pin.RigidConstraintModel, LoweredConstraint, *_MODELS))
+_DIRECT = frozenset((pin.RigidConstraintModel, LoweredConstraint, *PIN4_MODELS))
 
 
 def as_constraint_list(

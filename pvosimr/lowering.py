@@ -51,6 +51,7 @@ from ._lru import LRU
 __all__ = [
     "CONSTANT_SUBSPACE_JOINTS",
     "JOINT_SPACE_MODELS",
+    "PIN4_MODELS",
     "LoweredConstraint",
     "RowMap",
     "lower",
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 #: Pin 4's constraint models pvosimr takes → (kind, rows); absent from pin 3.
-_MODELS = {
+PIN4_MODELS = {
     getattr(pin, name): spec
     for name, spec in (
         ("FrameAnchorConstraintModel", ("frame_anchor", 6)),
@@ -84,7 +85,7 @@ _DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 def _kind_and_dim(cm) -> tuple[str, int]:
     """The kind and rows of a rigid constraint or pin 4's anchor (``constraint_kind``,
     ``constraint_dim`` of :mod:`pvosimr.constraints`)."""
-    spec = _MODELS.get(type(cm))
+    spec = PIN4_MODELS.get(type(cm))
     return spec if spec is not None else ("rigid", _DIMS.get(cm.type, 0))
 
 
@@ -217,7 +218,7 @@ def lower(cms: Sequence, model: pin.Model | None) -> list:
 
 
 def _takes(cm) -> bool:
-    return isinstance(cm, pin.RigidConstraintModel) or type(cm) in _MODELS
+    return isinstance(cm, pin.RigidConstraintModel) or type(cm) in PIN4_MODELS
 
 
 def _matrix(k: int, rm: RowMap, width: int) -> np.ndarray:
