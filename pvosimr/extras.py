@@ -14,6 +14,7 @@ __all__ = ["EXTRAS", "install_hint", "missing_extra", "require"]
 EXTRAS = {
     "casadi": ("CasADi", "symbolic"),
     "matplotlib": ("matplotlib", "plots"),
+    "mujoco": ("MuJoCo", "mujoco"),
     "tqdm": ("tqdm", "study"),
 }
 """Optional module -> (what to call it, the pvosimr extra that installs it)."""
