@@ -44,6 +44,7 @@ ANCHOR_BODY = "pvosimr_world"
 Pinocchio reads: its parser reads only the first top-level body, and not its pose."""
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+_NQ = {_FREE: 7, _BALL: 4, _SLIDE: 1, _HINGE: 1}
 _CHECK_TOL = 1e-9  # placements and mass matrix, relative to max(1, their size)
 
 
@@ -120,34 +121,14 @@ class MjcfPair:
 
     def qpos(self, q: np.ndarray) -> np.ndarray:
         """MuJoCo's ``qpos`` of Pinocchio's configuration ``q``."""
-        mj, qpos, c = self.mj, np.array(self.mj.qpos0, dtype=float), 0
-        for j in range(mj.njnt):
-            a, kind = mj.jnt_qposadr[j], mj.jnt_type[j]
-            if kind == _FREE:
-                qpos[a : a + 3], qpos[a + 3], qpos[a + 4 : a + 7] = q[c : c + 3], q[c + 6], q[c + 3 : c + 6]
-                c += 7
-            elif kind == _BALL:
-                qpos[a], qpos[a + 1 : a + 4] = q[c + 3], q[c : c + 3]
-                c += 4
-            else:
-                qpos[a] = q[c] + mj.qpos0[a]
-                c += 1
-        return qpos
+        order, shift = _coordinate_map(self.mj)
+        return np.asarray(q, dtype=float)[order] + shift
 
     def q(self, qpos: np.ndarray) -> np.ndarray:
         """Pinocchio's configuration of MuJoCo's ``qpos``."""
-        mj, q, c = self.mj, np.zeros(self.model.nq), 0
-        for j in range(mj.njnt):
-            a, kind = mj.jnt_qposadr[j], mj.jnt_type[j]
-            if kind == _FREE:
-                q[c : c + 3], q[c + 3 : c + 6], q[c + 6] = qpos[a : a + 3], qpos[a + 4 : a + 7], qpos[a + 3]
-                c += 7
-            elif kind == _BALL:
-                q[c : c + 3], q[c + 3] = qpos[a + 1 : a + 4], qpos[a]
-                c += 4
-            else:
-                q[c] = qpos[a] - mj.qpos0[a]
-                c += 1
+        order, shift = _coordinate_map(self.mj)
+        q = np.empty(self.model.nq)
+        q[order] = np.asarray(qpos, dtype=float) - shift
         return q
 
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
@@ -161,8 +142,7 @@ class MjcfPair:
         return T
 
     def _q_index(self, j: int) -> int:
-        sizes = {_FREE: 7, _BALL: 4, _SLIDE: 1, _HINGE: 1}
-        return sum(sizes[int(self.mj.jnt_type[k])] for k in range(j))
+        return sum(_NQ[int(self.mj.jnt_type[k])] for k in range(j))
 
     def check(self, q: np.ndarray) -> None:
         """ValueError naming the body or velocity where the two engines' robots differ at
@@ -201,6 +181,19 @@ class MjcfPair:
             )
 
 
+def _coordinate_map(mj) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, shift)`` with ``qpos = q[order] + shift``: quaternions turned from
+    ``(x, y, z, w)`` to ``(w, x, y, z)``, hinge and slide angles counted from ``qpos0``."""
+    order, c = [], 0
+    for j in range(mj.njnt):
+        kind = int(mj.jnt_type[j])
+        local = {_FREE: [0, 1, 2, 6, 3, 4, 5], _BALL: [3, 0, 1, 2]}.get(kind, [0])
+        order += [c + k for k in local]
+        c += len(local)
+    hinge = np.isin(np.repeat(mj.jnt_type, [_NQ[int(t)] for t in mj.jnt_type]), (_SLIDE, _HINGE))
+    return np.array(order, dtype=int), np.where(hinge, mj.qpos0, 0.0)
+
+
 def open_mjcf(path: str | os.PathLike[str], *, check: bool = True) -> MjcfPair:
     """The MJCF robot at ``path`` in MuJoCo and Pinocchio (:class:`MjcfPair`), checked at a
     random configuration unless ``check`` is False.
@@ -223,8 +216,7 @@ def open_mjcf(path: str | os.PathLike[str], *, check: bool = True) -> MjcfPair:
     model = _pinocchio_model(kinematic_mjcf(mj))
     model.name = path.stem
     frames = tuple(
-        model.getFrameId(_body_name(mj, b), pin.FrameType.BODY) if b else 0
-        for b in range(mj.nbody)
+        model.getFrameId(_body_name(mj, b), pin.FrameType.BODY) if b else 0 for b in range(mj.nbody)
     )
     pair = MjcfPair(str(path), mj, model, frames)
     if check:
@@ -245,7 +237,7 @@ def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
     (its size, a body's world pose at ``q``), one line each; empty when it agrees."""
     try:
         parsed = pin.buildModelFromMJCF(pair.path)
-    except Exception as exc:  # noqa: BLE001  (its failure is the note)
+    except Exception as exc:  # its failure is the note
         return [f"pin.buildModelFromMJCF fails on this file: {exc}"]
     if (parsed.nq, parsed.nv) != (pair.model.nq, pair.model.nv):
         return [

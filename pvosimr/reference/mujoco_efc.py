@@ -1,4 +1,4 @@
-"""MuJoCo's own Delassus matrix as a reference (``mujoco-efc``), and pvosimr constraints for its rows.
+"""MuJoCo's Delassus matrix as a reference (``mujoco-efc``), and pvosimr constraints for its rows.
 
 With its PGS solver MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` over its constraint rows
 ``efc_J`` (``mj_projectConstraint``, in ``mj_fwdPosition``), so ``efc_AR − diag(efc_R)`` is
