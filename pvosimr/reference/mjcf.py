@@ -91,6 +91,8 @@ def _body_element(mj, b: int, parent: ET.Element) -> ET.Element:
             attrs["pos"] = _num(mj.jnt_pos[j])
         if kind in ("slide", "hinge"):
             attrs["axis"] = _num(mj.jnt_axis[j])
+            if mj.jnt_limited[j]:  # Pinocchio's angle counts from qpos0
+                attrs["range"] = _num(mj.jnt_range[j] - mj.qpos0[mj.jnt_qposadr[j]])
         ET.SubElement(body, "joint", attrs)
     return body
 
