@@ -52,7 +52,7 @@ MUJOCO_ROWS = "mujoco_rows"
 
 SETTLE_SECONDS = 1.0
 """Simulated time from ``qpos0`` to the home pose of a robot without a keyframe."""
-DROP_SECONDS = 0.3
+DROP_SECONDS = 0.5
 """Simulated time from a random draw to the configuration used (the robot lands)."""
 
 _HERE = Path(__file__).parent / "mjcf"
