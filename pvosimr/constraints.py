@@ -203,10 +203,12 @@ def constraint_kind(cm) -> str:
 
 
 def constraint_dim(cm: pin.RigidConstraintModel) -> int:
-    """Rows the constraint contributes: 3 (CONTACT_3D, point anchors) or 6 (CONTACT_6D, frame
-    anchors)."""
+    """Rows the constraint contributes: 3 (CONTACT_3D, point anchors), 6 (CONTACT_6D, frame
+    anchors), or those of its row map (:func:`rows`)."""
     if type(cm) is LoweredConstraint:
         return cm.dim
+    if isinstance(cm, RowMap):
+        return len(cm.selection) if cm.matrix is None else cm.matrix.shape[0]
     spec = PIN4_MODELS.get(type(cm))
     if spec is not None:
         return spec[1]

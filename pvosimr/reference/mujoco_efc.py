@@ -8,18 +8,23 @@ row block pvosimr takes, the Pinocchio constraint with the same rows, in MuJoCo'
 
 equality ``connect`` (3 rows)
     ``v_1(p_1) − v_2(p_2)`` in world axes, ``p_k`` the anchor on body ``k`` (or the sites):
-    a world-aligned 3D constraint between the two points.
+    a 3D constraint between the two points.
 equality ``weld`` (6 rows)
     the three ``connect`` rows (anchors: ``relpose``'s point on body 1, the ``anchor`` on
     body 2), then ``½ · torquescale · E (ω_1 − ω_2)`` with
     ``E ω = Im(q̄_2 ⊗ (0, ω) ⊗ q_1 ⊗ relpose)`` (site semantics: the sites' orientations):
-    that map of the angular rows of a world-aligned 6D constraint.
+    that map of the angular rows of a 6D constraint.
 contacts (``condim`` 1, 3, 4, 6)
     ``C (v_b(p) − v_a(p))`` and, from ``condim`` 4, ``C (ω_b − ω_a)``, ``a`` and ``b`` the
     bodies of the contact's first and second geom, ``p`` its point and ``C`` the rows of its
     frame (normal first); elliptic cones keep these rows, pyramidal cones take
     ``r_0 ± μ_k r_k`` in pairs: each a row map (:func:`pvosimr.constraints.rows`) of a
-    world-aligned 3D or 6D two-body constraint at ``p``.
+    3D or 6D two-body constraint at ``p``.
+
+Every constraint frame is put at its point with world axes at this configuration, so its LOCAL
+rows are world rows: the constraints hold for this configuration only, as MuJoCo's rows do, and
+a one-body constraint is of the kind Pinocchio's own routines take (``pin-efpa``,
+``pin-cholesky`` and ``pin-pv-osimr`` compute ``A G Aᵀ`` of the constraints under the maps).
 
 Rows pvosimr does not map (joint and tendon limits, friction loss, joint, tendon and flex
 equalities, flex contacts) are left out: a principal submatrix of ``efc_AR`` is the Delassus
@@ -40,7 +45,7 @@ from .mjcf import MjcfPair
 
 __all__ = ["EfcRows", "efc_rows", "mujoco_model_for_delassus"]
 
-_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+_LOCAL = pin.ReferenceFrame.LOCAL
 _3D, _6D = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
 
 
@@ -179,14 +184,14 @@ class _Builder:
         return oMi.actInv(pin.SE3(np.eye(3), np.asarray(p, dtype=float)))
 
     def _pair(self, six: bool, b1: int, p1, b2: int, p2, A: np.ndarray):
-        """``rows(cm, A)``, ``cm`` the world-aligned constraint ``v_b1(p1) − v_b2(p2)``
+        """``rows(cm, A)``, ``cm`` the constraint ``v_b1(p1) − v_b2(p2)`` in world axes
         (6D: and ``ω_b1 − ω_b2``, with ``p2 = p1``); the world on side 1 swaps the sides."""
         j1, j2 = self.pair.body_joint(b1), self.pair.body_joint(b2)
         if j1 == 0:
             (j1, p1), (j2, p2), A = (j2, p2), (j1, p1), -A
         cm = pin.RigidConstraintModel(
             _6D if six else _3D, self.pair.model, j1, self._placement(j1, p1),
-            j2, self._placement(j2, p2), _LWA,
+            j2, self._placement(j2, p2), _LOCAL,
         )  # fmt: skip
         return rows(cm, A)
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 # which the compiled module then reuses (by soname / through the Boost.Python registry).
 import pinocchio as pin  # isort: skip
 
+import functools
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -47,6 +48,7 @@ import numpy as np
 from .._lru import LRU
 from ..checks import check_configuration
 from ..constraints import (
+    RowMap,
     as_constraint_list,
     constraint_dim,
     constraint_kind,
@@ -68,6 +70,7 @@ __all__ = [
     "pinocchio_pv_object",
     "pinocchio_pv_osimr",
     "unavailable",
+    "unmapped",
 ]
 
 
@@ -161,9 +164,51 @@ def clear_cache() -> None:
     _ENTRIES.clear()
 
 
+# --------------------------------------------------------------------------- row maps
+
+
+def unmapped(constraint_models: Iterable) -> tuple[list, np.ndarray | None]:
+    """The models under the row maps of ``constraint_models`` (:func:`pvosimr.constraints.rows`)
+    and the block-diagonal map ``A`` of all their rows (None when no constraint is a row map):
+    the rows are ``A J`` of the models', so ``G = A G_models Aᵀ``."""
+    cms = list(constraint_models)
+    if not any(isinstance(cm, RowMap) for cm in cms):
+        return cms, None
+    pairs = [_unmap(cm) for cm in cms]
+    blocks = [A for _, A in pairs]
+    A = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        A[r : r + b.shape[0], c : c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return [cm for cm, _ in pairs], A
+
+
+def _unmap(cm) -> tuple[object, np.ndarray]:
+    if not isinstance(cm, RowMap):
+        return cm, np.eye(constraint_dim(cm))
+    inner, B = _unmap(cm.model)
+    M = np.eye(B.shape[0])[list(cm.selection)] if cm.matrix is None else np.asarray(cm.matrix)
+    return inner, M @ B
+
+
+def _through_row_maps(reference: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``reference`` on a list with row maps: Pinocchio's G of the models under them, mapped
+    (``A G Aᵀ``, :func:`unmapped`); the models themselves are checked as usual."""
+
+    @functools.wraps(reference)
+    def mapped(model: pin.Model, data: pin.Data, q, constraint_models: Iterable) -> np.ndarray:
+        models, A = unmapped(constraint_models)
+        G = reference(model, data, q, models)
+        return G if A is None else A @ G @ A.T
+
+    return mapped
+
+
 # --------------------------------------------------------------------------- references
 
 
+@_through_row_maps
 def pinocchio_efpa(model: pin.Model, data: pin.Data, q, constraint_models: Iterable) -> np.ndarray:
     """``pin.computeDelassusMatrix(model, data, q, cms, cds, 0.0)`` (EFPA-style, inertial frame)."""
     entry = _entry(model, constraint_models)
@@ -173,6 +218,7 @@ def pinocchio_efpa(model: pin.Model, data: pin.Data, q, constraint_models: Itera
     return np.asarray(pin.computeDelassusMatrix(model, data, q, entry.cms, entry.cds, 0.0))
 
 
+@_through_row_maps
 def pinocchio_cholesky(
     model: pin.Model, data: pin.Data, q, constraint_models: Iterable
 ) -> np.ndarray:
@@ -209,6 +255,7 @@ def pinocchio_pv_object(model: pin.Model, constraint_models: Iterable):
     return _entry(model, constraint_models).pv_delassus()
 
 
+@_through_row_maps
 def pinocchio_pv_osimr(
     model: pin.Model, data: pin.Data, q, constraint_models: Iterable
 ) -> np.ndarray:

@@ -10,8 +10,9 @@ fails in any other way: every algorithm takes every joint type of Pinocchio 4.1,
 
 ``pvosimr validate`` runs the whole zoo (report in ``pvosimr-report/`` of the current folder;
 ``--out validation`` rewrites the repository's committed report), named zoo cases
-(``--robots ROBOT[/PRESET] …``) or a model file (``pvosimr validate FILE --point/--weld FRAME``);
-the last two print their table and write a report only where ``--out`` says.
+(``--robots ROBOT[/PRESET] …``) or a model file (``pvosimr validate FILE --point/--weld FRAME``;
+an MJCF file alone is validated on MuJoCo's own rows, :mod:`.mujoco_section`); the last two
+print their table and write a report only where ``--out`` says.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
 from pvosimr.reference import bridge, truth
 from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, mjcf_robot
 
+from .mujoco_section import MUJOCO, agreement_lines, mujoco_section
 from .options import (
     REPORT_DIR,
     add_model_file_options,
@@ -43,6 +46,7 @@ from .options import (
     command_parser,
     make_out,
     model_file_options_used,
+    require_extra,
     robot_from_file,
     usage_error,
 )
@@ -90,6 +94,11 @@ class Row:
     skipped: dict[str, str] = field(default_factory=dict)  # references not called, and why
     seconds: float = 0.0
     pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
+    # MJCF robots: pvosimr's G against MuJoCo's, MuJoCo's rows left out (most at one
+    # configuration, by kind) and where Pinocchio's own MJCF parser builds another robot
+    pvosimr_vs_mujoco: float | None = None
+    left_out: dict[str, int] = field(default_factory=dict)
+    parser_notes: list[str] = field(default_factory=list)
 
     def passes(self) -> bool:
         """Every pvosimr algorithm ran and is within the tolerance (references only reported)."""
@@ -113,6 +122,7 @@ def not_called(method: str, constraint_models) -> str:
     build) and ignores ``joint2``."""
     if method != "pin-pv-osimr":
         return ""
+    constraint_models, _ = reference.unmapped(constraint_models)  # Pinocchio's G is mapped
     if any(
         cm.reference_frame == pin.ReferenceFrame.LOCAL_WORLD_ALIGNED for cm in constraint_models
     ):
@@ -162,15 +172,17 @@ def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
 
 
 def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict) -> Row:
-    """Worst error of every method over ``configs`` random configurations of one preset."""
+    """Worst error of every method over ``configs`` random configurations of one preset (of an
+    MJCF robot: configurations with MuJoCo rows, MuJoCo's own G among the methods)."""
     start = time.perf_counter()
-    model, cms = robot.model, robot.constraints
+    model = robot.model
     data = model.createData()
-    row = Row(robot.name, robot.preset, model.nv, sum(constraint_dim(c) for c in cms), configs)
-    times: dict[str, list[float]] = {name: [] for name in methods}
-    for _ in range(configs):
-        q = robot.q_random(rng)
-        truth = _truth(robot, q)
+    row = Row(robot.name, robot.preset, model.nv, 0, 0)
+    times: dict[str, list[float]] = {name: [] for name in [*methods, MUJOCO]}
+    for q, cms, engine in _draws(robot, configs, rng):
+        row.configs += 1
+        row.m = max(row.m, sum(constraint_dim(c) for c in cms))
+        truth = _truth(robot, q, cms)
         results = {}
         for name, method in methods.items():
             if not_called(name, cms):
@@ -189,15 +201,48 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
         if "pin-pv-osimr" in results and "pin-efpa" in results:
             err = rel_err(results["pin-pv-osimr"], results["pin-efpa"])
             row.pv_cpp_vs_efpa_cpp = max(row.pv_cpp_vs_efpa_cpp or 0.0, err)
+        if engine is not None:
+            _compare_mujoco(row, engine, truth, results, times)
+    if isinstance(robot, MjcfRobot):
+        row.parser_notes = robot.parser_notes()
     row.times_us = {k: float(np.median(v) * 1e6) for k, v in times.items() if v}
     row.seconds = time.perf_counter() - start
     return row
 
 
-def _truth(robot: zoo.Robot, q: np.ndarray) -> np.ndarray:
+def _draws(robot, configs: int, rng: np.random.Generator):
+    """``(q, constraints, MuJoCo's rows or None)`` for ``configs`` configurations; an MJCF
+    robot's come from MuJoCo, and a draw without any row is passed over (at most
+    ``4 × configs`` draws)."""
+    if not isinstance(robot, MjcfRobot):
+        for _ in range(configs):
+            yield robot.q_random(rng), robot.constraints, None
+        return
+    kept = 0
+    for k in range(4 * configs):
+        engine = robot.efc(robot.configuration(k, rng))
+        if engine.constraints:
+            yield engine.q, engine.constraints, engine
+            kept += 1
+            if kept == configs:
+                return
+
+
+def _compare_mujoco(row: Row, engine, truth: np.ndarray, results: dict, times: dict) -> None:
+    """MuJoCo's G against the truth and against pvosimr's (PV-OSIMr), and its rows left out."""
+    row.errors[MUJOCO] = max(row.errors.get(MUJOCO, 0.0), rel_err(engine.G, truth))
+    times[MUJOCO].append(engine.seconds)
+    if "pv-osimr" in results:
+        err = rel_err(results["pv-osimr"], engine.G)
+        row.pvosimr_vs_mujoco = max(row.pvosimr_vs_mujoco or 0.0, err)
+    for kind, count in engine.left_out.items():
+        row.left_out[kind] = max(row.left_out.get(kind, 0), count)
+
+
+def _truth(robot, q: np.ndarray, constraints) -> np.ndarray:
     """The dense truth, or a ValueError naming the case when M is not positive definite."""
     try:
-        return dense_delassus(robot.model, q, robot.constraints)
+        return dense_delassus(robot.model, q, constraints)
     except np.linalg.LinAlgError as exc:
         raise ValueError(
             f"{robot.name}/{robot.preset}: the mass matrix is not positive definite at a random "
@@ -217,7 +262,7 @@ def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[s
     for spec in robots:
         name, preset = zoo.parse_case(spec)
         try:
-            robot = zoo.load(name, preset)
+            robot = mjcf_robot(name) if name in MJCF_ROBOTS else zoo.load(name, preset)
         except (FileNotFoundError, ModuleNotFoundError) as exc:
             if strict:
                 raise
@@ -226,6 +271,12 @@ def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[s
         presets = robot.presets if preset is None else (preset,)
         cases.extend(robot.with_preset(p) for p in presets)
     return cases, unavailable
+
+
+def zoo_names() -> list[str]:
+    """The validation's default zoo: :func:`pvosimr.zoo.names` and the MJCF robots checked
+    against MuJoCo (:data:`pvosimr.zoo.mujoco_robots.MJCF_ROBOTS`)."""
+    return [*zoo.names(), *MJCF_ROBOTS]
 
 
 def validate(
@@ -242,7 +293,7 @@ def validate(
     """
     robots = list(robots or [])
     strict = bool(robots) if strict is None else strict
-    cases, unavailable = _cases(robots or zoo.names(), strict=strict)
+    cases, unavailable = _cases(robots or zoo_names(), strict=strict)
     return validate_cases(cases, configs, seed, progress), unavailable
 
 
@@ -469,7 +520,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         *_footnoted(rows),
         _cpp_agreement(rows),
         "",
-        "## Where Pinocchio disagrees with the dense truth",
+        "## Where Pinocchio or MuJoCo disagrees with the dense truth",
         "",
         *_disagreements(rows, references, bool(meta.get("silently_wrong"))),
         "",
@@ -489,6 +540,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     extra = meta.get("damped_inverse")
     if extra:
         md += ["", "## `pin.computeDampedDelassusMatrixInverse` from Python", "", extra]
+    md += mujoco_section(rows)
     if meta.get("silently_wrong"):
         md += ["", *silently_wrong_section(meta["silently_wrong"])]
     md += accuracy_section(out)
@@ -553,7 +605,8 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         nargs="?",
         metavar="FILE",
-        help="a URDF (.urdf) or MJCF (.xml, .mjcf) model file, with --point/--weld",
+        help="a URDF (.urdf) or MJCF (.xml, .mjcf) model file, with --point/--weld; an MJCF "
+        "file alone is validated on MuJoCo's own constraint rows, MuJoCo's G beside Pinocchio's",
     )
     add_model_file_options(parser)
     parser.add_argument(
@@ -593,7 +646,21 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
             if name in zoo.names():
                 hint = f"; {name!r} is a zoo robot: pvosimr validate --robots {args.file}"
         parser.error(f"no such model file: {args.file}{hint}")
+    if zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf" and not model_file_options_used(
+        args
+    ):
+        return _mjcf_case(path, parser)
     return robot_from_file(path, args, parser)
+
+
+def _mjcf_case(path: Path, parser: argparse.ArgumentParser) -> MjcfRobot:
+    """An MJCF file without --point/--weld: its constraints are MuJoCo's rows, and MuJoCo's G
+    is a reference (a missing MuJoCo is one line naming the extra)."""
+    require_extra(parser.prog, "mujoco")
+    try:
+        return mjcf_robot(path)
+    except (FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -609,7 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if used:
             parser.error(f"{', '.join(used)}: only with a model FILE")
         try:
-            cases, unavailable = _cases(args.robots or zoo.names(), strict=not zoo_wide)
+            cases, unavailable = _cases(args.robots or zoo_names(), strict=not zoo_wide)
         except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:
             return usage_error(parser.prog, str(exc))
     out = args.out if args.out is not None or not zoo_wide else Path(ZOO_REPORT_DIR)
@@ -626,6 +693,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"not run: {not_run(name, reason)}", file=sys.stderr)
     if not zoo_wide:
         print("\n".join([*table(rows), "", *footnotes(rows)]).rstrip())
+        for line in agreement_lines(rows):
+            print(line)
         for line in _failed(rows):
             print(line, file=sys.stderr)
     if out is not None:

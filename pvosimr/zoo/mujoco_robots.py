@@ -32,7 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..extras import require
-from ..reference.mjcf import MjcfPair, open_mjcf
+from ..reference.mjcf import MjcfPair, open_mjcf, pinocchio_parser_notes
 from ..reference.mujoco_efc import EfcRows, efc_rows, mujoco_model_for_delassus
 from .robot import random_configuration
 from .sources import MODELS_EXTRA_HINT
@@ -149,7 +149,7 @@ class MjcfRobot:
         mj = self.pair.mj
         d = mujoco.MjData(mj)
         d.qpos[:] = self.pair.qpos(q)
-        for _ in range(int(round(seconds / mj.opt.timestep))):
+        for _ in range(round(seconds / mj.opt.timestep)):
             mujoco.mj_step(mj, d)
         return self.pair.q(d.qpos)
 
@@ -161,6 +161,11 @@ class MjcfRobot:
             mj = mujoco_model_for_delassus(self.pair.mj)
             self._engine.extend([mj, mujoco.MjData(mj)])
         return efc_rows(self.pair, q, *self._engine)
+
+    def parser_notes(self) -> list[str]:
+        """Where ``pin.buildModelFromMJCF`` on the file itself builds another robot than
+        MuJoCo (:func:`~pvosimr.reference.mjcf.pinocchio_parser_notes`, at ``qpos0``)."""
+        return pinocchio_parser_notes(self.pair, self.pair.q(self.pair.mj.qpos0))
 
     def with_preset(self, preset: str) -> MjcfRobot:
         if preset != MUJOCO_ROWS:

@@ -1,0 +1,90 @@
+"""The validation report's MuJoCo part: on MJCF robots, pvosimr, MuJoCo and the dense truth.
+
+On an MJCF robot the constraints are MuJoCo's own rows at each configuration
+(:mod:`pvosimr.reference.mujoco_efc`), and ``mujoco-efc`` (MuJoCo's ``efc_AR − diag(efc_R)``)
+is one more reference beside Pinocchio's.  This module says, per MJCF case, where the three
+engines agree: pvosimr's G against MuJoCo's, each against the truth, the rows MuJoCo has that
+were not compared, and where Pinocchio's own MJCF parser builds another robot.
+"""
+
+from __future__ import annotations
+
+from pvosimr.reference.truth import TOLERANCE
+
+__all__ = ["MUJOCO", "agreement_lines", "mujoco_section"]
+
+MUJOCO = "mujoco-efc"
+"""The name of MuJoCo's reference in the validation's tables."""
+
+
+def _mjcf_rows(rows: list) -> list:
+    return [r for r in rows if MUJOCO in r.errors or r.pvosimr_vs_mujoco is not None]
+
+
+def _err(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0e}" + ("" if value <= TOLERANCE else " ❌")
+
+
+def _left_out(row) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(row.left_out.items())) or "none"
+
+
+def _verdict(row) -> str:
+    errs = [row.errors.get(MUJOCO), row.pvosimr_vs_mujoco, row.errors.get("pv-osimr")]
+    if any(e is None for e in errs):
+        return "not all three ran"
+    return "agree" if max(errs) <= TOLERANCE else "**disagree**"
+
+
+def agreement_lines(rows: list) -> list[str]:
+    """One line per MJCF case for the terminal: the three engines' agreement and what was
+    not compared (nothing for other cases)."""
+    out = []
+    for r in _mjcf_rows(rows):
+        out.append(
+            f"{r.robot}: MuJoCo's rows, up to {r.m} compared over {r.configs} configurations; "
+            f"pvosimr vs MuJoCo {_err(r.pvosimr_vs_mujoco)}, MuJoCo vs truth "
+            f"{_err(r.errors.get(MUJOCO))}, pvosimr vs truth {_err(r.errors.get('pv-osimr'))}: "
+            f"the three engines {_verdict(r).strip('*')}; rows not compared: {_left_out(r)}"
+        )
+        out += [f"{r.robot}: {note}" for note in r.parser_notes]
+    return out
+
+
+def mujoco_section(rows: list) -> list[str]:
+    """The report's section on the MJCF robots (empty when there is none)."""
+    cases = _mjcf_rows(rows)
+    if not cases:
+        return []
+    head = [
+        "robot", "nv", "rows (most)", "configs", "pvosimr − MuJoCo", "MuJoCo − truth",
+        "pvosimr − truth", "verdict", "MuJoCo rows not compared (most at one configuration)",
+    ]  # fmt: skip
+    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in cases:
+        cells = [
+            r.robot, str(r.nv), str(r.m), str(r.configs), _err(r.pvosimr_vs_mujoco),
+            _err(r.errors.get(MUJOCO)), _err(r.errors.get("pv-osimr")), _verdict(r), _left_out(r),
+        ]  # fmt: skip
+        table.append("| " + " | ".join(cells) + " |")
+    notes = [f"- **{r.robot}**: {note}" for r in cases for note in r.parser_notes]
+    return [
+        "",
+        "## MuJoCo's own Delassus matrix on MJCF robots",
+        "",
+        "On these robots the constraints are MuJoCo's own rows at each configuration (its "
+        "equality `connect` and `weld` constraints and the contacts it finds there), and "
+        f"`{MUJOCO}` is MuJoCo's `efc_AR − diag(efc_R)` with its PGS solver. pvosimr's G "
+        "(PV-OSIMr) is compared with it directly, and both with the dense truth; the same "
+        "relative metric. Rows pvosimr does not map (joint and tendon limits, friction loss, "
+        "joint and tendon equalities) are left out of all three: a principal submatrix of "
+        "`efc_AR` is the Delassus matrix of the rows kept.",
+        "",
+        *table,
+        "",
+        "Where `pin.buildModelFromMJCF`, given the file itself, builds another robot than "
+        "MuJoCo (pvosimr hands Pinocchio MuJoCo's compiled model instead, so these do not enter "
+        "the errors above):",
+        "",
+        *(notes or ["- Nowhere."]),
+    ]
