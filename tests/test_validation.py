@@ -47,6 +47,7 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     assert "PVOSIMR_MODEL_PATH" in capsys.readouterr().err
 
     monkeypatch.setattr(validation.zoo, "names", lambda: ["atlas", "ur5"])
+    monkeypatch.setattr(validation, "MJCF_ROBOTS", {})  # the MJCF robots: test_validate_mujoco
     assert validation.main(["--configs", "1", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "## Robots not validated" in md and "**atlas**" in md and "| ur5 |" in md
@@ -280,7 +281,7 @@ def test_the_report_tells_refusals_from_disagreements(tmp_path):
     argv = ["--robots", "four_bar/coupler_rocker_3d", "ur5", "--configs", "1", "--out"]
     assert validation.main([*argv, str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
-    disagree = md.split("## Where Pinocchio disagrees with the dense truth\n\n")[1]
+    disagree = md.split("## Where Pinocchio or MuJoCo disagrees with the dense truth\n\n")[1]
     assert disagree.startswith("- None of the results Pinocchio returned here")
     assert "That says nothing of the cases where pvosimr refused the input" in disagree
     refused = md.split("## pvosimr refused the input (Pinocchio not called)\n\n")[1]
