@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from pvosimr.study import validate as validation  # noqa: E402
-from pvosimr.study.mujoco_section import MUJOCO  # noqa: E402
-from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, packaged_mjcf  # noqa: E402
+from pvosimr.study import validate as validation
+from pvosimr.study.mujoco_section import MUJOCO
+from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, packaged_mjcf
 
 TWO_ARMS = str(packaged_mjcf("two_arms_bar.xml"))
 
