@@ -304,15 +304,24 @@ def test_row_maps_with_placements_as_input():
         symbolic.delassus_function(model, [cms[0], friction], "pv-osimr", placements="input")
 
 
-def test_pinocchio_routines_refuse_lowered_kinds():
-    """Pinocchio's own Delassus routines take whole ``RigidConstraintModel``s only: a row map
-    and a joint-space row are refused by name, not computed wrong."""
-    from pvosimr.reference.pinocchio import pinocchio_efpa
+def test_pinocchio_routines_map_row_maps_and_refuse_joint_rows():
+    """Pinocchio's own Delassus routines take whole ``RigidConstraintModel``s: under a row map
+    they compute G of the model and the map gives ``A G Aᵀ`` (equal to the dense truth of the
+    mapped rows); a joint-space row is refused by name, not computed wrong."""
+    from pvosimr.reference.pinocchio import pinocchio_cholesky, pinocchio_efpa
+    from pvosimr.reference.truth import dense_delassus
 
     model = _branching()
     q = random_q(model, np.random.default_rng(3))
     weld = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
-    with pytest.raises(ValueError, match="constraint 0 is a row map of a RigidConstraintModel"):
-        pinocchio_efpa(model, model.createData(), q, [rows(weld, [0, 1])])
+    A = np.random.default_rng(4).standard_normal((2, 6))
+    cases = ([rows(weld, [0, 4])], [rows(weld, A), weld], [rows(rows(weld, A), [1])])
+    for k, cms in enumerate(cases):
+        truth = dense_delassus(model, q, cms)
+        # Cholesky factorises the models under the maps: the weld twice is singular there
+        for reference in (pinocchio_efpa, pinocchio_cholesky)[: 1 if k == 1 else 2]:
+            G = reference(model, model.createData(), q, cms)
+            assert G.shape == truth.shape
+            assert np.abs(G - truth).max() <= 1e-10 * max(1.0, np.abs(truth).max())
     with pytest.raises(ValueError, match="constraint 0 is a row of a JointFrictionConstraintModel"):
         pinocchio_efpa(model, model.createData(), q, [JOINT_SPACE[1](model, [4])])
