@@ -199,8 +199,15 @@ def _through_row_maps(reference: Callable[..., np.ndarray]) -> Callable[..., np.
     @functools.wraps(reference)
     def mapped(model: pin.Model, data: pin.Data, q, constraint_models: Iterable) -> np.ndarray:
         models, A = unmapped(constraint_models)
-        G = reference(model, data, q, models)
-        return G if A is None else A @ G @ A.T
+        if A is None:
+            return reference(model, data, q, models)
+        try:
+            G = reference(model, data, q, models)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (said of the constraints under the row maps, whose G Pinocchio forms)"
+            ) from exc
+        return A @ G @ A.T
 
     return mapped
 
