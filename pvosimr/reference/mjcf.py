@@ -236,26 +236,43 @@ def _pinocchio_model(text: str) -> pin.Model:
 
 def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
     """Where ``pin.buildModelFromMJCF`` on the file itself builds another robot than MuJoCo
-    (its size, a body's world pose at ``q``), one line each; empty when it agrees."""
+    (it fails, another size, bodies elsewhere at ``q``), with the likely cause where the file
+    shows it; empty when it agrees."""
+    mj = pair.mj
+    tops = [_body_name(mj, b) for b in range(1, mj.nbody) if mj.body_parentid[b] == 0]
+    several = (
+        f" (it reads the first of the file's {len(tops)} top-level bodies only)"
+        if len(tops) > 1
+        else ""
+    )
     try:
         parsed = pin.buildModelFromMJCF(pair.path)
     except Exception as exc:  # its failure is the note
-        return [f"pin.buildModelFromMJCF fails on this file: {exc}"]
+        return [f"pin.buildModelFromMJCF fails on this file: {exc}{several}"]
     if (parsed.nq, parsed.nv) != (pair.model.nq, pair.model.nv):
         return [
             f"pin.buildModelFromMJCF on this file builds nq={parsed.nq}, nv={parsed.nv}; "
-            f"MuJoCo compiles nq={pair.model.nq}, nv={pair.model.nv}"
+            f"MuJoCo compiles nq={pair.model.nq}, nv={pair.model.nv}{several}"
         ]
     data, ours = parsed.createData(), pair.model.createData()
     pin.framesForwardKinematics(parsed, data, q)
     pin.framesForwardKinematics(pair.model, ours, q)
-    notes = []
-    for b in range(1, pair.mj.nbody):
-        name = _body_name(pair.mj, b)
-        if not parsed.existFrame(name, pin.FrameType.BODY):
-            continue
-        p = data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)].translation
-        err = float(np.abs(p - ours.oMf[pair.body_frames[b]].translation).max())
-        if err > 1e-6:
-            notes.append(f"pin.buildModelFromMJCF puts body {name!r} {err:.3g} from MuJoCo's place")
-    return notes
+    off = {}
+    for b in range(1, mj.nbody):
+        name = _body_name(mj, b)
+        if parsed.existFrame(name, pin.FrameType.BODY):
+            p = data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)].translation
+            off[name] = float(np.abs(p - ours.oMf[pair.body_frames[b]].translation).max())
+    wrong = {name: err for name, err in off.items() if err > 1e-6}
+    if not wrong:
+        return []
+    posed = [
+        _body_name(mj, b) for b in range(1, mj.nbody)
+        if mj.body_parentid[b] == 0 and np.abs(mj.body_pos[b]).max() > 0
+    ]  # fmt: skip
+    cause = f" (it ignores the pose of the top-level body {posed[0]!r})" if posed else ""
+    first = next(iter(wrong))
+    return [
+        f"pin.buildModelFromMJCF puts {len(wrong)} of {len(off)} bodies up to "
+        f"{max(wrong.values()):.3g} from MuJoCo's place, {first!r} first{cause}"
+    ]

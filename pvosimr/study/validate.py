@@ -406,7 +406,10 @@ def _disagreements(rows: list[Row], references: list[str], measured: bool) -> li
     ]
     if out:
         return out
-    line = "- None of the results Pinocchio returned here is off the truth beyond the tolerance."
+    line = (
+        "- None of the results Pinocchio or MuJoCo returned here is off the truth beyond the "
+        "tolerance."
+    )
     held_back = any(
         r.raised_by.get(ref) == REFUSED or ref in r.skipped for r in rows for ref in references
     )
