@@ -98,6 +98,7 @@ from ..constraints import as_constraint_list
 from ..kinematics.joints import unit_parts
 from ..notices import announce, said_if_slow
 from . import c_source as c_text
+from . import chunks
 from . import compiler as toolchain
 from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
@@ -247,7 +248,11 @@ def generate_source(
     }
     q_bound = float(np.min(check_model(model).q_bound, initial=np.inf))
     entry = c_text.entry_points(info["fname"], info, _unit_parts(model), q_bound)
-    return _EXPORTS + cg.dump() + entry, info
+    body = cg.dump()
+    info["chunked"] = info["n_instructions"] > chunks.CHUNKED_FROM
+    if info["chunked"]:  # many small C functions: the compiler's time stays linear
+        body = chunks.replace_body(body, f)
+    return _EXPORTS + body + entry, info
 
 
 # --------------------------------------------------------------------------- compile

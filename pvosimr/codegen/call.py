@@ -117,7 +117,8 @@ class CompiledDelassus:
     ``placements`` (``"fixed"`` or ``"input"``), ``library`` (path of the shared library),
     ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether this
     :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
-    library came from the cache), ``n_instructions`` (of the CasADi function), ``binding``
+    library came from the cache), ``n_instructions`` (of the CasADi function), ``chunked``
+    (whether its C is in runs of small functions, :mod:`pvosimr.codegen.chunks`), ``binding``
     (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
     module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.build.Build`, or
     None).
@@ -144,6 +145,7 @@ class CompiledDelassus:
         self.nq, self.nv, self.m = info["nq"], info["nv"], info["m"]
         self.placements = "input" if info["n_in"] == 2 else "fixed"
         self.n_instructions = info["n_instructions"]
+        self.chunked = info.get("chunked", False)
         self.derivatives_library = derivatives
         self._G = _Library(build.library, info)
         self._dG = None if derivatives is None else _Library(derivatives.library, derivatives.info)

@@ -1,0 +1,79 @@
+"""Generated code in chunks (pvosimr.codegen.chunks): the same matrices as CasADi's one body."""
+
+import re
+
+import numpy as np
+import pytest
+from _trees import TreeSpec, build_tree, random_q
+
+pytest.importorskip("casadi")
+codegen = pytest.importorskip("pvosimr.codegen.build")
+chunks = pytest.importorskip("pvosimr.codegen.chunks")
+
+if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
+    pytest.skip("no C compiler on PATH", allow_module_level=True)
+
+import casadi as ca  # noqa: E402
+import pinocchio as pin  # noqa: E402
+
+FAST = ("-O1",)
+
+
+def _tree():
+    """A small free-floating tree of varied joints, a branch, 3D and 6D constraints (most of
+    CasADi's operations in pvosimr's functions: sin, cos, sqrt, products, quotients)."""
+    kinds = ["FreeFlyer", "Spherical", "RX", "PY", "RevoluteUnaligned", "SphericalZYX", "HZ"]
+    parents = [0, 1, 2, 3, 2, 5, 6]
+    spec = TreeSpec(
+        parents,
+        kinds,
+        [(4, pin.ContactType.CONTACT_6D), (7, pin.ContactType.CONTACT_3D)],
+        armature=True,
+        seed=11,
+    )
+    return build_tree(spec)
+
+
+@pytest.mark.parametrize(
+    "chunk", [pytest.param(1, marks=pytest.mark.slow), 7, pytest.param(400, marks=pytest.mark.slow)]
+)
+def test_chunked_code_equals_the_one_body(tmp_path, monkeypatch, chunk):
+    model, cms = _tree()
+    monkeypatch.setattr(chunks, "CHUNKED_FROM", 10**9)
+    whole = codegen.compile(model, cms, flags=FAST, cache_dir=tmp_path)
+    monkeypatch.setattr(chunks, "CHUNKED_FROM", 0)
+    monkeypatch.setattr(chunks, "CHUNK", chunk)
+    again, cms_again = _tree()  # another model object: not the compiled function kept for `model`
+    pieces = codegen.compile(again, cms_again, flags=FAST, cache_dir=tmp_path)
+    assert pieces.chunked and not whole.chunked
+    assert pieces.library != whole.library
+    source = pieces.source.read_text()
+    assert source.count("static void pvosimr_run") == -(-pieces.n_instructions // chunk)
+    rng = np.random.default_rng(0)
+    qs = np.array([random_q(model, rng) for _ in range(5)])
+    for q in qs:
+        G, G0 = pieces(q), whole(q)
+        assert np.abs(G - G0).max() <= 1e-13 * max(1.0, np.abs(G0).max())
+    assert np.abs(pieces(qs, threads=2) - whole(qs, threads=2)).max() <= 1e-13 * max(
+        1.0, np.abs(whole(qs)).max()
+    )
+
+
+def test_values_crossing_runs_are_handed_on():
+    """A value made in run 0 and read in run 2 goes through a slot; one read in its own run
+    stays a local."""
+    x = ca.SX.sym("x", 2)
+    y = ca.sin(x[0]) * x[1]
+    z = y + 1
+    f = ca.Function("f", [x], [ca.vertcat(z * z, y)])
+    text = chunks.chunked_function(f, chunk=2)
+    assert re.search(r"\bs\[0\] = v", text) and "static void pvosimr_run0" in text
+    one = chunks.chunked_function(f, chunk=10_000)
+    assert not re.search(r"\bs\[", one.split("static int casadi_f0")[0])
+
+
+def test_an_operation_without_a_c_form_is_named():
+    x = ca.SX.sym("x")
+    f = ca.Function("f", [x], [ca.erf(x)])
+    with pytest.raises(NotImplementedError, match="CasADi operation"):
+        chunks.chunked_function(f)
