@@ -236,7 +236,12 @@ def _pinocchio_model(text: str) -> pin.Model:
 
 def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
     """Where ``pin.buildModelFromMJCF`` on the file itself builds another robot than MuJoCo
-    (its size, a body's world pose at ``q``), one line each; empty when it agrees."""
+    (its size, a body's world pose), one line each; empty when it agrees.
+
+    Pinocchio's parser counts hinge and slide angles as MuJoCo does (from 0, not from the
+    joint's ``ref``), so its model is compared at MuJoCo's ``qpos`` of ``q`` (quaternions in
+    Pinocchio's order), not at ``q``: a ``ref`` alone is no note.
+    """
     try:
         parsed = pin.buildModelFromMJCF(pair.path)
     except Exception as exc:  # its failure is the note
@@ -246,16 +251,25 @@ def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
             f"pin.buildModelFromMJCF on this file builds nq={parsed.nq}, nv={parsed.nv}; "
             f"MuJoCo compiles nq={pair.model.nq}, nv={pair.model.nv}"
         ]
+    order, _ = _coordinate_map(pair.mj)
+    q_file = np.empty(pair.model.nq)
+    q_file[order] = pair.qpos(q)
     data, ours = parsed.createData(), pair.model.createData()
-    pin.framesForwardKinematics(parsed, data, q)
+    pin.framesForwardKinematics(parsed, data, q_file)
     pin.framesForwardKinematics(pair.model, ours, q)
     notes = []
     for b in range(1, pair.mj.nbody):
         name = _body_name(pair.mj, b)
         if not parsed.existFrame(name, pin.FrameType.BODY):
             continue
-        p = data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)].translation
-        err = float(np.abs(p - ours.oMf[pair.body_frames[b]].translation).max())
+        theirs, mine = (
+            data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)],
+            ours.oMf[pair.body_frames[b]],
+        )
+        err = max(
+            float(np.abs(theirs.translation - mine.translation).max()),
+            float(np.abs(theirs.rotation - mine.rotation).max()),
+        )
         if err > 1e-6:
-            notes.append(f"pin.buildModelFromMJCF puts body {name!r} {err:.3g} from MuJoCo's place")
+            notes.append(f"pin.buildModelFromMJCF puts body {name!r} {err:.3g} from MuJoCo's pose")
     return notes
