@@ -41,7 +41,8 @@ __all__ = [
 
 ANCHOR_BODY = "pvosimr_world"
 """The jointless body at the world's origin that holds every top-level body in the MJCF
-Pinocchio reads: its parser reads only the first top-level body, and not its pose."""
+Pinocchio reads: its parser reads only the first top-level body, and ignores the pose of a
+top-level body without joints (this one sits at the origin)."""
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _NQ = {_FREE: 7, _BALL: 4, _SLIDE: 1, _HINGE: 1}
