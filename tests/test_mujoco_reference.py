@@ -401,8 +401,19 @@ def test_parser_notes_a_second_top_level_body(tmp_path):
 def test_parser_notes_a_top_level_pose_it_ignores(tmp_path):
     found = notes(tmp_path, f'<body name="a" pos="0.3 0.2 0.5">{ARM}</body>')
     assert any("body 'c'" in note for note in found), found
-    turned = notes(tmp_path, f'<body name="a" euler="0 0 30">{ARM}</body>')
-    assert any("body 'c'" in note for note in turned), turned
+
+
+def test_parser_notes_a_body_only_turned(tmp_path):
+    """A jointless top-level body turned about z over its child: the child is where MuJoCo
+    puts it, turned."""
+    child = (
+        '<body name="c" pos="0 0 -0.3"><joint name="h" axis="0 1 0"/>'
+        '<geom type="sphere" size="0.1"/></body>'
+    )
+    found = notes(
+        tmp_path, f'<body name="a" euler="0 0 30"><geom type="sphere" size="0.1"/>{child}</body>'
+    )
+    assert any("body 'c'" in note for note in found), found
 
 
 @pytest.mark.parametrize(
