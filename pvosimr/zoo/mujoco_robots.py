@@ -149,7 +149,7 @@ class MjcfRobot:
         mj = self.pair.mj
         d = mujoco.MjData(mj)
         d.qpos[:] = self.pair.qpos(q)
-        for _ in range(int(round(seconds / mj.opt.timestep))):
+        for _ in range(round(seconds / mj.opt.timestep)):
             mujoco.mj_step(mj, d)
         return self.pair.q(d.qpos)
 
