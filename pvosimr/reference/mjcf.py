@@ -41,7 +41,8 @@ __all__ = [
 
 ANCHOR_BODY = "pvosimr_world"
 """The jointless body at the world's origin that holds every top-level body in the MJCF
-Pinocchio reads: its parser reads only the first top-level body, and not its pose."""
+Pinocchio reads: its parser reads only the first top-level body, and ignores the pose of a
+top-level body without joints (this one sits at the origin)."""
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _NQ = {_FREE: 7, _BALL: 4, _SLIDE: 1, _HINGE: 1}
@@ -236,10 +237,15 @@ def _pinocchio_model(text: str) -> pin.Model:
 
 def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
     """Where ``pin.buildModelFromMJCF`` on the file itself builds another robot than MuJoCo
-    (it fails, another size, bodies elsewhere at ``q``), with the likely cause where the file
-    shows it; empty when it agrees."""
+    (it fails, another size, bodies elsewhere), with the likely cause where the file shows it;
+    empty when it agrees.
+
+    Pinocchio's parser counts hinge and slide angles as MuJoCo does (from 0, not from the
+    joint's ``ref``), so its model is compared at MuJoCo's ``qpos`` of ``q`` (quaternions in
+    Pinocchio's order), not at ``q``: a ``ref`` alone is no note.
+    """
     mj = pair.mj
-    tops = [_body_name(mj, b) for b in range(1, mj.nbody) if mj.body_parentid[b] == 0]
+    tops = [b for b in range(1, mj.nbody) if mj.body_parentid[b] == 0]
     several = (
         f" (it reads the first of the file's {len(tops)} top-level bodies only)"
         if len(tops) > 1
@@ -254,25 +260,33 @@ def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:
             f"pin.buildModelFromMJCF on this file builds nq={parsed.nq}, nv={parsed.nv}; "
             f"MuJoCo compiles nq={pair.model.nq}, nv={pair.model.nv}{several}"
         ]
+    order, _ = _coordinate_map(pair.mj)
+    q_file = np.empty(pair.model.nq)
+    q_file[order] = pair.qpos(q)
     data, ours = parsed.createData(), pair.model.createData()
-    pin.framesForwardKinematics(parsed, data, q)
+    pin.framesForwardKinematics(parsed, data, q_file)
     pin.framesForwardKinematics(pair.model, ours, q)
     off = {}
     for b in range(1, mj.nbody):
         name = _body_name(mj, b)
-        if parsed.existFrame(name, pin.FrameType.BODY):
-            p = data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)].translation
-            off[name] = float(np.abs(p - ours.oMf[pair.body_frames[b]].translation).max())
-    wrong = {name: err for name, err in off.items() if err > 1e-6}
+        if not parsed.existFrame(name, pin.FrameType.BODY):
+            continue
+        theirs = data.oMf[parsed.getFrameId(name, pin.FrameType.BODY)]
+        mine = ours.oMf[pair.body_frames[b]]
+        off[name] = max(
+            float(np.abs(theirs.translation - mine.translation).max()),
+            float(np.abs(theirs.rotation - mine.rotation).max()),
+        )
+    wrong = [name for name, err in off.items() if err > 1e-6]
     if not wrong:
         return []
     posed = [
-        _body_name(mj, b) for b in range(1, mj.nbody)
-        if mj.body_parentid[b] == 0 and np.abs(mj.body_pos[b]).max() > 0
+        _body_name(mj, b) for b in tops
+        if mj.body_jntnum[b] == 0 and (np.abs(mj.body_pos[b]).max() > 0 or mj.body_quat[b][0] != 1)
     ]  # fmt: skip
-    cause = f" (it ignores the pose of the top-level body {posed[0]!r})" if posed else ""
-    first = next(iter(wrong))
+    cause = f" (it ignores the pose of the jointless top-level body {posed[0]!r})" if posed else ""
+    named = ", ".join(repr(name) for name in wrong[:3]) + (", …" if len(wrong) > 3 else "")
     return [
         f"pin.buildModelFromMJCF puts {len(wrong)} of {len(off)} bodies up to "
-        f"{max(wrong.values()):.3g} from MuJoCo's place, {first!r} first{cause}"
+        f"{max(off[n] for n in wrong):.3g} from MuJoCo's pose ({named}){cause}"
     ]
