@@ -132,7 +132,8 @@ SWITCHES = {
     "(default: every size, up to n = 961 for the batched and generated paths)",
     "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
-    "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none",
+    "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
+    "(default: time it on --mujoco-robots)",
 }
 """The on/off options and their help."""
 
