@@ -1,26 +1,40 @@
 """pvosimr bench: a tiny run writes the report, its JSON twin and the plot, and they agree.
 
 One end-to-end run of ``pvosimr bench`` (a two-link chain with its derivatives, two samples, the
-small sizes of both sweeps) is shared by the tests below; the compiled C goes to a fresh folder
-so that it is built in this run, and the bridge to Pinocchio's C++ comes from the usual cache
-(built once per pin).
+small sizes of both sweeps, MuJoCo's route on the MJCF quadruped) is shared by the tests below;
+the compiled C goes to a fresh folder so that it is built in this run, and the bridge to
+Pinocchio's C++ comes from the usual cache (built once per pin).
 """
 
 import contextlib
 import io
 import json
+import statistics
 
+import numpy as np
 import pytest
 
 from pvosimr import reference
 from pvosimr.codegen import build as codegen
 from pvosimr.codegen import compiler as toolchain
+from pvosimr.extras import install_hint, missing_extra
 from pvosimr.study import bench, cli
-from pvosimr.study.bench import compiled, derivatives, results, scaling, verdicts
+from pvosimr.study.bench import (
+    compiled,
+    derivatives,
+    loop,
+    mujoco,
+    results,
+    scaling,
+    sections,
+    verdicts,
+)
 
 pytest.importorskip("matplotlib")
 
 CASE = "chain_welded_every_link_n2"
+MJCF = "mjcf_quadruped"  # the smallest MJCF robot with contacts
+MUJOCO_HEADING = "## MuJoCo's route against pvosimr's"
 LABELS = bench.labels(16)  # the method names of a run with --batch-size 16
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
 BATCHES = [compiled.batch_name(B, t) for B in (1, 16, 64) for t in (1, 2)]
@@ -35,6 +49,7 @@ def written(tmp_path_factory):
     out = tmp / "figures"
     argv = ["bench", "--robots", CASE, "--repeats", "2", "--quick-scaling"]
     argv += ["--batch-size", "16", "--derivative-robots", CASE, "--out", str(out)]
+    argv += ["--mujoco-robots", MJCF]
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout):
         mp.setattr(codegen, "default_cache_dir", lambda: tmp / "cache")
@@ -82,7 +97,8 @@ def test_the_four_files_and_the_printed_summary(written):
         for t in atlas
     )
     headings = ["## Machine", "## Targets", "## Time per call", "## Ratio to Pinocchio"]
-    headings += ["## Generated C", "## Derivatives dG/dq", "## Time against problem size"]
+    headings += ["## Generated C", "## Derivatives dG/dq", MUJOCO_HEADING]
+    headings += ["## Time against problem size"]
     headings += ["## Batched and generated paths against size"]
     if not codegen_possible():
         headings.remove("## Generated C")
@@ -369,3 +385,83 @@ def test_targets_on_a_synthetic_result():
     missing = bench.targets({"cases": [], "batch_size": bench.BATCH_SIZE})
     assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
     assert all(v == "not met" for _, _, v in missing)
+
+
+def test_mujoco_route_is_checked_timed_and_reported(written):
+    _, md, data, _ = written
+    if missing_extra("mujoco"):
+        assert md.split(MUJOCO_HEADING, 1)[1].split("\n\n")[1] == (
+            f"Not run: {install_hint('pvosimr bench', 'mujoco')}"
+        )
+        assert data["mujoco"] == [] and data["mujoco_skipped"]
+        return
+    (robot,) = data["mujoco"]
+    assert (robot["name"], robot["nv"]) == (MJCF, 18) and not data["mujoco_unavailable"]
+    assert len(robot["rows"]) == loop.N_CONFIGS
+    # Only configurations with rows are kept; the file's options add rows (limits), never fewer.
+    assert all(m > 0 for m in robot["rows"]) and robot["m_median"] == statistics.median(
+        robot["rows"]
+    )
+    assert all(a >= m for a, m in zip(robot["rows_all"], robot["rows"], strict=True))
+    assert set(robot["timings"]) == set(mujoco.MUJOCO_LABELS)
+    assert all(t["median_us"] > 0 and t["samples"] == 2 for t in robot["timings"].values())
+    assert all(0 <= e <= mujoco.TOLERANCE for e in robot["errors_vs_mujoco"].values())
+    ratios = robot["ratios_to_mujoco"]
+    assert ratios[mujoco.REFERENCE] == 1.0
+    reference_us = robot["timings"][mujoco.REFERENCE]["median_us"]
+    for k, t in robot["timings"].items():
+        assert ratios[k] == pytest.approx(t["median_us"] / reference_us)
+    found = table(md, MUJOCO_HEADING, skip=2)
+    assert found["method"] == [f"{MJCF} (nv 18, m {robot['m_median']:g})"]
+    us = results.microseconds
+    for k, label in mujoco.MUJOCO_LABELS.items():
+        t = robot["timings"][k]
+        q = [us(t[f"{p}_us"] * 1e-6) for p in ("median", "p25", "p75")]
+        assert found[label] == [f"{q[0]} [{q[1]}–{q[2]}]"]
+        if k != mujoco.REFERENCE:
+            assert found[f"ratio {label} ÷ mj_fwdPosition"] == [f"{ratios[k]:.2f}×"]
+    worst = max(robot["errors_vs_mujoco"].values())
+    assert found["largest error against MuJoCo's matrix"] == [f"{worst:.1e}"]
+
+
+def _point(G: np.ndarray) -> mujoco.Point:
+    zero = np.zeros(0)
+    return mujoco.Point(zero, zero, [], np.arange(len(G)), np.arange(len(G)), G, len(G))
+
+
+def test_the_check_against_mujoco_refuses_a_wrong_matrix():
+    G = np.array([[2.0, 0.5], [0.5, 1.0]])
+    at = [_point(G), _point(2 * G)]
+    exact = {"right": lambda p: p.G.copy(), "rounded": lambda p: p.G * (1 + 1e-12)}
+    worst = mujoco.check(exact, at, "toy")
+    assert worst["right"] == 0.0 and 0 < worst["rounded"] <= mujoco.TOLERANCE
+    # Wrong at the second configuration only: a check of the first alone would miss it.
+    late = {"late": lambda p: G if p is at[0] else p.G + 1e-6}
+    wrong = r"toy: late .* configuration 1 \(m = 2\): error 2\.5e-07"  # 1e-6 / max|G|
+    with pytest.raises(mujoco.DisagreementError, match=wrong):
+        mujoco.check(late, at, "toy")
+    with pytest.raises(mujoco.DisagreementError, match="error inf"):
+        mujoco.check({"short": lambda p: p.G[:1, :1]}, at)
+    with pytest.raises(mujoco.DisagreementError, match="error nan"):
+        mujoco.check({"nan": lambda p: np.full_like(p.G, np.nan)}, at)
+
+
+def test_without_mujoco_the_section_is_one_line(monkeypatch):
+    monkeypatch.setattr(mujoco, "missing_extra", lambda *modules: "mujoco")
+    found, unavailable, skipped = mujoco.time_mujoco([MJCF], repeats=1, progress=False)
+    assert (found, unavailable) == ([], {})
+    assert (
+        skipped
+        == install_hint("pvosimr bench", "mujoco")
+        == ('pvosimr bench: needs MuJoCo: pip install "pvosimr[mujoco]"')
+    )
+    lines = sections.mujoco(found, unavailable, skipped)
+    assert lines[-1] == f"Not run: {skipped}" and lines[1].startswith(MUJOCO_HEADING)
+    # No MJCF robot asked for: no section at all, and MuJoCo is not needed.
+    assert mujoco.time_mujoco([], repeats=1) == ([], {}, None)
+    assert sections.mujoco([], {}, None) == []
+
+
+def test_an_unknown_mjcf_robot_is_a_usage_error(capsys):
+    assert cli.main(["bench", "--mujoco-robots", "mjcf_nothing", "--no-scaling"]) == 2
+    assert "--mujoco-robots mjcf_nothing: no such MJCF robot or file" in capsys.readouterr().err

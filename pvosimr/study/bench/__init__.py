@@ -26,6 +26,12 @@ too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` against 
 differences of Pinocchio's ``computeDelassusMatrix`` and of the generated G
 (:mod:`.derivatives`).
 
+On the MJCF robots of ``--mujoco-robots`` (default: the two arms holding a bar, the quadruped,
+the Shadow hand, the humanoid), MuJoCo's own route to its Delassus matrix (``mj_fwdPosition`` up
+to ``efc_AR``, and the stages it needs called one by one) is timed against ``numpy:pv-osimr``
+and ``numpy:auto`` on MuJoCo's rows at configurations with contacts, every result checked
+against MuJoCo's matrix first (:mod:`.mujoco`).
+
 Reported are the median and quartiles over ``repeats`` samples.  Ratios divide by the faster of
 the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
 ``numpy:pv-osimr`` first.  Two sweeps time the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
@@ -35,11 +41,11 @@ memory up to n = 961 links (:mod:`.scaling`).  Outputs (in ``--out``, default th
 ``timings.json``, ``timings.png`` and ``timings.pdf``.
 
 Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
-(the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.loop` (the interleaved
-loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling` (the sweeps),
-:mod:`.environment` (the machine), :mod:`.results` (the records), :mod:`.verdicts` (the speed
-targets), :mod:`.report` and :mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure`
-(the plot); this one is the command line.
+(the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route),
+:mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling`
+(the sweeps), :mod:`.environment` (the machine), :mod:`.results` (the records), :mod:`.verdicts`
+(the speed targets), :mod:`.report` and :mod:`.sections` (markdown, JSON, :func:`write`),
+:mod:`.figure` (the plot); this one is the command line.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
+from .mujoco import MUJOCO_ROBOTS, known_robot
 from .report import markdown, write
 from .results import PIN, CaseResult, ScalingPoint, Timing
 from .scaling import (
@@ -90,6 +97,8 @@ __all__ = [
     "LABELS",
     "LARGE_METHODS",
     "LARGE_SIZES",
+    "MUJOCO_ROBOTS",
+    "NONE",
     "PIN",
     "SCALING_METHODS",
     "SCALING_SIZES",
@@ -114,12 +123,17 @@ __all__ = [
 DEFAULT_OUT = REPORT_DIR / "figures"
 """The default output folder: the committed ``figures/`` inside the git-ignored report folder."""
 
+NONE = "none"
+"""``--robots none``, ``--mujoco-robots none``: no case of that kind in the run."""
+
 SWITCHES = {
     "--no-scaling": "skip both Fig. 4 size sweeps (default: run them)",
     "--quick-scaling": f"only the small sizes of the Fig. 4 sweeps, up to n = {QUICK_LINKS} "
     "(default: every size, up to n = 961 for the batched and generated paths)",
     "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
+    "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
+    "(default: time it on --mujoco-robots)",
 }
 """The on/off options and their help."""
 
@@ -152,7 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="ROBOT[/PRESET]",
         help="cases to time (a bare robot name means its first preset; default: "
-        f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed)",
+        f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed; "
+        f"{NONE}: no case, e.g. to run only the sweeps or MuJoCo's route)",
+    )
+    parser.add_argument(
+        "--mujoco-robots",
+        nargs="+",
+        metavar="MJCF_ROBOT",
+        help="MJCF robots (zoo names or files) on which MuJoCo's route to its Delassus matrix "
+        f"is timed against pvosimr's (default: {' '.join(MUJOCO_ROBOTS)}, leaving out those "
+        f"whose package is not installed; {NONE}: skip; needs MuJoCo)",
     )
     _add_count(parser, "--repeats", "N", 30, "samples per method")
     add_out_option(
@@ -208,11 +231,23 @@ def _check_cases(specs: Sequence[str], flag: str, prog: str) -> int | None:
     return None
 
 
+def _chosen(specs: Sequence[str] | None, default: Sequence[str]) -> Sequence[str]:
+    """The cases of an option: its default when not given, none for ``none``."""
+    if specs is None:
+        return default
+    return () if list(specs) == [NONE] else specs
+
+
+def _mujoco_robots(args: argparse.Namespace) -> Sequence[str]:
+    """The MJCF robots the options ask for."""
+    return () if args.no_mujoco else _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
+
+
 def _derivative_cases(args: argparse.Namespace) -> Sequence[str]:
     """The cases whose dG/dq the options ask for."""
     if args.no_derivatives or args.no_codegen:
         return ()
-    return DERIVATIVE_CASES if args.derivative_robots is None else args.derivative_robots
+    return _chosen(args.derivative_robots, DERIVATIVE_CASES)
 
 
 def _scaling(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -236,15 +271,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     require_extra(parser.prog, "matplotlib")  # the plot comes last: fail before timing
+    cases = _chosen(args.robots, DEFAULT_CASES)
     for flag, specs in (("--robots", args.robots), ("--derivative-robots", args.derivative_robots)):
-        bad = None if specs is None else _check_cases(specs, flag, parser.prog)
+        bad = None if specs is None else _check_cases(_chosen(specs, ()), flag, parser.prog)
         if bad is not None:
             return bad
+    mujoco_robots = _mujoco_robots(args)
+    unknown = [name for name in mujoco_robots if not known_robot(name)]
+    if unknown:
+        return usage_error(parser.prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
     unmade = make_out(parser.prog, args.out)
     if unmade is not None:
         return unmade
     result = run(
-        args.robots or DEFAULT_CASES,
+        cases,
         repeats=args.repeats,
         scaling=_scaling(args),
         large=_large(args),
@@ -254,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         derivative_flags=args.derivative_flags,
         cache_dir=args.cache_dir,
         batch_size=args.batch_size,
+        mujoco_robots=mujoco_robots,
         seed=args.seed,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )

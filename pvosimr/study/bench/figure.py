@@ -139,7 +139,11 @@ def _draw_cases(
     ax: Axes, cases: list[CaseResult], methods: list[str], names: dict[str, str], title: str
 ) -> None:
     """One bar panel: a group of horizontal bars per case, one per method of ``methods``, log
-    time; its legend below it."""
+    time; its legend below it (a note instead on a run without robot cases)."""
+    if not cases:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"{title}: no robot case in this run", ha="center", fontsize=9)
+        return
     width = BAR_SPAN / max(1, len(methods))
     for j, k in enumerate(methods):
         _draw_method(ax, cases, k, names[k], j, width)

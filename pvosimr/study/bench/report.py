@@ -2,8 +2,9 @@
 
 :func:`markdown` stacks one section per function below, in the order of the report: header,
 machine, targets (and their ratios on every case), times, ratios, what was not timed, the
-generated C, agreement, the derivatives, unavailable cases, the scaling sweeps (the sections of
-the derivatives and the large sweep are in :mod:`.sections`).
+generated C, agreement, the derivatives, unavailable cases, MuJoCo's route on MJCF robots, the
+scaling sweeps (the sections of the derivatives, MuJoCo's route and the large sweep are in
+:mod:`.sections`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from .loop import N_CONFIGS
 from .methods import LABELS, labels
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
 from .scaling import SCALING_METHODS
-from .sections import derivatives, large_sweep
+from .sections import derivatives, large_sweep, mujoco
 from .verdicts import case_table, targets
 
 __all__ = ["jsonable", "markdown", "write"]
@@ -236,6 +237,11 @@ def markdown(run_result: dict) -> str:
         "",
         *_cases(run_result["cases"], run_result["batch_size"]),
         *_unavailable(run_result),
+        *mujoco(
+            run_result.get("mujoco", []),
+            run_result.get("mujoco_unavailable", {}),
+            run_result.get("mujoco_skipped"),
+        ),
         *_scaling(run_result["scaling"]),
         *large_sweep(run_result.get("large", [])),
         "",
@@ -249,6 +255,7 @@ def jsonable(run_result: dict) -> dict:
     out["cases"] = [c.to_json() for c in run_result["cases"]]
     out["scaling"] = [p.__dict__ for p in run_result["scaling"]]
     out["large"] = [p.__dict__ for p in run_result.get("large", [])]
+    out["mujoco"] = [r.to_json() for r in run_result.get("mujoco", [])]
     out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(run_result)]
     return out
 

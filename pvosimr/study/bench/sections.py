@@ -1,14 +1,26 @@
-"""Two sections of ``timings.md``: the derivatives dG/dq, and the batched and generated paths
-against size with their memory (the large sweep of :mod:`.scaling`)."""
+"""Three sections of ``timings.md``: the derivatives dG/dq, the batched and generated paths
+against size with their memory (the large sweep of :mod:`.scaling`), and MuJoCo's route against
+pvosimr's on MJCF robots (:mod:`.mujoco`)."""
 
 from __future__ import annotations
 
+import statistics
+
+from . import mujoco as route
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
-from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
+from .results import (
+    CaseResult,
+    ScalingPoint,
+    byte_size,
+    case_cell,
+    log_log_slope,
+    microseconds,
+    timing_cell,
+)
 from .scaling import DATA_LINKS, LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
 
-__all__ = ["derivatives", "large_sweep"]
+__all__ = ["derivatives", "large_sweep", "mujoco"]
 
 Lines = list[str]
 
@@ -139,3 +151,87 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         *(_memory_row(p) for p in points),
     ]
+
+
+MUJOCO_NOTE = (
+    "MuJoCo forms its Delassus matrix as efc_AR = J M⁻¹ Jᵀ + diag(efc_R) inside mj_fwdPosition, "
+    "on a copy of the model with the PGS solver and dense Jacobians "
+    "(pvosimr.reference.mujoco_efc); no smaller public call forms it. That call also does "
+    "everything else mj_fwdPosition does (kinematics, the mass matrix and its factor, collision "
+    "detection, the constraint rows and their residuals), so its time is an upper bound on "
+    "MuJoCo's Delassus cost. The copy has joint limits and friction loss disabled so that its "
+    'rows are those pvosimr computes; the row "options as in the file" keeps them (its rows in '
+    "the table). The pieces are the stages efc_AR needs, called one by one from Python: "
+    f"{', '.join(route.PIECES)}. Every MuJoCo call includes writing qpos. pvosimr's numpy calls "
+    "take the constraint list that reproduces MuJoCo's rows "
+    "(pvosimr.reference.mujoco_efc.efc_rows), built once per configuration from MuJoCo's "
+    "contacts outside the timed call: a simulator would pay for building it at every step. "
+    "The generated code is not timed: the contact set and the contact frames change with the "
+    "configuration, and a compiled function holds them as constants."
+)
+
+
+def _mujoco_configs(results: list[route.MujocoResult]) -> str:
+    counts = ", ".join(f"{r.name} {len(r.rows)}" for r in results)
+    draws, reference = route.MAX_DRAWS, route.MUJOCO_LABELS[route.REFERENCE]
+    return (
+        "Configurations: the model's keyframe, then random draws that land on what is below "
+        f"(pvosimr.zoo.mujoco_robots), keeping those with rows, at most {draws} draws per "
+        f"configuration kept ({counts}); each sample cycles over them. Every timed result agreed "
+        "with MuJoCo's efc_AR − diag(efc_R) at every configuration before it was timed "
+        f"(rel. error ≤ {route.TOLERANCE:g}); ratios divide by {reference} of the same run."
+    )
+
+
+def _rows(r: route.MujocoResult, rows: list[int]) -> str:
+    return f"{statistics.median(rows):g} [{min(rows)}–{max(rows)}]"
+
+
+def _mujoco_ratio(r: route.MujocoResult, method: str) -> str:
+    ratio = r.ratio(method)
+    return "—" if ratio is None else f"{ratio:.2f}×"
+
+
+def _left_out(results: list[route.MujocoResult]) -> Lines:
+    lines = [
+        f"- {r.name}: rows MuJoCo forms and pvosimr does not map: "
+        + ", ".join(f"{k} {v}" for k, v in r.left_out.items())
+        for r in results
+        if r.left_out
+    ]
+    return ["", *lines] if lines else []
+
+
+def mujoco(
+    results: list[route.MujocoResult], unavailable: dict[str, str], skipped: str | None
+) -> Lines:
+    """Per MJCF robot: nv, the rows, µs per call of MuJoCo's route and pvosimr's, their ratios
+    to MuJoCo's call and the check (one line when MuJoCo is not installed, nothing when the run
+    has no MJCF robot)."""
+    heading = "## MuJoCo's route against pvosimr's on MJCF robots (µs per call): median [p25–p75]"
+    if skipped:
+        return ["", heading, "", f"Not run: {skipped}"]
+    if not results and not unavailable:
+        return []
+    lines = ["", heading, "", MUJOCO_NOTE, ""]
+    if results:
+        lines += [
+            _mujoco_configs(results),
+            "",
+            _row("method", [f"{r.name} (nv {r.nv}, m {r.m:g})" for r in results]),
+            "|---|" + "---:|" * len(results),
+            _row("rows of G: median [min–max]", [_rows(r, r.rows) for r in results]),
+            _row("rows, options as in the file", [_rows(r, r.rows_all) for r in results]),
+        ]
+        for k, label in route.MUJOCO_LABELS.items():
+            cells = [timing_cell(r.timings[k]) if k in r.timings else "—" for r in results]
+            lines.append(_row(label, cells))
+        for k, label in route.MUJOCO_LABELS.items():
+            if k != route.REFERENCE:
+                ratios = [_mujoco_ratio(r, k) for r in results]
+                lines.append(_row(f"ratio {label} ÷ mj_fwdPosition", ratios))
+        worst = [f"{max(r.errors.values()):.1e}" for r in results]
+        lines.append(_row("largest error against MuJoCo's matrix", worst))
+        lines += _left_out(results)
+    lines += [f"\n{name}: not available ({why})" for name, why in unavailable.items()]
+    return lines

@@ -1,5 +1,6 @@
 """The robot cases and the whole run: every method of a case timed in interleaved rounds
-(:mod:`.loop`), then the sweeps (:mod:`.scaling`)."""
+(:mod:`.loop`), then MuJoCo's route on MJCF robots (:mod:`.mujoco`), then the sweeps
+(:mod:`.scaling`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .loop import N_CONFIGS, time_methods
 from .methods import BATCH_SIZE, CaseOptions, case_methods
+from .mujoco import MUJOCO_ROBOTS, time_mujoco
 from .results import CaseResult
 from .scaling import LARGE_SIZES, SCALING_SIZES, time_large, time_scaling
 
@@ -110,12 +112,14 @@ def run(
     derivative_flags: Sequence[str] = DERIVATIVE_FLAGS,
     cache_dir: Path | None = None,
     batch_size: int = BATCH_SIZE,
+    mujoco_robots: Sequence[str] = MUJOCO_ROBOTS,
     seed: int = 0,
     progress: bool = True,
     command: str | None = None,
 ) -> dict:
-    """Time every case, the Fig. 4 sweep (``scaling``, default :data:`SCALING_SIZES`) and the
-    large sweep (``large``, default :data:`LARGE_SIZES`); the returned dict is what
+    """Time every case, MuJoCo's route against pvosimr's on ``mujoco_robots`` (none: not run),
+    the Fig. 4 sweep (``scaling``, default :data:`SCALING_SIZES`) and the large sweep
+    (``large``, default :data:`LARGE_SIZES`); the returned dict is what
     :func:`pvosimr.study.bench.write` reports."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
@@ -132,6 +136,9 @@ def run(
         cache_dir=cache_dir,
         batch_size=batch_size,
         seed=seed,
+    )
+    mujoco, mujoco_unavailable, mujoco_skipped = time_mujoco(
+        mujoco_robots, repeats=repeats, seed=seed, progress=progress
     )
     sizes = SCALING_SIZES if scaling is None else scaling
     few = max(3, repeats // 3)
@@ -151,6 +158,9 @@ def run(
         "derivative_flags": list(derivative_flags),
         "cases": results,
         "unavailable": unavailable,
+        "mujoco": mujoco,
+        "mujoco_unavailable": mujoco_unavailable,
+        "mujoco_skipped": mujoco_skipped,
         "scaling": points,
         "large": large_points,
         "seconds": time.perf_counter() - started,
