@@ -20,9 +20,12 @@ here and checked at a configuration when the pair is made (:meth:`MjcfPair.check
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,7 @@ __all__ = [
     "ANCHOR_BODY",
     "MjcfPair",
     "kinematic_mjcf",
+    "mujoco_warnings",
     "open_mjcf",
     "pinocchio_parser_notes",
 ]
@@ -47,6 +51,20 @@ top-level body without joints (this one sits at the origin)."""
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _NQ = {_FREE: 7, _BALL: 4, _SLIDE: 1, _HINGE: 1}
 _CHECK_TOL = 1e-9  # placements and mass matrix, relative to max(1, their size)
+
+
+@contextlib.contextmanager
+def mujoco_warnings() -> Iterator[None]:
+    """MuJoCo's warnings inside the block as Python ``UserWarning`` s ("MuJoCo: …"): without a
+    handler, MuJoCo prints them and appends them to ``MUJOCO_LOG.TXT`` in the current folder."""
+    import mujoco
+
+    before = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: warnings.warn(f"MuJoCo: {text}", stacklevel=2))
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(before)
 
 
 def _num(values) -> str:
@@ -155,7 +173,8 @@ class MjcfPair:
         mj, model = self.mj, self.model
         d = mujoco.MjData(mj)
         d.qpos[:] = self.qpos(q)
-        mujoco.mj_forward(mj, d)
+        with mujoco_warnings():
+            mujoco.mj_forward(mj, d)
         data = model.createData()
         pin.framesForwardKinematics(model, data, q)
         scale = max(1.0, float(np.abs(d.xpos).max()))
@@ -213,7 +232,8 @@ def open_mjcf(path: str | os.PathLike[str], *, check: bool = True) -> MjcfPair:
     if not path.is_file():
         raise FileNotFoundError(f"no such MJCF file: {path}")
     try:
-        mj = mujoco.MjModel.from_xml_path(str(path))
+        with mujoco_warnings():
+            mj = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as exc:
         raise ValueError(f"{path}: MuJoCo cannot compile it: {exc}") from exc
     model = _pinocchio_model(kinematic_mjcf(mj))

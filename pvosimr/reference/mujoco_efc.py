@@ -41,7 +41,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..constraints import rows
-from .mjcf import MjcfPair
+from .mjcf import MjcfPair, mujoco_warnings
 
 __all__ = ["EfcRows", "efc_rows", "mujoco_model_for_delassus"]
 
@@ -95,9 +95,11 @@ def efc_rows(pair: MjcfPair, q: np.ndarray, mj=None, d=None) -> EfcRows:
     mj = mujoco_model_for_delassus(pair.mj) if mj is None else mj
     d = mujoco.MjData(mj) if d is None else d
     d.qpos[:] = pair.qpos(q)
-    start = time.perf_counter()
-    mujoco.mj_fwdPosition(mj, d)
-    out = EfcRows(q=np.array(q, dtype=float), seconds=time.perf_counter() - start)
+    with mujoco_warnings():
+        start = time.perf_counter()
+        mujoco.mj_fwdPosition(mj, d)
+        seconds = time.perf_counter() - start
+    out = EfcRows(q=np.array(q, dtype=float), seconds=seconds)
     data = pair.model.createData()
     pin.forwardKinematics(pair.model, data, q)
     builder = _Builder(pair, mj, d, data)

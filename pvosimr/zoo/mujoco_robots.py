@@ -32,7 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..extras import require
-from ..reference.mjcf import MjcfPair, open_mjcf, pinocchio_parser_notes
+from ..reference.mjcf import MjcfPair, mujoco_warnings, open_mjcf, pinocchio_parser_notes
 from ..reference.mujoco_efc import EfcRows, efc_rows, mujoco_model_for_delassus
 from .robot import random_configuration
 from .sources import MODELS_EXTRA_HINT
@@ -149,8 +149,9 @@ class MjcfRobot:
         mj = self.pair.mj
         d = mujoco.MjData(mj)
         d.qpos[:] = self.pair.qpos(q)
-        for _ in range(round(seconds / mj.opt.timestep)):
-            mujoco.mj_step(mj, d)
+        with mujoco_warnings():
+            for _ in range(round(seconds / mj.opt.timestep)):
+                mujoco.mj_step(mj, d)
         return self.pair.q(d.qpos)
 
     def efc(self, q: np.ndarray) -> EfcRows:
