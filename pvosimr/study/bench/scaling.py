@@ -7,10 +7,10 @@ the Fig. 4a chain up to n = 961 links, and records what each path holds in memor
 bytes traced by :mod:`tracemalloc` during one batched numpy call, and for the generated code
 the size of its shared library, its work arrays (CasADi's ``sz_w`` doubles and ``sz_iw``
 integers, one set per thread) and its compile time.  The generated function of the Fig. 4a
-chain has about 160 CasADi instructions per link; gcc's time on such one-function sources
-grows faster than linearly, so large sizes are compiled with lower optimisation
-(:func:`large_flags`).  Beyond :data:`DATA_LINKS` no ``pin.Data`` is made (its size grows
-like nv³), so the numpy single call and Pinocchio's are left out there.
+chain has about 160 CasADi instructions per link; large sizes are compiled in chunks
+(:mod:`pvosimr.codegen.chunks`) at ``-O2`` (:func:`large_flags`).  Beyond :data:`DATA_LINKS`
+no ``pin.Data`` is made (its size grows like nv³), so the numpy single call and Pinocchio's
+are left out there.
 """
 
 from __future__ import annotations
@@ -76,10 +76,11 @@ LARGE_METHODS = (
 )
 """The methods of the large sweep (batched ones per configuration)."""
 
-LARGE_FLAG_STEPS = ((64, None), (300, ("-O1",)), (None, ("-O0",)))
-"""``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  On the 2-core
-reference machine gcc 12 builds the n = 961 function in 200 s at -O1 (306 µs per call) and
-32 s at -O0 (547 µs)."""
+LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
+"""``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
+from :data:`pvosimr.codegen.chunks.CHUNKED_FROM` instructions on the generated C is many small
+functions, so the compiler's time grows like the code, and ``-O3`` adds build time for little
+speed on straight-line code that does not fit the caches."""
 
 DATA_LINKS = 300
 """Largest chain on which the sweep makes a ``pin.Data``: Pinocchio 4 allocates four nv³

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import statistics
 
+from pvosimr.codegen.chunks import CHUNK, CHUNKED_FROM
+
 from . import mujoco as route
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
@@ -131,8 +133,9 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         "",
         f"Median µs per configuration (batched calls of B = {SCALING_BATCH}; the numpy single "
         "call for comparison). The generated code is compiled with "
-        f"{_flags_note()}: gcc's time on the one large function the generated C holds grows "
-        "faster than linearly with its size.",
+        f"{_flags_note()}; from {CHUNKED_FROM:,} CasADi instructions on, the generated C is "
+        f"many functions of {CHUNK} instructions (`pvosimr.codegen.chunks`), so the compiler's "
+        "time grows like the code.",
         "",
         *_times(points, names),
         "",
