@@ -62,13 +62,14 @@ The compiled function is a snapshot: editing the model (inertias, placements, ar
 with ``placements="fixed"``, the constraint placements afterwards needs a new :func:`compile`
 (cached if it was built before).
 
-Compile time grows faster than linearly with the size of the generated function (its CasADi
-instructions; ``pvosimr bench`` writes each library's size and build time to
-``figures/timings.md``).  A lower optimization level builds a large function much faster for a
-somewhat slower call: ``flags=("-O1",)`` when the build time matters more.  dG's C is the
-largest (about nv times G's), and there ``-O1`` builds several times faster than ``-O2`` or
-``-O3`` for a call only slightly slower (``-O0``'s is several times slower): hence
-``derivative_flags=("-O1",)``.
+A C compiler's time on one function grows faster than linearly with its length, so a function
+of more than :data:`pvosimr.codegen.chunks.CHUNKED_FROM` CasADi instructions is written as many
+small C functions (:mod:`pvosimr.codegen.chunks`; ``f.chunked`` says so): its build time, its
+library and its call then grow like its instructions (``pvosimr bench`` writes each library's
+size and build time to ``figures/timings.md``).  Below that line CasADi's one body keeps every
+value in registers.  A lower optimization level still builds faster for a somewhat slower call:
+``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
+G's): hence ``derivative_flags=("-O1",)``.
 
 ``-march=native`` can make the call faster (FMA, AVX) but ties the library to this CPU family;
 it is never added by default.
