@@ -101,9 +101,10 @@ def _point_anchor_rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
 
 def _pinocchio_rows(model: pin.Model, data: pin.Data, cm) -> np.ndarray:
     """Rows of ``cm`` from ``pin.getConstraintJacobian`` after ``cm.calc`` (``data`` holds the
-    joint Jacobians); a row map's are ``A`` times the held model's."""
+    joint Jacobians); a row map's are ``A`` times the held model's (:func:`_rows`: from frame
+    Jacobians for a rigid constraint)."""
     if isinstance(cm, RowMap):
-        inner = _pinocchio_rows(model, data, cm.model)
+        inner = _rows(model, data, cm.model)
         A = np.eye(len(inner))[list(cm.selection)] if cm.matrix is None else cm.matrix
         return A @ inner
     cd = cm.createData()
