@@ -22,9 +22,9 @@ a shared machine hit all methods alike:
   refuses a singular G.
 
 On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed
-too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` against central
-differences of Pinocchio's ``computeDelassusMatrix`` and of the generated G
-(:mod:`.derivatives`).
+too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` and the gradient
+``f.vjp(q, W)`` (``vjp=True``) against central differences of Pinocchio's
+``computeDelassusMatrix`` and of the generated G (:mod:`.derivatives`).
 
 Reported are the median and quartiles over ``repeats`` samples.  Ratios divide by the faster of
 the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
