@@ -237,7 +237,7 @@ class CompiledDelassus:
             )
         return self._evaluate(self._vjp, q, placements, threads, W)
 
-    def weight_rows(self, W, rows: int, batch: bool) -> np.ndarray:
+    def _weight_rows(self, W, rows: int, batch: bool) -> np.ndarray:
         """``W`` as C-contiguous float64 rows: (1, m·m) for one ``W``, (B, m·m) for one per
         row of a batch of ``rows``; ``ValueError`` for a wrong shape or a non-finite entry."""
         a = W if isinstance(W, np.ndarray) else np.asarray(W)
@@ -297,7 +297,7 @@ class CompiledDelassus:
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         if lib.n_w:
-            W = self.weight_rows(W, len(qs), batch)
+            W = self._weight_rows(W, len(qs), batch)
         rc, bad, out = lib.rows(qs, p, threads, True, W)
         if rc != c_text.OK:
             out = self._failed(lib, rc, bad, qs, p, threads, batch, W)
