@@ -9,7 +9,8 @@ numerically (the pin wheel has no CasADi bindings) by running the backend-generi
 of :mod:`pvosimr.kinematics.joints` on SX, so every algorithm body in :mod:`pvosimr.algorithms`
 runs unchanged.  The constraint placements may be a second input
 (:mod:`pvosimr.kinematics.placements`), and ``dG/dq`` along Pinocchio's ``integrate`` is the
-same graph differentiated (:func:`delassus_function` with ``derivatives=True``).
+same graph differentiated (:func:`delassus_function` with ``derivatives=True``), its gradient
+against a weight matrix ``W`` the same graph in reverse mode (``vjp=True``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def delassus_function(
     *,
     placements: str = "fixed",
     derivatives: bool = False,
+    vjp: bool = False,
 ) -> ca.Function:
     """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
     (``"auto"``: the one :mod:`pvosimr.choice` picks, named in the function's name).
@@ -101,19 +103,38 @@ def delassus_function(
     pass per velocity coordinate, then common subexpressions merged (``casadi.cse``: the
     passes rebuild the same products); reverse mode would cost several times more.
 
+    ``vjp=True``: the function of the same inputs and a last one, ``W`` (m × m), to the
+    gradient ``g`` (nv × 1) of ``⟨W, G⟩`` along ``⊕``: ``g_k = Σ_ij W_ij ∂G_ij/∂ε_k``, the
+    contraction of the ``derivatives=True`` output with ``W`` (no symmetrisation: ``W`` is taken
+    as given, symmetric or not).  ``W`` is read row-major: the input's buffer is a C-contiguous
+    (m, m) array, so the input as a CasADi matrix is ``Wᵀ`` (and ``⟨W, G⟩ = ⟨Wᵀ, Gᵀ⟩``).  It is
+    one reverse-mode pass of the same SX graph (``casadi.jtimes`` transposed, seeded by ``W``),
+    then ``T(q)ᵀ``: a few times G's operations whatever nv, where ``dG`` is about nv times.
+    Its name has ``_vjp`` after ``delassus``.
+
     It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
     precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
     (or a ``p`` whose rotations are not) gives a G that is not the model's.
     :func:`pvosimr.codegen.build.compile` wraps the same function with those checks.
     """
+    if derivatives and vjp:
+        raise ValueError("derivatives=True and vjp=True are two functions: ask for one")
     d = _delassus(model, constraint_models, algorithm, placements)
-    out, name = d.G, "delassus"
-    if derivatives:
+    out, name, inputs, names, output = d.G, "delassus", d.inputs, d.names, "G"
+    if derivatives or vjp:
         q = d.inputs[0]
         tangent = configuration_tangent(CASADI, model, q)
+    if derivatives:
         out, name = ca.cse(ca.densify(ca.jtimes(ca.vec(d.G), q, tangent))), "delassus_derivatives"
+        output = "dG"
+    elif vjp:
+        m = d.G.size1()
+        Wt = SX.sym("W", m, m)  # the row-major buffer of W, i.e. Wᵀ as CasADi reads it
+        pulled = ca.jtimes(ca.vec(d.G.T), q, ca.vec(Wt), True)  # (∂vec Gᵀ/∂q)ᵀ vec Wᵀ
+        out, name = ca.cse(ca.densify(ca.mtimes(tangent.T, pulled))), "delassus_vjp"
+        inputs, names, output = [*inputs, Wt], [*names, "W"], "vjp"
     name += f"_{d.algorithm}" + ("_placed" if placements == "input" else "")
-    return ca.Function(name, d.inputs, [out], d.names, ["dG" if derivatives else "G"])
+    return ca.Function(name, inputs, [out], names, [output])
 
 
 def count_operations(model: pin.Model, constraint_models: Iterable, algorithm: str) -> int:

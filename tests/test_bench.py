@@ -39,7 +39,7 @@ LABELS = bench.labels(16)  # the method names of a run with --batch-size 16
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
 BATCHES = [compiled.batch_name(B, t) for B in (1, 16, 64) for t in (1, 2)]
 GENERATED = {"codegen-external:pv-osimr", *BATCHES, "dG:codegen", "dG:fd-codegen"}
-GENERATED.add("dG:fd-codegen-batch")  # the methods that need the generated G
+GENERATED |= {"dG:fd-codegen-batch", derivatives.VJP}  # the methods that need generated code
 
 
 @pytest.fixture(scope="module")
@@ -135,16 +135,18 @@ def test_codegen_is_built_in_this_run_where_it_can_be(written):
         assert case["skipped"]["codegen:pv-osimr"] and not case["codegen"]
         return
     assert "codegen:pv-osimr" in case["timings"]
-    g, dG = case["codegen"], case["derivatives"]["build"]
-    for facts, flags in ((g, ["-O3"]), (dG, list(derivatives.DERIVATIVE_FLAGS))):
+    g, dG, vjp = case["codegen"], case["derivatives"]["build"], case["derivatives"]["vjp_build"]
+    derivative_flags = list(derivatives.DERIVATIVE_FLAGS)
+    for facts, flags in ((g, ["-O3"]), (dG, derivative_flags), (vjp, derivative_flags)):
         assert facts["compiled_in_this_run"] and facts["compile_seconds"] > 0
         assert facts["flags"] == flags and facts["n_instructions"] > 0
         assert facts["library_bytes"] > 0 and min(facts["sz_w"], facts["sz_iw"]) >= 0
         assert facts["work_bytes"] == 8 * (facts["sz_w"] + facts["sz_iw"])
     assert dG["n_instructions"] > g["n_instructions"]
     built = rows(md, "## Generated C (codegen)")[1:]
-    assert [row[:2] for row in built] == [[case["name"], "G"], [case["name"], "dG/dq"]]
-    for row, facts in zip(built, (g, dG), strict=True):
+    functions = ["G", "dG/dq", "gradient of ⟨W, G⟩"]
+    assert [row[:2] for row in built] == [[case["name"], f] for f in functions]
+    for row, facts in zip(built, (g, dG, vjp), strict=True):
         assert row[2] == str(facts["n_instructions"])
         assert row[4:7] == [
             results.byte_size(facts["library_bytes"]),
@@ -191,9 +193,10 @@ def test_derivatives_are_checked_and_reported(written):
             assert section[LABELS[k]] == [case["skipped"].get(k, "—")]
     if "codegen:pv-osimr" not in case["timings"]:
         return
-    assert {"dG:codegen", "dG:fd-codegen", "dG:fd-codegen-batch"} <= set(case["timings"])
+    generated = ("dG:codegen", derivatives.VJP, "dG:fd-codegen", "dG:fd-codegen-batch")
+    assert set(generated) <= set(case["timings"])
     fd = case["timings"][derivatives.REFERENCE]["median_us"]
-    for k in ("dG:codegen", "dG:fd-codegen", "dG:fd-codegen-batch"):
+    for k in generated:
         (cell,) = section[f"ratio {LABELS[k]} ÷ the central differences of Pinocchio"]
         assert float(cell[:-1]) == pytest.approx(case["timings"][k]["median_us"] / fd, abs=0.006)
     worst = max(facts["errors"][k] for k in case["timings"] if k.startswith("dG:"))

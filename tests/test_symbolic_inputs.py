@@ -3,7 +3,8 @@
 ``delassus_function(..., placements="input")`` at ``(q, placement_vector(placements))`` must be
 the fixed-placement function of the same constraints rebuilt with those placements (to 1e-12:
 the same arithmetic but for ``K`` and the placements' actions); ``dG`` must be the central
-differences of ``pvosimr.compute_delassus`` along ``pin.integrate``.
+differences of ``pvosimr.compute_delassus`` along ``pin.integrate``, and the gradient of
+``⟨W, G⟩`` (``vjp=True``) their contraction with ``W``.
 """
 
 from __future__ import annotations
@@ -346,3 +347,49 @@ def test_derivatives_with_placements_as_input_on_atlas(atlas):
     model, cms = _case("atlas/feet_4x3d")
     placements = random_placements(cms, np.random.default_rng(9))
     assert_derivatives_match_differences(model, cms, 9, placements)
+
+
+# --------------------------------------------------------------------------- the gradient
+
+
+def gradient(model: pin.Model, cms: list, q: np.ndarray, W: np.ndarray, p=None) -> np.ndarray:
+    """``delassus_function(..., vjp=True)`` at ``q`` (and ``p``) and ``W``: (nv,)."""
+    placements = "fixed" if p is None else "input"
+    f = symbolic.delassus_function(model, cms, placements=placements, vjp=True)
+    assert f.name_in() == ["q", "W"] if p is None else ["q", "p", "W"]
+    assert f.name_out() == ["vjp"]
+    args = (q,) if p is None else (q, p)
+    return np.array(f(*args, W.T)).ravel()  # W's row-major buffer is the CasADi matrix Wᵀ
+
+
+@pytest.mark.parametrize("name", EVERY_JOINT_TYPE)
+def test_gradient_is_contracted_differences_on_every_joint_type(name):
+    model, cms = joint_type_model(name)
+    rng = np.random.default_rng(10)
+    q = random_q(model, rng)
+    data = model.createData()
+    m = pvosimr.Topology(model, cms).m
+    W = rng.standard_normal((m, m))  # not symmetric: taken as given
+    dG = integrate_differences(
+        model, q, STEP, lambda x: pvosimr.compute_delassus(model, data, x, cms)
+    )
+    g = gradient(model, cms, q, W)
+    assert g.shape == (model.nv,)
+    assert relative(g, np.einsum("kij,ij->k", dG, W)) <= DERIVATIVE_TOLERANCE
+
+
+def test_gradient_is_the_contraction_of_derivatives_on_atlas(atlas):
+    model, cms = _case("atlas/feet_6d")
+    rng = np.random.default_rng(11)
+    q = random_q(model, rng)
+    m = pvosimr.Topology(model, cms).m
+    W = rng.standard_normal((m, m))
+    dG = derivatives(symbolic.delassus_function(model, cms, derivatives=True), model, m, q)
+    assert relative(gradient(model, cms, q, W), np.einsum("kij,ij->k", dG, W)) <= 1e-10
+    placements = random_placements(cms, rng)
+    p = symbolic.placement_vector(model, cms, placements)
+    f = symbolic.delassus_function(model, cms, placements="input", derivatives=True)
+    dG = derivatives(f, model, m, q, p)
+    assert relative(gradient(model, cms, q, W, p), np.einsum("kij,ij->k", dG, W)) <= 1e-10
+    with pytest.raises(ValueError, match="ask for one"):
+        symbolic.delassus_function(model, cms, derivatives=True, vjp=True)

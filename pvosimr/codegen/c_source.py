@@ -11,9 +11,15 @@ one dense output: ``G`` or ``dG``) and three entry points:
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
 
+A function with a weight input ``W`` (the gradient of ``⟨W, G⟩``, ``n_w = m·m`` numbers, last
+input of ``F``) takes it after ``p``: ``pvosimr_eval(q, p, W, out, w, iw, check)`` and
+``pvosimr_eval_batch(qs, B, p, Ws, w_stride, out, threads, check, bad)``, row ``r`` reading
+``Ws + r·w_stride`` (``w_stride`` 0: one ``W`` for every row); the extension's single call is
+``vjp(q, W)``.  The other libraries' C is unchanged.
+
 Every entry point returns :data:`OK`, :data:`BAD_Q` (``q`` beyond the model's range, not
-finite or not normalized), :data:`NON_FINITE` (the output is not finite),
-:data:`EVAL_FAILED` (``F`` reported a failure) or :data:`NO_MEMORY`.
+finite or not normalized), :data:`BAD_W` (``W`` not finite), :data:`NON_FINITE` (the output is
+not finite), :data:`EVAL_FAILED` (``F`` reported a failure) or :data:`NO_MEMORY`.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from ..checks import NORMALIZED_TOLERANCE
 
 __all__ = [
     "BAD_Q",
+    "BAD_W",
     "EVAL_FAILED",
     "NON_FINITE",
     "NOT_FAST",
@@ -35,7 +42,7 @@ __all__ = [
 #: Bumped whenever the appended C or the build command changes meaning.
 WRAPPER_VERSION = "5"
 
-OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY = 0, 1, 2, 3, 4
+OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
 NOT_FAST = -1
 
@@ -63,27 +70,42 @@ static int pvosimr_check_q(const casadi_real* q) {{
 def entry_points(fname: str, sizes: dict, parts: list[tuple[int, int]], q_bound: float) -> str:
     """C for ``pvosimr_eval`` and ``pvosimr_eval_batch`` around the CasADi function ``fname``.
 
-    ``sizes``: ``nq``, ``n_in`` (1 or 2), ``n_out`` (numbers in the output), ``sz_arg``,
-    ``sz_res``, ``sz_w``, ``sz_iw`` (CasADi's work sizes).  ``parts`` are the ``(start,
+    ``sizes``: ``nq``, ``n_in`` (1 to 3), ``n_w`` (numbers in ``W``, 0 without it), ``n_out``
+    (numbers in the output), ``sz_arg``, ``sz_res``, ``sz_w``, ``sz_iw`` (CasADi's work
+    sizes).  ``parts`` are the ``(start,
     length)`` in ``q`` of the unit-norm parts, ``q_bound`` the model's range
     (:func:`pvosimr.checks.check_model`).
     """
-    nq, n_out = sizes["nq"], sizes["n_out"]
-    p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
+    nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)
+    p_arg = "  arg[1] = p;\n" if sizes["n_in"] - (n_w > 0) == 2 else "  (void)p;\n"
+    # With a W input (else nothing: the C of G and dG is what it always was).
+    w_param = w_check = w_field = w_row = w_chunk = ""
+    if n_w:
+        w_param = "                                      const casadi_real* W,\n"
+        w_check = (
+            f"  if (check) for (i = 0; i < {n_w}; ++i) if (!isfinite(W[i])) return {BAD_W};\n"
+            f"  arg[{sizes['n_in'] - 1}] = W;\n"
+        )
+        w_field = "  const casadi_real* W;\n  long long w_stride;\n"
+        w_row = " c->W + r * c->w_stride,"
+        w_chunk = "    chunk[k].W = Ws;\n    chunk[k].w_stride = w_stride;\n"
+        w_param_batch = "const casadi_real* Ws, long long w_stride,\n" + " " * 44
+    else:
+        w_param_batch = ""
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
 {_q_check(nq, parts, q_bound)}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
-                                      casadi_real* out, casadi_real* w, casadi_int* iw,
+{w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
   const casadi_real* arg[{max(2, sizes["sz_arg"])}];
   casadi_real* res[{max(1, sizes["sz_res"])}];
   casadi_int i;
   if (check && pvosimr_check_q(q)) return {BAD_Q};
   arg[0] = q;
-{p_arg}  res[0] = out;
+{p_arg}{w_check}  res[0] = out;
   if ({fname}(arg, res, iw, w, 0)) return {EVAL_FAILED};
   for (i = 0; i < {n_out}; ++i) if (!isfinite(out[i])) return {NON_FINITE};
   return {OK};
@@ -92,7 +114,7 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p
 typedef struct {{
   const casadi_real* qs;
   const casadi_real* p;
-  casadi_real* out;
+{w_field}  casadi_real* out;
   long long begin, end, bad;
   int check, rc;
 }} pvosimr_chunk;
@@ -110,7 +132,7 @@ static void* pvosimr_run_chunk(void* arg) {{
     c->bad = c->begin;
   }} else {{
     for (r = c->begin; r < c->end; ++r) {{
-      int rc = pvosimr_eval(c->qs + r * {nq}, c->p, c->out + r * {n_out}, w, iw, c->check);
+      int rc = pvosimr_eval(c->qs + r * {nq}, c->p,{w_row} c->out + r * {n_out}, w, iw, c->check);
       if (rc != {OK}) {{
         c->rc = rc;
         c->bad = r;
@@ -124,7 +146,7 @@ static void* pvosimr_run_chunk(void* arg) {{
 }}
 
 CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
-                                            const casadi_real* p, casadi_real* out,
+                                            const casadi_real* p, {w_param_batch}casadi_real* out,
                                             int threads, int check, long long* bad) {{
   pvosimr_chunk chunk[{MAX_THREADS}];
   pthread_t tid[{MAX_THREADS}];
@@ -138,7 +160,7 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
   for (k = 0; k < threads; ++k) {{
     chunk[k].qs = qs;
     chunk[k].p = p;
-    chunk[k].out = out;
+{w_chunk}    chunk[k].out = out;
     chunk[k].begin = B * k / threads;
     chunk[k].end = B * (k + 1) / threads;
     chunk[k].check = check;
@@ -171,8 +193,27 @@ def extension_source(module: str, sizes: dict) -> str:
     ``nq`` values gives a new Fortran-ordered m × m array, or the entry point's code, or
     :data:`NOT_FAST` for any other ``q`` (the caller then takes the general path); its work
     arrays are thread-local, so threads evaluate in parallel.
+
+    With a ``W`` input (``n_w``): ``rows(qs, p, W, out, threads, check)``, ``W`` (1, n_w) for
+    every row or (B, n_w), one per row; for a function of ``q`` and ``W`` alone,
+    ``vjp(q, W) -> out | int`` is the single call (``W`` an aligned, C-contiguous float64
+    (m, m) array; the output a new (n_out,) array).
     """
+    n_w = sizes.get("n_w", 0)
     single = sizes["n_in"] == 1 and sizes["out_shape"] == (sizes["m"], sizes["m"])
+    single_w = n_w > 0 and sizes["n_in"] == 2
+    has_p = sizes["n_in"] - (n_w > 0) == 2
+    inputs = "p, W" if n_w else "p"
+    out_args = " " * 26 + "(casadi_real*)PyArray_DATA((PyArrayObject*)out), threads, check, &bad);"
+    w_decl = w_fmt = w_arg = w_check = w_pass = ""
+    if n_w:
+        w_decl, w_fmt, w_arg = ", *W", "O", " &W,"
+        one_or_each = f"pvosimr_py_array(W, 2, 1, {n_w}) || pvosimr_py_array(W, 2, B, {n_w})"
+        w_check = f"\n      || !({one_or_each})"
+        w_pass = (
+            "                          (const casadi_real*)PyArray_DATA((PyArrayObject*)W),\n"
+            f"                          PyArray_DIM((PyArrayObject*)W, 0) == 1 ? 0 : {n_w},\n"
+        )
     return f"""
 /* ---- CPython extension (wrapper version {WRAPPER_VERSION}) ---- */
 #define PY_SSIZE_T_CLEAN
@@ -189,34 +230,34 @@ static int pvosimr_py_array(PyObject* a, int ndim, npy_intp rows, npy_intp cols)
 }}
 
 static PyObject* pvosimr_py_rows(PyObject* self, PyObject* args) {{
-  PyObject *qs, *p, *out;
+  PyObject *qs, *p{w_decl}, *out;
   int threads, check, rc;
   long long B, bad = -1;
   (void)self;
-  if (!PyArg_ParseTuple(args, "OOOii", &qs, &p, &out, &threads, &check)) return NULL;
+  if (!PyArg_ParseTuple(args, "OO{w_fmt}Oii", &qs, &p,{w_arg} &out, &threads, &check)) return NULL;
   if (!pvosimr_py_array(qs, 2, -1, {sizes["nq"]})) {{
     PyErr_SetString(PyExc_TypeError, "rows: qs must be a C-contiguous float64 (B, nq) array");
     return NULL;
   }}
   B = (long long)PyArray_DIM((PyArrayObject*)qs, 0);
-  if (!(p == Py_None ? {int(sizes["n_in"] == 1)} : {int(sizes["n_in"] == 2)}
-        && pvosimr_py_array(p, 1, 0, {sizes["n_p"]}))
+  if (!(p == Py_None ? {int(not has_p)} : {int(has_p)}
+        && pvosimr_py_array(p, 1, 0, {sizes["n_p"]})){w_check}
       || !pvosimr_py_array(out, 2, B, {sizes["n_out"]})) {{
-    PyErr_SetString(PyExc_TypeError, "rows: p or out of the wrong kind or size");
+    PyErr_SetString(PyExc_TypeError, "rows: {inputs} or out of the wrong kind or size");
     return NULL;
   }}
   Py_BEGIN_ALLOW_THREADS
   rc = pvosimr_eval_batch((const casadi_real*)PyArray_DATA((PyArrayObject*)qs), B,
                           p == Py_None ? NULL
                                        : (const casadi_real*)PyArray_DATA((PyArrayObject*)p),
-                          (casadi_real*)PyArray_DATA((PyArrayObject*)out), threads, check, &bad);
+{w_pass}{out_args}
   Py_END_ALLOW_THREADS
   return Py_BuildValue("(iL)", rc, bad);
 }}
-{_single_source(sizes) if single else ""}
+{_single_source(sizes) if single else ""}{_vjp_source(sizes) if single_w else ""}
 static PyMethodDef pvosimr_py_methods[] = {{
   {{"rows", pvosimr_py_rows, METH_VARARGS, "pvosimr_eval_batch: (code, first bad row)"}},
-{_SINGLE_METHOD if single else ""}  {{NULL, NULL, 0, NULL}}
+{_SINGLE_METHOD if single else ""}{_VJP_METHOD if single_w else ""}  {{NULL, NULL, 0, NULL}}
 }};
 
 static struct PyModuleDef pvosimr_py_module = {{
@@ -259,6 +300,46 @@ static PyObject* pvosimr_py_delassus(PyObject* self, PyObject* arg) {{
   Py_END_ALLOW_THREADS
   if (rc == 0) return G;
   Py_DECREF(G);
+  return PyLong_FromLong(rc);
+}}
+"""
+
+
+_VJP_METHOD = (
+    '  {"vjp", pvosimr_py_vjp, METH_VARARGS, "the output at (q, W) (float64), or an int code"},\n'
+)
+
+
+def _vjp_source(sizes: dict) -> str:
+    """The extension's ``vjp(q, W)`` (see :func:`extension_source`)."""
+    m = sizes["m"]
+    return f"""
+static PyObject* pvosimr_py_vjp(PyObject* self, PyObject* args) {{
+  static _Thread_local casadi_real w[{max(1, sizes["sz_w"])}];
+  static _Thread_local casadi_int iw[{max(1, sizes["sz_iw"])}];
+  npy_intp dims[1] = {{{sizes["n_out"]}}};
+  PyObject *q, *W, *out;
+  PyArrayObject *qa, *Wa;
+  int rc;
+  (void)self;
+  if (!PyArg_UnpackTuple(args, "vjp", 2, 2, &q, &W)) return NULL;
+  qa = (PyArrayObject*)q;
+  Wa = (PyArrayObject*)W;
+  if (!PyArray_CheckExact(q) || PyArray_TYPE(qa) != NPY_DOUBLE || PyArray_NDIM(qa) != 1
+      || PyArray_DIM(qa, 0) != {sizes["nq"]} || !PyArray_IS_C_CONTIGUOUS(qa)
+      || !PyArray_ISALIGNED(qa) || !PyArray_CheckExact(W) || PyArray_TYPE(Wa) != NPY_DOUBLE
+      || PyArray_NDIM(Wa) != 2 || PyArray_DIM(Wa, 0) != {m} || PyArray_DIM(Wa, 1) != {m}
+      || !PyArray_IS_C_CONTIGUOUS(Wa) || !PyArray_ISALIGNED(Wa))
+    return PyLong_FromLong({NOT_FAST});
+  out = PyArray_EMPTY(1, dims, NPY_DOUBLE, 0);
+  if (out == NULL) return NULL;
+  Py_BEGIN_ALLOW_THREADS  /* other threads may evaluate meanwhile: w and iw are per thread */
+  rc = pvosimr_eval((const casadi_real*)PyArray_DATA(qa), NULL,
+                    (const casadi_real*)PyArray_DATA(Wa),
+                    (casadi_real*)PyArray_DATA((PyArrayObject*)out), w, iw, 1);
+  Py_END_ALLOW_THREADS
+  if (rc == 0) return out;
+  Py_DECREF(out);
   return PyLong_FromLong(rc);
 }}
 """

@@ -45,19 +45,27 @@ class _Library:
     extension's ``rows`` where the library is one, else ``pvosimr_eval_batch`` through
     :mod:`ctypes`); ``single`` is ``pvosimr_eval`` through ctypes with preallocated buffers
     bound (the single call when there is no extension), serialised by ``lock``;
-    ``extension`` is the CPython module, or None.
+    ``extension`` is the CPython module, or None.  A library with a weight input (``n_w``
+    numbers, :meth:`CompiledDelassus.vjp`) has no ctypes single call: its rows take ``W``.
     """
 
     def __init__(self, path: Path, info: dict) -> None:
         self.path, self.info = path, info
         self.out_shape: tuple[int, ...] = info["out_shape"]
-        self.n_out = info["n_out"]
+        self.n_out, self.n_w = info["n_out"], info.get("n_w", 0)
         self.cdll = ctypes.CDLL(str(path))
         batch = self.cdll.pvosimr_eval_batch
         batch.restype = ctypes.c_int
-        batch.argtypes = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p]
-        batch.argtypes += [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        batch.argtypes = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p]
+        if self.n_w:
+            batch.argtypes += [ctypes.c_void_p, ctypes.c_longlong]
+        batch.argtypes += [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
         self._batch = batch
+        self.extension = None if info["extension"] is None else _load(info["extension"], path)
+        self.lock = threading.Lock()
+        if self.n_w:
+            self.single = None
+            return
         single = self.cdll.pvosimr_eval
         single.restype = ctypes.c_int
         single.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int]
@@ -75,21 +83,29 @@ class _Library:
             ctypes.c_void_p(self._w.ctypes.data),
             ctypes.c_void_p(self._iw.ctypes.data),
         )
-        self.lock = threading.Lock()
-        self.extension = None if info["extension"] is None else _load(info["extension"], path)
 
     def rows(
-        self, qs: np.ndarray, p: np.ndarray | None, threads: int, check: bool
+        self,
+        qs: np.ndarray,
+        p: np.ndarray | None,
+        threads: int,
+        check: bool,
+        W: np.ndarray | None = None,
     ) -> tuple[int, int, np.ndarray]:
         """``(code, first bad row, out)`` for the C-contiguous float64 rows ``qs``: ``out``
-        (B, n_out) holds each row's output as CasADi writes it (:meth:`shaped`)."""
+        (B, n_out) holds each row's output as CasADi writes it (:meth:`shaped`).  ``W``
+        (a library with a weight input): C-contiguous float64 (1, n_w) for every row or
+        (B, n_w), one per row."""
         out = np.empty((len(qs), self.n_out))
+        weights = () if W is None else (W,)
         if self.extension is not None:
-            rc, bad = self.extension.rows(qs, p, out, threads, int(check))
+            rc, bad = self.extension.rows(qs, p, *weights, out, threads, int(check))
             return rc, bad, out
+        if W is not None:
+            weights = (_address(W), 0 if len(W) == 1 else self.n_w)
         bad = ctypes.c_longlong(-1)
         rc = self._batch(
-            _address(qs), len(qs), None if p is None else _address(p), _address(out),
+            _address(qs), len(qs), None if p is None else _address(p), *weights, _address(out),
             threads, int(check), ctypes.byref(bad),
         )  # fmt: skip
         return rc, bad.value, out
@@ -99,9 +115,10 @@ class _Library:
 
         CasADi writes a matrix column-major (and dG's matrices one after the other), so the
         last two axes are swapped: each matrix is exactly the generated code's, symmetric or
-        not.
+        not.  A vector (the gradient of :meth:`CompiledDelassus.vjp`) is (B, n_out) as it is.
         """
-        return out.reshape(len(out), *self.out_shape).swapaxes(-1, -2)
+        shaped = out.reshape(len(out), *self.out_shape)
+        return shaped.swapaxes(-1, -2) if len(self.out_shape) > 1 else shaped
 
 
 class CompiledDelassus:
@@ -111,7 +128,8 @@ class CompiledDelassus:
     (any 2-D array with nq columns): the (B, m, m) matrices, computed in one call into C
     split over ``threads`` threads (default :func:`usable_cores`).  With
     ``placements="input"`` every call takes ``placements=`` (one list for every row).
-    :meth:`derivatives` gives dG where the function was compiled with ``derivatives=True``.
+    :meth:`derivatives` gives dG where the function was compiled with ``derivatives=True``,
+    :meth:`vjp` the gradient of ``⟨W, G⟩`` where it was compiled with ``vjp=True``.
 
     Attributes: ``model``, ``constraint_models``, ``algorithm``, ``m``, ``nq``, ``nv``,
     ``placements`` (``"fixed"`` or ``"input"``), ``library`` (path of the shared library),
@@ -120,8 +138,8 @@ class CompiledDelassus:
     library came from the cache), ``n_instructions`` (of the CasADi function), ``chunked``
     (whether its C is in runs of small functions, :mod:`pvosimr.codegen.chunks`), ``binding``
     (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
-    module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.build.Build`, or
-    None).
+    module docstring), ``derivatives_library`` and ``vjp_library`` (each a
+    :class:`pvosimr.codegen.build.Build`, or None).
 
     Single calls through ctypes are serialised by a lock (the buffers are shared); calls
     through the extension and batched calls run in parallel across threads (their own work
@@ -135,6 +153,7 @@ class CompiledDelassus:
         algorithm: str,
         build,
         derivatives=None,
+        vjp=None,
     ) -> None:
         self.model = model
         self.constraint_models = constraint_models
@@ -149,6 +168,9 @@ class CompiledDelassus:
         self.derivatives_library = derivatives
         self._G = _Library(build.library, info)
         self._dG = None if derivatives is None else _Library(derivatives.library, derivatives.info)
+        self.vjp_library = vjp
+        self._vjp = None if vjp is None else _Library(vjp.library, vjp.info)
+        self._vjp_single = None if self._vjp is None else getattr(self._vjp.extension, "vjp", None)
         # Everything the ctypes single call needs, in one attribute (fewer lookups).
         self._fast = (self._G.q, self._G.view, self._G.single, self._G.lock, (self.nq,))
         self._extension = getattr(self._G.extension, "delassus", None)
@@ -193,6 +215,54 @@ class CompiledDelassus:
             )
         return self._evaluate(self._dG, q, placements, threads)
 
+    def vjp(self, q, W, placements=None, threads: int | None = None) -> np.ndarray:
+        """The gradient of ``⟨W, G⟩`` along ``pin.integrate`` at ``q``: (nv,), entry ``k`` =
+        ``Σ_ij W_ij ∂G_ij/∂ε_k`` with ``∂G/∂ε_k`` the slice ``k`` of :meth:`derivatives`
+        (one reverse-mode pass: a few times G's cost, where dG's is about nv times).
+
+        ``W`` is an (m, m) array of real numbers, used as given: nothing symmetrises it (a
+        non-symmetric ``W`` gives ``Σ_ij W_ij ∂G_ij``, which, G being symmetric, equals the
+        result for ``(W + Wᵀ)/2`` up to rounding).  At every row of ``qs`` (B, nq): (B, nv),
+        with ``W`` (m, m) for every row or (B, m, m), one per row.
+
+        Errors as for the call; ``ValueError`` naming the problem for a ``W`` of the wrong
+        shape or with a non-finite entry, ``TypeError`` for one that is not real numbers.
+        """
+        if placements is None and self._vjp_single is not None:
+            g = self._vjp_single(q, W)
+            if g.__class__ is np.ndarray:
+                return g  # else a code: the general path below says what is wrong
+        if self._vjp is None:
+            raise TypeError(
+                "this function was compiled without vjp: pass vjp=True to "
+                "pvosimr.codegen.build.compile"
+            )
+        return self._evaluate(self._vjp, q, placements, threads, W)
+
+    def _weight_rows(self, W, rows: int, batch: bool) -> np.ndarray:
+        """``W`` as C-contiguous float64 rows: (1, m·m) for one ``W``, (B, m·m) for one per
+        row of a batch of ``rows``; ``ValueError`` for a wrong shape or a non-finite entry."""
+        a = W if isinstance(W, np.ndarray) else np.asarray(W)
+        if a.dtype.kind not in "fiu":
+            raise TypeError(f"W must be real numbers, got an array of dtype {a.dtype}")
+        m = self.m
+        if a.shape == (m, m):
+            a = a.reshape(1, m * m)
+        elif batch and a.shape == (rows, m, m):
+            a = a.reshape(rows, m * m)
+        else:
+            per_row = f" or, for this batch of {rows} rows, ({rows}, {m}, {m})" if batch else ""
+            raise ValueError(
+                f"W must be an (m, m) = ({m}, {m}) array{per_row}, not shape {a.shape}"
+            )
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        finite = np.isfinite(a)
+        if not finite.all():
+            r, e = (int(i) for i in np.argwhere(~finite)[0])
+            where = f"W[{e // m}, {e % m}]" if len(a) == 1 else f"W[{r}, {e // m}, {e % m}]"
+            raise ValueError(f"W is not finite: {where} = {a[r, e]}")
+        return a
+
     def placement_vector(self, placements) -> np.ndarray | None:
         """``p`` for the call's ``placements`` (None for a function of ``q`` alone)."""
         if self.placements == "fixed":
@@ -213,8 +283,9 @@ class CompiledDelassus:
         p = placement_vector(self.model, self.constraint_models, placements)
         return np.ascontiguousarray(p, dtype=np.float64)
 
-    def _evaluate(self, lib: _Library, q, placements, threads: int | None) -> np.ndarray:
-        """Through the batched entry point: a batch if ``q`` has nq columns, else one q."""
+    def _evaluate(self, lib: _Library, q, placements, threads: int | None, W=None) -> np.ndarray:
+        """Through the batched entry point: a batch if ``q`` has nq columns, else one q
+        (``W``: the weights of a library that takes them)."""
         p = self.placement_vector(placements)
         a = q if isinstance(q, np.ndarray) else np.asarray(q)
         batch = a.ndim == 2 and a.shape[1] == self.nq
@@ -227,9 +298,11 @@ class CompiledDelassus:
         threads = usable_cores() if threads is None else int(threads)
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
-        rc, bad, out = lib.rows(qs, p, threads, True)
+        if lib.n_w:
+            W = self._weight_rows(W, len(qs), batch)
+        rc, bad, out = lib.rows(qs, p, threads, True, W)
         if rc != c_text.OK:
-            out = self._failed(lib, rc, bad, qs, p, threads, batch)
+            out = self._failed(lib, rc, bad, qs, p, threads, batch, W)
         shaped = lib.shaped(out)
         return shaped if batch else shaped[0]
 
@@ -248,6 +321,7 @@ class CompiledDelassus:
         p: np.ndarray | None,
         threads: int,
         batch: bool,
+        W: np.ndarray | None = None,
     ) -> np.ndarray:
         """The error for the first failing row (row ``bad``, code ``rc``) or, when Python
         accepts the rows C rejected (a norm within rounding of the tolerance), the outputs
@@ -260,7 +334,7 @@ class CompiledDelassus:
                     if not batch:
                         raise
                     raise ValueError(f"row {r} of qs: {exc}") from None
-            rc, bad, out = lib.rows(qs, p, threads, False)
+            rc, bad, out = lib.rows(qs, p, threads, False, W)
             if rc == c_text.OK:
                 return out
         if rc == c_text.NON_FINITE:  # the library's verdict: singular M, or precision lost
@@ -271,6 +345,8 @@ class CompiledDelassus:
             if not batch:
                 raise err
             raise ValueError(f"{err.what} at row {bad} of qs{err.why}")
+        if rc == c_text.BAD_W:  # checked before the call: not expected here
+            raise ValueError(f"W is not finite{f' at row {bad}' if batch else ''}")
         if rc == c_text.NO_MEMORY:
             raise MemoryError(f"{lib.path.name}: no memory for the work arrays")
         raise CodegenError(f"the generated function {lib.path.name} failed (code {rc})")
@@ -319,3 +395,9 @@ class EmptyDelassus:
 
     def derivatives(self, q, placements=None, threads: int | None = None) -> np.ndarray:
         return np.zeros((*self._shape(q), self.nv, 0, 0))
+
+    def vjp(self, q, W, placements=None, threads: int | None = None) -> np.ndarray:
+        shape = self._shape(q)
+        if np.shape(W) not in ((0, 0), (*shape, 0, 0)):
+            raise ValueError(f"W must be an (m, m) = (0, 0) array, not shape {np.shape(W)}")
+        return np.zeros((*shape, self.nv))

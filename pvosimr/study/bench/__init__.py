@@ -22,9 +22,9 @@ a shared machine hit all methods alike:
   refuses a singular G.
 
 On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed
-too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` against central
-differences of Pinocchio's ``computeDelassusMatrix`` and of the generated G
-(:mod:`.derivatives`).
+too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` and the gradient
+``f.vjp(q, W)`` (``vjp=True``) against central differences of Pinocchio's
+``computeDelassusMatrix`` and of the generated G (:mod:`.derivatives`).
 
 On the MJCF robots of ``--mujoco-robots`` (default: the two arms holding a bar, the quadruped,
 the Shadow hand, the humanoid), MuJoCo's own route to its Delassus matrix (``mj_fwdPosition`` up

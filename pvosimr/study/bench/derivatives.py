@@ -5,6 +5,8 @@ Column k of the derivative is ``dG/dε_k = d/dε G(pin.integrate(model, q, ε e_
 The methods:
 
 - ``dG:codegen``: ``f.derivatives(q, threads=1)`` of ``codegen.compile(..., derivatives=True)``;
+- ``dG:vjp-codegen``: ``f.vjp(q, W, threads=1)`` of ``codegen.compile(..., vjp=True)``, the
+  gradient of ⟨W, G⟩ (nv numbers: dG contracted with :func:`weights`, a fixed W);
 - ``dG:fd-pin-efpa``: central differences of Pinocchio's C++ ``computeDelassusMatrix``,
   2·nv calls, each at ``pin.integrate(model, q, ±h e_k)``;
 - ``dG:fd-codegen``: the same with 2·nv single calls of the generated G;
@@ -12,7 +14,8 @@ The methods:
   configurations (one thread).
 
 Every method's result at the first configuration is compared with the central differences of
-Pinocchio (max|ΔdG| / max|dG|); one that differs by more than :data:`TOLERANCE` is not timed.
+Pinocchio (max|ΔdG| / max|dG|; for the gradient, with their contraction with W); one that differs
+by more than :data:`TOLERANCE` is not timed.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ __all__ = [
     "REFERENCE",
     "STEP",
     "TOLERANCE",
+    "VJP",
     "central_differences",
     "derivative_methods",
     "perturbed",
+    "weights",
 ]
 
 DERIVATIVE_CASES = ("atlas/feet_6d",)
@@ -48,9 +53,11 @@ their generated function is many times G's, which ``-O3`` builds far slower."""
 STEP = 1e-5  # h of the central differences: truncation ~h², rounding ~eps/h, both ≪ 1e-6
 TOLERANCE = 1e-6  # max|ΔdG| / max|dG| against the central differences of Pinocchio
 REFERENCE = "dG:fd-pin-efpa"
+VJP = "dG:vjp-codegen"
 
 DERIVATIVE_LABELS = {
     "dG:codegen": "pvosimr codegen dG/dq (f.derivatives, 1 thread)",
+    VJP: "pvosimr codegen gradient of ⟨W, G⟩ (f.vjp, reverse mode, 1 thread)",
     REFERENCE: "central differences of Pinocchio C++ EFPA (2·nv calls of computeDelassusMatrix)",
     "dG:fd-codegen": "central differences of pvosimr codegen G (2·nv single calls)",
     "dG:fd-codegen-batch": "central differences of pvosimr codegen G (one batched call of "
@@ -63,6 +70,11 @@ def perturbed(model: pin.Model, q: np.ndarray, h: float = STEP) -> np.ndarray:
     """The 2·nv configurations ``q ⊕ h e_k`` (rows 0..nv-1) and ``q ⊕ -h e_k`` (the rest)."""
     steps = np.concatenate([np.eye(model.nv), -np.eye(model.nv)]) * h
     return np.stack([pin.integrate(model, q, v) for v in steps])
+
+
+def weights(m: int) -> np.ndarray:
+    """The W of ``dG:vjp-codegen``: a fixed (m, m) matrix of standard normal numbers."""
+    return np.random.default_rng(0).standard_normal((m, m))
 
 
 def central_differences(Gs: np.ndarray, h: float = STEP) -> np.ndarray:
@@ -97,15 +109,16 @@ def _compile(model: pin.Model, cms: list, compiled_g, flags: tuple[str, ...], ca
         model,
         cms,
         derivatives=True,
+        vjp=True,
         flags=compiled_g.flags,
         derivative_flags=flags,
         cache_dir=cache_dir,
     )
 
 
-def _facts(compiled_dg) -> dict:
-    """:func:`~.compiled.build_facts` of the derivatives' library."""
-    b = compiled_dg.derivatives_library
+def _facts(compiled_dg, library: str = "derivatives_library") -> dict:
+    """:func:`~.compiled.build_facts` of the derivatives' library (or the gradient's)."""
+    b = getattr(compiled_dg, library)
     return build_facts(b.library, b.source, b.flags, b.compiled, b.compile_seconds, b.info)
 
 
@@ -113,6 +126,8 @@ def _candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[st
     out = {REFERENCE: _fd(model, _pinocchio_g(model, cms))}
     if compiled_dg is not None:
         out["dG:codegen"] = lambda q: compiled_dg.derivatives(q, threads=1)
+        W = weights(compiled_dg.m)
+        out[VJP] = lambda q: compiled_dg.vjp(q, W, threads=1)
     if compiled_g is not None:
         out["dG:fd-codegen"] = _fd(model, compiled_g)
         out["dG:fd-codegen-batch"] = _fd_batch(model, compiled_g)
@@ -122,11 +137,13 @@ def _candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[st
 def _checked(
     candidates: dict[str, Callable], q: np.ndarray, result: CaseResult
 ) -> dict[str, Callable]:
-    """The candidates agreeing with the central differences of Pinocchio at ``q``."""
-    reference = candidates[REFERENCE](q)
-    scale = max(float(np.max(np.abs(reference))), np.finfo(float).tiny)
+    """The candidates agreeing with the central differences of Pinocchio at ``q`` (the
+    gradient: with their contraction with :func:`weights`)."""
+    fd = candidates[REFERENCE](q)
     errors, kept = result.derivatives.setdefault("errors", {}), {}
     for name, fn in candidates.items():
+        reference = np.einsum("kij,ij->k", fd, weights(fd.shape[-1])) if name == VJP else fd
+        scale = max(float(np.max(np.abs(reference))), np.finfo(float).tiny)
         try:
             dG = np.asarray(fn(q))
         except (ValueError, RuntimeError, TypeError) as exc:
@@ -158,13 +175,16 @@ def derivative_methods(
     result.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
     compiled_dg = None
     if compiled_g is None:
-        result.skipped["dG:codegen"] = result.skipped.get("codegen:pv-osimr", "no generated code")
+        for name in ("dG:codegen", VJP):
+            result.skipped[name] = result.skipped.get("codegen:pv-osimr", "no generated code")
     else:
         try:
             compiled_dg = _compile(model, cms, compiled_g, flags, cache_dir)
         except (ImportError, OSError, RuntimeError, TypeError) as exc:
-            result.skipped["dG:codegen"] = f"{type(exc).__name__}: {exc}"
+            for name in ("dG:codegen", VJP):
+                result.skipped[name] = f"{type(exc).__name__}: {exc}"
         else:
             result.derivatives["build"] = _facts(compiled_dg)
+            result.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
     candidates = _candidates(model, cms, compiled_g, compiled_dg)
     return {name: (fn, qs, 1) for name, fn in _checked(candidates, qs[0], result).items()}

@@ -160,6 +160,8 @@ def _codegen(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         lines.append(_build_row(c.name, "G", c.codegen))
         if "build" in c.derivatives:
             lines.append(_build_row(c.name, "dG/dq", c.derivatives["build"]))
+        if "vjp_build" in c.derivatives:
+            lines.append(_build_row(c.name, "gradient of ⟨W, G⟩", c.derivatives["vjp_build"]))
     return lines
 
 
