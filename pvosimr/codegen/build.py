@@ -56,12 +56,9 @@ gradient of ``⟨W, G⟩`` along ``pin.integrate``, (nv,) with entry ``k`` ``Σ_
 (the contraction of ``f.derivatives(q)`` with ``W``; ``W`` taken as given, not symmetrised),
 and (B, nv) for a batch, with ``W`` (m, m) for every row or (B, m, m), one per row.  ``W`` is
 checked too (its shape, finite entries: ``ValueError`` naming the entry).  It is one reverse
-pass of G's graph: its C is about three times G's whatever nv (Atlas 2×6D: 21,841 CasADi
-instructions, G 8,119, dG 119,917).  It is built with ``derivative_flags`` too: on Atlas
-``-O1`` builds it in under half the time of ``-O3`` (4 s against 9 s on two loaded cores) for a
-call within 10% of ``-O3``'s (faster or slower from one run to the next).
-Through the extension the single call is one C call, like G's.  On Atlas 2×6D a gradient cost
-2.8 G's per row of a batch (one thread) and 1.9 G calls for a single call (dG: 35 G calls).
+pass of G's graph, so its C is a few times G's whatever nv (dG's grows like nv times G's), and
+it is built with ``derivative_flags`` too.  Through the extension the single call is one C
+call, like G's.  ``pvosimr bench`` times it against G (``figures/timings.md``).
 
 Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
