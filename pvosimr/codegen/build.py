@@ -99,6 +99,7 @@ from ..kinematics.joints import unit_parts
 from ..notices import announce, said_if_slow
 from . import c_source as c_text
 from . import compiler as toolchain
+from . import simd as vector
 from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
 
@@ -213,12 +214,16 @@ def generate_source(
     *,
     placements: str = "fixed",
     derivatives: bool = False,
+    simd: bool = False,
 ) -> tuple[str, dict]:
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …).
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
     ``derivatives=True``, dG (the same with ``derivatives=True``), of
     ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen.c_source`.
+    ``simd=True`` adds the vector path of the batch (:mod:`pvosimr.codegen.simd`, for x86-64
+    with AVX2 and FMA) where the generated function allows it: ``info["simd_lanes"]`` is then
+    its lanes, else 0.
     """
     from .. import symbolic  # without CasADi: one line naming the extra to install
 
@@ -245,9 +250,21 @@ def generate_source(
         "n_instructions": int(f.n_instructions()),
         "extension": None,  # set by compile() when it builds the CPython extension too
     }
-    q_bound = float(np.min(check_model(model).q_bound, initial=np.inf))
-    entry = c_text.entry_points(info["fname"], info, _unit_parts(model), q_bound)
-    return _EXPORTS + cg.dump() + entry, info
+    info["generated"] = cg.dump()
+    info["q_bound"] = float(np.min(check_model(model).q_bound, initial=np.inf))
+    info["unit_parts"] = _unit_parts(model)
+    return _assemble(info, simd), info
+
+
+def _assemble(info: dict, simd: bool) -> str:
+    """The library's C from CasADi's (``info["generated"]``): with ``simd``, the vector path
+    where the function allows it (``info["simd_lanes"]`` set to its lanes, else 0)."""
+    generated = info["generated"]
+    function = vector.vector_function(generated, info["fname"], info["n_in"]) if simd else None
+    section = None if function is None else vector.section(function, info["nq"], info["n_out"])
+    info["simd_lanes"] = 0 if section is None else vector.LANES
+    entry = c_text.entry_points(info["fname"], info, info["unit_parts"], info["q_bound"], section)
+    return _EXPORTS + generated + entry
 
 
 # --------------------------------------------------------------------------- compile
@@ -287,6 +304,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     cache_dir: str | os.PathLike | None = None,
     flags: Sequence[str] = ("-O3",),
     derivative_flags: Sequence[str] = DERIVATIVE_FLAGS,
+    simd: bool | None = None,
 ) -> CompiledDelassus:
     """A compiled ``q ↦ G`` for ``model`` and ``constraint_models`` (see the module docstring).
 
@@ -298,6 +316,9 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     ``flags`` go to the compiler before the build's own (:data:`BUILD_FLAGS`); no
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
+    ``simd``: the vector path of batches (see the module docstring) where this CPU and
+    compiler have AVX2 and FMA; None (default): unless ``$PVOSIMR_SIMD`` is ``0``; False: the
+    scalar path only.  The compiled function's ``simd_lanes`` says which was built (0: scalar).
 
     It says what it is doing on stderr (:func:`pvosimr.notices.announce`; silenced by
     ``PVOSIMR_QUIET=1``): one line per library it compiles (compiler, flags, cache folder), one
@@ -315,12 +336,15 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     from .. import symbolic  # noqa: F401  (first: without CasADi, one line naming the extra)
 
     cms = as_constraint_list(constraint_models, model)
-    source, info = _generate(model, cms, algorithm, placements, derivatives=False)
+    _, info = _generate(model, cms, algorithm, placements, False)
     name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
     algorithm = name.replace("_", "-")  # "auto" resolved
     if info["m"] == 0:
         return EmptyDelassus(model, algorithm, placements)  # type: ignore[return-value]
     compiler = find_compiler()
+    features = vector.cpu_features(tuple(compiler)) if vector.wanted(simd) else ()
+    source = _assemble(info, bool(features))
+    info["cpu"] = " ".join(features) if info["simd_lanes"] else ""
     try:
         identity = toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:
@@ -329,7 +353,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     cached = functools.partial(_cached, compiler, identity, folder)
     builds = [cached(tuple(flags), source, info, python_headers())]
     if derivatives:
-        source, info = _generate(model, cms, algorithm, placements, derivatives=True)
+        source, info = _generate(model, cms, algorithm, placements, True)
         builds.append(cached(tuple(derivative_flags), source, info, python_headers()))
     try:
         return CompiledDelassus(model, cms, algorithm, *builds)
@@ -382,13 +406,15 @@ def _cached(
 ) -> Build:
     """The library of ``source`` in ``folder``, built unless it is there.  With ``headers``
     it is a CPython extension too.  Its name hashes the source, the compiler, the flags and
-    the Python ABI."""
+    the Python ABI and, with the vector path, the CPU features it is compiled for."""
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += c_text.extension_source(info["extension"], info)
     abi = f"{sys.implementation.cache_tag} numpy {np.__version__}" if headers else "ctypes"
     key = hashlib.sha256(
-        "\0".join([c_text.WRAPPER_VERSION, source, identity, shlex.join(flags), abi]).encode()
+        "\0".join(
+            [c_text.WRAPPER_VERSION, source, identity, shlex.join(flags), abi, info.get("cpu", "")]
+        ).encode()
     ).hexdigest()[:24]
     stem = f"{info['fname']}_{info['nq']}q_{info['m']}m_{key}"
     library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"

@@ -19,6 +19,7 @@ finite or not normalized), :data:`NON_FINITE` (the output is not finite),
 from __future__ import annotations
 
 from ..checks import NORMALIZED_TOLERANCE
+from .simd import LANES
 
 __all__ = [
     "BAD_Q",
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "5"
+WRAPPER_VERSION = "6"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY = 0, 1, 2, 3, 4
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
@@ -60,21 +61,43 @@ static int pvosimr_check_q(const casadi_real* q) {{
 """
 
 
-def entry_points(fname: str, sizes: dict, parts: list[tuple[int, int]], q_bound: float) -> str:
+def entry_points(
+    fname: str,
+    sizes: dict,
+    parts: list[tuple[int, int]],
+    q_bound: float,
+    simd: str | None = None,
+) -> str:
     """C for ``pvosimr_eval`` and ``pvosimr_eval_batch`` around the CasADi function ``fname``.
 
     ``sizes``: ``nq``, ``n_in`` (1 or 2), ``n_out`` (numbers in the output), ``sz_arg``,
     ``sz_res``, ``sz_w``, ``sz_iw`` (CasADi's work sizes).  ``parts`` are the ``(start,
     length)`` in ``q`` of the unit-norm parts, ``q_bound`` the model's range
-    (:func:`pvosimr.checks.check_model`).
+    (:func:`pvosimr.checks.check_model`).  ``simd``: the vector path
+    (:func:`pvosimr.codegen.simd.section`), which the batch then runs on groups of
+    :data:`~pvosimr.codegen.simd.LANES` rows where the CPU allows, or None (scalar rows only).
     """
     nq, n_out = sizes["nq"], sizes["n_out"]
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
+    lanes = LANES if simd else 1
+    group = (
+        f"""      if (c->simd && r + {lanes} <= c->end) {{
+        if (!pvosimr_simd_rows(c->qs + r * {nq}, c->p, c->out + r * {n_out}, c->check)) {{
+          r += {lanes};
+          continue;
+        }}
+        stop = r + {lanes};  /* a failure among these rows: the scalar rows name it */
+      }}
+"""
+        if simd
+        else ""
+    )
+    usable = "pvosimr_simd_usable()" if simd else "0"
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
-{_q_check(nq, parts, q_bound)}
+{_q_check(nq, parts, q_bound)}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
                                       casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
@@ -94,7 +117,7 @@ typedef struct {{
   const casadi_real* p;
   casadi_real* out;
   long long begin, end, bad;
-  int check, rc;
+  int check, rc, simd;
 }} pvosimr_chunk;
 
 /* Rows [begin, end) with work arrays of its own; stops at its first failing row. */
@@ -109,12 +132,16 @@ static void* pvosimr_run_chunk(void* arg) {{
     c->rc = {NO_MEMORY};
     c->bad = c->begin;
   }} else {{
-    for (r = c->begin; r < c->end; ++r) {{
-      int rc = pvosimr_eval(c->qs + r * {nq}, c->p, c->out + r * {n_out}, w, iw, c->check);
-      if (rc != {OK}) {{
-        c->rc = rc;
-        c->bad = r;
-        break;
+    r = c->begin;
+    while (r < c->end && c->rc == {OK}) {{
+      long long stop = r + 1;
+{group}      for (; r < stop; ++r) {{
+        int rc = pvosimr_eval(c->qs + r * {nq}, c->p, c->out + r * {n_out}, w, iw, c->check);
+        if (rc != {OK}) {{
+          c->rc = rc;
+          c->bad = r;
+          break;
+        }}
       }}
     }}
   }}
@@ -129,7 +156,8 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
   pvosimr_chunk chunk[{MAX_THREADS}];
   pthread_t tid[{MAX_THREADS}];
   int started[{MAX_THREADS}];
-  int k;
+  int k, simd = {usable};
+  long long align = simd ? {lanes} : 1;
   *bad = -1;
   if (B <= 0) return {OK};
   if (threads > B) threads = (int)B;
@@ -139,9 +167,11 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
     chunk[k].qs = qs;
     chunk[k].p = p;
     chunk[k].out = out;
-    chunk[k].begin = B * k / threads;
-    chunk[k].end = B * (k + 1) / threads;
+    /* boundaries on whole groups of lanes; the last chunk takes the rest */
+    chunk[k].begin = B * k / threads / align * align;
+    chunk[k].end = k + 1 == threads ? B : B * (k + 1) / threads / align * align;
     chunk[k].check = check;
+    chunk[k].simd = simd;
     started[k] = 0;
   }}
   for (k = 1; k < threads; ++k) {{

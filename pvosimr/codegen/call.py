@@ -144,6 +144,7 @@ class CompiledDelassus:
         self.nq, self.nv, self.m = info["nq"], info["nv"], info["m"]
         self.placements = "input" if info["n_in"] == 2 else "fixed"
         self.n_instructions = info["n_instructions"]
+        self.simd_lanes = info.get("simd_lanes", 0)
         self.derivatives_library = derivatives
         self._G = _Library(build.library, info)
         self._dG = None if derivatives is None else _Library(derivatives.library, derivatives.info)
