@@ -362,3 +362,14 @@ def test_each_variant_is_its_own_library(
     with pytest.raises(FileNotFoundError):  # the stub compiler produced no library
         codegen.compile(model, cms, cache_dir=cache, flags=FAST)
     assert len(calls) == 1 and str(f.source) not in calls[0]
+
+
+def test_the_first_bad_row_is_named_whatever_the_schedule(fixed):
+    """Workers take blocks of rows in turn: a later block may fail first in time."""
+    qs = _with_bad_rows(fixed.model, {9: "normalized", 12: "nan", 41: "nan"})
+    for _ in range(20):
+        with pytest.raises(ValueError, match=r"^row 9 of qs: "):
+            fixed(qs, threads=2)
+    rows = qs[10:]
+    with pytest.raises(ValueError, match=r"^row 2 of qs: .*not finite"):
+        fixed(rows, threads=3)

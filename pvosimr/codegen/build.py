@@ -22,10 +22,12 @@ through :func:`pvosimr.checks.check_configuration`, which raises the library's u
 costs more than the computation itself.)
 
 **A batch.**  A 2-D array with nq columns is a batch of rows: ``pvosimr_eval_batch`` runs with
-the GIL released, the rows split into ``threads`` contiguous chunks (default: the usable cores,
-:func:`~pvosimr.codegen.call.usable_cores`; never more than the rows), each chunk on a POSIX
-thread with its own work arrays (the calling thread runs the first: ``threads=1`` starts no
-thread).  Every row is the single call's matrix bit for bit.  A bad row raises ``ValueError``
+the GIL released on ``threads`` workers (default: the usable cores,
+:func:`~pvosimr.codegen.call.usable_cores`; never more than the blocks of rows), each a POSIX
+thread with its own work arrays (the calling thread is the first: ``threads=1`` starts no
+thread) taking blocks of a few consecutive rows in turn, so a worker the OS runs less often
+takes fewer rows.  On the scalar path every row is the single call's matrix bit for bit; on vector
+lanes (below) within rounding of it.  A bad row raises ``ValueError``
 naming the first one, ``"row 17 of qs: "`` and the single call's message; a row where G is not
 finite raises the single call's error with the row in place of "this q".  Through the
 extension or ctypes alike (the ctypes call releases the GIL too).  Starting a thread is not
@@ -33,6 +35,22 @@ free: a second one pays off only from some number of rows on (fewer for a heavie
 pass ``threads=1`` for small batches.  ``pvosimr bench`` times one call, ``casadi.external``
 and batches of 1, 64 and 1024 rows on one and two threads against Pinocchio's C++
 (``figures/timings.md``).
+
+**Vector lanes.**  Where the CPU and the compiler have AVX2 and FMA (asked once of the
+compiler's ``-march=native``; x86-64 only), the library also holds the generated function
+rewritten on vectors of four doubles (:mod:`pvosimr.codegen.simd`): a batch runs four
+configurations per instruction, rows transposed into lanes (struct of arrays) and back; sin and
+cos are lane-wise polynomials, sqrt the vector instruction.  Only that code is compiled for
+AVX2 and FMA (a ``target`` pragma; the scalar function, the single call and the flags are
+unchanged), and the features are part of the cache key.  Groups of four start at row 0 and
+blocks of rows on them, so a row's matrix does not depend on ``threads``; the last
+``B mod 4`` rows, and any group where a row fails a check or gives a non-finite G (the scalar
+rows then name it), run through the scalar function.  Lane rows differ from the scalar
+function's by rounding (FMA contraction, the polynomial sin/cos): within 1e-13 of ``max|G|``,
+which tests/test_codegen_simd.py checks.  ``compile(..., simd=False)`` or ``PVOSIMR_SIMD=0``
+builds the scalar path only (the compiled function's ``simd_lanes`` is then 0); so does a
+function whose C has a statement the rewriter does not know, or a CPU without the features
+(also checked in C when the library is loaded elsewhere).  dG's library is scalar.
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
@@ -70,8 +88,8 @@ largest (about nv times G's), and there ``-O1`` builds several times faster than
 ``-O3`` for a call only slightly slower (``-O0``'s is several times slower): hence
 ``derivative_flags=("-O1",)``.
 
-``-march=native`` can make the call faster (FMA, AVX) but ties the library to this CPU family;
-it is never added by default.
+``-march=native`` can make the single call faster (FMA, AVX) but ties the library to this CPU
+family; it is never added by default (the vector lanes of batches need no flag).
 """
 
 from __future__ import annotations

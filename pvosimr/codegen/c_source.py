@@ -5,9 +5,12 @@ one dense output: ``G`` or ``dG``) and three entry points:
 
 - ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q``, evaluate ``F``, check ``out`` finite;
 - ``pvosimr_eval_batch(qs, B, p, out, threads, check, bad)``: the same for ``B`` rows of ``qs``
-  (row-major, ``nq`` each) with one ``p``, the rows split into ``threads`` contiguous chunks,
-  each run by a POSIX thread with its own work arrays (the calling thread runs the first chunk:
-  ``threads == 1`` creates no thread).  ``*bad`` is the first failing row;
+  (row-major, ``nq`` each) with one ``p`` on ``threads`` workers, each a POSIX thread with its
+  own work arrays (the calling thread is the first: ``threads == 1`` creates no thread) taking
+  blocks of :data:`BLOCK` rows in row order.  ``*bad`` is the first failing row.  With the
+  vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
+  four rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
+  failing row, through ``pvosimr_eval``;
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
 
@@ -40,8 +43,13 @@ OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY = 0, 1, 2, 3, 4
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
 NOT_FAST = -1
 
-#: Threads beyond this are not used (the chunk table lives on the stack).
+#: Threads beyond this are not used (the table of workers lives on the stack).
 MAX_THREADS = 256
+
+#: Rows a batch's worker takes at a time: a multiple of the vector lanes, so that groups of
+#: lanes always start at multiples of four (a row's matrix does not depend on the threads).
+BLOCK = 8
+assert BLOCK % LANES == 0
 
 
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
@@ -81,8 +89,8 @@ def entry_points(
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
     lanes = LANES if simd else 1
     group = (
-        f"""      if (c->simd && r + {lanes} <= c->end) {{
-        if (!pvosimr_simd_rows(c->qs + r * {nq}, c->p, c->out + r * {n_out}, c->check)) {{
+        f"""      if (b->simd && r + {lanes} <= end) {{
+        if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check)) {{
           r += {lanes};
           continue;
         }}
@@ -116,34 +124,48 @@ typedef struct {{
   const casadi_real* qs;
   const casadi_real* p;
   casadi_real* out;
-  long long begin, end, bad;
-  int check, rc, simd;
-}} pvosimr_chunk;
+  long long B, next;  /* next: the first row not yet handed out (atomic) */
+  int check, simd, stop;  /* stop (atomic): a worker has failed */
+}} pvosimr_batch;
 
-/* Rows [begin, end) with work arrays of its own; stops at its first failing row. */
-static void* pvosimr_run_chunk(void* arg) {{
-  pvosimr_chunk* c = (pvosimr_chunk*)arg;
+typedef struct {{
+  pvosimr_batch* batch;
+  long long bad;
+  int rc;
+}} pvosimr_worker;
+
+/* Blocks of {BLOCK} rows are handed out in row order to whichever worker asks first: every
+   block before a failing one is handed out before it and finished, so the smallest failing
+   row over the workers is the first of the batch.  A worker has work arrays of its own and
+   stops at its first failing row. */
+static void* pvosimr_run_worker(void* arg) {{
+  pvosimr_worker* me = (pvosimr_worker*)arg;
+  pvosimr_batch* b = me->batch;
   casadi_real* w = (casadi_real*)malloc(sizeof(casadi_real) * {max(1, sizes["sz_w"])});
   casadi_int* iw = (casadi_int*)malloc(sizeof(casadi_int) * {max(1, sizes["sz_iw"])});
-  long long r;
-  c->rc = {OK};
-  c->bad = -1;
-  if (w == NULL || iw == NULL) {{
-    c->rc = {NO_MEMORY};
-    c->bad = c->begin;
-  }} else {{
-    r = c->begin;
-    while (r < c->end && c->rc == {OK}) {{
+  long long r, end;
+  me->rc = {OK};
+  me->bad = -1;
+  while (me->rc == {OK} && !__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {{
+    r = __atomic_fetch_add(&b->next, {BLOCK}, __ATOMIC_RELAXED);
+    if (r >= b->B) break;
+    end = r + {BLOCK} < b->B ? r + {BLOCK} : b->B;
+    if (w == NULL || iw == NULL) {{
+      me->rc = {NO_MEMORY};
+      me->bad = r;
+    }}
+    while (r < end && me->rc == {OK}) {{
       long long stop = r + 1;
 {group}      for (; r < stop; ++r) {{
-        int rc = pvosimr_eval(c->qs + r * {nq}, c->p, c->out + r * {n_out}, w, iw, c->check);
+        int rc = pvosimr_eval(b->qs + r * {nq}, b->p, b->out + r * {n_out}, w, iw, b->check);
         if (rc != {OK}) {{
-          c->rc = rc;
-          c->bad = r;
+          me->rc = rc;
+          me->bad = r;
           break;
         }}
       }}
     }}
+    if (me->rc != {OK}) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
   }}
   free(w);
   free(iw);
@@ -153,40 +175,39 @@ static void* pvosimr_run_chunk(void* arg) {{
 CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
                                             const casadi_real* p, casadi_real* out,
                                             int threads, int check, long long* bad) {{
-  pvosimr_chunk chunk[{MAX_THREADS}];
+  pvosimr_batch batch;
+  pvosimr_worker worker[{MAX_THREADS}];
   pthread_t tid[{MAX_THREADS}];
   int started[{MAX_THREADS}];
-  int k, simd = {usable};
-  long long align = simd ? {lanes} : 1;
+  int k, rc = {OK};
   *bad = -1;
   if (B <= 0) return {OK};
-  if (threads > B) threads = (int)B;
+  if (threads > (B + {BLOCK - 1}) / {BLOCK}) threads = (int)((B + {BLOCK - 1}) / {BLOCK});
   if (threads > {MAX_THREADS}) threads = {MAX_THREADS};
   if (threads < 1) threads = 1;
+  batch.qs = qs;
+  batch.p = p;
+  batch.out = out;
+  batch.B = B;
+  batch.next = 0;
+  batch.check = check;
+  batch.simd = {usable};
+  batch.stop = 0;
   for (k = 0; k < threads; ++k) {{
-    chunk[k].qs = qs;
-    chunk[k].p = p;
-    chunk[k].out = out;
-    /* boundaries on whole groups of lanes; the last chunk takes the rest */
-    chunk[k].begin = B * k / threads / align * align;
-    chunk[k].end = k + 1 == threads ? B : B * (k + 1) / threads / align * align;
-    chunk[k].check = check;
-    chunk[k].simd = simd;
+    worker[k].batch = &batch;
     started[k] = 0;
   }}
-  for (k = 1; k < threads; ++k) {{
-    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_chunk, &chunk[k]) == 0;
-    if (!started[k]) pvosimr_run_chunk(&chunk[k]);  /* no thread to spare: run it here */
-  }}
-  pvosimr_run_chunk(&chunk[0]);
+  for (k = 1; k < threads; ++k)  /* no thread to spare: the others share its rows */
+    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_worker, &worker[k]) == 0;
+  pvosimr_run_worker(&worker[0]);
   for (k = 1; k < threads; ++k) if (started[k]) pthread_join(tid[k], NULL);
-  for (k = 0; k < threads; ++k) {{  /* chunks are in row order: the first failure is first */
-    if (chunk[k].rc != {OK}) {{
-      *bad = chunk[k].bad;
-      return chunk[k].rc;
+  for (k = 0; k < threads; ++k) {{
+    if ((k == 0 || started[k]) && worker[k].rc != {OK} && (*bad < 0 || worker[k].bad < *bad)) {{
+      *bad = worker[k].bad;
+      rc = worker[k].rc;
     }}
   }}
-  return {OK};
+  return rc;
 }}
 """
 
