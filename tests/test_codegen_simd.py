@@ -1,9 +1,10 @@
 """The vector path of pvosimr.codegen.build's batches (:mod:`pvosimr.codegen.simd`).
 
-Rows computed four configurations per instruction must be the scalar generated code's rows
-within 1e-13 of max|G|: for any B (groups of four and a tail), one or two threads, fixed or
-input placements, angles beyond the vector sin/cos's own reduction; the scalar path must be
-there when asked for (``simd=False``, ``PVOSIMR_SIMD=0``) and give the single call bit for bit.
+Rows computed several configurations per instruction must be the scalar generated code's rows
+within 1e-13 of max|G|: for any B (groups of lanes and a tail), one or two threads, fixed or
+input placements, angles beyond the vector sin/cos's own reduction, on every width of lanes this
+CPU has (4: AVX2 and FMA, 8: AVX-512F); the scalar path must be there when asked for
+(``simd=False``, ``PVOSIMR_SIMD=0``) and give the single call bit for bit.
 """
 
 from __future__ import annotations
@@ -24,11 +25,18 @@ FAST = ("-O1",)
 TOLERANCE = 1e-13
 
 
-def _has_lanes() -> bool:
-    return bool(simd.cpu_features(tuple(codegen.find_compiler())))
+FEATURES = simd.cpu_features(tuple(codegen.find_compiler()))
+#: The widths of lanes this CPU and compiler have (4: AVX2 and FMA, 8: AVX-512F).
+WIDTHS = [n for n in sorted(simd.FEATURES) if simd.lanes(n, FEATURES) == n]
 
-
-needs_lanes = pytest.mark.skipif(not _has_lanes(), reason="no AVX2 and FMA here")
+needs_lanes = pytest.mark.skipif(not WIDTHS, reason="no AVX2 and FMA here")
+each_width = pytest.mark.parametrize(
+    "lanes",
+    [
+        pytest.param(n, marks=pytest.mark.skipif(n not in WIDTHS, reason=f"no {n} lanes here"))
+        for n in sorted(simd.FEATURES)
+    ],
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,18 +59,19 @@ def tree():
 
 
 @pytest.fixture(scope="module")
-def pair(tree, cache):
-    """(vector, scalar) builds of the same G with placements as inputs, and fixed."""
+def builds(tree, cache):
+    """``builds(placements, lanes)``: the G of ``tree`` compiled once per module."""
     model, cms = tree
-    out = {}
-    for placements in ("fixed", "input"):
-        out[placements] = tuple(
-            codegen.compile(
+    done = {}
+
+    def build(placements: str, lanes: int):
+        if (placements, lanes) not in done:
+            done[placements, lanes] = codegen.compile(
                 model, cms, cache_dir=cache, flags=FAST, placements=placements, simd=lanes
             )
-            for lanes in (True, False)
-        )
-    return out
+        return done[placements, lanes]
+
+    return build
 
 
 def _qs(model: pin.Model, count: int, seed: int) -> np.ndarray:
@@ -76,13 +85,13 @@ def _worst(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.max(np.abs(a - b), axis=axes) / np.max(np.abs(b), axis=axes)))
 
 
-@needs_lanes
+@each_width
 @pytest.mark.parametrize("placements", ["fixed", "input"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("count", [1, 4, 7, 13, 66])
-def test_lanes_give_the_scalar_rows(pair, placements, threads, count):
-    vector, scalar = pair[placements]
-    assert vector.simd_lanes == simd.LANES and scalar.simd_lanes == 0
+def test_lanes_give_the_scalar_rows(builds, lanes, placements, threads, count):
+    vector, scalar = builds(placements, lanes), builds(placements, 0)
+    assert vector.simd_lanes == lanes and scalar.simd_lanes == 0
     assert vector.library != scalar.library
     kwargs = {}
     if placements == "input":
@@ -95,19 +104,20 @@ def test_lanes_give_the_scalar_rows(pair, placements, threads, count):
     assert _worst(G, expected) <= TOLERANCE
     # a row's matrix does not depend on the thread count (groups of lanes start at row 0)
     assert np.array_equal(G, vector(qs, threads=3 - threads, **kwargs))
-    if count % simd.LANES:  # the tail is the scalar function's
-        tail = count - count % simd.LANES
+    if count % lanes:  # the tail is the scalar function's
+        tail = count - count % lanes
         assert np.array_equal(G[tail:], expected[tail:])
 
 
-@needs_lanes
-def test_lanes_take_any_angle(pair):
+@each_width
+def test_lanes_take_any_angle(builds, lanes):
     """Angles beyond the vector sin/cos's reduction (the C library's, lane by lane) and
     within it, negative and positive, in every lane."""
-    vector, scalar = pair["fixed"]
+    vector, scalar = builds("fixed", lanes), builds("fixed", 0)
     model = vector.model
-    qs = _qs(model, 8, seed=1)
     angles = [1e7, -3e6, 2.5e8, -1e12, 0.0, -0.0, np.pi / 4, -3 * np.pi / 4]
+    angles += [-np.pi / 2, 3 * np.pi / 2, 5.5, -7.0, 1e-300, 10.0, -1e8, 1e8]
+    qs = _qs(model, len(angles), seed=1)
     revolute = [j.idx_q for j in model.joints[1:] if j.shortname() == "JointModelRZ"]
     assert revolute
     for r, angle in enumerate(angles):
@@ -116,10 +126,11 @@ def test_lanes_take_any_angle(pair):
 
 
 @needs_lanes
-def test_the_source_has_the_vector_path_only_when_built(pair):
-    vector, scalar = pair["fixed"]
+def test_the_source_has_the_vector_path_only_when_built(builds):
+    vector, scalar = builds("fixed", WIDTHS[-1]), builds("fixed", 0)
     assert "pvosimr_simd_rows" in vector.source.read_text()
     assert "pvosimr_simd_rows" not in scalar.source.read_text()
+    assert builds("fixed", True).library == vector.library  # the widest by default
 
 
 def test_the_scalar_path_can_be_forced(tree, cache, monkeypatch):
@@ -132,10 +143,10 @@ def test_the_scalar_path_can_be_forced(tree, cache, monkeypatch):
     qs = _qs(model, 9, seed=9)
     G = by_env(qs, threads=2)
     assert all(np.array_equal(Gq, by_env(q)) for q, Gq in zip(qs, G, strict=True))
-    monkeypatch.setenv(simd.ENV, "1")
-    assert codegen.compile(model, cms, cache_dir=cache, flags=FAST).simd_lanes == (
-        simd.LANES if _has_lanes() else 0
-    )
+    for said, lanes in (("4", 4), ("8", 8), ("", max(WIDTHS, default=0))):
+        monkeypatch.setenv(simd.ENV, said)
+        f = codegen.compile(model, cms, cache_dir=cache, flags=FAST)
+        assert f.simd_lanes == simd.lanes(lanes, FEATURES)
 
 
 def test_an_unknown_statement_leaves_the_scalar_path():

@@ -36,21 +36,22 @@ pass ``threads=1`` for small batches.  ``pvosimr bench`` times one call, ``casad
 and batches of 1, 64 and 1024 rows on one and two threads against Pinocchio's C++
 (``figures/timings.md``).
 
-**Vector lanes.**  Where the CPU and the compiler have AVX2 and FMA (asked once of the
-compiler's ``-march=native``; x86-64 only), the library also holds the generated function
-rewritten on vectors of four doubles (:mod:`pvosimr.codegen.simd`): a batch runs four
-configurations per instruction, rows transposed into lanes (struct of arrays) and back; sin and
-cos are lane-wise polynomials, sqrt the vector instruction.  Only that code is compiled for
-AVX2 and FMA (a ``target`` pragma; the scalar function, the single call and the flags are
-unchanged), and the features are part of the cache key.  Groups of four start at row 0 and
-blocks of rows on them, so a row's matrix does not depend on ``threads``; the last
-``B mod 4`` rows, and any group where a row fails a check or gives a non-finite G (the scalar
-rows then name it), run through the scalar function.  Lane rows differ from the scalar
-function's by rounding (FMA contraction, the polynomial sin/cos): within 1e-13 of ``max|G|``,
-which tests/test_codegen_simd.py checks.  ``compile(..., simd=False)`` or ``PVOSIMR_SIMD=0``
-builds the scalar path only (the compiled function's ``simd_lanes`` is then 0); so does a
-function whose C has a statement the rewriter does not know, or a CPU without the features
-(also checked in C when the library is loaded elsewhere).  dG's library is scalar.
+**Vector lanes.**  Where the CPU and the compiler have AVX-512F, or else AVX2 and FMA (asked
+once of the compiler's ``-march=native``; x86-64 only), the library also holds the generated
+function rewritten on vectors of eight, or four, doubles (:mod:`pvosimr.codegen.simd`): a
+batch runs that many configurations per instruction, rows transposed into lanes (struct of
+arrays) and back; sin and cos are lane-wise polynomials, sqrt the vector instruction.  Only
+that code is compiled for those features (a ``target`` pragma; the scalar function, the single
+call and the flags are unchanged), and they are part of the cache key.  Groups of lanes start
+at row 0 and blocks of rows on them, so a row's matrix does not depend on ``threads``; the
+last ``B mod lanes`` rows, and any group where a row fails a check or gives a non-finite G
+(the scalar rows then name it), run through the scalar function.  Lane rows differ from the
+scalar function's by rounding (FMA contraction, the polynomial sin/cos): within 1e-13 of
+``max|G|``, which tests/test_codegen_simd.py checks.  ``compile(..., simd=4)`` (or
+``PVOSIMR_SIMD=4``) caps the lanes at four; ``simd=False`` (or ``PVOSIMR_SIMD=0``) builds the
+scalar path only (the compiled function's ``simd_lanes`` is then 0); so does a function whose
+C has a statement the rewriter does not know, or a CPU without the features (also checked in
+C when the library is loaded elsewhere).  dG's library is scalar.
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
@@ -232,16 +233,16 @@ def generate_source(
     *,
     placements: str = "fixed",
     derivatives: bool = False,
-    simd: bool = False,
+    simd: int = 0,
 ) -> tuple[str, dict]:
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …).
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
     ``derivatives=True``, dG (the same with ``derivatives=True``), of
     ``q`` and, with ``placements="input"``, ``p``; entry points of :mod:`pvosimr.codegen.c_source`.
-    ``simd=True`` adds the vector path of the batch (:mod:`pvosimr.codegen.simd`, for x86-64
-    with AVX2 and FMA) where the generated function allows it: ``info["simd_lanes"]`` is then
-    its lanes, else 0.
+    ``simd=4`` or ``8`` adds the vector path of the batch on that many lanes
+    (:mod:`pvosimr.codegen.simd`, for x86-64 with AVX2 and FMA, or AVX-512F) where the
+    generated function allows it: ``info["simd_lanes"]`` is then its lanes, else 0.
     """
     from .. import symbolic  # without CasADi: one line naming the extra to install
 
@@ -274,13 +275,13 @@ def generate_source(
     return _assemble(info, simd), info
 
 
-def _assemble(info: dict, simd: bool) -> str:
-    """The library's C from CasADi's (``info["generated"]``): with ``simd``, the vector path
-    where the function allows it (``info["simd_lanes"]`` set to its lanes, else 0)."""
+def _assemble(info: dict, lanes: int) -> str:
+    """The library's C from CasADi's (``info["generated"]``): with ``lanes``, the vector path
+    on that many where the function allows it (``info["simd_lanes"]``: ``lanes``, else 0)."""
     generated = info["generated"]
-    function = vector.vector_function(generated, info["fname"], info["n_in"]) if simd else None
-    section = None if function is None else vector.section(function, info["nq"], info["n_out"])
-    info["simd_lanes"] = 0 if section is None else vector.LANES
+    function = vector.vector_function(generated, info["fname"], info["n_in"]) if lanes else None
+    info["simd_lanes"] = 0 if function is None else lanes
+    section = function and vector.section(function, info["nq"], info["n_out"], lanes)
     entry = c_text.entry_points(info["fname"], info, info["unit_parts"], info["q_bound"], section)
     return _EXPORTS + generated + entry
 
@@ -322,7 +323,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     cache_dir: str | os.PathLike | None = None,
     flags: Sequence[str] = ("-O3",),
     derivative_flags: Sequence[str] = DERIVATIVE_FLAGS,
-    simd: bool | None = None,
+    simd: bool | int | None = None,
 ) -> CompiledDelassus:
     """A compiled ``q ↦ G`` for ``model`` and ``constraint_models`` (see the module docstring).
 
@@ -334,9 +335,10 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     ``flags`` go to the compiler before the build's own (:data:`BUILD_FLAGS`); no
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
-    ``simd``: the vector path of batches (see the module docstring) where this CPU and
-    compiler have AVX2 and FMA; None (default): unless ``$PVOSIMR_SIMD`` is ``0``; False: the
-    scalar path only.  The compiled function's ``simd_lanes`` says which was built (0: scalar).
+    ``simd``: the vector path of batches (see the module docstring) on the widest lanes this
+    CPU and compiler have (True), at most that many (4 or 8), or none (False); None (default):
+    as ``$PVOSIMR_SIMD`` says (``0``: none, ``4`` or ``8``: at most that many, else the
+    widest).  The compiled function's ``simd_lanes`` says which was built (0: scalar).
 
     It says what it is doing on stderr (:func:`pvosimr.notices.announce`; silenced by
     ``PVOSIMR_QUIET=1``): one line per library it compiles (compiler, flags, cache folder), one
@@ -360,9 +362,9 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     if info["m"] == 0:
         return EmptyDelassus(model, algorithm, placements)  # type: ignore[return-value]
     compiler = find_compiler()
-    features = vector.cpu_features(tuple(compiler)) if vector.wanted(simd) else ()
-    source = _assemble(info, bool(features))
-    info["cpu"] = " ".join(features) if info["simd_lanes"] else ""
+    lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
+    source = _assemble(info, lanes)
+    info["cpu"] = " ".join(vector.FEATURES[lanes]) if info["simd_lanes"] else ""
     try:
         identity = toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:

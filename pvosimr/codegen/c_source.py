@@ -9,7 +9,7 @@ one dense output: ``G`` or ``dG``) and three entry points:
   own work arrays (the calling thread is the first: ``threads == 1`` creates no thread) taking
   blocks of :data:`BLOCK` rows in row order.  ``*bad`` is the first failing row.  With the
   vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
-  four rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
+  4 or 8 rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
   failing row, through ``pvosimr_eval``;
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
@@ -22,7 +22,7 @@ finite or not normalized), :data:`NON_FINITE` (the output is not finite),
 from __future__ import annotations
 
 from ..checks import NORMALIZED_TOLERANCE
-from .simd import LANES
+from .simd import FEATURES
 
 __all__ = [
     "BAD_Q",
@@ -46,10 +46,11 @@ NOT_FAST = -1
 #: Threads beyond this are not used (the table of workers lives on the stack).
 MAX_THREADS = 256
 
-#: Rows a batch's worker takes at a time: a multiple of the vector lanes, so that groups of
-#: lanes always start at multiples of four (a row's matrix does not depend on the threads).
+#: Rows a batch's worker takes at a time: a multiple of every width of vector lanes, so that
+#: groups of lanes always start at multiples of the lanes (a row's matrix does not depend on
+#: the threads).
 BLOCK = 8
-assert BLOCK % LANES == 0
+assert all(BLOCK % lanes == 0 for lanes in FEATURES)
 
 
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
@@ -83,11 +84,11 @@ def entry_points(
     length)`` in ``q`` of the unit-norm parts, ``q_bound`` the model's range
     (:func:`pvosimr.checks.check_model`).  ``simd``: the vector path
     (:func:`pvosimr.codegen.simd.section`), which the batch then runs on groups of
-    :data:`~pvosimr.codegen.simd.LANES` rows where the CPU allows, or None (scalar rows only).
+    ``sizes["simd_lanes"]`` rows where the CPU allows, or None (scalar rows only).
     """
     nq, n_out = sizes["nq"], sizes["n_out"]
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
-    lanes = LANES if simd else 1
+    lanes = sizes["simd_lanes"] if simd else 1
     group = (
         f"""      if (b->simd && r + {lanes} <= end) {{
         if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check)) {{
