@@ -22,7 +22,7 @@ finite or not normalized), :data:`NON_FINITE` (the output is not finite),
 from __future__ import annotations
 
 from ..checks import NORMALIZED_TOLERANCE
-from .simd import FEATURES
+from .simd import FEATURES, scratch_bytes
 
 __all__ = [
     "BAD_Q",
@@ -90,8 +90,9 @@ def entry_points(
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] == 2 else "  (void)p;\n"
     lanes = sizes["simd_lanes"] if simd else 1
     group = (
-        f"""      if (b->simd && r + {lanes} <= end) {{
-        if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check)) {{
+        f"""      if (scratch != NULL && r + {lanes} <= end) {{
+        if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check,
+                               scratch)) {{
           r += {lanes};
           continue;
         }}
@@ -102,6 +103,7 @@ def entry_points(
         else ""
     )
     usable = "pvosimr_simd_usable()" if simd else "0"
+    scratch = scratch_bytes(nq, n_out, lanes) if simd else 0
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
@@ -144,7 +146,9 @@ static void* pvosimr_run_worker(void* arg) {{
   pvosimr_batch* b = me->batch;
   casadi_real* w = (casadi_real*)malloc(sizeof(casadi_real) * {max(1, sizes["sz_w"])});
   casadi_int* iw = (casadi_int*)malloc(sizeof(casadi_int) * {max(1, sizes["sz_iw"])});
+  void* scratch = NULL;  /* the vector lanes' inputs and outputs; none: scalar rows only */
   long long r, end;
+  if (b->simd && posix_memalign(&scratch, {8 * lanes}, {scratch}) != 0) scratch = NULL;
   me->rc = {OK};
   me->bad = -1;
   while (me->rc == {OK} && !__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {{
@@ -170,6 +174,7 @@ static void* pvosimr_run_worker(void* arg) {{
   }}
   free(w);
   free(iw);
+  free(scratch);
   return NULL;
 }}
 

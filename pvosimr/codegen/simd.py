@@ -34,6 +34,7 @@ __all__ = [
     "REDUCTION_LIMIT",
     "cpu_features",
     "lanes",
+    "scratch_bytes",
     "section",
     "vector_function",
 ]
@@ -241,12 +242,19 @@ static inline pv_t pv_cos(pv_t x) {{
 """
 
 
+def scratch_bytes(nq: int, n_out: int, lanes: int) -> int:
+    """Bytes of ``pvosimr_simd_rows``'s inputs and outputs on ``lanes`` lanes (on the heap: a
+    large G's would not fit a small thread stack)."""
+    return (nq + n_out) * 8 * lanes
+
+
 def section(function: str, nq: int, n_out: int, lanes: int) -> str:
     """The vector path of a library on ``lanes`` lanes (4 or 8): :func:`vector_function`'s
-    ``function``, its helpers and ``pvosimr_simd_rows(qs, p, out, check)``, which evaluates the
-    ``lanes`` rows at ``qs`` into ``out`` and returns 0, or 1 where a row fails the check of
-    ``q`` or has a non-finite output (nothing is reported: the caller runs those rows through
-    the scalar function, which names the failure).  Compiled for ``FEATURES[lanes]``;
+    ``function``, its helpers and ``pvosimr_simd_rows(qs, p, out, check, scratch)``, which
+    evaluates the ``lanes`` rows at ``qs`` into ``out`` and returns 0, or 1 where a row fails
+    the check of ``q`` or has a non-finite output (nothing is reported: the caller runs those
+    rows through the scalar function, which names the failure); ``scratch`` holds
+    :func:`scratch_bytes` aligned on ``8 * lanes`` bytes.  Compiled for ``FEATURES[lanes]``;
     ``pvosimr_simd_usable()`` says whether this CPU has them.  Needs ``pvosimr_check_q``
     defined before it."""
     target = ",".join(FEATURES[lanes])
@@ -266,8 +274,9 @@ static int pvosimr_simd_usable(void) {{ return {supports}; }}
 #endif
 {_WIDTH[lanes]}{_MATH}{function}
 static int pvosimr_simd_rows(const casadi_real* qs, const casadi_real* p, casadi_real* out,
-                             int check) {{
-  pv_t Q[{nq}], R[{n_out}];
+                             int check, void* scratch) {{
+  pv_t* Q = (pv_t*)scratch;
+  pv_t* R = Q + {nq};
   double v[{lanes}];
   casadi_int i;
   int k, bad = 0;
