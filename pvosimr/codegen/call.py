@@ -117,10 +117,11 @@ class CompiledDelassus:
     ``placements`` (``"fixed"`` or ``"input"``), ``library`` (path of the shared library),
     ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether this
     :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
-    library came from the cache), ``n_instructions`` (of the CasADi function), ``binding``
-    (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
-    module docstring), and ``derivatives_library`` (a :class:`pvosimr.codegen.build.Build`, or
-    None).
+    library came from the cache), ``n_instructions`` (of the CasADi function), ``simd_lanes``
+    (configurations per instruction in batches, :mod:`pvosimr.codegen.simd`; 0: scalar),
+    ``binding`` (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``,
+    see the module docstring), and ``derivatives_library`` (a
+    :class:`pvosimr.codegen.build.Build`, or None).
 
     Single calls through ctypes are serialised by a lock (the buffers are shared); calls
     through the extension and batched calls run in parallel across threads (their own work
