@@ -87,7 +87,9 @@ instructions; ``pvosimr bench`` writes each library's size and build time to
 somewhat slower call: ``flags=("-O1",)`` when the build time matters more.  dG's C is the
 largest (about nv times G's), and there ``-O1`` builds several times faster than ``-O2`` or
 ``-O3`` for a call only slightly slower (``-O0``'s is several times slower): hence
-``derivative_flags=("-O1",)``.
+``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library twice (scalar
+and on lanes), which about doubles its build time: ``simd=False`` when that matters more than
+batches.
 
 ``-march=native`` can make the single call faster (FMA, AVX) but ties the library to this CPU
 family; it is never added by default (the vector lanes of batches need no flag).
@@ -438,10 +440,12 @@ def _cached(
     ).hexdigest()[:24]
     stem = f"{info['fname']}_{info['nq']}q_{info['m']}m_{key}"
     library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"
+    lanes = f", batches on {info['simd_lanes']} lanes ({info['cpu']})" if info["simd_lanes"] else ""
     said = (
         f"code generation: compiling {info['n_instructions']:,} CasADi instructions "
         f"({len(source) // 1000:,} kB of C, {info['fname']}) with "
-        f"{Path(compiler[0]).name} {shlex.join(flags)} into {folder} (once: later calls load it)"
+        f"{Path(compiler[0]).name} {shlex.join(flags)}{lanes} into {folder} (once: later calls "
+        "load it)"
     )
     make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [], said)
     return Build(library, c_file, flags, info, make)
