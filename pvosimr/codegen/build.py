@@ -237,7 +237,8 @@ def generate_source(
     derivatives: bool = False,
     simd: int = 0,
 ) -> tuple[str, dict]:
-    """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …).
+    """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …; and
+    ``generated``, CasADi's part of the source).
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
     ``derivatives=True``, dG (the same with ``derivatives=True``), of
@@ -366,6 +367,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     compiler = find_compiler()
     lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
     source = _assemble(info, lanes)
+    del info["generated"]  # in the source now (a large G's is megabytes)
     info["cpu"] = " ".join(vector.FEATURES[lanes]) if info["simd_lanes"] else ""
     try:
         identity = toolchain.compiler_identity(tuple(compiler))
@@ -376,6 +378,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     builds = [cached(tuple(flags), source, info, python_headers())]
     if derivatives:
         source, info = _generate(model, cms, algorithm, placements, True)
+        del info["generated"]
         builds.append(cached(tuple(derivative_flags), source, info, python_headers()))
     try:
         return CompiledDelassus(model, cms, algorithm, *builds)
