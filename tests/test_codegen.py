@@ -322,11 +322,13 @@ def test_compiling_says_what_where_and_with_which_flags(tmp_path, capfd, monkeyp
     cms = [pvosimr.constraints.weld(model, model.frames[-1].name)]
     monkeypatch.delenv(QUIET_VARIABLE, raising=False)
     capfd.readouterr()
-    codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
+    f = codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
     (line,) = capfd.readouterr().err.splitlines()
     assert line.startswith("pvosimr: code generation: compiling ")
     compiler = Path(codegen.find_compiler()[0]).name
-    assert f"with {compiler} -O1 into {tmp_path / 'codegen'}" in line
+    lanes = f", batches on {f.simd_lanes} lanes (" if f.simd_lanes else " into "
+    assert f"with {compiler} -O1{lanes}" in line
+    assert f" into {tmp_path / 'codegen'} " in line
     codegen.compile(model, cms, cache_dir=tmp_path, flags=FAST)
     assert capfd.readouterr().err == ""  # a cache hit says nothing
 

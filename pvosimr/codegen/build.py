@@ -22,10 +22,12 @@ through :func:`pvosimr.checks.check_configuration`, which raises the library's u
 costs more than the computation itself.)
 
 **A batch.**  A 2-D array with nq columns is a batch of rows: ``pvosimr_eval_batch`` runs with
-the GIL released, the rows split into ``threads`` contiguous chunks (default: the usable cores,
-:func:`~pvosimr.codegen.call.usable_cores`; never more than the rows), each chunk on a POSIX
-thread with its own work arrays (the calling thread runs the first: ``threads=1`` starts no
-thread).  Every row is the single call's matrix bit for bit.  A bad row raises ``ValueError``
+the GIL released on ``threads`` workers (default: the usable cores,
+:func:`~pvosimr.codegen.call.usable_cores`; never more than the blocks of rows), each a POSIX
+thread with its own work arrays (the calling thread is the first: ``threads=1`` starts no
+thread) taking blocks of a few consecutive rows in turn, so a worker the OS runs less often
+takes fewer rows.  On the scalar path every row is the single call's matrix bit for bit; on vector
+lanes (below) within rounding of it.  A bad row raises ``ValueError``
 naming the first one, ``"row 17 of qs: "`` and the single call's message; a row where G is not
 finite raises the single call's error with the row in place of "this q".  Through the
 extension or ctypes alike (the ctypes call releases the GIL too).  Starting a thread is not
@@ -33,6 +35,23 @@ free: a second one pays off only from some number of rows on (fewer for a heavie
 pass ``threads=1`` for small batches.  ``pvosimr bench`` times one call, ``casadi.external``
 and batches of 1, 64 and 1024 rows on one and two threads against Pinocchio's C++
 (``figures/timings.md``).
+
+**Vector lanes.**  Where the CPU and the compiler have AVX-512F, or else AVX2 and FMA (asked
+once of the compiler's ``-march=native``; x86-64 only), the library also holds the generated
+function rewritten on vectors of eight, or four, doubles (:mod:`pvosimr.codegen.simd`): a
+batch runs that many configurations per instruction, rows transposed into lanes (struct of
+arrays) and back; sin and cos are lane-wise polynomials, sqrt the vector instruction.  Only
+that code is compiled for those features (a ``target`` pragma; the scalar function, the single
+call and the flags are unchanged), and they are part of the cache key.  Groups of lanes start
+at row 0 and blocks of rows on them, so a row's matrix does not depend on ``threads``; the
+last ``B mod lanes`` rows, and any group where a row fails a check or gives a non-finite G
+(the scalar rows then name it), run through the scalar function.  Lane rows differ from the
+scalar function's by rounding (FMA contraction, the polynomial sin/cos): within 1e-13 of
+``max|G|``, which tests/test_codegen_simd.py checks.  ``compile(..., simd=4)`` (or
+``PVOSIMR_SIMD=4``) caps the lanes at four; ``simd=False`` (or ``PVOSIMR_SIMD=0``) builds the
+scalar path only (the compiled function's ``simd_lanes`` is then 0); so does a function whose
+C has a statement the rewriter does not know, or a CPU without the features (also checked in
+C when the library is loaded elsewhere).  dG's library is scalar.
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
@@ -77,12 +96,15 @@ of more than :data:`pvosimr.codegen.chunks.CHUNKED_FROM` CasADi instructions is 
 small C functions (:mod:`pvosimr.codegen.chunks`; ``f.chunked`` says so): its build time, its
 library and its call then grow like its instructions (``pvosimr bench`` writes each library's
 size and build time to ``figures/timings.md``).  Below that line CasADi's one body keeps every
-value in registers.  A lower optimization level still builds faster for a somewhat slower call:
+value in registers, and batches may run on vector lanes (a chunked function's batches are
+scalar).  A lower optimization level still builds faster for a somewhat slower call:
 ``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
-G's): hence ``derivative_flags=("-O1",)``.
+G's): hence ``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library
+twice (scalar and on lanes), which about doubles its build time: ``simd=False`` when that
+matters more than batches.
 
-``-march=native`` can make the call faster (FMA, AVX) but ties the library to this CPU family;
-it is never added by default.
+``-march=native`` can make the single call faster (FMA, AVX) but ties the library to this CPU
+family; it is never added by default (the vector lanes of batches need no flag).
 """
 
 from __future__ import annotations
@@ -111,6 +133,7 @@ from ..notices import announce, said_if_slow
 from . import c_source as c_text
 from . import chunks
 from . import compiler as toolchain
+from . import simd as vector
 from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
 
@@ -226,14 +249,20 @@ def generate_source(
     placements: str = "fixed",
     derivatives: bool = False,
     vjp: bool = False,
+    simd: int = 0,
 ) -> tuple[str, dict]:
-    """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …).
+    """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …; and
+    ``generated``, CasADi's part of the source).
 
     The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
     ``derivatives=True``, dG (the same with ``derivatives=True``), of
     ``q`` and, with ``placements="input"``, ``p``; with ``vjp=True``, the gradient of
     ``⟨W, G⟩`` (the same with ``vjp=True``) of those and ``W`` (``n_w = m·m`` numbers); entry
-    points of :mod:`pvosimr.codegen.c_source`.
+    points of :mod:`pvosimr.codegen.c_source`.  A function of more than
+    :data:`~pvosimr.codegen.chunks.CHUNKED_FROM` instructions is written in chunks
+    (``info["chunked"]``).  ``simd=4`` or ``8`` adds the vector path of the batch on that many
+    lanes (:mod:`pvosimr.codegen.simd`, for x86-64 with AVX2 and FMA, or AVX-512F) where the
+    generated function allows it: ``info["simd_lanes"]`` is then its lanes, else 0.
     """
     from .. import symbolic  # without CasADi: one line naming the extra to install
 
@@ -273,13 +302,27 @@ def generate_source(
         "n_instructions": int(f.n_instructions()),
         "extension": None,  # set by compile() when it builds the CPython extension too
     }
-    q_bound = float(np.min(check_model(model).q_bound, initial=np.inf))
-    entry = c_text.entry_points(info["fname"], info, _unit_parts(model), q_bound)
     body = cg.dump()
     info["chunked"] = info["n_instructions"] > chunks.CHUNKED_FROM
     if info["chunked"]:  # many small C functions: the compiler's time stays linear
         body = chunks.replace_body(body, f)
-    return _EXPORTS + body + entry, info
+    info["generated"] = body
+    info["q_bound"] = float(np.min(check_model(model).q_bound, initial=np.inf))
+    info["unit_parts"] = _unit_parts(model)
+    return _assemble(info, simd), info
+
+
+def _assemble(info: dict, lanes: int) -> str:
+    """The library's C from CasADi's (``info["generated"]``): with ``lanes``, the vector path
+    on that many where the function allows it (``info["simd_lanes"]``: ``lanes``, else 0; a
+    chunked function's batches stay scalar)."""
+    generated = info["generated"]
+    wanted = lanes and not info["chunked"]
+    function = vector.vector_function(generated, info["fname"], info["n_in"]) if wanted else None
+    info["simd_lanes"] = 0 if function is None else lanes
+    section = function and vector.section(function, info["nq"], info["n_out"], lanes)
+    entry = c_text.entry_points(info["fname"], info, info["unit_parts"], info["q_bound"], section)
+    return _EXPORTS + generated + entry
 
 
 # --------------------------------------------------------------------------- compile
@@ -320,6 +363,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     cache_dir: str | os.PathLike | None = None,
     flags: Sequence[str] = ("-O3",),
     derivative_flags: Sequence[str] = DERIVATIVE_FLAGS,
+    simd: bool | int | None = None,
 ) -> CompiledDelassus:
     """A compiled ``q ↦ G`` for ``model`` and ``constraint_models`` (see the module docstring).
 
@@ -333,6 +377,10 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     ``flags`` go to the compiler before the build's own (:data:`BUILD_FLAGS`); no
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
+    ``simd``: the vector path of batches (see the module docstring) on the widest lanes this
+    CPU and compiler have (True), at most that many (4 or 8), or none (False); None (default):
+    as ``$PVOSIMR_SIMD`` says (``0``: none, ``4`` or ``8``: at most that many, else the
+    widest).  The compiled function's ``simd_lanes`` says which was built (0: scalar).
 
     It says what it is doing on stderr (:func:`pvosimr.notices.announce`; silenced by
     ``PVOSIMR_QUIET=1``): one line per library it compiles (compiler, flags, cache folder), one
@@ -350,12 +398,16 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     from .. import symbolic  # noqa: F401  (first: without CasADi, one line naming the extra)
 
     cms = as_constraint_list(constraint_models, model)
-    source, info = _generate(model, cms, algorithm, placements, derivatives=False)
+    _, info = _generate(model, cms, algorithm, placements, False)
     name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
     algorithm = name.replace("_", "-")  # "auto" resolved
     if info["m"] == 0:
         return EmptyDelassus(model, algorithm, placements)  # type: ignore[return-value]
     compiler = find_compiler()
+    lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
+    source = _assemble(info, lanes)
+    del info["generated"]  # in the source now (a large G's is megabytes)
+    info["cpu"] = " ".join(vector.FEATURES[lanes]) if info["simd_lanes"] else ""
     try:
         identity = toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:
@@ -365,9 +417,11 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     builds = {"build": cached(tuple(flags), source, info, python_headers())}
     if derivatives:
         source, info = _generate(model, cms, algorithm, placements, derivatives=True)
+        del info["generated"]
         builds["derivatives"] = cached(tuple(derivative_flags), source, info, python_headers())
     if vjp:
         source, info = _generate(model, cms, algorithm, placements, vjp=True)
+        del info["generated"]
         builds["vjp"] = cached(tuple(derivative_flags), source, info, python_headers())
     try:
         return CompiledDelassus(model, cms, algorithm, **builds)
@@ -425,20 +479,24 @@ def _cached(
 ) -> Build:
     """The library of ``source`` in ``folder``, built unless it is there.  With ``headers``
     it is a CPython extension too.  Its name hashes the source, the compiler, the flags and
-    the Python ABI."""
+    the Python ABI and, with the vector path, the CPU features it is compiled for."""
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += c_text.extension_source(info["extension"], info)
     abi = f"{sys.implementation.cache_tag} numpy {np.__version__}" if headers else "ctypes"
     key = hashlib.sha256(
-        "\0".join([c_text.WRAPPER_VERSION, source, identity, shlex.join(flags), abi]).encode()
+        "\0".join(
+            [c_text.WRAPPER_VERSION, source, identity, shlex.join(flags), abi, info.get("cpu", "")]
+        ).encode()
     ).hexdigest()[:24]
     stem = f"{info['fname']}_{info['nq']}q_{info['m']}m_{key}"
     library, c_file = folder / f"{stem}.so", folder / f"{stem}.c"
+    lanes = f", batches on {info['simd_lanes']} lanes ({info['cpu']})" if info["simd_lanes"] else ""
     said = (
         f"code generation: compiling {info['n_instructions']:,} CasADi instructions "
         f"({len(source) // 1000:,} kB of C, {info['fname']}) with "
-        f"{Path(compiler[0]).name} {shlex.join(flags)} into {folder} (once: later calls load it)"
+        f"{Path(compiler[0]).name} {shlex.join(flags)}{lanes} into {folder} (once: later calls "
+        "load it)"
     )
     make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [], said)
     return Build(library, c_file, flags, info, make)

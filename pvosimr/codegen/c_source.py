@@ -5,9 +5,12 @@ one dense output: ``G`` or ``dG``) and three entry points:
 
 - ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q``, evaluate ``F``, check ``out`` finite;
 - ``pvosimr_eval_batch(qs, B, p, out, threads, check, bad)``: the same for ``B`` rows of ``qs``
-  (row-major, ``nq`` each) with one ``p``, the rows split into ``threads`` contiguous chunks,
-  each run by a POSIX thread with its own work arrays (the calling thread runs the first chunk:
-  ``threads == 1`` creates no thread).  ``*bad`` is the first failing row;
+  (row-major, ``nq`` each) with one ``p`` on ``threads`` workers, each a POSIX thread with its
+  own work arrays (the calling thread is the first: ``threads == 1`` creates no thread) taking
+  blocks of :data:`BLOCK` rows in row order.  ``*bad`` is the first failing row.  With the
+  vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
+  4 or 8 rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
+  failing row, through ``pvosimr_eval``;
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
 
@@ -25,6 +28,7 @@ not finite), :data:`EVAL_FAILED` (``F`` reported a failure) or :data:`NO_MEMORY`
 from __future__ import annotations
 
 from ..checks import NORMALIZED_TOLERANCE
+from .simd import FEATURES, scratch_bytes
 
 __all__ = [
     "BAD_Q",
@@ -40,14 +44,20 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "5"
+WRAPPER_VERSION = "6"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
 NOT_FAST = -1
 
-#: Threads beyond this are not used (the chunk table lives on the stack).
+#: Threads beyond this are not used (the table of workers lives on the stack).
 MAX_THREADS = 256
+
+#: Rows a batch's worker takes at a time: a multiple of every width of vector lanes, so that
+#: groups of lanes always start at multiples of the lanes (a row's matrix does not depend on
+#: the threads).
+BLOCK = 8
+assert all(BLOCK % lanes == 0 for lanes in FEATURES)
 
 
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
@@ -67,19 +77,28 @@ static int pvosimr_check_q(const casadi_real* q) {{
 """
 
 
-def entry_points(fname: str, sizes: dict, parts: list[tuple[int, int]], q_bound: float) -> str:
+def entry_points(
+    fname: str,
+    sizes: dict,
+    parts: list[tuple[int, int]],
+    q_bound: float,
+    simd: str | None = None,
+) -> str:
     """C for ``pvosimr_eval`` and ``pvosimr_eval_batch`` around the CasADi function ``fname``.
 
     ``sizes``: ``nq``, ``n_in`` (1 to 3), ``n_w`` (numbers in ``W``, 0 without it), ``n_out``
     (numbers in the output), ``sz_arg``, ``sz_res``, ``sz_w``, ``sz_iw`` (CasADi's work
     sizes).  ``parts`` are the ``(start,
     length)`` in ``q`` of the unit-norm parts, ``q_bound`` the model's range
-    (:func:`pvosimr.checks.check_model`).
+    (:func:`pvosimr.checks.check_model`).  ``simd``: the vector path
+    (:func:`pvosimr.codegen.simd.section`), which the batch then runs on groups of
+    ``sizes["simd_lanes"]`` rows where the CPU allows, or None (scalar rows only).
     """
     nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] - (n_w > 0) == 2 else "  (void)p;\n"
     # With a W input (else nothing: the C of G and dG is what it always was).
-    w_param = w_check = w_field = w_row = w_chunk = ""
+    w_param = w_check = w_field = w_row = w_batch = ""
+    w_param_batch = ""
     if n_w:
         w_param = "                                      const casadi_real* W,\n"
         w_check = (
@@ -87,16 +106,30 @@ def entry_points(fname: str, sizes: dict, parts: list[tuple[int, int]], q_bound:
             f"  arg[{sizes['n_in'] - 1}] = W;\n"
         )
         w_field = "  const casadi_real* W;\n  long long w_stride;\n"
-        w_row = " c->W + r * c->w_stride,"
-        w_chunk = "    chunk[k].W = Ws;\n    chunk[k].w_stride = w_stride;\n"
+        w_row = " b->W + r * b->w_stride,"
+        w_batch = "  batch.W = Ws;\n  batch.w_stride = w_stride;\n"
         w_param_batch = "const casadi_real* Ws, long long w_stride,\n" + " " * 44
-    else:
-        w_param_batch = ""
+    lanes = sizes["simd_lanes"] if simd else 1
+    group = (
+        f"""      if (scratch != NULL && r + {lanes} <= end) {{
+        if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check,
+                               scratch)) {{
+          r += {lanes};
+          continue;
+        }}
+        stop = r + {lanes};  /* a failure among these rows: the scalar rows name it */
+      }}
+"""
+        if simd
+        else ""
+    )
+    usable = "pvosimr_simd_usable()" if simd else "0"
+    scratch = scratch_bytes(nq, n_out, lanes) if simd else 0
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
-{_q_check(nq, parts, q_bound)}
+{_q_check(nq, parts, q_bound)}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
@@ -115,70 +148,94 @@ typedef struct {{
   const casadi_real* qs;
   const casadi_real* p;
 {w_field}  casadi_real* out;
-  long long begin, end, bad;
-  int check, rc;
-}} pvosimr_chunk;
+  long long B, next;  /* next: the first row not yet handed out (atomic) */
+  int check, simd, stop;  /* stop (atomic): a worker has failed */
+}} pvosimr_batch;
 
-/* Rows [begin, end) with work arrays of its own; stops at its first failing row. */
-static void* pvosimr_run_chunk(void* arg) {{
-  pvosimr_chunk* c = (pvosimr_chunk*)arg;
+typedef struct {{
+  pvosimr_batch* batch;
+  long long bad;
+  int rc;
+}} pvosimr_worker;
+
+/* Blocks of {BLOCK} rows are handed out in row order to whichever worker asks first: every
+   block before a failing one is handed out before it and finished, so the smallest failing
+   row over the workers is the first of the batch.  A worker has work arrays of its own and
+   stops at its first failing row. */
+static void* pvosimr_run_worker(void* arg) {{
+  pvosimr_worker* me = (pvosimr_worker*)arg;
+  pvosimr_batch* b = me->batch;
   casadi_real* w = (casadi_real*)malloc(sizeof(casadi_real) * {max(1, sizes["sz_w"])});
   casadi_int* iw = (casadi_int*)malloc(sizeof(casadi_int) * {max(1, sizes["sz_iw"])});
-  long long r;
-  c->rc = {OK};
-  c->bad = -1;
-  if (w == NULL || iw == NULL) {{
-    c->rc = {NO_MEMORY};
-    c->bad = c->begin;
-  }} else {{
-    for (r = c->begin; r < c->end; ++r) {{
-      int rc = pvosimr_eval(c->qs + r * {nq}, c->p,{w_row} c->out + r * {n_out}, w, iw, c->check);
-      if (rc != {OK}) {{
-        c->rc = rc;
-        c->bad = r;
-        break;
+  void* scratch = NULL;  /* the vector lanes' inputs and outputs; none: scalar rows only */
+  long long r, end;
+  if (b->simd && posix_memalign(&scratch, {8 * lanes}, {scratch}) != 0) scratch = NULL;
+  me->rc = {OK};
+  me->bad = -1;
+  while (me->rc == {OK} && !__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {{
+    r = __atomic_fetch_add(&b->next, {BLOCK}, __ATOMIC_RELAXED);
+    if (r >= b->B) break;
+    end = r + {BLOCK} < b->B ? r + {BLOCK} : b->B;
+    if (w == NULL || iw == NULL) {{
+      me->rc = {NO_MEMORY};
+      me->bad = r;
+    }}
+    while (r < end && me->rc == {OK}) {{
+      long long stop = r + 1;
+{group}      for (; r < stop; ++r) {{
+        int rc = pvosimr_eval(b->qs + r * {nq}, b->p,{w_row} b->out + r * {n_out}, w, iw,
+                              b->check);
+        if (rc != {OK}) {{
+          me->rc = rc;
+          me->bad = r;
+          break;
+        }}
       }}
     }}
+    if (me->rc != {OK}) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
   }}
   free(w);
   free(iw);
+  free(scratch);
   return NULL;
 }}
 
 CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
                                             const casadi_real* p, {w_param_batch}casadi_real* out,
                                             int threads, int check, long long* bad) {{
-  pvosimr_chunk chunk[{MAX_THREADS}];
+  pvosimr_batch batch;
+  pvosimr_worker worker[{MAX_THREADS}];
   pthread_t tid[{MAX_THREADS}];
   int started[{MAX_THREADS}];
-  int k;
+  int k, rc = {OK};
   *bad = -1;
   if (B <= 0) return {OK};
-  if (threads > B) threads = (int)B;
+  if (threads > (B + {BLOCK - 1}) / {BLOCK}) threads = (int)((B + {BLOCK - 1}) / {BLOCK});
   if (threads > {MAX_THREADS}) threads = {MAX_THREADS};
   if (threads < 1) threads = 1;
-  for (k = 0; k < threads; ++k) {{
-    chunk[k].qs = qs;
-    chunk[k].p = p;
-{w_chunk}    chunk[k].out = out;
-    chunk[k].begin = B * k / threads;
-    chunk[k].end = B * (k + 1) / threads;
-    chunk[k].check = check;
+  batch.qs = qs;
+  batch.p = p;
+  batch.out = out;
+  batch.B = B;
+  batch.next = 0;
+  batch.check = check;
+  batch.simd = {usable};
+  batch.stop = 0;
+{w_batch}  for (k = 0; k < threads; ++k) {{
+    worker[k].batch = &batch;
     started[k] = 0;
   }}
-  for (k = 1; k < threads; ++k) {{
-    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_chunk, &chunk[k]) == 0;
-    if (!started[k]) pvosimr_run_chunk(&chunk[k]);  /* no thread to spare: run it here */
-  }}
-  pvosimr_run_chunk(&chunk[0]);
+  for (k = 1; k < threads; ++k)  /* no thread to spare: the others share its rows */
+    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_worker, &worker[k]) == 0;
+  pvosimr_run_worker(&worker[0]);
   for (k = 1; k < threads; ++k) if (started[k]) pthread_join(tid[k], NULL);
-  for (k = 0; k < threads; ++k) {{  /* chunks are in row order: the first failure is first */
-    if (chunk[k].rc != {OK}) {{
-      *bad = chunk[k].bad;
-      return chunk[k].rc;
+  for (k = 0; k < threads; ++k) {{
+    if ((k == 0 || started[k]) && worker[k].rc != {OK} && (*bad < 0 || worker[k].bad < *bad)) {{
+      *bad = worker[k].bad;
+      rc = worker[k].rc;
     }}
   }}
-  return {OK};
+  return rc;
 }}
 """
 

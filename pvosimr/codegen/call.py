@@ -136,9 +136,10 @@ class CompiledDelassus:
     ``source`` (path of the generated C beside it), ``flags``, ``compiled`` (whether this
     :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
     library came from the cache), ``n_instructions`` (of the CasADi function), ``chunked``
-    (whether its C is in runs of small functions, :mod:`pvosimr.codegen.chunks`), ``binding``
-    (``"extension"`` or ``"ctypes"``: how the single call passes a float64 ``q``, see the
-    module docstring), ``derivatives_library`` and ``vjp_library`` (each a
+    (whether its C is in runs of small functions, :mod:`pvosimr.codegen.chunks`),
+    ``simd_lanes`` (configurations per instruction in batches, :mod:`pvosimr.codegen.simd`; 0:
+    scalar), ``binding`` (``"extension"`` or ``"ctypes"``: how the single call passes a float64
+    ``q``, see the module docstring), ``derivatives_library`` and ``vjp_library`` (each a
     :class:`pvosimr.codegen.build.Build`, or None).
 
     Single calls through ctypes are serialised by a lock (the buffers are shared); calls
@@ -165,6 +166,7 @@ class CompiledDelassus:
         self.placements = "input" if info["n_in"] == 2 else "fixed"
         self.n_instructions = info["n_instructions"]
         self.chunked = info.get("chunked", False)
+        self.simd_lanes = info.get("simd_lanes", 0)
         self.derivatives_library = derivatives
         self._G = _Library(build.library, info)
         self._dG = None if derivatives is None else _Library(derivatives.library, derivatives.info)

@@ -2,8 +2,9 @@
 
 Called one configuration at a time (directly, and through ``casadi.external``), and batched:
 ``f(qs, threads=t)`` on B configurations at once, for every B of :func:`batch_sizes` and every
-t of :data:`THREADS`, timed per configuration.  Every batched method is checked row by row
-against numpy PV-OSIMr before it is timed.
+t of :data:`THREADS`, timed per configuration (on the vector lanes where the CPU has them:
+``simd_lanes`` in the build's facts, :mod:`pvosimr.codegen.simd`).  Every batched method is
+checked row by row against numpy PV-OSIMr before it is timed.
 """
 
 from __future__ import annotations
@@ -83,11 +84,13 @@ def build_facts(
 
 
 def g_facts(compiled, flags: tuple[str, ...]) -> dict:
-    """:func:`build_facts` of the generated G and how it is called."""
+    """:func:`build_facts` of the generated G and how it is called: its binding and the lanes
+    of its batches (``simd_lanes``, 0 for the scalar path)."""
     f = external(compiled)
     sizes = {"n_instructions": compiled.n_instructions, "sz_w": f.sz_w(), "sz_iw": f.sz_iw()}
     args = (compiled.library, compiled.source, flags, compiled.compiled, compiled.compile_seconds)
-    return {**build_facts(*args, sizes), "binding": compiled.binding}
+    facts = build_facts(*args, sizes)
+    return {**facts, "binding": compiled.binding, "simd_lanes": compiled.simd_lanes}
 
 
 def codegen_methods(

@@ -1,0 +1,298 @@
+"""Several configurations per instruction: CasADi's generated function rewritten on vector lanes.
+
+CasADi's ``CodeGenerator`` writes G as straight-line C on scalar locals (``a012=(a003*a007);``,
+``a008=sin(a008);``, ...).  :func:`vector_function` rewrites that body with every local a
+``pv_t``, a vector of doubles (``__m256d``: four lanes with AVX2 and FMA; ``__m512d``: eight
+with AVX-512F), on which GCC's and Clang's ``+ - * /`` and unary ``-`` act lane by lane: lane
+``k`` holds row ``k`` of a group of rows.  Constants are broadcast, the inputs read from
+``Q[i]`` (``q[i]`` of the group's rows, struct-of-arrays) and, for placements as inputs,
+broadcast from ``p``; ``sqrt`` is the correctly rounded vector instruction, ``sin`` and ``cos``
+a lane-wise Cephes-style polynomial (within an ulp or two of the C library's; a vector with a
+lane beyond :data:`REDUCTION_LIMIT`, infinite or NaN goes through the C library lane by lane).
+Any statement it does not recognise leaves the library without the vector path
+(:func:`vector_function` returns None).
+
+The rewritten function and its helpers (:func:`section`) are compiled for the width's features
+only (``#pragma GCC target`` / Clang's ``#pragma clang attribute``); the rest of the library is
+not: the scalar function and the single call are unchanged, and a library whose CPU lacks the
+features (checked in C with ``__builtin_cpu_supports``) runs the scalar rows.
+:func:`cpu_features` asks the compiler what ``-march=native`` enables here, :func:`lanes`
+chooses the width; its features go into the cache key.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import subprocess
+
+__all__ = [
+    "ENV",
+    "FEATURES",
+    "REDUCTION_LIMIT",
+    "cpu_features",
+    "lanes",
+    "scratch_bytes",
+    "section",
+    "vector_function",
+]
+
+#: ``PVOSIMR_SIMD``: ``0`` (or ``off``/``no``/``false``) builds the scalar path only; ``4`` or
+#: ``8`` at most that many lanes; unset or anything else: the widest this CPU has.
+ENV = "PVOSIMR_SIMD"
+
+#: ``|x|`` up to which the vector sin/cos reduce the argument themselves (Cephes' three-part
+#: π/4, exact while ``x·4/π`` needs at most about 29 bits); beyond it, the C library's.
+REDUCTION_LIMIT = 1.0e8
+
+#: Lanes -> the instruction-set features their code is compiled for.
+FEATURES = {8: ("avx2", "fma", "avx512f"), 4: ("avx2", "fma")}
+
+
+def lanes(simd: bool | int | None, features: tuple[str, ...]) -> int:
+    """The lanes of the vector path: the most of :data:`FEATURES` whose features are all in
+    ``features``, and at most ``simd`` when it is a number (``False``/``0``: none; ``None``:
+    as ``$PVOSIMR_SIMD`` says)."""
+    if simd is None:
+        said = os.environ.get(ENV, "").strip().lower()
+        simd = 0 if said in {"0", "off", "no", "false"} else int(said) if said.isdigit() else True
+    most = max(FEATURES) if simd is True else int(simd)
+    usable = [n for n, needs in FEATURES.items() if n <= most and set(needs) <= set(features)]
+    return max(usable, default=0)
+
+
+@functools.lru_cache(maxsize=8)
+def cpu_features(compiler: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of :data:`FEATURES`' features that the compiler's ``-march=native`` enables on
+    this machine (x86-64 only; ``()`` elsewhere or when the compiler cannot tell)."""
+    if platform.machine().lower() not in {"x86_64", "amd64"}:
+        return ()
+    try:
+        out = subprocess.run(
+            [*compiler, "-march=native", "-dM", "-E", "-x", "c", os.devnull],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    if out.returncode != 0:
+        return ()
+    macros = set(re.findall(r"#define (__\w+__) ", out.stdout))
+    known = sorted({name for needs in FEATURES.values() for name in needs})
+    return tuple(name for name in known if f"__{name.upper()}__" in macros)
+
+
+_LOCAL = r"a\d+"
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_OPERAND = rf"{_LOCAL}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"  # a local or a literal >= 0
+_STATEMENTS = [  # (pattern of one line of CasADi's body, its vector form)
+    (re.compile(rf"  (casadi_real (?:{_LOCAL}, )*{_LOCAL};)"), None),
+    (re.compile(rf"  ({_LOCAL})=({_NUMBER});"), r"  \1=pv_splat(\2);"),
+    (re.compile(rf"  ({_LOCAL})=arg\[0\]\? arg\[0\]\[(\d+)\] : 0;"), r"  \1=Q[\2];"),
+    (re.compile(rf"  ({_LOCAL})=arg\[1\]\? arg\[1\]\[(\d+)\] : 0;"), r"  \1=pv_splat(p[\2]);"),
+    (re.compile(rf"  ({_LOCAL})=\(({_OPERAND})([-+*/])({_OPERAND})\);"), r"  \1=(\2\3\4);"),
+    (re.compile(rf"  ({_LOCAL})=\(-({_LOCAL})\);"), r"  \1=(-\2);"),
+    (re.compile(rf"  ({_LOCAL})=(sin|cos|sqrt|fabs|casadi_sq)\(({_LOCAL})\);"), r"  \1=pv_\2(\3);"),
+    (re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(\d+)\]=({_LOCAL});"), r"  R[\1]=\2;"),
+]
+
+
+def vector_function(source: str, fname: str, n_in: int) -> str | None:
+    """C of ``static void pvosimr_simd_f(const pv_t* Q, const double* p, pv_t* R)``: the body
+    of CasADi's function ``fname`` in ``source`` on vector lanes, or None where the body holds
+    anything :data:`_STATEMENTS` does not know (work arrays, branches, other functions)."""
+    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int (casadi_f\d+)\(", source)
+    if header is None or n_in not in (1, 2):
+        return None
+    start = source.index("{\n", header.end()) + 2
+    end = source.index("\n  return 0;\n}\n", start)
+    lines = []
+    for line in source[start:end].split("\n"):
+        for pattern, vector in _STATEMENTS:
+            match = pattern.fullmatch(line)
+            if match is not None:
+                if vector is None:  # declarations
+                    lines.append("  pv_t " + match.group(1).removeprefix("casadi_real "))
+                else:
+                    lines.append(match.expand(vector))
+                break
+        else:
+            return None
+    body = "\n".join(lines)
+    return f"""
+static void pvosimr_simd_f(const pv_t* Q, const double* p, pv_t* R) {{
+  (void)p;
+{body}
+}}
+"""
+
+
+#: Per width: the vector type, broadcast, sqrt, |x|, floor, comparisons (``pv_cmp``, to a lane
+#: mask ``pv_mask``), masks' union and exclusive or, a blend (``m`` ? b : a), a sign flip where
+#: ``m``, whether a mask holds every lane, whether a vector has a non-finite lane, store, load.
+_WIDTH = {
+    4: """typedef __m256d pv_t;
+typedef __m256d pv_mask;
+static inline pv_t pv_splat(double x) { return _mm256_set1_pd(x); }
+static inline pv_t pv_sqrt(pv_t x) { return _mm256_sqrt_pd(x); }
+static inline pv_t pv_fabs(pv_t x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
+static inline pv_t pv_floor(pv_t x) { return _mm256_floor_pd(x); }
+#define pv_cmp(x, c, op) _mm256_cmp_pd((x), pv_splat(c), (op))
+static inline pv_mask pv_or(pv_mask a, pv_mask b) { return _mm256_or_pd(a, b); }
+static inline pv_mask pv_xor(pv_mask a, pv_mask b) { return _mm256_xor_pd(a, b); }
+static inline pv_t pv_blend(pv_t a, pv_t b, pv_mask m) { return _mm256_blendv_pd(a, b, m); }
+static inline pv_t pv_flip(pv_t x, pv_mask m) {
+  return _mm256_xor_pd(x, _mm256_and_pd(m, _mm256_set1_pd(-0.0)));
+}
+static inline int pv_all(pv_mask m) { return _mm256_movemask_pd(m) == 15; }
+static inline int pv_nonfinite(pv_t x) {  /* x - x is 0 exactly where x is finite */
+  return _mm256_movemask_pd(_mm256_cmp_pd(x - x, pv_splat(0.0), _CMP_NEQ_UQ));
+}
+static inline void pv_store(double* v, pv_t x) { _mm256_storeu_pd(v, x); }
+static inline pv_t pv_load(const double* v) { return _mm256_loadu_pd(v); }
+""",
+    8: """typedef __m512d pv_t;
+typedef __mmask8 pv_mask;
+static inline pv_t pv_splat(double x) { return _mm512_set1_pd(x); }
+static inline pv_t pv_sqrt(pv_t x) { return _mm512_sqrt_pd(x); }
+static inline pv_t pv_fabs(pv_t x) { return _mm512_abs_pd(x); }
+static inline pv_t pv_floor(pv_t x) { return _mm512_roundscale_pd(x, _MM_FROUND_TO_NEG_INF); }
+#define pv_cmp(x, c, op) _mm512_cmp_pd_mask((x), pv_splat(c), (op))
+static inline pv_mask pv_or(pv_mask a, pv_mask b) { return (pv_mask)(a | b); }
+static inline pv_mask pv_xor(pv_mask a, pv_mask b) { return (pv_mask)(a ^ b); }
+static inline pv_t pv_blend(pv_t a, pv_t b, pv_mask m) { return _mm512_mask_blend_pd(m, a, b); }
+static inline pv_t pv_flip(pv_t x, pv_mask m) {
+  return _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(x), m,
+      _mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ULL)));
+}
+static inline int pv_all(pv_mask m) { return m == 0xFF; }
+static inline int pv_nonfinite(pv_t x) {  /* x - x is 0 exactly where x is finite */
+  return _mm512_cmp_pd_mask(x - x, pv_splat(0.0), _CMP_NEQ_UQ) != 0;
+}
+static inline void pv_store(double* v, pv_t x) { _mm512_storeu_pd(v, x); }
+static inline pv_t pv_load(const double* v) { return _mm512_loadu_pd(v); }
+""",
+}
+
+_MATH = f"""
+static inline pv_t pv_casadi_sq(pv_t x) {{ return x * x; }}
+#define pv_eq(x, c) pv_cmp(x, c, _CMP_EQ_OQ)
+#define pv_ge(x, c) pv_cmp(x, c, _CMP_GE_OQ)
+#define pv_le(x, c) pv_cmp(x, c, _CMP_LE_OQ)
+#define pv_negative(x) pv_cmp(x, 0.0, _CMP_LT_OQ)
+
+/* sin and cos of every lane (Cephes' sin.c: x reduced by a multiple j of pi/4 in three parts,
+   a polynomial of sin or cos on [-pi/4, pi/4]); a vector with a lane beyond {REDUCTION_LIMIT!r},
+   infinite or NaN through the C library, lane by lane. */
+static inline pv_t pv_sincos_poly(pv_t x, int want_cos) {{
+  pv_t ax = pv_fabs(x);
+  pv_t y = pv_floor(ax * pv_splat(1.27323954473516268615));
+  pv_t odd = y - pv_splat(2.0) * pv_floor(y * pv_splat(0.5));
+  pv_t j, z, zz, ps, pc;
+  pv_mask use_c, neg;
+  y = y + odd;                                                   /* even: 0, 2, 4, 6 mod 8 */
+  j = y - pv_splat(8.0) * pv_floor(y * pv_splat(0.125));
+  z = ((ax - y * pv_splat(7.85398125648498535156e-1)) - y * pv_splat(3.77489470793079817668e-8))
+      - y * pv_splat(2.69515142907905952645e-15);
+  zz = z * z;
+  ps = pv_splat(1.58962301576546568060e-10);
+  ps = ps * zz + pv_splat(-2.50507477628578072866e-8);
+  ps = ps * zz + pv_splat(2.75573136213857245213e-6);
+  ps = ps * zz + pv_splat(-1.98412698295895385996e-4);
+  ps = ps * zz + pv_splat(8.33333333332211858878e-3);
+  ps = ps * zz + pv_splat(-1.66666666666666307295e-1);
+  ps = z + z * (zz * ps);
+  pc = pv_splat(-1.13585365213876817300e-11);
+  pc = pc * zz + pv_splat(2.08757008419747316778e-9);
+  pc = pc * zz + pv_splat(-2.75573141792967388112e-7);
+  pc = pc * zz + pv_splat(2.48015872888517045348e-5);
+  pc = pc * zz + pv_splat(-1.38888888888730564116e-3);
+  pc = pc * zz + pv_splat(4.16666666666665929218e-2);
+  pc = (pv_splat(1.0) - zz * pv_splat(0.5)) + zz * zz * pc;
+  /* j = 2 or 6: the other polynomial; sin negative for j >= 4 (x >= 0), cos for j = 2, 4 */
+  use_c = pv_or(pv_eq(j, 2.0), pv_eq(j, 6.0));
+  if (want_cos) {{
+    neg = pv_or(pv_eq(j, 2.0), pv_eq(j, 4.0));
+    return pv_flip(pv_blend(pc, ps, use_c), neg);
+  }}
+  neg = pv_xor(pv_ge(j, 4.0), pv_negative(x));
+  return pv_flip(pv_blend(ps, pc, use_c), neg);
+}}
+
+static __attribute__((noinline)) pv_t pv_libm(pv_t x, int want_cos) {{
+  double v[sizeof(pv_t) / sizeof(double)];
+  unsigned k;
+  pv_store(v, x);
+  for (k = 0; k < sizeof(pv_t) / sizeof(double); ++k) v[k] = want_cos ? cos(v[k]) : sin(v[k]);
+  return pv_load(v);
+}}
+
+static inline int pv_reducible(pv_t x) {{  /* false for NaN */
+  return pv_all(pv_le(pv_fabs(x), {REDUCTION_LIMIT!r}));
+}}
+
+static inline pv_t pv_sin(pv_t x) {{
+  return pv_reducible(x) ? pv_sincos_poly(x, 0) : pv_libm(x, 0);
+}}
+
+static inline pv_t pv_cos(pv_t x) {{
+  return pv_reducible(x) ? pv_sincos_poly(x, 1) : pv_libm(x, 1);
+}}
+"""
+
+
+def scratch_bytes(nq: int, n_out: int, lanes: int) -> int:
+    """Bytes of ``pvosimr_simd_rows``'s inputs and outputs on ``lanes`` lanes (on the heap: a
+    large G's would not fit a small thread stack)."""
+    return (nq + n_out) * 8 * lanes
+
+
+def section(function: str, nq: int, n_out: int, lanes: int) -> str:
+    """The vector path of a library on ``lanes`` lanes (4 or 8): :func:`vector_function`'s
+    ``function``, its helpers and ``pvosimr_simd_rows(qs, p, out, check, scratch)``, which
+    evaluates the ``lanes`` rows at ``qs`` into ``out`` and returns 0, or 1 where a row fails
+    the check of ``q`` or has a non-finite output (nothing is reported: the caller runs those
+    rows through the scalar function, which names the failure); ``scratch`` holds
+    :func:`scratch_bytes` aligned on ``8 * lanes`` bytes.  Compiled for ``FEATURES[lanes]``;
+    ``pvosimr_simd_usable()`` says whether this CPU has them.  Needs ``pvosimr_check_q``
+    defined before it."""
+    target = ",".join(FEATURES[lanes])
+    supports = " && ".join(f'__builtin_cpu_supports("{name}")' for name in FEATURES[lanes])
+    gather = ", ".join(f"qs[{k * nq} + i]" for k in reversed(range(lanes)))
+    stores = " ".join(f"out[{k * n_out} + i] = v[{k}];" for k in range(lanes))
+    prefix = "_mm256" if lanes == 4 else "_mm512"
+    return f"""
+/* ---- vector path: {lanes} configurations per instruction ({target}) ---- */
+#include <immintrin.h>
+static int pvosimr_simd_usable(void) {{ return {supports}; }}
+#if defined(__clang__)
+#pragma clang attribute push (__attribute__((target("{target}"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("{target}")
+#endif
+{_WIDTH[lanes]}{_MATH}{function}
+static int pvosimr_simd_rows(const casadi_real* qs, const casadi_real* p, casadi_real* out,
+                             int check, void* scratch) {{
+  pv_t* Q = (pv_t*)scratch;
+  pv_t* R = Q + {nq};
+  double v[{lanes}];
+  casadi_int i;
+  int k, bad = 0;
+  if (check) for (k = 0; k < {lanes}; ++k) if (pvosimr_check_q(qs + k * {nq})) return 1;
+  for (i = 0; i < {nq}; ++i) Q[i] = {prefix}_set_pd({gather});
+  pvosimr_simd_f(Q, p, R);
+  for (i = 0; i < {n_out}; ++i) {{
+    bad |= pv_nonfinite(R[i]);
+    pv_store(v, R[i]);
+    {stores}
+  }}
+  return bad != 0;
+}}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+"""
