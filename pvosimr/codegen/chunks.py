@@ -26,9 +26,11 @@ CHUNK = 400
 """Instructions per C function: small enough for an optimising compiler's time per function to
 stay bounded, large enough for most values to stay in registers within it."""
 
-CHUNKED_FROM = 20_000
-"""Functions with more instructions are written in chunks; below, CasADi's one body compiles
-fast enough at ``-O3`` and keeps every value in registers."""
+CHUNKED_FROM = 50_000
+"""Functions with more instructions are written in chunks.  Below, CasADi's one body still
+compiles at ``-O3`` in well under a minute (the paper's robots, Atlas with two Shadow hands
+included), keeps every value in registers, and its batches run on vector lanes
+(:mod:`pvosimr.codegen.simd` rewrites that one body)."""
 
 
 def _operations(ca) -> dict[int, Callable[..., str]]:
