@@ -28,7 +28,7 @@ stay bounded, large enough for most values to stay in registers within it."""
 
 CHUNKED_FROM = 50_000
 """Functions with more instructions are written in chunks.  Below, CasADi's one body still
-compiles at ``-O3`` in well under a minute (the paper's robots, Atlas with two Shadow hands
+compiles at ``-O3`` in reasonable time (the paper's robots, Atlas with two Shadow hands
 included), keeps every value in registers, and its batches run on vector lanes
 (:mod:`pvosimr.codegen.simd` rewrites that one body)."""
 
