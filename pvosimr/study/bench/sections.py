@@ -1,14 +1,32 @@
-"""Two sections of ``timings.md``: the derivatives dG/dq, and the batched and generated paths
-against size with their memory (the large sweep of :mod:`.scaling`)."""
+"""Three sections of ``timings.md``: the derivatives dG/dq, the batched and generated paths
+against size with their memory (the large sweep of :mod:`.scaling`), and the crossover of the
+recursive code with the dense route (:mod:`.crossover`)."""
 
 from __future__ import annotations
 
+from .crossover import (
+    AGREEMENT_TOLERANCE,
+    CODEGEN_LINKS,
+    CROSSOVER_METHODS,
+    DENSE,
+    FAMILIES,
+    RECURSIVE,
+    crossover,
+)
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
-from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
+from .results import (
+    CaseResult,
+    CrossoverPoint,
+    ScalingPoint,
+    byte_size,
+    case_cell,
+    log_log_slope,
+    microseconds,
+)
 from .scaling import DATA_LINKS, LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
 
-__all__ = ["derivatives", "large_sweep"]
+__all__ = ["CROSSOVER_LABELS", "crossover_sweep", "derivatives", "large_sweep"]
 
 Lines = list[str]
 
@@ -138,4 +156,92 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         "work arrays | CasADi instructions | compile time | flags |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         *(_memory_row(p) for p in points),
+    ]
+
+
+CROSSOVER_LABELS = {
+    "dense:pin+cholesky": "dense: Pinocchio's M and J + Cholesky (everything)",
+    "dense:cholesky": "dense: Cholesky only (M, J given)",
+    "dense:lu": "dense: LU solve only (M, J given)",
+    "batch:pv-osimr": "numpy batch PV-OSIMr",
+    CROSSOVER_METHODS[4]: "codegen batch PV-OSIMr (1 thread)",
+    "pin-efpa": "Pinocchio C++ EFPA (one call per configuration)",
+}
+"""The routes of the crossover sweep as the report and the figure name them."""
+
+
+def crossover_note(B: int, threads: str) -> str:
+    """What the crossover sweep times."""
+    return (
+        f"Median µs per configuration, batched calls of B = {B} configurations (Pinocchio's "
+        "EFPA: one call per configuration). The dense route computes G = J M⁻¹ Jᵀ in numpy: "
+        "per configuration pin.crba and the stacked constraint Jacobian "
+        "(pin.computeJointJacobians and Pinocchio's frame Jacobians, as "
+        "pvosimr.reference.truth.constraint_jacobian), copied into (B, n, n) and (B, m, n) "
+        "stacks, then batched np.linalg.cholesky(M, upper=True), Y = np.linalg.solve(Uᵀ, Jᵀ) "
+        "and G = Yᵀ Y (everything); the same linear algebra on M and J computed beforehand "
+        "(Cholesky only); and one batched np.linalg.solve(M, Jᵀ), G = J X (LU only). numpy has "
+        "no triangular solve (scipy is not a dependency), so the Cholesky route factors Uᵀ "
+        "again by LU. The generated code is built with -O3 (the run's --codegen-flags) up to "
+        f"n = 64 and -O1 up to n = {CODEGEN_LINKS}. BLAS threads: {threads}. Before timing, "
+        "every route's G at the first configuration agreed with the dense route's to "
+        f"rel_err ≤ {AGREEMENT_TOLERANCE:g} (the largest error is in the last column)."
+    )
+
+
+def _crossover_times(points: list[CrossoverPoint]) -> Lines:
+    methods = [k for k in CROSSOVER_METHODS if any(k in p.medians_us for p in points)]
+    lines = [
+        "| n | m | " + " | ".join(CROSSOVER_LABELS[k] for k in methods) + " | largest error |",
+        "|---:|---:|" + "---:|" * (len(methods) + 1),
+    ]
+    for p in points:
+        cells = [
+            microseconds(p.medians_us[k] * 1e-6) if k in p.medians_us else p.skipped.get(k, "—")
+            for k in methods
+        ]
+        worst = max(p.errors.values(), default=0.0)
+        lines.append(f"| {p.n} | {p.m} | " + " | ".join(cells) + f" | {worst:.1e} |")
+    return lines
+
+
+def crossover_table(points: list[CrossoverPoint]) -> Lines:
+    """Per mechanism and recursive route: where it starts to beat each dense route."""
+    lines = [
+        "| mechanism | recursive route | "
+        + " | ".join(f"vs {CROSSOVER_LABELS[d]}" for d in DENSE)
+        + " |",
+        "|---|---|" + "---|" * len(DENSE),
+    ]
+    for family in dict.fromkeys(p.family for p in points):
+        mine = [p for p in points if p.family == family]
+        for r in RECURSIVE:
+            if any(r in p.medians_us for p in mine):
+                cells = [crossover(mine, r, d).text() for d in DENSE]
+                lines.append(f"| {family} | {CROSSOVER_LABELS[r]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def crossover_sweep(points: list[CrossoverPoint], B: int, threads: str) -> Lines:
+    """The crossover sweep: times per mechanism, then where each recursive route wins."""
+    if not points:
+        return []
+    lines = [
+        "",
+        "## Crossover: batched recursive code against the dense route J M⁻¹ Jᵀ",
+        "",
+        crossover_note(B, threads),
+    ]
+    for family in dict.fromkeys(p.family for p in points):
+        lines += ["", f"### {family}: {FAMILIES.get(family, family)}", ""]
+        lines += _crossover_times([p for p in points if p.family == family])
+    return [
+        *lines,
+        "",
+        "Where each recursive route starts to win: the size from which it is faster than the "
+        "dense route at every larger size measured (n ≈ log-log interpolation of the time "
+        "ratio between the two sizes around it; faster or slower at every size measured "
+        "otherwise).",
+        "",
+        *crossover_table(points),
     ]
