@@ -376,6 +376,7 @@ def load(path: Path) -> dict:
         "cases": cases,
         "scaling": [ScalingPoint(**p) for p in data["scaling"]],
         "large": [ScalingPoint(**p) for p in data.get("large", [])],
+        "crossover": [CrossoverPoint(**p) for p in data.get("crossover", [])],
     }
 
 

@@ -182,18 +182,29 @@ def crossover_note(B: int, threads: str) -> str:
         "and G = Yᵀ Y (everything); the same linear algebra on M and J computed beforehand "
         "(Cholesky only); and one batched np.linalg.solve(M, Jᵀ), G = J X (LU only). numpy has "
         "no triangular solve (scipy is not a dependency), so the Cholesky route factors Uᵀ "
-        "again by LU. The generated code is built with -O3 (the run's --codegen-flags) up to "
-        f"n = 64 and -O1 up to n = {CODEGEN_LINKS}. BLAS threads: {threads}. Before timing, "
+        "again by LU. The generated code is built with the run's --codegen-flags up to n = 64 "
+        f"and -O1 up to n = {CODEGEN_LINKS} (flags and compile time of each size in the "
+        f"column codegen build). BLAS threads: {threads}. Before timing, "
         "every route's G at the first configuration agreed with the dense route's to "
         f"rel_err ≤ {AGREEMENT_TOLERANCE:g} (the largest error is in the last column)."
     )
 
 
+def _build_cell(build: dict) -> str:
+    """``-O1, 18.1 s``: flags and compile time of a generated G (``cached``: built earlier)."""
+    if not build:
+        return "—"
+    seconds = build.get("compile_seconds")
+    return f"`{' '.join(build['flags'])}`, " + ("cached" if seconds is None else f"{seconds:.1f} s")
+
+
 def _crossover_times(points: list[CrossoverPoint]) -> Lines:
     methods = [k for k in CROSSOVER_METHODS if any(k in p.medians_us for p in points)]
     lines = [
-        "| n | m | " + " | ".join(CROSSOVER_LABELS[k] for k in methods) + " | largest error |",
-        "|---:|---:|" + "---:|" * (len(methods) + 1),
+        "| n | m | "
+        + " | ".join(CROSSOVER_LABELS[k] for k in methods)
+        + " | largest error | codegen build |",
+        "|---:|---:|" + "---:|" * (len(methods) + 1) + "---|",
     ]
     for p in points:
         cells = [
@@ -201,7 +212,8 @@ def _crossover_times(points: list[CrossoverPoint]) -> Lines:
             for k in methods
         ]
         worst = max(p.errors.values(), default=0.0)
-        lines.append(f"| {p.n} | {p.m} | " + " | ".join(cells) + f" | {worst:.1e} |")
+        cells += [f"{worst:.1e}", _build_cell(p.build)]
+        lines.append(f"| {p.n} | {p.m} | " + " | ".join(cells) + " |")
     return lines
 
 
