@@ -136,3 +136,14 @@ def test_sizes_reach_300_and_the_quick_ones_stay_small():
     ) == (20, 12)
     with pytest.raises(ValueError, match="unknown crossover mechanism"):
         crossover.mechanism("nope", 3)
+
+
+def test_blas_threads_are_set_inside_the_block_and_restored():
+    found = crossover._openblas_setter()
+    if found is None:
+        pytest.skip("numpy's OpenBLAS not found on this platform")
+    get, _ = found
+    before = get()
+    with crossover.blas_threads(1) as said:
+        assert get() == 1 and said == f"1 (OpenBLAS, {before} by default)"
+    assert get() == before
