@@ -21,6 +21,7 @@ from pvosimr.extras import install_hint, missing_extra
 from pvosimr.study import bench, cli
 from pvosimr.study.bench import (
     compiled,
+    crossover,
     derivatives,
     loop,
     mujoco,
@@ -84,11 +85,12 @@ def codegen_possible() -> bool:
 def test_the_four_files_and_the_printed_summary(written):
     out, md, data, stdout = written
     paths = [out / f"timings.{ext}" for ext in ("md", "json", "png", "pdf")]
-    assert stdout.splitlines()[:4] == [str(p) for p in paths]
+    paths += [out / f"crossover.{ext}" for ext in ("png", "pdf")]
+    assert stdout.splitlines()[:6] == [str(p) for p in paths]
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "timings.pdf").read_bytes()[:5] == b"%PDF-"
     printed = [f"{t['verdict']:8s} {t['target']}: {t['measured']}" for t in data["targets"]]
-    assert stdout.splitlines()[4:] == printed and len(printed) == 5
+    assert stdout.splitlines()[6:] == printed and len(printed) == 5
     # Atlas is not in this run: its targets say so instead of inventing a verdict.
     atlas = [t for t in data["targets"] if "(Atlas 2×6D)" in t["target"]]
     assert len(atlas) == 4 and all(
@@ -99,7 +101,7 @@ def test_the_four_files_and_the_printed_summary(written):
     headings = ["## Machine", "## Targets", "## Time per call", "## Ratio to Pinocchio"]
     headings += ["## Generated C", "## Derivatives dG/dq", MUJOCO_HEADING]
     headings += ["## Time against problem size"]
-    headings += ["## Batched and generated paths against size"]
+    headings += ["## Batched and generated paths against size", "## Crossover"]
     if not codegen_possible():
         headings.remove("## Generated C")
     assert [md.index(h) for h in headings] == sorted(md.index(h) for h in headings)
@@ -468,3 +470,19 @@ def test_without_mujoco_the_section_is_one_line(monkeypatch):
 def test_an_unknown_mjcf_robot_is_a_usage_error(capsys):
     assert cli.main(["bench", "--mujoco-robots", "mjcf_nothing", "--no-scaling"]) == 2
     assert "--mujoco-robots mjcf_nothing: no such MJCF robot or file" in capsys.readouterr().err
+
+
+def test_the_crossover_sweep_covers_the_small_mechanisms(written):
+    out, md, data, _ = written
+    quick = crossover.quick_crossover_sizes()
+    assert [(p["family"], p["size"]) for p in data["crossover"]] == [
+        (f, s) for f, v in quick.items() for s in v
+    ]
+    assert all(p["n"] <= crossover.QUICK_CROSSOVER_LINKS for p in data["crossover"])
+    assert data["crossover_batch"] == crossover.CROSSOVER_BATCH
+    for p in data["crossover"]:
+        assert max(p["errors"].values()) <= crossover.AGREEMENT_TOLERANCE
+        assert set(crossover.DENSE) <= set(p["medians_us"])
+    for family in quick:
+        assert f"### {family}: " in md
+    assert (out / "crossover.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

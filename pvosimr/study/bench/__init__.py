@@ -36,16 +36,20 @@ Reported are the median and quartiles over ``repeats`` samples.  Ratios divide b
 the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
 ``numpy:pv-osimr`` first.  Two sweeps time the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
 against problem size: every numpy algorithm, and the batched and generated paths with their
-memory up to n = 961 links (:mod:`.scaling`).  Outputs (in ``--out``, default the git-ignored
-``pvosimr-report/figures/``; ``--out figures`` rewrites the committed ones): ``timings.md``,
-``timings.json``, ``timings.png`` and ``timings.pdf``.
+memory up to n = 961 links (:mod:`.scaling`).  A third sweep times the batched recursive code
+against the dense route J M⁻¹ Jᵀ (Pinocchio's M and J, numpy's batched Cholesky) on chains and
+trees up to n = 300 and reads where the recursive code starts to win (:mod:`.crossover`).
+Outputs (in ``--out``, default the git-ignored ``pvosimr-report/figures/``; ``--out figures``
+rewrites the committed ones): ``timings.md``, ``timings.json``, ``timings.png`` and
+``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``.
 
 Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
 (the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route),
 :mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling`
-(the sweeps), :mod:`.environment` (the machine), :mod:`.results` (the records), :mod:`.verdicts`
-(the speed targets), :mod:`.report` and :mod:`.sections` (markdown, JSON, :func:`write`),
-:mod:`.figure` (the plot); this one is the command line.
+(the sweeps), :mod:`.crossover` (the crossover sweep), :mod:`.environment` (the machine),
+:mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` and
+:mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure` (the plot); this one is the
+command line.
 """
 
 from __future__ import annotations
@@ -68,13 +72,14 @@ from ..options import (
     require_extra,
     usage_error,
 )
+from .crossover import CROSSOVER_METHODS, CROSSOVER_SIZES, quick_crossover_sizes, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .mujoco import MUJOCO_ROBOTS, known_robot
 from .report import markdown, write
-from .results import PIN, CaseResult, ScalingPoint, Timing
+from .results import PIN, CaseResult, CrossoverPoint, ScalingPoint, Timing
 from .scaling import (
     LARGE_METHODS,
     LARGE_SIZES,
@@ -92,6 +97,8 @@ from .verdicts import TARGET_CASE, targets
 __all__ = [
     "BATCH_SIZE",
     "CHECK_TOLERANCE",
+    "CROSSOVER_METHODS",
+    "CROSSOVER_SIZES",
     "DEFAULT_CASES",
     "DERIVATIVE_CASES",
     "LABELS",
@@ -104,6 +111,7 @@ __all__ = [
     "SCALING_SIZES",
     "TARGET_CASE",
     "CaseResult",
+    "CrossoverPoint",
     "ScalingPoint",
     "Timing",
     "build_parser",
@@ -115,6 +123,7 @@ __all__ = [
     "run",
     "targets",
     "time_case",
+    "time_crossover",
     "time_large",
     "time_scaling",
     "write",
@@ -128,8 +137,10 @@ NONE = "none"
 
 SWITCHES = {
     "--no-scaling": "skip both Fig. 4 size sweeps (default: run them)",
-    "--quick-scaling": f"only the small sizes of the Fig. 4 sweeps, up to n = {QUICK_LINKS} "
-    "(default: every size, up to n = 961 for the batched and generated paths)",
+    "--quick-scaling": f"only the small sizes of the Fig. 4 sweeps, up to n = {QUICK_LINKS}, "
+    "and of the crossover sweep (default: every size, up to n = 961 for the batched and "
+    "generated paths, 300 for the crossover)",
+    "--no-crossover": "skip the crossover sweep against the dense route (default: run it)",
     "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
     "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
@@ -266,6 +277,13 @@ def _large(args: argparse.Namespace) -> tuple[int, ...]:
     return LARGE_SIZES
 
 
+def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The crossover sizes the options ask for: none, the small ones, or all."""
+    if args.no_crossover:
+        return {}
+    return quick_crossover_sizes() if args.quick_scaling else CROSSOVER_SIZES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
@@ -288,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         repeats=args.repeats,
         scaling=_scaling(args),
         large=_large(args),
+        crossover=_crossover(args),
         codegen=not args.no_codegen,
         codegen_flags=args.codegen_flags,
         derivative_cases=_derivative_cases(args),

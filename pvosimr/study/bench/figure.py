@@ -9,11 +9,16 @@ Colours come from the one palette, :func:`pvosimr.plotting.color` (the batched g
 calls, which it does not name, take :data:`BATCH_COLORS`); the bar labels are bench's long
 method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones
 of :func:`short_label`.  :func:`redraw` draws them again from a written ``timings.json``.
+
+``crossover.png`` and ``crossover.pdf`` (:func:`plot_crossover`): one log-log panel per
+mechanism of the crossover sweep, time per configuration of every route against n, with the
+size where each recursive route starts to beat the dense route (everything) marked.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,9 +26,11 @@ from typing import TYPE_CHECKING
 from pvosimr import plotting
 
 from .compiled import THREADS, batch_name
+from .crossover import DENSE, FAMILIES, RECURSIVE, crossover
 from .methods import labels
-from .results import CaseResult, ScalingPoint, log_log_slope, microseconds
+from .results import CaseResult, CrossoverPoint, ScalingPoint, log_log_slope, microseconds
 from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS
+from .sections import CROSSOVER_LABELS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
@@ -36,6 +43,7 @@ __all__ = [
     "compiled_paths",
     "load",
     "plot",
+    "plot_crossover",
     "plotted",
     "redraw",
     "short_label",
@@ -372,9 +380,88 @@ def load(path: Path) -> dict:
         "cases": cases,
         "scaling": [ScalingPoint(**p) for p in data["scaling"]],
         "large": [ScalingPoint(**p) for p in data.get("large", [])],
+        "crossover": [CrossoverPoint(**p) for p in data.get("crossover", [])],
     }
 
 
 def redraw(json_path: Path, path_stem: Path) -> list[Path]:
     """``timings.png`` and ``.pdf`` again from a written ``timings.json``, measuring nothing."""
     return plot(load(json_path), path_stem)
+
+
+DENSE_STYLES = {
+    "dense:pin+cholesky": ("#000000", "-"),
+    "dense:cholesky": ("#525252", "--"),
+    "dense:lu": ("#969696", ":"),
+}
+"""Colour and line style of the dense routes (black: everything; greys: linear algebra only)."""
+
+
+def _crossover_style(method: str) -> tuple[str, str]:
+    return DENSE_STYLES.get(method) or (method_color(method), "-.")
+
+
+CROSSOVER_MARKS = (("dense:pin+cholesky", ":"), ("dense:lu", "--"))
+"""The dense routes against which the crossover of each recursive route is marked, and the
+line style of the mark: everything from q, and the fastest linear algebra alone."""
+
+
+def _draw_crossover(ax: Axes, family: str, points: list[CrossoverPoint]) -> None:
+    """One mechanism: time per configuration of every route against n (log-log), and where
+    each recursive route starts to beat the dense routes of :data:`CROSSOVER_MARKS`."""
+    for k in (*DENSE, *RECURSIVE):
+        pts = [(p.n, p.medians_us[k]) for p in points if k in p.medians_us]
+        if not pts:
+            continue
+        xs, ys = zip(*pts, strict=True)
+        colour, style = _crossover_style(k)
+        style = "-" if k in RECURSIVE and k != "pin-efpa" else style
+        ax.loglog(xs, ys, style, marker="o", ms=3.5, color=colour, label=CROSSOVER_LABELS[k])
+    height, (low, high) = 0.03, ax.get_xlim()
+    for k in RECURSIVE:
+        for dense, style in CROSSOVER_MARKS:
+            found = crossover(points, k, dense)
+            if found.kind != "between":
+                continue
+            colour = _crossover_style(k)[0]
+            ax.axvline(found.n, color=colour, lw=0.9, ls=style)
+            what = "everything" if dense == DENSE[0] else "LU only"
+            left = math.log(found.n / low) < 0.5 * math.log(high / low)  # text on the wider side
+            ax.annotate(
+                f"beats dense ({what}) from n ≈ {found.n:.0f}",
+                (found.n, height),
+                xycoords=("data", "axes fraction"),
+                xytext=(3 if left else -3, 0),
+                textcoords="offset points",
+                ha="left" if left else "right",
+                fontsize=7,
+                color=colour,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 0.5},
+            )
+            height += 0.06
+    ax.set_title(FAMILIES.get(family, family), fontsize=9)
+    _links_axis(ax, points)  # reads p.n only
+    ax.set_ylabel("wall time per configuration (µs)")
+
+
+def plot_crossover(points: list[CrossoverPoint], path_stem: Path) -> list[Path]:
+    """``crossover.png`` and ``.pdf``: a log-log panel per mechanism of the crossover sweep."""
+    plt = plotting.pyplot()
+    families = list(dict.fromkeys(p.family for p in points)) or ["(none)"]
+    fig, axes = plt.subplots(
+        1, len(families), figsize=(5.2 * len(families), 4.6), layout="constrained", squeeze=False
+    )
+    for ax, family in zip(axes[0], families, strict=True):
+        _draw_crossover(ax, family, [p for p in points if p.family == family])
+    handles, names = axes[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, names, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
+    fig.suptitle(
+        "G = J M⁻¹ Jᵀ per configuration: recursive code against the dense route "
+        "(vertical lines: where a recursive route starts to beat a dense one for good)",
+        fontsize=10,
+    )
+    try:
+        return _save(fig, path_stem)
+    finally:
+        plt.close(fig)

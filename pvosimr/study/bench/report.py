@@ -3,7 +3,8 @@
 :func:`markdown` stacks one section per function below, in the order of the report: header,
 machine, targets (and their ratios on every case), times, ratios, what was not timed, the
 generated C, agreement, the derivatives, unavailable cases, MuJoCo's route on MJCF robots, the
-scaling sweeps (the sections of the derivatives, MuJoCo's route and the large sweep are in
+scaling sweeps, the crossover sweep (the sections of the derivatives, MuJoCo's route, the large
+sweep and the crossover are in
 :mod:`.sections`).
 """
 
@@ -14,12 +15,12 @@ from pathlib import Path
 
 from pvosimr.extras import require
 
-from .figure import plot
+from .figure import plot, plot_crossover
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
 from .scaling import SCALING_METHODS
-from .sections import derivatives, large_sweep, mujoco
+from .sections import crossover_sweep, derivatives, large_sweep, mujoco
 from .verdicts import case_table, targets
 
 __all__ = ["jsonable", "markdown", "write"]
@@ -246,6 +247,11 @@ def markdown(run_result: dict) -> str:
         ),
         *_scaling(run_result["scaling"]),
         *large_sweep(run_result.get("large", [])),
+        *crossover_sweep(
+            run_result.get("crossover", []),
+            run_result.get("crossover_batch", 0),
+            run_result.get("crossover_blas_threads", "—"),
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -258,12 +264,14 @@ def jsonable(run_result: dict) -> dict:
     out["scaling"] = [p.__dict__ for p in run_result["scaling"]]
     out["large"] = [p.__dict__ for p in run_result.get("large", [])]
     out["mujoco"] = [r.to_json() for r in run_result.get("mujoco", [])]
+    out["crossover"] = [p.__dict__ for p in run_result.get("crossover", [])]
     out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(run_result)]
     return out
 
 
 def write(run_result: dict, out: Path) -> list[Path]:
-    """Write ``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` to ``out``
+    """Write ``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` to ``out``,
+    and ``crossover.png`` and ``crossover.pdf`` where the crossover sweep ran
     (ModuleNotFoundError naming the extra, before anything is written, without matplotlib)."""
     require("pvosimr.study.bench.write", "matplotlib")
     out = Path(out)
@@ -271,4 +279,7 @@ def write(run_result: dict, out: Path) -> list[Path]:
     md, js = out / "timings.md", out / "timings.json"
     md.write_text(markdown(run_result), encoding="utf-8")
     js.write_text(json.dumps(jsonable(run_result), indent=1), encoding="utf-8")
-    return [md, js, *plot(run_result, out / "timings")]
+    paths = [md, js, *plot(run_result, out / "timings")]
+    if run_result.get("crossover"):
+        paths += plot_crossover(run_result["crossover"], out / "crossover")
+    return paths

@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "PIN",
     "CaseResult",
+    "CrossoverPoint",
     "ScalingPoint",
     "Timing",
     "byte_size",
@@ -101,6 +102,23 @@ class ScalingPoint:
     medians_us: dict[str, float]
     memory: dict[str, dict] = field(default_factory=dict)  # per method: bytes, build facts
     skipped: dict[str, str] = field(default_factory=dict)  # methods not timed, and why
+
+
+@dataclass
+class CrossoverPoint:
+    """Median microseconds per configuration of each route of the crossover sweep on one
+    mechanism size (:mod:`.crossover`), their quartiles, the agreement of every route's G with
+    the dense route's, and the build of the generated code."""
+
+    family: str
+    size: int  # the mechanism's own size parameter (k, n or the stem's L)
+    n: int
+    m: int
+    medians_us: dict[str, float]
+    quartiles_us: dict[str, list[float]] = field(default_factory=dict)  # [p25, p75]
+    errors: dict[str, float] = field(default_factory=dict)  # rel_err against the dense route
+    skipped: dict[str, str] = field(default_factory=dict)  # routes not timed, and why
+    build: dict = field(default_factory=dict)  # the generated code's build facts
 
 
 def microseconds(seconds: float) -> str:

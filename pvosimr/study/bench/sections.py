@@ -1,6 +1,7 @@
 """Three sections of ``timings.md``: the derivatives dG/dq, the batched and generated paths
-against size with their memory (the large sweep of :mod:`.scaling`), and MuJoCo's route against
-pvosimr's on MJCF robots (:mod:`.mujoco`)."""
+against size with their memory (the large sweep of :mod:`.scaling`), MuJoCo's route against
+pvosimr's on MJCF robots (:mod:`.mujoco`), and the crossover of the recursive code with the
+dense route (:mod:`.crossover`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,20 @@ import statistics
 from pvosimr.codegen.chunks import CHUNK, CHUNKED_FROM
 
 from . import mujoco as route
+from .crossover import (
+    AGREEMENT_TOLERANCE,
+    CODEGEN_LINKS,
+    CROSSOVER_METHODS,
+    DENSE,
+    FAMILIES,
+    RECURSIVE,
+    crossover,
+)
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
 from .results import (
     CaseResult,
+    CrossoverPoint,
     ScalingPoint,
     byte_size,
     case_cell,
@@ -22,7 +33,7 @@ from .results import (
 )
 from .scaling import DATA_LINKS, LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
 
-__all__ = ["derivatives", "large_sweep", "mujoco"]
+__all__ = ["CROSSOVER_LABELS", "crossover_sweep", "derivatives", "large_sweep", "mujoco"]
 
 Lines = list[str]
 
@@ -238,3 +249,103 @@ def mujoco(
         lines += _left_out(results)
     lines += [f"\n{name}: not available ({why})" for name, why in unavailable.items()]
     return lines
+
+
+CROSSOVER_LABELS = {
+    "dense:pin+cholesky": "dense: Pinocchio's M and J + Cholesky (everything)",
+    "dense:cholesky": "dense: Cholesky only (M, J given)",
+    "dense:lu": "dense: LU solve only (M, J given)",
+    "batch:pv-osimr": "numpy batch PV-OSIMr",
+    CROSSOVER_METHODS[4]: "codegen batch PV-OSIMr (1 thread)",
+    "pin-efpa": "Pinocchio C++ EFPA (one call per configuration)",
+}
+"""The routes of the crossover sweep as the report and the figure name them."""
+
+
+def crossover_note(B: int, threads: str) -> str:
+    """What the crossover sweep times."""
+    return (
+        f"Median µs per configuration, batched calls of B = {B} configurations (Pinocchio's "
+        "EFPA: one call per configuration). The dense route computes G = J M⁻¹ Jᵀ in numpy: "
+        "per configuration pin.crba and the stacked constraint Jacobian "
+        "(pin.computeJointJacobians and Pinocchio's frame Jacobians, as "
+        "pvosimr.reference.truth.constraint_jacobian), copied into (B, n, n) and (B, m, n) "
+        "stacks, then batched np.linalg.cholesky(M, upper=True), Y = np.linalg.solve(Uᵀ, Jᵀ) "
+        "and G = Yᵀ Y (everything); the same linear algebra on M and J computed beforehand "
+        "(Cholesky only); and one batched np.linalg.solve(M, Jᵀ), G = J X (LU only). numpy has "
+        "no triangular solve (scipy is not a dependency), so the Cholesky route factors Uᵀ "
+        "again by LU. The generated code is built with the run's --codegen-flags up to n = 64 "
+        f"and -O1 up to n = {CODEGEN_LINKS} (flags and compile time of each size in the "
+        f"column codegen build). BLAS threads: {threads}. Before timing, "
+        "every route's G at the first configuration agreed with the dense route's to "
+        f"rel_err ≤ {AGREEMENT_TOLERANCE:g} (the largest error is in the last column)."
+    )
+
+
+def _build_cell(build: dict) -> str:
+    """``-O1, 18.1 s``: flags and compile time of a generated G (``cached``: built earlier)."""
+    if not build:
+        return "—"
+    seconds = build.get("compile_seconds")
+    return f"`{' '.join(build['flags'])}`, " + ("cached" if seconds is None else f"{seconds:.1f} s")
+
+
+def _crossover_times(points: list[CrossoverPoint]) -> Lines:
+    methods = [k for k in CROSSOVER_METHODS if any(k in p.medians_us for p in points)]
+    lines = [
+        "| n | m | "
+        + " | ".join(CROSSOVER_LABELS[k] for k in methods)
+        + " | largest error | codegen build |",
+        "|---:|---:|" + "---:|" * (len(methods) + 1) + "---|",
+    ]
+    for p in points:
+        cells = [
+            microseconds(p.medians_us[k] * 1e-6) if k in p.medians_us else p.skipped.get(k, "—")
+            for k in methods
+        ]
+        worst = max(p.errors.values(), default=0.0)
+        cells += [f"{worst:.1e}", _build_cell(p.build)]
+        lines.append(f"| {p.n} | {p.m} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def crossover_table(points: list[CrossoverPoint]) -> Lines:
+    """Per mechanism and recursive route: where it starts to beat each dense route."""
+    lines = [
+        "| mechanism | recursive route | "
+        + " | ".join(f"vs {CROSSOVER_LABELS[d]}" for d in DENSE)
+        + " |",
+        "|---|---|" + "---|" * len(DENSE),
+    ]
+    for family in dict.fromkeys(p.family for p in points):
+        mine = [p for p in points if p.family == family]
+        for r in RECURSIVE:
+            if any(r in p.medians_us for p in mine):
+                cells = [crossover(mine, r, d).text() for d in DENSE]
+                lines.append(f"| {family} | {CROSSOVER_LABELS[r]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def crossover_sweep(points: list[CrossoverPoint], B: int, threads: str) -> Lines:
+    """The crossover sweep: times per mechanism, then where each recursive route wins."""
+    if not points:
+        return []
+    lines = [
+        "",
+        "## Crossover: batched recursive code against the dense route J M⁻¹ Jᵀ",
+        "",
+        crossover_note(B, threads),
+    ]
+    for family in dict.fromkeys(p.family for p in points):
+        lines += ["", f"### {family}: {FAMILIES.get(family, family)}", ""]
+        lines += _crossover_times([p for p in points if p.family == family])
+    return [
+        *lines,
+        "",
+        "Where each recursive route starts to win: the size from which it is faster than the "
+        "dense route at every larger size measured (n ≈ log-log interpolation of the time "
+        "ratio between the two sizes around it; faster or slower at every size measured "
+        "otherwise).",
+        "",
+        *crossover_table(points),
+    ]

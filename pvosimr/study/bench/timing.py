@@ -1,6 +1,6 @@
 """The robot cases and the whole run: every method of a case timed in interleaved rounds
 (:mod:`.loop`), then MuJoCo's route on MJCF robots (:mod:`.mujoco`), then the sweeps
-(:mod:`.scaling`)."""
+(:mod:`.scaling`, :mod:`.crossover`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 from pvosimr import zoo
 
 from ..progress import progress_bar
+from .crossover import CROSSOVER_BATCH, CROSSOVER_SIZES, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .loop import N_CONFIGS, time_methods
@@ -106,6 +107,7 @@ def run(
     repeats: int = 30,
     scaling: dict[str, Sequence[int]] | None = None,
     large: Sequence[int] | None = None,
+    crossover: dict[str, Sequence[int]] | None = None,
     codegen: bool = True,
     codegen_flags: Sequence[str] = ("-O3",),
     derivative_cases: Sequence[str] = DERIVATIVE_CASES,
@@ -118,8 +120,9 @@ def run(
     command: str | None = None,
 ) -> dict:
     """Time every case, MuJoCo's route against pvosimr's on ``mujoco_robots`` (none: not run),
-    the Fig. 4 sweep (``scaling``, default :data:`SCALING_SIZES`) and the large sweep
-    (``large``, default :data:`LARGE_SIZES`); the returned dict is what
+    the Fig. 4 sweep (``scaling``, default :data:`SCALING_SIZES`), the large sweep (``large``,
+    default :data:`LARGE_SIZES`) and the crossover sweep (``crossover``, default
+    :data:`~.crossover.CROSSOVER_SIZES`; empty: none); the returned dict is what
     :func:`pvosimr.study.bench.write` reports."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
@@ -149,6 +152,17 @@ def run(
     large_points = (
         time_large(ks, large_repeats, codegen=codegen, progress=progress, **options) if ks else []
     )
+    crossover_sizes = CROSSOVER_SIZES if crossover is None else crossover
+    crossover_points, blas = [], "—"
+    if crossover_sizes:
+        crossover_points, blas = time_crossover(
+            crossover_sizes,
+            max(3, min(7, repeats // 4)),  # a sample of n = 300 lasts up to half a second
+            codegen=codegen,
+            progress=progress,
+            batch=CROSSOVER_BATCH,
+            **options,
+        )
     return {
         "machine": info,
         "command": command or "pvosimr.study.bench.run()",
@@ -163,5 +177,8 @@ def run(
         "mujoco_skipped": mujoco_skipped,
         "scaling": points,
         "large": large_points,
+        "crossover": crossover_points,
+        "crossover_batch": CROSSOVER_BATCH,
+        "crossover_blas_threads": blas,
         "seconds": time.perf_counter() - started,
     }
