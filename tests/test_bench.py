@@ -90,7 +90,7 @@ def test_the_four_files_and_the_printed_summary(written):
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "timings.pdf").read_bytes()[:5] == b"%PDF-"
     printed = [f"{t['verdict']:8s} {t['target']}: {t['measured']}" for t in data["targets"]]
-    assert stdout.splitlines()[6:] == printed and len(printed) == 5
+    assert stdout.splitlines()[6:] == printed and len(printed) == 7
     # Atlas is not in this run: its targets say so instead of inventing a verdict.
     atlas = [t for t in data["targets"] if "(Atlas 2×6D)" in t["target"]]
     assert len(atlas) == 4 and all(
@@ -374,13 +374,22 @@ def test_targets_on_a_synthetic_result():
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
     result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
     found = [v for _, _, v in bench.targets(result)]
-    assert found == ["not met", "met", "not met", "not met", "not met"]
-    assert bench.targets(result)[2][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
-    atlas.timings[t2] = timing_of(2.0)
+    assert found == ["not met"] * 7
+    assert bench.targets(result)[2][1] == "not measured on talos/feet_6d"
+    assert bench.targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
+    assert bench.targets(result)[6][1].startswith("not measured")
+    atlas.timings[t2] = timing_of(0.6)  # 0.06× on Atlas: its bound is 0.07
+    atlas.timings[t1] = timing_of(1.1)
+    other.timings[t2] = timing_of(0.9)  # 0.09× elsewhere: the bound of every case is 0.1
     other.timings["codegen:pv-osimr"] = timing_of(3.4)
     atlas.timings["numpy:pv-osimr"] = timing_of(600.0)
     atlas.timings["dG:codegen"] = timing_of(100.0)
-    assert [v for _, _, v in bench.targets(result)] == ["met"] * 5
+    atlas.timings[derivatives.VJP] = timing_of(13.6)  # 4.0 generated G calls
+    assert [v for _, _, v in bench.targets(result)] == ["met"] * 7
+    atlas.timings[derivatives.VJP] = timing_of(13.7)
+    assert [v for _, _, v in bench.targets(result)][6] == "not met"
+    atlas.timings[t2] = timing_of(0.8)  # 0.08×: within every case's 0.1, not Atlas's 0.07
+    assert [v for _, _, v in bench.targets(result)][:3] == ["not met", "met", "met"]
     # The bound is on the ratio to the faster Pinocchio call: a faster Pinocchio fails them.
     atlas.timings["pin-pv-osimr"] = timing_of(5.0)
     assert [v for _, _, v in bench.targets(result)][:4] == ["not met"] * 4
