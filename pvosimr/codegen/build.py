@@ -51,7 +51,11 @@ scalar function's by rounding (FMA contraction, the polynomial sin/cos): within 
 ``PVOSIMR_SIMD=4``) caps the lanes at four; ``simd=False`` (or ``PVOSIMR_SIMD=0``) builds the
 scalar path only (the compiled function's ``simd_lanes`` is then 0); so does a function whose
 C has a statement the rewriter does not know, or a CPU without the features (also checked in
-C when the library is loaded elsewhere).  dG's library is scalar.
+C when the library is loaded elsewhere).  dG's library is scalar.  With the lanes comes one more
+copy of the scalar function, compiled for FMA and AVX2, which the single call and the scalar rows
+of a batch run where the CPU has them (the plain function elsewhere): its matrices differ from
+the plain function's by rounding, and a batch's scalar rows are still the single call's bit for
+bit.
 
 **Placements as inputs.**  ``compile(..., placements="input")`` compiles
 ``delassus_function(..., placements="input")``: the constraint placements are an argument of
@@ -321,7 +325,11 @@ def _assemble(info: dict, lanes: int) -> str:
     function = vector.vector_function(generated, info["fname"], info["n_in"]) if wanted else None
     info["simd_lanes"] = 0 if function is None else lanes
     section = function and vector.section(function, info["nq"], info["n_out"], lanes)
-    entry = c_text.entry_points(info["fname"], info, info["unit_parts"], info["q_bound"], section)
+    native = vector.native_function(generated, info["fname"]) if function else None
+    info["native"] = native is not None
+    entry = c_text.entry_points(
+        info["fname"], info, info["unit_parts"], info["q_bound"], section, native
+    )
     return _EXPORTS + generated + entry
 
 

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "6"
+WRAPPER_VERSION = "7"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
@@ -83,6 +83,7 @@ def entry_points(
     parts: list[tuple[int, int]],
     q_bound: float,
     simd: str | None = None,
+    native: str | None = None,
 ) -> str:
     """C for ``pvosimr_eval`` and ``pvosimr_eval_batch`` around the CasADi function ``fname``.
 
@@ -93,6 +94,9 @@ def entry_points(
     (:func:`pvosimr.checks.check_model`).  ``simd``: the vector path
     (:func:`pvosimr.codegen.simd.section`), which the batch then runs on groups of
     ``sizes["simd_lanes"]`` rows where the CPU allows, or None (scalar rows only).
+    ``native``: a copy of the function compiled for this CPU's fused multiply-adds
+    (:func:`pvosimr.codegen.simd.native_function`), which every row then runs where the CPU has
+    them, or None.
     """
     nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)
     p_arg = "  arg[1] = p;\n" if sizes["n_in"] - (n_w > 0) == 2 else "  (void)p;\n"
@@ -124,12 +128,13 @@ def entry_points(
         else ""
     )
     usable = "pvosimr_simd_usable()" if simd else "0"
+    call = f"(pvosimr_native_usable() ? pvosimr_native_f : {fname})" if native else fname
     scratch = scratch_bytes(nq, n_out, lanes) if simd else 0
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
-{_q_check(nq, parts, q_bound)}{simd or ""}
+{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
@@ -139,7 +144,7 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p
   if (check && pvosimr_check_q(q)) return {BAD_Q};
   arg[0] = q;
 {p_arg}{w_check}  res[0] = out;
-  if ({fname}(arg, res, iw, w, 0)) return {EVAL_FAILED};
+  if ({call}(arg, res, iw, w, 0)) return {EVAL_FAILED};
   for (i = 0; i < {n_out}; ++i) if (!isfinite(out[i])) return {NON_FINITE};
   return {OK};
 }}

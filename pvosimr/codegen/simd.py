@@ -31,9 +31,11 @@ import subprocess
 __all__ = [
     "ENV",
     "FEATURES",
+    "NATIVE",
     "REDUCTION_LIMIT",
     "cpu_features",
     "lanes",
+    "native_function",
     "scratch_bytes",
     "section",
     "vector_function",
@@ -239,6 +241,44 @@ static inline pv_t pv_sin(pv_t x) {{
 static inline pv_t pv_cos(pv_t x) {{
   return pv_reducible(x) ? pv_sincos_poly(x, 1) : pv_libm(x, 1);
 }}
+"""
+
+
+NATIVE = FEATURES[4]
+"""The features the single call's copy is compiled for: fused multiply-adds (FMA) and AVX2."""
+
+
+def native_function(source: str, fname: str) -> str | None:
+    """CasADi's function ``fname`` of ``source`` once more, as ``pvosimr_native_f``, compiled
+    for :data:`NATIVE` (a ``target`` pragma) behind ``pvosimr_native_usable()``: the single
+    call on this CPU's fused multiply-adds, with the plain function as the fallback.  None
+    where the function is not found."""
+    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int (casadi_f\d+)\(", source)
+    if header is None:
+        return None
+    start = header.start(1) - len("static int ")
+    end = source.index("\n}\n", header.end()) + 3
+    function = source[start:end].replace(header.group(1), "pvosimr_native_f", 1)
+    target = ",".join(NATIVE)
+    supports = " && ".join(f'__builtin_cpu_supports("{name}")' for name in NATIVE)
+    return f"""
+/* ---- the single call on {target} (the plain function where the CPU lacks them) ---- */
+static int pvosimr_native_usable(void) {{
+  static int usable = -1;
+  if (usable < 0) usable = {supports};
+  return usable;
+}}
+#if defined(__clang__)
+#pragma clang attribute push (__attribute__((target("{target}"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("{target}")
+#endif
+{function}#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 """
 
 
