@@ -274,9 +274,9 @@ def crossover_note(B: int, threads: str) -> str:
         "and G = Yᵀ Y (everything); the same linear algebra on M and J computed beforehand "
         "(Cholesky only); and one batched np.linalg.solve(M, Jᵀ), G = J X (LU only). numpy has "
         "no triangular solve (scipy is not a dependency), so the Cholesky route factors Uᵀ "
-        "again by LU. The generated code is built with the run's --codegen-flags up to n = 64 "
-        f"and -O1 up to n = {CODEGEN_LINKS} (flags and compile time of each size in the "
-        f"column codegen build). BLAS threads: {threads}. Before timing, "
+        f"again by LU. The generated code (up to n = {CODEGEN_LINKS}) is built with "
+        f"{_flags_note()} (flags and compile time of each size in the column codegen build). "
+        f"BLAS threads: {threads}. Before timing, "
         "every route's G at the first configuration agreed with the dense route's to "
         f"rel_err ≤ {AGREEMENT_TOLERANCE:g} (the largest error is in the last column)."
     )
