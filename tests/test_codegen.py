@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import FAST, codegen_or_skip
 from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 
 import pvosimr
@@ -20,13 +21,7 @@ from pvosimr.reference.truth import rel_err
 from pvosimr.zoo import presets
 from pvosimr.zoo.robot import random_configuration
 
-pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen.build")
-
-if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
-    pytest.skip("no C compiler on PATH", allow_module_level=True)
-
-FAST = ("-O1",)  # the small test models compile quickest at -O1 (run time is the same)
+codegen = codegen_or_skip()
 
 
 @pytest.fixture(scope="session")

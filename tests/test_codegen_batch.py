@@ -12,20 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import FAST, FAST_DERIVATIVES, codegen_or_skip
 from _trees import TreeSpec, build_tree, random_placement, random_q
 
 import pvosimr
 from pvosimr.reference.truth import rel_err
 
-pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen.build")
+codegen = codegen_or_skip()
 
-if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
-    pytest.skip("no C compiler on PATH", allow_module_level=True)
-
-FAST = ("-O1",)
-#: dG's C is large (~nv G's): -O0 builds it 4x faster than -O1, and these tests time nothing.
-FAST_DERIVATIVES = ("-O0",)
 
 #: Central differences of G along ``integrate`` with this step: rounding ~1e-15 |G| / h and
 #: truncation h² |G'''| / 6 stay below 1e-8 of max|dG| on these trees.

@@ -4,19 +4,15 @@ import re
 
 import numpy as np
 import pytest
+from _codegen import FAST, codegen_or_skip
 from _trees import TreeSpec, build_tree, random_q
 
-pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen.build")
+codegen = codegen_or_skip()
 chunks = pytest.importorskip("pvosimr.codegen.chunks")
 
-if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
-    pytest.skip("no C compiler on PATH", allow_module_level=True)
 
 import casadi as ca  # noqa: E402
 import pinocchio as pin  # noqa: E402
-
-FAST = ("-O1",)
 
 
 def _tree():

@@ -12,16 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import FAST, codegen_or_skip
 from _trees import TreeSpec, build_tree, random_placement, random_q
 
-pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen.build")
+codegen = codegen_or_skip()
 simd = pytest.importorskip("pvosimr.codegen.simd")
 
-if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
-    pytest.skip("no C compiler on PATH", allow_module_level=True)
 
-FAST = ("-O1",)
 TOLERANCE = 1e-13
 
 

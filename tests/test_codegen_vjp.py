@@ -12,17 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import FAST, FAST_DERIVATIVES, codegen_or_skip
 from _trees import TreeSpec, build_tree, random_placement, random_q
 
-pytest.importorskip("casadi")
-codegen = pytest.importorskip("pvosimr.codegen.build")
+codegen = codegen_or_skip()
 
-if not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")):
-    pytest.skip("no C compiler on PATH", allow_module_level=True)
-
-FAST = ("-O1",)
-#: ``derivative_flags``, which build dG and the gradient: -O0 builds quickest (nothing is timed).
-FAST_DERIVATIVES = ("-O0",)
 
 #: Central differences with this step: truncation h²|G'''|/6 and rounding ~1e-16|G|/h, both
 #: far below the tolerance relative to max|g|.

@@ -1,0 +1,22 @@
+"""What the tests of the generated code share: the module (the test file is skipped without
+CasADi or a C compiler) and the quickest flags for the small test models."""
+
+import shutil
+
+import pytest
+
+FAST = ("-O1",)
+"""The small test models compile quickest at -O1 (their run time is the same)."""
+
+FAST_DERIVATIVES = ("-O0",)
+"""dG's and the gradient's C is large (about nv G's): -O0 builds it fastest, and these tests time
+nothing."""
+
+
+def codegen_or_skip():
+    """``pvosimr.codegen.build``, or the calling test module skipped (no CasADi, no compiler)."""
+    pytest.importorskip("casadi")
+    build = pytest.importorskip("pvosimr.codegen.build")
+    if not any(shutil.which(c) for c in ("cc", "gcc", "clang")):
+        pytest.skip("no C compiler on PATH", allow_module_level=True)
+    return build
