@@ -111,8 +111,8 @@ CROSSOVER_SIZES: dict[str, tuple[int, ...]] = {
 QUICK_CROSSOVER_LINKS = 20  # --quick-scaling: mechanisms of at most this many links
 
 CODEGEN_LINKS = 300
-"""Largest n whose generated code is built: on the 2-core machine gcc takes about 30 s at
-``-O1`` on the 300-link chain with two welds (load about 2)."""
+"""Largest n whose generated code is built (its build time grows with n; the report gives each
+size's flags and compile time)."""
 
 AGREEMENT_TOLERANCE = TOLERANCE
 """Every route's G agrees with the dense route's to this (``rel_err``) at the first
