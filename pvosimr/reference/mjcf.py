@@ -33,6 +33,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..extras import require
+from .truth import mass_matrix
 
 __all__ = [
     "ANCHOR_BODY",
@@ -155,15 +156,13 @@ class MjcfPair:
     def velocity_map(self, q: np.ndarray) -> np.ndarray:
         """``T`` with Pinocchio's ``v = T qvel`` (the identity but on free joints)."""
         mj, T = self.mj, np.eye(self.model.nv)
+        order, _ = _coordinate_map(mj)
         for j in range(mj.njnt):
             if mj.jnt_type[j] == _FREE:
-                d, a = mj.jnt_dofadr[j], self._q_index(j)
+                d, a = mj.jnt_dofadr[j], order[mj.jnt_qposadr[j]]  # a: the joint's start in q
                 R = pin.Quaternion(*np.roll(q[a + 3 : a + 7], 1)).toRotationMatrix()
                 T[d : d + 3, d : d + 3] = R.T
         return T
-
-    def _q_index(self, j: int) -> int:
-        return sum(_NQ[int(self.mj.jnt_type[k])] for k in range(j))
 
     def check(self, q: np.ndarray) -> None:
         """ValueError naming the body or velocity where the two engines' robots differ at
@@ -191,8 +190,7 @@ class MjcfPair:
                 )
         M_mj = np.zeros((mj.nv, mj.nv))
         mujoco.mj_fullM(mj, d, M_mj)
-        M = pin.crba(model, data, q)
-        M = np.triu(M) + np.triu(M, 1).T
+        M = mass_matrix(model, q, data)
         T = self.velocity_map(q)
         diff = np.abs(M_mj - T.T @ M @ T)
         if diff.max() > _CHECK_TOL * max(1.0, float(np.abs(M_mj).max())):

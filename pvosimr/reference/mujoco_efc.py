@@ -84,11 +84,12 @@ def mujoco_model_for_delassus(mj):
     return out
 
 
-def efc_rows(pair: MjcfPair, q: np.ndarray, mj=None, d=None) -> EfcRows:
+def efc_rows(pair: MjcfPair, q: np.ndarray, mj=None, d=None, data=None) -> EfcRows:
     """MuJoCo's rows and Delassus matrix at Pinocchio's configuration ``q`` (module docstring).
 
-    ``mj`` is :func:`mujoco_model_for_delassus` of ``pair.mj`` (made here if None) and ``d``
-    its ``MjData`` (made here if None).
+    ``mj`` is :func:`mujoco_model_for_delassus` of ``pair.mj``, ``d`` its ``MjData`` and
+    ``data`` a ``pin.Data`` of ``pair.model`` (each made here if None; a caller that keeps them
+    makes none per call).
     """
     import mujoco
 
@@ -100,7 +101,7 @@ def efc_rows(pair: MjcfPair, q: np.ndarray, mj=None, d=None) -> EfcRows:
         mujoco.mj_fwdPosition(mj, d)
         seconds = time.perf_counter() - start
     out = EfcRows(q=np.array(q, dtype=float), seconds=seconds)
-    data = pair.model.createData()
+    data = pair.model.createData() if data is None else data
     pin.forwardKinematics(pair.model, data, q)
     builder = _Builder(pair, mj, d, data)
     for start_row, size, kind, ident in _blocks(d):

@@ -160,7 +160,7 @@ class MjcfRobot:
 
         if not self._engine:
             mj = mujoco_model_for_delassus(self.pair.mj)
-            self._engine.extend([mj, mujoco.MjData(mj)])
+            self._engine.extend([mj, mujoco.MjData(mj), self.model.createData()])
         return efc_rows(self.pair, q, *self._engine)
 
     def parser_notes(self) -> list[str]:
