@@ -58,7 +58,7 @@ class _Delassus(NamedTuple):
 
 
 def _delassus(
-    model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str
+    model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str, B=CASADI
 ) -> _Delassus:
     """G's expression, the one graph :func:`delassus_function` returns or differentiates."""
     if placements not in PLACEMENTS:
@@ -73,7 +73,7 @@ def _delassus(
         resolve_algorithm(algorithm, model, topology, cms, "casadi") if topology.m else algorithm
     )
     sweeps = sweeps_for(algorithm)
-    G = ca.densify(sweeps(CASADI, topology, kin)) if topology.m else SX(0, 0)
+    G = ca.densify(sweeps(B, topology, kin)) if topology.m else SX(0, 0)
     inputs, names = ([q], ["q"]) if p is None else ([q, p], ["q", "p"])
     return _Delassus(algorithm.replace("-", "_"), inputs, names, G)
 
@@ -86,6 +86,7 @@ def delassus_function(
     placements: str = "fixed",
     derivatives: bool = False,
     vjp: bool = False,
+    outlined: bool = False,
 ) -> ca.Function:
     """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
     (``"auto"``: the one :mod:`pvosimr.choice` picks, named in the function's name).
@@ -115,11 +116,19 @@ def delassus_function(
     It checks nothing: evaluated at a ``q`` where M is singular (or the recursion loses its
     precision) it returns non-finite entries, not an error, and a ``q`` that is not normalized
     (or a ``p`` whose rotations are not) gives a G that is not the model's.
+    ``outlined=True`` (G only): the same function with each link's fold and extension a call of
+    a function shared by the links of its kind (:mod:`pvosimr.backends.outlined`), for
+    generated code that grows by a call per link.
     :func:`pvosimr.codegen.build.compile` wraps the same function with those checks.
     """
     if derivatives and vjp:
         raise ValueError("derivatives=True and vjp=True are two functions: ask for one")
-    d = _delassus(model, constraint_models, algorithm, placements)
+    if outlined and (derivatives or vjp):
+        raise ValueError("outlined=True is for G itself; dG and its gradient are inline")
+    B = CASADI
+    if outlined:
+        from .backends.outlined import OUTLINED as B
+    d = _delassus(model, constraint_models, algorithm, placements, B)
     out, name, inputs, names, output = d.G, "delassus", d.inputs, d.names, "G"
     if derivatives or vjp:
         q = d.inputs[0]

@@ -272,13 +272,13 @@ def generate_source(
 
     ca = symbolic.ca
     f = symbolic.delassus_function(
-        model,
-        constraint_models,
-        algorithm,
-        placements=placements,
-        derivatives=derivatives,
-        vjp=vjp,
+        model, constraint_models, algorithm, placements=placements, derivatives=derivatives, vjp=vjp
     )
+    chunked = int(f.n_instructions()) > chunks.CHUNKED_FROM
+    if chunked and not (derivatives or vjp):  # beyond the line: a shared fold per kind of link
+        f = symbolic.delassus_function(
+            model, constraint_models, algorithm, placements=placements, outlined=True
+        )
     cg = ca.CodeGenerator("pvosimr_generated.c", {"with_header": False})
     cg.add(f)
     names = f.name_in()
@@ -304,11 +304,12 @@ def generate_source(
         "sz_w": int(f.sz_w()),
         "sz_iw": int(f.sz_iw()),
         "n_instructions": int(f.n_instructions()),
+        "shared_functions": len(f.get_function()),
         "extension": None,  # set by compile() when it builds the CPython extension too
     }
     body = cg.dump()
-    info["chunked"] = info["n_instructions"] > chunks.CHUNKED_FROM
-    if info["chunked"]:  # many small C functions: the compiler's time stays linear
+    info["chunked"] = chunked
+    if chunked:  # many small C functions: the compiler's time stays linear
         body = chunks.replace_body(body, f)
     info["generated"] = body
     info["q_bound"] = float(np.min(check_model(model).q_bound, initial=np.inf))

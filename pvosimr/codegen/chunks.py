@@ -18,6 +18,7 @@ CasADi's one body when the function has more than :data:`CHUNKED_FROM` instructi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 __all__ = ["CHUNK", "CHUNKED_FROM", "chunked_function", "replace_body"]
@@ -63,8 +64,9 @@ def _operations(ca) -> dict[int, Callable[..., str]]:
 
 class _Program:
     """The instructions of one SX function as single-assignment values: instruction ``k``
-    defines value ``k``; ``reads[k]`` are the values it reads (CasADi's work slots resolved
-    to the value last written there)."""
+    defines value ``k`` (a call defines one value per output entry, numbered from
+    ``len(ids)`` on: ``results[k]``); ``reads[k]`` are the values it reads (CasADi's work
+    slots resolved to the value last written there)."""
 
     def __init__(self, f) -> None:
         n = int(f.n_instructions())
@@ -73,16 +75,23 @@ class _Program:
         self.outputs = [tuple(int(i) for i in f.instruction_output(k)) for k in range(n)]
         self.constants = {}
         self.reads: list[tuple[int, ...]] = []
+        self.results: dict[int, range] = {}
         ca = _casadi()
         const, inp, out = int(ca.OP_CONST), int(ca.OP_INPUT), int(ca.OP_OUTPUT)
-        self.const, self.input, self.output = const, inp, out
+        self.const, self.input, self.output, self.call = const, inp, out, int(ca.OP_CALL)
         holder: dict[int, int] = {}  # work slot -> value now in it
+        values = n
         for k, op in enumerate(self.ids):
             if op == const:
                 self.constants[k] = float(f.instruction_constant(k))
             reads = () if op in (const, inp) else tuple(holder[w] for w in self.inputs[k])
             self.reads.append(reads)
-            if op != out:
+            if op == self.call:
+                self.results[k] = range(values, values + len(self.outputs[k]))
+                for w, v in zip(self.outputs[k], self.results[k], strict=True):
+                    holder[w] = v
+                values += len(self.outputs[k])
+            elif op != out:
                 holder[self.outputs[k][0]] = k
 
 
@@ -92,67 +101,230 @@ def _casadi():
     return symbolic.ca
 
 
-def chunked_function(f, chunk: int | None = None) -> str:
-    """C defining ``casadi_f0`` for CasADi function ``f`` in runs of ``chunk`` instructions
-    (default :data:`CHUNK`; module docstring), with CasADi's signature (``iw``, ``w`` and
-    ``mem`` unused)."""
-    chunk = CHUNK if chunk is None else chunk
-    ca = _casadi()
-    ops = _operations(ca)
-    prog = _Program(f)
-    n = len(prog.ids)
-    run_of = [k // chunk for k in range(n)]
-    crossing = sorted(
-        {v for k in range(n) for v in prog.reads[k] if run_of[v] != run_of[k]}
-    )  # values a later run reads: kept in slots
-    slot = {v: s for s, v in enumerate(crossing)}
+def _callees(f, source: str) -> list:
+    """The function each call instruction of ``f`` calls, in order: CasADi writes them in
+    instruction order in ``source`` (its C of ``f``), as ``casadi_fN(arg…)``; the comment above
+    each ``static int casadi_fN`` names the function."""
+    names = dict(
+        (c, n) for n, c in re.findall(r"/\* (\w+):\(.*\*/\nstatic int (casadi_f\d+)\(", source)
+    )
+    body = source[source.index(_HEAD) :]
+    body = body[: body.index("\n}\n")]
+    called = re.findall(r"if \((casadi_f\d+)\(arg", body)
+    return [(c, f.get_function(names[c])) for c in called]
 
-    def name(v: int, run: int) -> str:
-        if v in slot and run_of[v] != run:
-            return f"s[{slot[v]}]"
+
+class _Writer:
+    """The C of one chunked function (see :func:`chunked_function`)."""
+
+    def __init__(self, f, source: str, chunk: int) -> None:
+        self.prog = prog = _Program(f)
+        self.ops = _operations(_casadi())
+        n = len(prog.ids)
+        self.run_of = [k // chunk for k in range(n)]
+        calls = [k for k, op in enumerate(prog.ids) if op == prog.call]
+        self.callees = dict(zip(calls, _callees(f, source) if calls else [], strict=True))
+        crossing = {
+            v for k in range(n) for v in prog.reads[k] if v < n and self.run_of[v] != self.run_of[k]
+        }  # values a later run reads: kept in slots
+        self.slot: dict[int, int] = {}
+        self.result_at: dict[int, int] = {}  # call result value -> its slot
+        self.size = self._allocate(crossing, calls)
+        self.tables: dict[tuple[float, ...], str] = {}
+        self.mirrored = self._symmetric(f)
+
+    def _allocate(self, crossing: set[int], calls: list[int]) -> int:
+        """Slots for the values that cross runs and for calls' results, reused once their
+        last reader has run (first fit over free blocks): the array holds what is live at
+        once, not every value made."""
+        prog = self.prog
+        last: dict[int, int] = {}
+        for k, reads in enumerate(prog.reads):
+            for v in reads:
+                last[v] = k
+        free: list[list[int]] = []  # [start, length] blocks, by start
+        size = 0
+        ending: dict[int, list[tuple[int, int]]] = {}
+
+        def take(length: int) -> int:
+            nonlocal size
+            for block in free:
+                if block[1] >= length:
+                    start = block[0]
+                    block[0] += length
+                    block[1] -= length
+                    if not block[1]:
+                        free.remove(block)
+                    return start
+            size += length
+            return size - length
+
+        for k in range(len(prog.ids)):
+            if k in crossing:
+                self.slot[k] = take(1)
+                ending.setdefault(last[k], []).append((self.slot[k], 1))
+            elif k in prog.results:
+                values = prog.results[k]
+                start = take(len(values))
+                for j, v in enumerate(values):
+                    self.result_at[v] = start + j
+                end = max((last.get(v, k) for v in values), default=k)
+                ending.setdefault(end, []).append((start, len(values)))
+            done = ending.pop(k, ())  # blocks read for the last time by instruction k
+            if not done:
+                continue
+            free.extend([start, length] for start, length in done)
+            free.sort()
+            merged: list[list[int]] = []
+            for block in free:
+                if merged and merged[-1][0] + merged[-1][1] == block[0]:
+                    merged[-1][1] += block[1]
+                else:
+                    merged.append(block)
+            free[:] = merged
+        return size
+
+    def name(self, v: int, run: int) -> str:
+        if v in self.result_at:
+            return f"s[{self.result_at[v]}]"
+        if v in self.slot and self.run_of[v] != run:
+            return f"s[{self.slot[v]}]"
         return f"v{v}"
 
+    def lines(self, k: int, run: int) -> list[str]:
+        """The C of instruction ``k`` in run ``run``."""
+        prog = self.prog
+        op = prog.ids[k]
+        if op == prog.output:
+            o, nz = prog.outputs[k]
+            m = self.mirrored.get(o)
+            if m and nz % m > nz // m:  # below the diagonal: the mirror loop writes it
+                return []
+            return [f"  res[{o}][{nz}] = {self.name(prog.reads[k][0], run)};"]
+        if op == prog.call:
+            return self.call(k, run)
+        if op == prog.const:
+            expr = repr(prog.constants[k])
+        elif op == prog.input:
+            i, nz = prog.inputs[k]
+            expr = f"(arg[{i}] ? arg[{i}][{nz}] : 0.)"
+        elif op in self.ops:
+            expr = self.ops[op](*(self.name(v, run) for v in prog.reads[k]))
+        else:
+            raise NotImplementedError(f"CasADi operation {op} has no C form here")
+        lines = [f"  const casadi_real v{k} = {expr};"]
+        if k in self.slot:
+            lines.append(f"  s[{self.slot[k]}] = v{k};")
+        return lines
+
+    def call(self, k: int, run: int) -> list[str]:
+        """A call of a shared function: each argument by pointer where it is a run of an
+        earlier call's results or constants, else gathered into a local array."""
+        prog = self.prog
+        cname, callee = self.callees[k]
+        reads, start, pointers, lines = prog.reads[k], 0, [], []
+        for i in range(int(callee.n_in())):
+            values = reads[start : start + int(callee.nnz_in(i))]
+            start += len(values)
+            pointers.append(self.argument(k, i, values, run, lines))
+        first, out = self.result_at[prog.results[k][0]], []
+        for i in range(int(callee.n_out())):
+            out.append(f"s + {first}")
+            first += int(callee.nnz_out(i))
+        lines.append(
+            f"  {{ const casadi_real* a[] = {{{', '.join(pointers)}}}; "
+            f"casadi_real* r[] = {{{', '.join(out)}}}; {cname}(a, r, 0, w, 0); }}"
+        )
+        return lines
+
+    def argument(self, k: int, i: int, values: tuple, run: int, lines: list[str]) -> str:
+        prog = self.prog
+        if not values:
+            return "0"
+        at = [self.result_at.get(v) for v in values]
+        if None not in at and at == list(range(at[0], at[0] + len(at))):
+            return f"s + {at[0]}"
+        if all(v in prog.constants for v in values):
+            numbers = tuple(prog.constants[v] for v in values)
+            if numbers not in self.tables:
+                self.tables[numbers] = f"pvosimr_table{len(self.tables)}"
+            return self.tables[numbers]
+        names = ", ".join(self.name(v, run) for v in values)
+        lines.append(f"  const casadi_real g{k}_{i}[] = {{{names}}};")
+        return f"g{k}_{i}"
+
+    def _symmetric(self, f) -> dict[int, int]:
+        """Output -> m for the dense m × m outputs whose entry (i, j) is the same value as
+        (j, i): their upper triangle is written where it is made, the lower by one loop."""
+        prog, found = self.prog, {}
+        for o in range(int(f.n_out())):
+            m = int(f.size1_out(o))
+            if m != f.size2_out(o) or not f.sparsity_out(o).is_dense():
+                continue
+            value = {
+                prog.outputs[k][1]: prog.reads[k][0]
+                for k, op in enumerate(prog.ids)
+                if op == prog.output and prog.outputs[k][0] == o
+            }
+            if all(value[i + j * m] == value[j + i * m] for j in range(m) for i in range(j + 1, m)):
+                found[o] = m
+        return found
+
+    def mirror_c(self) -> str:
+        return "".join(
+            f"  for (int j = 0; j < {m}; ++j) for (int i = j + 1; i < {m}; ++i) "
+            f"res[{o}][i + j * {m}] = res[{o}][j + i * {m}];\n"
+            for o, m in self.mirrored.items()
+        )
+
+    def tables_c(self) -> str:
+        return "".join(
+            f"static const casadi_real {name}[] = {{{', '.join(map(repr, numbers))}}};\n"
+            for numbers, name in self.tables.items()
+        )
+
+
+def chunked_function(f, source: str = "", chunk: int | None = None) -> str:
+    """C defining ``casadi_f0`` for CasADi function ``f`` in runs of ``chunk`` instructions
+    (default :data:`CHUNK`; module docstring), with CasADi's signature (``iw`` and ``mem``
+    unused; ``w`` handed to the functions ``f`` calls, whose C is in ``source``, CasADi's C
+    of ``f``)."""
+    chunk = CHUNK if chunk is None else chunk
+    writer = _Writer(f, source, chunk)
+    n = len(writer.prog.ids)
     runs = []
     for r, start in enumerate(range(0, n, chunk)):
-        lines = []
-        for k in range(start, min(start + chunk, n)):
-            op = prog.ids[k]
-            if op == prog.output:
-                o, nz = prog.outputs[k]
-                lines.append(f"  if (res[{o}]) res[{o}][{nz}] = {name(prog.reads[k][0], r)};")
-                continue
-            if op == prog.const:
-                expr = repr(prog.constants[k])
-            elif op == prog.input:
-                i, nz = prog.inputs[k]
-                expr = f"(arg[{i}] ? arg[{i}][{nz}] : 0.)"
-            elif op in ops:
-                expr = ops[op](*(name(v, r) for v in prog.reads[k]))
-            else:
-                raise NotImplementedError(f"CasADi operation {op} has no C form here")
-            lines.append(f"  const casadi_real v{k} = {expr};")
-            if k in slot:
-                lines.append(f"  s[{slot[k]}] = v{k};")
+        lines = [
+            line for k in range(start, min(start + chunk, n)) for line in writer.lines(k, r)
+        ]
         runs.append(
             f"static void pvosimr_run{r}(const casadi_real** arg, casadi_real** res, "
-            f"casadi_real* restrict s) {{\n" + "\n".join(lines) + "\n}\n"
+            f"casadi_real* restrict s, casadi_real* w) {{\n" + "\n".join(lines) + "\n}\n"
         )
-    calls = "\n".join(f"  pvosimr_run{r}(arg, res, s);" for r in range(len(runs)))
-    size = max(1, len(crossing))
+    calls = "\n".join(f"  pvosimr_run{r}(arg, res, s, w);" for r in range(len(runs)))
+    size = max(1, writer.size)
+    n_out = int(f.n_out())
     return (
-        "\n".join(runs)
-        + "\nstatic int casadi_f0(const casadi_real** arg, casadi_real** res, casadi_int* iw, "
-        "casadi_real* w, int mem) {\n"
-        f"  casadi_real s[{size}];  /* the values one run hands to a later one */\n"
-        "  (void)iw; (void)w; (void)mem;\n"
-        f"{calls}\n  return 0;\n}}\n"
+        writer.tables_c() + "\n".join(runs) + f"\n{_HEAD}casadi_real* w, int mem) {{\n"
+        f"  casadi_real s[{size}];  /* values handed from run to run, and calls' results */\n"
+        "  (void)iw; (void)mem;\n"
+        f"  for (int o = 0; o < {n_out}; ++o) if (!res[o]) return 1;  /* every output wanted */\n"
+        f"{calls}\n{writer.mirror_c()}  return 0;\n}}\n"
     )
+
+
+_HEAD = "static int casadi_f0(const casadi_real** arg, casadi_real** res, casadi_int* iw, "
 
 
 def replace_body(source: str, f, chunk: int | None = None) -> str:
     """CasADi's generated ``source`` with its one ``casadi_f0`` replaced by
     :func:`chunked_function` of ``f`` (the function it was generated from)."""
-    head = "static int casadi_f0(const casadi_real** arg, casadi_real** res, casadi_int* iw, "
-    start = source.index(head)
+    start = source.index(_HEAD)
     end = source.index("\n}\n", start) + 3
-    return source[:start] + chunked_function(f, chunk) + source[end:]
+    head = re.sub(r"\nstatic int (casadi_f[1-9]\d*)\(", _NOINLINE, source[:start])
+    return head + chunked_function(f, source, chunk) + source[end:]
+
+
+_NOINLINE = r"\nstatic __attribute__((noinline)) int \1("
+"""The functions ``f`` calls stay functions: inlined at every call, they would be the unrolled
+code again."""

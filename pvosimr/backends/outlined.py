@@ -1,0 +1,165 @@
+"""The articulated-body fold of every link as a call of one shared C function per kind of joint.
+
+The backward sweep folds each link into its parent, ``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹
+U_iᵀ) X_i`` (:meth:`pvosimr.backends.protocol.JointStep.fold_into`): some hundred operations
+per link, the bulk of a generated function on a long chain.  Unrolled, they make code that
+grows with the links and, beyond a few hundred, no longer fits the core's cache: time per link
+rises with n.  Here that step is a CasADi function of its inputs, traced once for each *kind*
+of link (the joint's motion subspace, which entries of its transforms and armature are
+structurally nonzero) and called where each link folds (a CasADi ``never_inline`` call node).
+The link's own numbers (its joint's rotation, its tree placement, its inertia) are the call's
+arguments, so one copy of the fold serves every link of its kind: the generated code grows by
+a call per link, not by a fold per link.  :mod:`pvosimr.codegen.chunks` writes the calls, with
+the arguments handed over by pointer where they are an earlier fold's result or constants.
+
+:data:`OUTLINED` is a :class:`~pvosimr.backends.casadi.CasadiBackend` whose
+:func:`~pvosimr.backends.protocol.joint_step` hook returns an :class:`OutlinedStep`: the
+algorithms run on it unchanged.  Everything else (the kinematics, the constraint rows, the
+O(m²) assembly) stays inline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ..spatial import Chain, DenseTransform, Transform
+from .casadi import CASADI, SX, CasadiBackend, ca
+from .protocol import Backend, JointStep, Matrix, implements, joint_step
+
+__all__ = ["OUTLINED", "OutlinedCasadi", "OutlinedStep"]
+
+
+class OutlinedCasadi(CasadiBackend):
+    """CasADi SX whose joint steps fold through shared functions (module docstring)."""
+
+    name = "casadi-outlined"
+
+
+OUTLINED = OutlinedCasadi()
+
+
+def _pattern(sp: Any) -> tuple:
+    """A hashable form of a CasADi sparsity."""
+    return (sp.size1(), sp.size2(), tuple(sp.colind()), tuple(sp.row()))
+
+
+def _leaves(X: Any) -> tuple[tuple, list[Matrix]]:
+    """``X``'s structure (the transform classes and the sparsity of each matrix in them) and
+    its matrices, each reduced to its structural nonzeros."""
+    if isinstance(X, Chain):
+        parts = [_leaves(f) for f in X.factors]
+        return ("chain", tuple(s for s, _ in parts)), [m for _, ms in parts for m in ms]
+    if isinstance(X, Transform):
+        kept = [ca.sparsify(SX(m)) for m in (X.E, X.p) if m is not None]
+        shape = tuple(None if m is None else True for m in (X.E, X.p))
+        return ("transform", shape, tuple(_pattern(m.sparsity()) for m in kept)), kept
+    if isinstance(X, DenseTransform):
+        m = ca.sparsify(SX(X.X))
+        return ("dense", _pattern(m.sparsity())), [m]
+    raise TypeError(f"no outlined fold for a transform of type {type(X).__name__}")
+
+
+def _rebuilt(structure: tuple, leaves: list[Matrix]) -> Any:
+    """A transform of ``structure`` on the matrices ``leaves`` (consumed from the front)."""
+    kind = structure[0]
+    if kind == "chain":
+        return Chain(tuple(_rebuilt(s, leaves) for s in structure[1]))
+    if kind == "transform":
+        E, p = (leaves.pop(0) if present else None for present in structure[1])
+        return Transform(CASADI, E, p)
+    return DenseTransform(CASADI, leaves.pop(0))
+
+
+def _sparsity(pattern: tuple) -> Any:
+    rows, cols, colind, row = pattern
+    return ca.Sparsity(rows, cols, list(colind), list(row))
+
+
+def _key(M: Matrix) -> tuple[Matrix, tuple]:
+    """``M`` reduced to its structural nonzeros, and their pattern."""
+    M = ca.sparsify(SX(M))
+    return M, _pattern(M.sparsity())
+
+
+@cache
+def _kernel(method: str, S: tuple, armature: tuple | None, structure: tuple, patterns: tuple):
+    """The step's ``method`` as a function of link ``i``'s upper-triangular ``H^A_i``, its
+    armature, its transform's matrices and the method's matrix arguments (``patterns``, in
+    that order), built by the generic step on symbols; its outputs are the method's."""
+    syms = [SX.sym(f"x{k}", _sparsity(p)) for k, p in enumerate(patterns)]
+    inputs = list(syms)
+    H_i = syms.pop(0)
+    arm = syms.pop(0) if armature is not None else None
+    n_leaves = _count(structure)
+    X = _rebuilt(structure, syms[:n_leaves])
+    args = syms[n_leaves:]
+    nv = len(S) // 6
+    S_i = ca.reshape(ca.DM(list(S)), 6, nv)
+    step = JointStep.build(CASADI, S_i, CASADI.symmetric_from_upper(H_i), arm, X)
+    if method == "fold":  # H^A_π + X_iᵀ (H^A_i − U_i D_i⁻¹ U_iᵀ) X_i
+        H = [None, CASADI.symmetric_from_upper(args[0]), CASADI.symmetric_from_upper(H_i)]
+        step.fold_into(H, 2, 1)
+        outputs = [ca.triu(H[1])]
+    else:  # "extend": eqs. 16–17, (Ω + Fᵀ ^{π(i)}Ω_i F, ^{π(i)}P_i F)
+        Omega, P = step.extend(CASADI.symmetric_from_upper(args[0]), args[1], 1)
+        outputs = [ca.triu(Omega), P]
+    outputs = [ca.sparsify(o) for o in outputs]
+    key = repr((method, S, armature, structure, patterns)).encode()
+    name = f"pvosimr_{method}_{hashlib.sha256(key).hexdigest()[:12]}"  # the same in every run
+    return ca.Function(name, inputs, outputs, {"never_inline": True})
+
+
+def _count(structure: tuple) -> int:
+    if structure[0] == "chain":
+        return sum(_count(s) for s in structure[1])
+    if structure[0] == "transform":
+        return sum(p is not None for p in structure[1])
+    return 1
+
+
+class OutlinedStep(JointStep):
+    """A :class:`JointStep` whose :meth:`fold_into` and :meth:`extend` call the shared
+    function of their kind of link (module docstring)."""
+
+    __slots__ = ("H_i", "armature")
+
+    def _call(self, method: str, args: list[Matrix]) -> list[Matrix] | None:
+        S = SX(self.S)
+        if not S.is_constant():
+            return None
+        S_key = tuple(float(v) for v in np.asarray(ca.evalf(S)).ravel(order="F"))
+        structure, leaves = _leaves(self.X)
+        arm = [] if self.armature is None else [_key(self.armature)[0]]
+        H_i = ca.triu(SX(self.H_i))
+        values = [_key(H_i)[0], *arm, *leaves, *(_key(a)[0] for a in args)]
+        patterns = tuple(_pattern(v.sparsity()) for v in values)
+        arm_key = None if self.armature is None else patterns[1]
+        return _kernel(method, S_key, arm_key, structure, patterns).call(values)
+
+    def fold_into(self, H_A: list[Matrix], i: int, parent: int) -> None:
+        if parent <= 0:
+            return
+        out = self._call("fold", [ca.triu(SX(H_A[parent]))])
+        if out is None:
+            JointStep.fold_into(self, H_A, i, parent)
+        else:
+            H_A[parent] = CASADI.symmetric_from_upper(out[0])
+
+    def extend(self, Omega: Matrix, F: Matrix, parent: int) -> tuple[Matrix, Matrix | None]:
+        out = self._call("extend", [ca.triu(SX(Omega)), F])
+        if out is None:
+            return JointStep.extend(self, Omega, F, parent)
+        return CASADI.symmetric_from_upper(out[0]), out[1] if parent > 0 else None
+
+
+@implements(joint_step, OutlinedCasadi)
+def _outlined_step(
+    B: Backend, S: Matrix, H_A: Matrix, armature: Matrix | None, X: Any, axis, identity
+) -> OutlinedStep:
+    step = OutlinedStep.build(B, S, H_A, armature, X)
+    step.armature, step.H_i = armature, H_A
+    return step
