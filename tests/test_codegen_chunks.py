@@ -45,6 +45,10 @@ def test_chunked_code_equals_the_one_body(tmp_path, monkeypatch, chunk):
     assert pieces.library != whole.library
     source = pieces.source.read_text()
     assert source.count("static void pvosimr_run") == -(-pieces.n_instructions // chunk)
+    assert "pvosimr_fold_" in source and "pvosimr_extend_" in source  # shared, called
+    assert re.search(r"casadi_f\d+\(a, r, 0, w, 0\)", source)
+    m = pieces.m
+    assert f"for (int j = 0; j < {m}; ++j) for (int i = j + 1; i < {m}; ++i)" in source
     rng = np.random.default_rng(0)
     qs = np.array([random_q(model, rng) for _ in range(5)])
     for q in qs:
@@ -66,6 +70,30 @@ def test_values_crossing_runs_are_handed_on():
     assert re.search(r"\bs\[0\] = v", text) and "static void pvosimr_run0" in text
     one = chunks.chunked_function(f, chunk=10_000)
     assert not re.search(r"\bs\[", one.split("static int casadi_f0")[0])
+
+
+def test_calls_take_earlier_results_by_pointer_and_slots_are_reused():
+    """A call's argument that is an earlier call's result is passed as a pointer into the
+    slots; a slot read for the last time is reused."""
+    x, p = ca.SX.sym("x", 3), ca.SX.sym("p", 2)
+    kernel = ca.Function("k", [x, p], [ca.sin(x) * p[0] + p[1]], {"never_inline": True})
+    y = ca.SX.sym("y", 3)
+    z = y
+    for a in range(4):
+        z = kernel(z, ca.vertcat(a + 0.5, y[0]))
+    f = ca.Function("f", [y], [z])
+    cg = ca.CodeGenerator("f.c", {"with_header": False})
+    cg.add(f)
+    source = cg.dump()
+    text = chunks.chunked_function(f, source, chunk=3)
+    calls = re.findall(
+        r"const casadi_real\* a\[\] = \{([^}]*)\}; casadi_real\* r\[\] = \{([^}]*)\}", text
+    )
+    assert len(calls) == 4
+    for (args, _), (_, earlier) in zip(calls[1:], calls[:-1], strict=True):
+        assert args.split(", ")[0] == earlier  # the previous result, by pointer
+    size = int(re.search(r"casadi_real s\[(\d+)\]", text).group(1))
+    assert size < 4 * 3  # four results of 3, not all live at once
 
 
 def test_an_operation_without_a_c_form_is_named():
