@@ -83,6 +83,21 @@ def test_matches_numpy_on_every_joint_type(every_joint_tree):
             f(q.reshape(-1, 1))  # one rule for q: a column is neither one q nor a batch
 
 
+def test_the_callers_subnormal_numbers_come_back(every_joint_tree):
+    """The generated code flushes subnormal numbers to zero while it runs (x86), and gives the
+    caller's floating-point mode back: after a single call and a batch, numpy's arithmetic
+    still makes subnormal numbers."""
+    model, _, f = every_joint_tree
+    qs = np.array([random_q(model, np.random.default_rng(k)) for k in range(20)])
+    tiny = np.float64(np.finfo(float).tiny)
+    assert tiny / 4 > 0
+    f(qs[0])
+    assert tiny / 4 > 0
+    f(qs, threads=2)
+    assert tiny / 4 > 0
+    assert "_mm_setcsr(pvosimr_csr)" in f.source.read_text()
+
+
 # a second C build of the every-joint tree (~6 s): in the slow suite
 @pytest.mark.slow
 def test_other_algorithms_compile_too(every_joint_tree, cache):

@@ -79,24 +79,29 @@ def _sparsity(pattern: tuple) -> Any:
     return ca.Sparsity(rows, cols, list(colind), list(row))
 
 
-def _key(M: Matrix) -> tuple[Matrix, tuple]:
-    """``M`` reduced to its structural nonzeros, and their pattern."""
-    M = ca.sparsify(SX(M))
-    return M, _pattern(M.sparsity())
+def _key(M: Matrix) -> Matrix:
+    """``M`` as SX reduced to its structural nonzeros (a kernel's argument: its pattern is part
+    of the kernel's kind)."""
+    return ca.sparsify(SX(M))
 
 
 @cache
-def _kernel(method: str, S: tuple, armature: tuple | None, structure: tuple, patterns: tuple):
-    """The step's ``method`` as a function of link ``i``'s upper-triangular ``H^A_i``, its
-    armature, its transform's matrices and the method's matrix arguments (``patterns``, in
-    that order), built by the generic step on symbols; its outputs are the method's."""
+def _kernel(method: str, S: tuple, armature: bool, structure: tuple, patterns: tuple):
+    """The step's ``method`` as a function of its matrix arguments, then link ``i``'s
+    upper-triangular ``H^A_i``, its armature and its transform's matrices (``patterns``, in
+    that order), built by the generic step on symbols; its outputs are the method's.
+
+    The method's arguments come first: CasADi orders a function's instructions depth first
+    from its outputs, visiting a call's arguments left to right, so on a chain it makes each
+    link's extension right after the link below (and the fold that the extension needs), and
+    few values are live at once; with ``H^A_i`` first it makes every fold before the first
+    extension and keeps all their results."""
     syms = [SX.sym(f"x{k}", _sparsity(p)) for k, p in enumerate(patterns)]
     inputs = list(syms)
-    H_i = syms.pop(0)
-    arm = syms.pop(0) if armature is not None else None
-    n_leaves = _count(structure)
-    X = _rebuilt(structure, syms[:n_leaves])
-    args = syms[n_leaves:]
+    n_args = {"fold": 1, "extend": 2}[method]
+    args, H_i, rest = syms[:n_args], syms[n_args], syms[n_args + 1 :]
+    arm = rest.pop(0) if armature else None
+    X = _rebuilt(structure, rest)
     nv = len(S) // 6
     S_i = ca.reshape(ca.DM(list(S)), 6, nv)
     step = JointStep.build(CASADI, S_i, CASADI.symmetric_from_upper(H_i), arm, X)
@@ -113,14 +118,6 @@ def _kernel(method: str, S: tuple, armature: tuple | None, structure: tuple, pat
     return ca.Function(name, inputs, outputs, {"never_inline": True})
 
 
-def _count(structure: tuple) -> int:
-    if structure[0] == "chain":
-        return sum(_count(s) for s in structure[1])
-    if structure[0] == "transform":
-        return sum(p is not None for p in structure[1])
-    return 1
-
-
 class OutlinedStep(JointStep):
     """A :class:`JointStep` whose :meth:`fold_into` and :meth:`extend` call the shared
     function of their kind of link (module docstring)."""
@@ -133,12 +130,10 @@ class OutlinedStep(JointStep):
             return None
         S_key = tuple(float(v) for v in np.asarray(ca.evalf(S)).ravel(order="F"))
         structure, leaves = _leaves(self.X)
-        arm = [] if self.armature is None else [_key(self.armature)[0]]
-        H_i = ca.triu(SX(self.H_i))
-        values = [_key(H_i)[0], *arm, *leaves, *(_key(a)[0] for a in args)]
+        arm = [] if self.armature is None else [_key(self.armature)]
+        values = [*map(_key, args), _key(ca.triu(SX(self.H_i))), *arm, *leaves]
         patterns = tuple(_pattern(v.sparsity()) for v in values)
-        arm_key = None if self.armature is None else patterns[1]
-        return _kernel(method, S_key, arm_key, structure, patterns).call(values)
+        return _kernel(method, S_key, bool(arm), structure, patterns).call(values)
 
     def fold_into(self, H_A: list[Matrix], i: int, parent: int) -> None:
         if parent <= 0:

@@ -1,15 +1,26 @@
-"""A large generated function as many small C functions, so that C compilers stay linear in it.
+"""A large generated function as many small C functions, whose code and data grow like the
+algorithm.
 
 CasADi writes an SX function as one C function: straight-line code over a few reused local
 variables.  An optimising C compiler's time on one function grows faster than its length
 (register allocation and scheduling look across it), so a library for hundreds of links could
 be built only at ``-O0``, whose code is several times slower.  Here the function's instructions
-(CasADi's ``instruction_*`` API, in evaluation order) are cut into runs of :data:`CHUNK`
-instructions, each its own ``static`` C function.  Every value lives in a local variable of the
-run that makes it, unless a later run reads it: then it is stored in a slot of one array on the
-caller's stack, handed from run to run.  The compiler then sees many functions of bounded size,
-so its time, the library's size and the call's time grow like the instruction count: the
-algorithm's cost.
+(CasADi's ``instruction_*`` API) are cut into runs of :data:`CHUNK` instructions, each its own
+``static`` C function.  Every value lives in a local variable of the run that makes it, unless a
+later run reads it: then it is stored in a slot of one array on the caller's stack, handed from
+run to run.  The compiler then sees many functions of bounded size, so its time and the
+library's size grow like the instruction count.
+
+Beyond that line the function is also *outlined* (:mod:`pvosimr.backends.outlined`): each
+link's fold and extension is a call of one function shared by its kind of link, so the code
+grows by a call per link.  A call's argument that is an earlier call's result, or constants, is
+handed over by pointer; its results live in slots.  Three more things keep the time per call
+growing like the work rather than faster, once the function outgrows the core's caches:
+
+- a slot is reused once its last reader has run, so the array holds what is live at once;
+- the instructions are written in the depth-first order (from the first output or from the
+  last) that needs the fewest slots (:class:`_Writer`);
+- a symmetric G's upper triangle is written where it is made and the lower by one loop.
 
 :func:`chunked_function` returns the C of ``casadi_f0`` (CasADi's name for the function's body,
 called by its exported wrapper) in this form; :mod:`pvosimr.codegen.build` puts it in place of
@@ -114,34 +125,52 @@ def _callees(f, source: str) -> list:
     return [(c, f.get_function(names[c])) for c in called]
 
 
-class _Writer:
-    """The C of one chunked function (see :func:`chunked_function`)."""
+def _depth_first(prog: _Program, roots: list[int]) -> list[int]:
+    """The instructions in post-order of a depth-first walk from ``roots`` (each instruction
+    once, after everything it reads)."""
+    n = len(prog.ids)
+    maker = dict(enumerate(range(n)))
+    for k, values in prog.results.items():
+        maker.update((v, k) for v in values)
+    done, order = [False] * n, []
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            k, expanded = stack.pop()
+            if done[k]:
+                continue
+            if expanded:
+                done[k] = True
+                order.append(k)
+                continue
+            stack.append((k, True))
+            operands = dict.fromkeys(maker[v] for v in prog.reads[k])
+            stack.extend((p, False) for p in reversed(operands) if not done[p])
+    return order
 
-    def __init__(self, f, source: str, chunk: int) -> None:
-        self.prog = prog = _Program(f)
-        self.ops = _operations(_casadi())
+
+class _Layout:
+    """Runs of ``chunk`` instructions in ``order``, and slots for the values that cross runs
+    and for calls' results, reused once their last reader has run (first fit over free
+    blocks): the array holds what is live at once, not every value made."""
+
+    def __init__(self, prog: _Program, order: list[int], chunk: int) -> None:
         n = len(prog.ids)
-        self.run_of = [k // chunk for k in range(n)]
-        calls = [k for k, op in enumerate(prog.ids) if op == prog.call]
-        self.callees = dict(zip(calls, _callees(f, source) if calls else [], strict=True))
+        self.run_of = [0] * n
+        for position, k in enumerate(order):
+            self.run_of[k] = position // chunk
         crossing = {
             v for k in range(n) for v in prog.reads[k] if v < n and self.run_of[v] != self.run_of[k]
         }  # values a later run reads: kept in slots
         self.slot: dict[int, int] = {}
         self.result_at: dict[int, int] = {}  # call result value -> its slot
-        self.size = self._allocate(crossing, calls)
-        self.tables: dict[tuple[float, ...], str] = {}
-        self.mirrored = self._symmetric(f)
+        self.size = self._allocate(prog, order, crossing)
 
-    def _allocate(self, crossing: set[int], calls: list[int]) -> int:
-        """Slots for the values that cross runs and for calls' results, reused once their
-        last reader has run (first fit over free blocks): the array holds what is live at
-        once, not every value made."""
-        prog = self.prog
-        last: dict[int, int] = {}
-        for k, reads in enumerate(prog.reads):
-            for v in reads:
-                last[v] = k
+    def _allocate(self, prog: _Program, order: list[int], crossing: set[int]) -> int:
+        last: dict[int, int] = {}  # value -> position of its last reader
+        for position, k in enumerate(order):
+            for v in prog.reads[k]:
+                last[v] = position
         free: list[list[int]] = []  # [start, length] blocks, by start
         size = 0
         ending: dict[int, list[tuple[int, int]]] = {}
@@ -159,7 +188,7 @@ class _Writer:
             size += length
             return size - length
 
-        for k in range(len(prog.ids)):
+        for position, k in enumerate(order):
             if k in crossing:
                 self.slot[k] = take(1)
                 ending.setdefault(last[k], []).append((self.slot[k], 1))
@@ -168,9 +197,9 @@ class _Writer:
                 start = take(len(values))
                 for j, v in enumerate(values):
                     self.result_at[v] = start + j
-                end = max((last.get(v, k) for v in values), default=k)
+                end = max((last.get(v, position) for v in values), default=position)
                 ending.setdefault(end, []).append((start, len(values)))
-            done = ending.pop(k, ())  # blocks read for the last time by instruction k
+            done = ending.pop(position, ())  # blocks read for the last time here
             if not done:
                 continue
             free.extend([start, length] for start, length in done)
@@ -183,6 +212,34 @@ class _Writer:
                     merged.append(block)
             free[:] = merged
         return size
+
+
+class _Writer:
+    """The C of one chunked function (see :func:`chunked_function`).
+
+    Its instructions are written in one of two depth-first orders from the outputs, first to
+    last or last to first, whichever keeps fewer values live at once (the smaller slot array).
+    CasADi's own order is the first; on the Fig. 4a chain it makes the articulated inertia of
+    every link before the first extension of a propagator that needs one (the constraint
+    nearest the root needs the whole chain folded), so all of them are live at once: some
+    10,000 slots at n = 961, beyond the core's first-level cache.  From the last output, each
+    link's fold comes just before its extension: 2,600 slots.
+    """
+
+    def __init__(self, f, source: str, chunk: int) -> None:
+        self.prog = prog = _Program(f)
+        self.ops = _operations(_casadi())
+        calls = [k for k, op in enumerate(prog.ids) if op == prog.call]
+        self.callees = dict(zip(calls, _callees(f, source) if calls else [], strict=True))
+        roots = [k for k, op in enumerate(prog.ids) if op == prog.output]
+        self.size = -1
+        for order in (_depth_first(prog, roots), _depth_first(prog, roots[::-1])):
+            layout = _Layout(prog, order, chunk)
+            if self.size < 0 or layout.size < self.size:
+                self.order, self.run_of, self.size = order, layout.run_of, layout.size
+                self.slot, self.result_at = layout.slot, layout.result_at
+        self.tables: dict[tuple[float, ...], str] = {}
+        self.mirrored = self._symmetric(f)
 
     def name(self, v: int, run: int) -> str:
         if v in self.result_at:
@@ -294,9 +351,7 @@ def chunked_function(f, source: str = "", chunk: int | None = None) -> str:
     n = len(writer.prog.ids)
     runs = []
     for r, start in enumerate(range(0, n, chunk)):
-        lines = [
-            line for k in range(start, min(start + chunk, n)) for line in writer.lines(k, r)
-        ]
+        lines = [line for k in writer.order[start : start + chunk] for line in writer.lines(k, r)]
         runs.append(
             f"static void pvosimr_run{r}(const casadi_real** arg, casadi_real** res, "
             f"casadi_real* restrict s, casadi_real* w) {{\n" + "\n".join(lines) + "\n}\n"
