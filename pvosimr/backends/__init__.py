@@ -5,6 +5,8 @@
   protocol's hooks (one-DoF and free-flyer joint steps, stacked eq. 19 rows);
 - :mod:`.stack`: :class:`~.stack.MatrixStack` and the batched backend, many configurations at once;
 - :mod:`.casadi`: CasADi SX, for operation counts and generated code (needs CasADi);
+- :mod:`.outlined`: CasADi SX with each link's fold and extension a call of a shared function,
+  for generated code that grows by a call per link;
 - :mod:`.counting`: operation counts without CasADi.
 """
 

@@ -95,17 +95,28 @@ The compiled function is a snapshot: editing the model (inertias, placements, ar
 with ``placements="fixed"``, the constraint placements afterwards needs a new :func:`compile`
 (cached if it was built before).
 
-A C compiler's time on one function grows faster than linearly with its length, so a function
-of more than :data:`pvosimr.codegen.chunks.CHUNKED_FROM` CasADi instructions is written as many
+A C compiler's time on one function grows faster than linearly with its length, and
+straight-line code for hundreds of links no longer fits the core's caches, so that its time per
+link grows with the links.  So a function of more than
+:data:`pvosimr.codegen.chunks.CHUNKED_FROM` CasADi instructions (a few hundred links; every
+robot of the bench is below) is *outlined*: traced again on
+:data:`pvosimr.backends.outlined.OUTLINED`, where each link's fold and extension is a call of a
+function shared by its kind of link (``f.shared_functions`` counts them), and written as many
 small C functions (:mod:`pvosimr.codegen.chunks`; ``f.chunked`` says so): its build time, its
-library and its call then grow like its instructions (``pvosimr bench`` writes each library's
-size and build time to ``figures/timings.md``).  Below that line CasADi's one body keeps every
-value in registers, and batches may run on vector lanes (a chunked function's batches are
-scalar).  A lower optimization level still builds faster for a somewhat slower call:
-``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
-G's): hence ``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library
-twice (scalar and on lanes), which about doubles its build time: ``simd=False`` when that
-matters more than batches.
+library and its call then grow like the algorithm (``pvosimr bench`` writes each library's size
+and build time to ``figures/timings.md``).  Below that line CasADi's one unrolled body is
+faster: every value in registers, no calls, and batches may run on vector lanes (an outlined
+function's batches are scalar).  dG and the gradient are never outlined.  A lower optimization
+level still builds faster for a somewhat slower call: ``flags=("-O1",)`` when the build time
+matters more.  dG's C is the largest (about nv times G's): hence
+``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library twice (scalar
+and on lanes), which about doubles its build time: ``simd=False`` when that matters more than
+batches.
+
+Subnormal numbers are flushed to zero while the generated code runs (x86 FTZ and DAZ, the
+caller's mode restored after): on a long chain the coupling between far-apart constraints
+underflows, and x86 computes on subnormal numbers many times slower.  An entry of G changes by
+less than the smallest normal double.
 
 ``-march=native`` can make the single call faster (FMA, AVX) but ties the library to this CPU
 family; it is never added by default (the vector lanes of batches need no flag).

@@ -137,6 +137,8 @@ class CompiledDelassus:
     :func:`compile` call ran the compiler), ``compile_seconds`` (its wall time, 0 when the
     library came from the cache), ``n_instructions`` (of the CasADi function), ``chunked``
     (whether its C is in runs of small functions, :mod:`pvosimr.codegen.chunks`),
+    ``shared_functions`` (how many functions the links' folds and extensions share, where the
+    function is outlined, :mod:`pvosimr.backends.outlined`; else 0),
     ``simd_lanes`` (configurations per instruction in batches, :mod:`pvosimr.codegen.simd`; 0:
     scalar), ``binding`` (``"extension"`` or ``"ctypes"``: how the single call passes a float64
     ``q``, see the module docstring), ``derivatives_library`` and ``vjp_library`` (each a
@@ -166,6 +168,7 @@ class CompiledDelassus:
         self.placements = "input" if info["n_in"] == 2 else "fixed"
         self.n_instructions = info["n_instructions"]
         self.chunked = info.get("chunked", False)
+        self.shared_functions = info.get("shared_functions", 0)
         self.simd_lanes = info.get("simd_lanes", 0)
         self.derivatives_library = derivatives
         self._G = _Library(build.library, info)

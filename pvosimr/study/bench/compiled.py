@@ -90,7 +90,9 @@ def g_facts(compiled, flags: tuple[str, ...]) -> dict:
     sizes = {"n_instructions": compiled.n_instructions, "sz_w": f.sz_w(), "sz_iw": f.sz_iw()}
     args = (compiled.library, compiled.source, flags, compiled.compiled, compiled.compile_seconds)
     facts = build_facts(*args, sizes)
-    return {**facts, "binding": compiled.binding, "simd_lanes": compiled.simd_lanes}
+    shared = compiled.shared_functions
+    return {**facts, "binding": compiled.binding, "simd_lanes": compiled.simd_lanes,
+            "shared_functions": shared}  # fmt: skip
 
 
 def codegen_methods(

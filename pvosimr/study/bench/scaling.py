@@ -6,11 +6,11 @@ generated paths with their memory up to about a thousand links.
 the Fig. 4a chain up to n = 961 links, and records what each path holds in memory: the peak
 bytes traced by :mod:`tracemalloc` during one batched numpy call, and for the generated code
 the size of its shared library, its work arrays (CasADi's ``sz_w`` doubles and ``sz_iw``
-integers, one set per thread) and its compile time.  The generated function of the Fig. 4a
-chain has about 160 CasADi instructions per link; large sizes are compiled in chunks
-(:mod:`pvosimr.codegen.chunks`) at ``-O2`` (:func:`large_flags`).  Beyond :data:`DATA_LINKS`
-no ``pin.Data`` is made (its size grows like nv³), so the numpy single call and Pinocchio's
-are left out there.
+integers, one set per thread) and its compile time.  Inline, the generated function of the
+Fig. 4a chain has about 160 CasADi instructions per link; large sizes are outlined and chunked
+(:mod:`pvosimr.codegen.chunks`) and compiled at ``-O2`` (:func:`large_flags`).  Beyond
+:data:`DATA_LINKS` no ``pin.Data`` is made (its size grows like nv³), so the numpy single call
+and Pinocchio's are left out there.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ LARGE_METHODS = (
 
 LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
 """``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
-from :data:`pvosimr.codegen.chunks.CHUNKED_FROM` instructions on the generated C is many small
-functions, so the compiler's time grows like the code, and ``-O3`` adds build time for little
-speed on straight-line code that does not fit the caches."""
+``-O3`` adds build time for little speed on straight-line code this long, and from
+:data:`pvosimr.codegen.chunks.CHUNKED_FROM` instructions on the generated C is outlined and
+many small functions, so the compiler's time grows like the code."""
 
 DATA_LINKS = 300
 """Largest chain on which the sweep makes a ``pin.Data``: Pinocchio 4 allocates four nv³

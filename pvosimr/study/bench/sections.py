@@ -111,6 +111,11 @@ def _times(points: list[ScalingPoint], names: dict[str, str]) -> Lines:
     return [*lines, "| slope | | " + " | ".join(slopes) + " |"]
 
 
+def _instructions(g: dict) -> str:
+    shared = g.get("shared_functions", 0)
+    return f"{g['n_instructions']}" + (f" + {shared} shared functions" if shared else "")
+
+
 def _memory_row(p: ScalingPoint) -> str:
     batch = p.memory.get("batch:pv-osimr", {})
     peak = batch.get("peak_bytes")
@@ -124,7 +129,7 @@ def _memory_row(p: ScalingPoint) -> str:
         built = [
             byte_size(g.get("library_bytes")),
             byte_size(g.get("work_bytes")),
-            str(g["n_instructions"]),
+            _instructions(g),
             "cached" if seconds is None else f"{seconds:.1f} s",
             f"`{' '.join(g['flags'])}`",
         ]
@@ -144,9 +149,12 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         "",
         f"Median µs per configuration (batched calls of B = {SCALING_BATCH}; the numpy single "
         "call for comparison). The generated code is compiled with "
-        f"{_flags_note()}; from {CHUNKED_FROM:,} CasADi instructions on, the generated C is "
-        f"many functions of {CHUNK} instructions (`pvosimr.codegen.chunks`), so the compiler's "
-        "time grows like the code.",
+        f"{_flags_note()}. From {CHUNKED_FROM:,} CasADi instructions on (the line between "
+        "unrolled and outlined code), each link's fold and extension is a call of a function "
+        "shared by its kind of link (`pvosimr.backends.outlined`; the memory table counts "
+        "them), and the rest is many C functions of "
+        f"{CHUNK} instructions (`pvosimr.codegen.chunks`), so the compiler's time and the "
+        "code grow like the algorithm.",
         "",
         *_times(points, names),
         "",
@@ -154,7 +162,8 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         f"B = {SCALING_BATCH} (and per configuration) and during one single numpy call; for "
         "the generated code the shared library, its work arrays (CasADi's sz_w doubles and "
         "sz_iw integers, one set per calling thread; 0 where CasADi keeps every intermediate "
-        "in C local variables, on the stack), its CasADi instructions and its compile time "
+        "in C local variables, on the stack), its CasADi instructions (and the functions "
+        "the outlined code shares: a call is one instruction) and its compile time "
         '("cached": built by an earlier run). Beyond n = '
         f"{DATA_LINKS} no pin.Data is made (Pinocchio allocates four nv³ tensors of "
         "second-order derivatives in each), so the numpy single call and Pinocchio's calls "
