@@ -90,7 +90,7 @@ def test_the_four_files_and_the_printed_summary(written):
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "timings.pdf").read_bytes()[:5] == b"%PDF-"
     printed = [f"{t['verdict']:8s} {t['target']}: {t['measured']}" for t in data["targets"]]
-    assert stdout.splitlines()[6:] == printed and len(printed) == 7
+    assert stdout.splitlines()[6:] == printed and len(printed) == 8
     # Atlas is not in this run: its targets say so instead of inventing a verdict.
     atlas = [t for t in data["targets"] if "(Atlas 2×6D)" in t["target"]]
     assert len(atlas) == 5 and all(
@@ -374,7 +374,7 @@ def test_targets_on_a_synthetic_result():
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
     result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
     found = [v for _, _, v in bench.targets(result)]
-    assert found == ["not met"] * 7
+    assert found == ["not met"] * 8
     assert bench.targets(result)[2][1] == "not measured on talos/feet_6d"
     assert bench.targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
     assert bench.targets(result)[6][1].startswith("not measured")
@@ -385,7 +385,17 @@ def test_targets_on_a_synthetic_result():
     atlas.timings["numpy:pv-osimr"] = timing_of(600.0)
     atlas.timings["dG:codegen"] = timing_of(100.0)
     atlas.timings[derivatives.VJP] = timing_of(13.6)  # 4.0 generated G calls
-    assert [v for _, _, v in bench.targets(result)] == ["met"] * 7
+    assert [v for _, _, v in bench.targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
+    result["large"] = [
+        bench.ScalingPoint("chain_welded_every_k", k, k * k, 6 * k,
+                           {"codegen:pv-osimr": 0.1 * (k * k) ** 1.05},
+                           {"codegen:pv-osimr": {"library_bytes": 1000 * k * k}})
+        for k in (2, 8, 16, 22, 31)
+    ]  # fmt: skip
+    assert bench.targets(result)[7][2] == "met"
+    assert bench.targets(result)[7][1] == "time 1.05, library 1.00 (n = 64, 256, 484, 961)"
+    result["large"][-1].medians_us["codegen:pv-osimr"] *= 1.2  # the last point 20% slower
+    assert bench.targets(result)[7][2] == "not met"
     atlas.timings[derivatives.VJP] = timing_of(13.7)
     assert [v for _, _, v in bench.targets(result)][6] == "not met"
     atlas.timings[t2] = timing_of(0.8)  # 0.08×: within every case's 0.1, not Atlas's 0.07
