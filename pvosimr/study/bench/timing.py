@@ -14,7 +14,7 @@ import numpy as np
 from pvosimr import zoo
 
 from ..progress import progress_bar
-from .crossover import CROSSOVER_BATCH, CROSSOVER_SIZES, time_crossover
+from .crossover import CROSSOVER_BATCH, CROSSOVER_SIZES, blas_threads, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .loop import N_CONFIGS, time_methods
@@ -126,45 +126,50 @@ def run(
     :func:`pvosimr.study.bench.write` reports."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
-    info = machine()
-    started = time.perf_counter()
-    results, unavailable = _time_cases(
-        cases,
-        _derivative_cases(derivative_cases),
-        progress,
-        repeats=repeats,
-        codegen=codegen,
-        codegen_flags=codegen_flags,
-        derivative_flags=derivative_flags,
-        cache_dir=cache_dir,
-        batch_size=batch_size,
-        seed=seed,
-    )
-    mujoco, mujoco_unavailable, mujoco_skipped = time_mujoco(
-        mujoco_robots, repeats=repeats, seed=seed, progress=progress
-    )
-    sizes = SCALING_SIZES if scaling is None else scaling
-    few = max(3, repeats // 3)
-    points = time_scaling(sizes, few, seed, progress) if sizes else []
-    ks = LARGE_SIZES if large is None else large
-    options = {"seed": seed, "flags": tuple(codegen_flags), "cache_dir": cache_dir}
-    large_repeats = max(2, min(5, repeats // 6))  # a sample of n = 961 lasts up to a second
-    large_points = (
-        time_large(ks, large_repeats, codegen=codegen, progress=progress, **options) if ks else []
-    )
-    crossover_sizes = CROSSOVER_SIZES if crossover is None else crossover
-    crossover_points, blas = [], "—"
-    if crossover_sizes:
-        crossover_points, blas = time_crossover(
-            crossover_sizes,
-            max(3, min(7, repeats // 4)),  # a sample of n = 300 lasts up to half a second
+    # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
+    # spinning for a while, on the core that the two-thread batches of the next sample need.
+    with blas_threads(1) as blas:
+        info = machine()
+        started = time.perf_counter()
+        results, unavailable = _time_cases(
+            cases,
+            _derivative_cases(derivative_cases),
+            progress,
+            repeats=repeats,
             codegen=codegen,
-            progress=progress,
-            batch=CROSSOVER_BATCH,
-            **options,
+            codegen_flags=codegen_flags,
+            derivative_flags=derivative_flags,
+            cache_dir=cache_dir,
+            batch_size=batch_size,
+            seed=seed,
         )
+        mujoco, mujoco_unavailable, mujoco_skipped = time_mujoco(
+            mujoco_robots, repeats=repeats, seed=seed, progress=progress
+        )
+        sizes = SCALING_SIZES if scaling is None else scaling
+        few = max(3, repeats // 3)
+        points = time_scaling(sizes, few, seed, progress) if sizes else []
+        ks = LARGE_SIZES if large is None else large
+        options = {"seed": seed, "flags": tuple(codegen_flags), "cache_dir": cache_dir}
+        large_repeats = max(2, min(5, repeats // 6))  # a sample of n = 961 lasts up to a second
+        large_points = (
+            time_large(ks, large_repeats, codegen=codegen, progress=progress, **options)
+            if ks
+            else []
+        )
+        crossover_sizes = CROSSOVER_SIZES if crossover is None else crossover
+        crossover_points = []
+        if crossover_sizes:
+            crossover_points, _ = time_crossover(
+                crossover_sizes,
+                max(3, min(7, repeats // 4)),  # a sample of n = 300 lasts up to half a second
+                codegen=codegen,
+                progress=progress,
+                batch=CROSSOVER_BATCH,
+                **options,
+            )
     return {
-        "machine": info,
+        "machine": {**info, "numpy's BLAS threads during the run": blas},
         "command": command or "pvosimr.study.bench.run()",
         "repeats": repeats,
         "batch_size": batch_size,
