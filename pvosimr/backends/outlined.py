@@ -1,21 +1,25 @@
-"""The articulated-body fold of every link as a call of one shared C function per kind of joint.
+"""Each link's articulated-body fold and propagator extension as a call of one shared function
+per kind of link.
 
 The backward sweep folds each link into its parent, ``H^A_{π(i)} += X_iᵀ (H^A_i − U_i D_i⁻¹
-U_iᵀ) X_i`` (:meth:`pvosimr.backends.protocol.JointStep.fold_into`): some hundred operations
-per link, the bulk of a generated function on a long chain.  Unrolled, they make code that
-grows with the links and, beyond a few hundred, no longer fits the core's cache: time per link
-rises with n.  Here that step is a CasADi function of its inputs, traced once for each *kind*
-of link (the joint's motion subspace, which entries of its transforms and armature are
-structurally nonzero) and called where each link folds (a CasADi ``never_inline`` call node).
+U_iᵀ) X_i`` (:meth:`pvosimr.backends.protocol.JointStep.fold_into`), and PV-OSIMr carries its
+extended inverse inertia and propagator over each link below a constraint (eqs. 16–17,
+:meth:`~pvosimr.backends.protocol.JointStep.extend`): on a long chain these are most of the
+operations of a generated function.  Unrolled, they make code that grows with the links and,
+beyond a few hundred, no longer fits the core's caches: time per link rises with n.  Here each
+step is a CasADi function of its inputs, traced once for each *kind* of link (the joint's
+motion subspace; which entries of its transforms, armature and arguments are structurally
+nonzero) and called where each link folds or extends (a CasADi ``never_inline`` call node).
 The link's own numbers (its joint's rotation, its tree placement, its inertia) are the call's
-arguments, so one copy of the fold serves every link of its kind: the generated code grows by
-a call per link, not by a fold per link.  :mod:`pvosimr.codegen.chunks` writes the calls, with
-the arguments handed over by pointer where they are an earlier fold's result or constants.
+arguments, so one copy serves every link of its kind: the generated code grows by a call per
+link.  :mod:`pvosimr.codegen.chunks` writes the calls, with the arguments handed over by pointer
+where they are an earlier call's results or constants.
 
 :data:`OUTLINED` is a :class:`~pvosimr.backends.casadi.CasadiBackend` whose
 :func:`~pvosimr.backends.protocol.joint_step` hook returns an :class:`OutlinedStep`: the
 algorithms run on it unchanged.  Everything else (the kinematics, the constraint rows, the
-O(m²) assembly) stays inline.
+O(m²) assembly) stays inline, and so does the step of a joint whose motion subspace depends on
+q (no shared function can hold it as a constant).
 """
 
 from __future__ import annotations
@@ -89,13 +93,8 @@ def _key(M: Matrix) -> Matrix:
 def _kernel(method: str, S: tuple, armature: bool, structure: tuple, patterns: tuple):
     """The step's ``method`` as a function of its matrix arguments, then link ``i``'s
     upper-triangular ``H^A_i``, its armature and its transform's matrices (``patterns``, in
-    that order), built by the generic step on symbols; its outputs are the method's.
-
-    The method's arguments come first: CasADi orders a function's instructions depth first
-    from its outputs, visiting a call's arguments left to right, so on a chain it makes each
-    link's extension right after the link below (and the fold that the extension needs), and
-    few values are live at once; with ``H^A_i`` first it makes every fold before the first
-    extension and keeps all their results."""
+    that order), built by the generic step on symbols; its outputs are the method's, symmetric
+    ones as their upper triangles."""
     syms = [SX.sym(f"x{k}", _sparsity(p)) for k, p in enumerate(patterns)]
     inputs = list(syms)
     n_args = {"fold": 1, "extend": 2}[method]

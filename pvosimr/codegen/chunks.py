@@ -221,9 +221,9 @@ class _Writer:
     last or last to first, whichever keeps fewer values live at once (the smaller slot array).
     CasADi's own order is the first; on the Fig. 4a chain it makes the articulated inertia of
     every link before the first extension of a propagator that needs one (the constraint
-    nearest the root needs the whole chain folded), so all of them are live at once: some
-    10,000 slots at n = 961, beyond the core's first-level cache.  From the last output, each
-    link's fold comes just before its extension: 2,600 slots.
+    nearest the root needs the whole chain folded), so all of them are live at once, more than
+    the core's first-level cache holds on long chains.  From the last output (the constraint
+    farthest from the root), each link's fold comes just before its extension.
     """
 
     def __init__(self, f, source: str, chunk: int) -> None:
@@ -323,11 +323,13 @@ class _Writer:
                 for k, op in enumerate(prog.ids)
                 if op == prog.output and prog.outputs[k][0] == o
             }
-            if all(value[i + j * m] == value[j + i * m] for j in range(m) for i in range(j + 1, m)):
+            pairs = ((i + j * m, j + i * m) for j in range(m) for i in range(j + 1, m))
+            if all(value.get(low) == value.get(up) for low, up in pairs):
                 found[o] = m
         return found
 
     def mirror_c(self) -> str:
+        """The loops that fill the lower triangles of :meth:`_symmetric`'s outputs."""
         return "".join(
             f"  for (int j = 0; j < {m}; ++j) for (int i = j + 1; i < {m}; ++i) "
             f"res[{o}][i + j * {m}] = res[{o}][j + i * {m}];\n"
