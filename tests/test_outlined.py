@@ -88,3 +88,20 @@ def test_outlined_is_for_g_only():
     robot = zoo.chain_welded_every_k(2)
     with pytest.raises(ValueError, match="outlined=True is for G"):
         symbolic.delassus_function(robot.model, robot.constraints, vjp=True, outlined=True)
+
+
+@pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40), ("RZ", 120)])
+def test_outlined_deep_chains_match_the_dense_truth(kind, n):
+    """The deep chains of tests/test_deep_chains.py (where an asymmetric rounding error in
+    D⁻¹ would grow link by link): the outlined function at the dense truth's accuracy."""
+    from pvosimr.reference.truth import TOLERANCE, rel_err
+    from pvosimr.study.accuracy import dense_truth
+    from pvosimr.zoo.seeded import random_chain
+    from pvosimr.zoo.seeded import random_q as seeded_q
+
+    model, cms = random_chain([kind] * n, seed=0)
+    q = seeded_q(model, np.random.default_rng(1))
+    truth, _, _ = dense_truth(model, model.createData(), q, cms)
+    outlined = symbolic.delassus_function(model, cms, outlined=True)
+    assert outlined.get_function()  # folded through shared functions
+    assert rel_err(np.array(outlined(q)), truth) <= TOLERANCE
