@@ -58,7 +58,11 @@ class _Delassus(NamedTuple):
 
 
 def _delassus(
-    model: pin.Model, constraint_models: Iterable, algorithm: str, placements: str, B=CASADI
+    model: pin.Model,
+    constraint_models: Iterable,
+    algorithm: str,
+    placements: str,
+    B: CasadiBackend = CASADI,
 ) -> _Delassus:
     """G's expression, the one graph :func:`delassus_function` returns or differentiates."""
     if placements not in PLACEMENTS:

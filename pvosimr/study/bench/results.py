@@ -20,6 +20,7 @@ __all__ = [
     "case_cell",
     "log_log_slope",
     "microseconds",
+    "slope",
     "timing_cell",
 ]
 
@@ -154,11 +155,16 @@ def case_cell(case: CaseResult, method: str) -> str:
     return case.skipped.get(method, "—")
 
 
-def log_log_slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:
-    """Least-squares slope of log(time) against log(n) over the ``last`` largest sizes."""
-    xs = np.array([p.n for p in points if method in p.medians_us], dtype=float)
-    ys = np.array([p.medians_us[method] for p in points if method in p.medians_us])
-    if len(xs) < 2:
+def slope(ns: list[int], values: list[float], last: int = 4) -> float | None:
+    """Least-squares slope of log(value) against log(n) over the ``last`` largest sizes (None
+    with fewer than two)."""
+    if len(ns) < 2:
         return None
-    xs, ys = xs[-last:], ys[-last:]
+    xs, ys = np.array(ns[-last:], dtype=float), np.array(values[-last:], dtype=float)
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def log_log_slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:
+    """:func:`slope` of ``method``'s time per call on the points that timed it."""
+    timed = [p for p in points if method in p.medians_us]
+    return slope([p.n for p in timed], [p.medians_us[method] for p in timed], last)

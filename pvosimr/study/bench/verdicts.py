@@ -21,7 +21,7 @@ from __future__ import annotations
 from .compiled import batch_name
 from .derivatives import REFERENCE, VJP
 from .methods import BATCH_SIZE
-from .results import CaseResult, ScalingPoint, log_log_slope, microseconds
+from .results import CaseResult, ScalingPoint, log_log_slope, microseconds, slope
 
 __all__ = ["CASE_TARGETS", "TARGET_CASE", "case_table", "ratio", "targets"]
 
@@ -150,10 +150,9 @@ SLOPE_TARGET = (
 def _slope_row(points: list[ScalingPoint]) -> Row:
     """Target 8 from the large sweep's generated single call and library sizes."""
     method = "codegen:pv-osimr"
-    sized = [p for p in points if "library_bytes" in p.memory.get(method, {})]
-    as_time = [ScalingPoint(p.family, p.size, p.n, p.m, {"size": p.memory[method]["library_bytes"]})
-               for p in sized]  # fmt: skip
-    time, size = log_log_slope(points, method), log_log_slope(as_time, "size")
+    built = [p.memory[method] for p in points if "library_bytes" in p.memory.get(method, {})]
+    ns = [p.n for p in points if "library_bytes" in p.memory.get(method, {})]
+    time, size = log_log_slope(points, method), slope(ns, [b["library_bytes"] for b in built])
     if time is None or size is None:
         return (
             SLOPE_TARGET,
