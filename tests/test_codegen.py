@@ -1,5 +1,6 @@
 """pvosimr.codegen.build: the compiled q ↦ G equals the numpy path, is cached, and fails clearly."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from _trees import DEFAULT_JOINT_TYPES, TreeSpec, build_tree, random_q
 import pvosimr
 from pvosimr.codegen import cache as entries
 from pvosimr.codegen import compiler as toolchain
+from pvosimr.codegen.c_source import FINITE_C
 from pvosimr.kinematics.joints import unit_parts
 from pvosimr.notices import QUIET_VARIABLE
 from pvosimr.reference.truth import rel_err
@@ -395,3 +397,28 @@ def test_an_entry_is_used_only_if_it_matches_its_record(tmp_path, capfd):
     assert not entries.usable(entry)
     assert len(list(tmp_path.glob("lib.so.damaged-*"))) == 2
     assert "another hash than the 12 bytes recorded" in capfd.readouterr().err
+
+
+def test_the_finite_check_finds_every_nan_and_infinity(tmp_path):
+    """``pvosimr_finite``, the C check of every output, on 0 to 11 numbers (its groups of
+    four and the rest): one NaN or infinity at any place is found; the largest, the smallest
+    subnormal and zero of either sign are finite."""
+    source = tmp_path / "finite.c"
+    source.write_text(
+        "typedef double casadi_real;\ntypedef long long casadi_int;\n"
+        + FINITE_C
+        + "int check(const double* x, long long n) { return pvosimr_finite(x, n); }\n"
+    )
+    library = tmp_path / "finite.so"
+    command = [*toolchain.find_compiler(), "-O2", "-shared", "-fPIC", str(source)]
+    subprocess.run([*command, "-o", str(library)], check=True)
+    check = ctypes.CDLL(str(library)).check
+    finite = [np.finfo(float).max, -np.finfo(float).max, 5e-324, -5e-324, 0.0, -0.0, 1.0]
+    for n in range(12):
+        x = np.array([finite[k % len(finite)] for k in range(n)])
+        assert check(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n)) == 1
+        for k in range(n):
+            for bad in (np.nan, -np.nan, np.inf, -np.inf):
+                y = x.copy()
+                y[k] = bad
+                assert check(y.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n)) == 0

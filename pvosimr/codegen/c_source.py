@@ -34,6 +34,7 @@ __all__ = [
     "BAD_Q",
     "BAD_W",
     "EVAL_FAILED",
+    "FINITE_C",
     "NON_FINITE",
     "NOT_FAST",
     "NO_MEMORY",
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "8"
+WRAPPER_VERSION = "9"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
@@ -63,6 +64,33 @@ _FLUSH = """#if defined(__x86_64__) || defined(__SSE2__)
 #define PVOSIMR_FLUSH_BEGIN
 #define PVOSIMR_FLUSH_END
 #endif
+"""
+
+#: C of ``pvosimr_finite(x, n)``: whether the ``n`` doubles at ``x`` are all finite.
+FINITE_C = """
+/* Whether all n numbers of x are finite, read as integers: a double is infinite or NaN exactly
+   where its 11 exponent bits are all ones, and only there does adding one to them carry into
+   the sign bit.  Branch-free, two numbers to a 16-byte vector (a width every x86-64 and ARMv8
+   CPU has): a large model's output holds tens of thousands of numbers, and a compare and
+   branch for each is a visible part of the call. */
+#define PVOSIMR_EXPONENT 0x7ff0000000000000ULL
+#define PVOSIMR_EXPONENT_ONE 0x0010000000000000ULL
+typedef unsigned long long pvosimr_u2 __attribute__((vector_size(16), aligned(8), may_alias));
+static int pvosimr_finite(const casadi_real* x, casadi_int n) {
+  pvosimr_u2 a = {0, 0}, b = {0, 0};
+  unsigned long long t, one = 0;
+  casadi_int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a |= (*(const pvosimr_u2*)(x + i) & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
+    b |= (*(const pvosimr_u2*)(x + i + 2) & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
+  }
+  for (; i < n; ++i) {
+    __builtin_memcpy(&t, x + i, sizeof t);
+    one |= (t & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
+  }
+  a |= b;
+  return !((a[0] | a[1] | one) >> 63);
+}
 """
 
 #: Threads beyond this are not used (the table of workers lives on the stack).
@@ -121,7 +149,7 @@ def entry_points(
     if n_w:
         w_param = "                                      const casadi_real* W,\n"
         w_check = (
-            f"  if (check) for (i = 0; i < {n_w}; ++i) if (!isfinite(W[i])) return {BAD_W};\n"
+            f"  if (check && !pvosimr_finite(W, {n_w})) return {BAD_W};\n"
             f"  arg[{sizes['n_in'] - 1}] = W;\n"
         )
         w_field = "  const casadi_real* W;\n  long long w_stride;\n"
@@ -149,7 +177,7 @@ def entry_points(
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
-{_FLUSH}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
+{_FLUSH}{FINITE_C}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
@@ -163,7 +191,7 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p
   i = {call}(arg, res, iw, w, 0);
   PVOSIMR_FLUSH_END
   if (i) return {EVAL_FAILED};
-  for (i = 0; i < {n_out}; ++i) if (!isfinite(out[i])) return {NON_FINITE};
+  if (!pvosimr_finite(out, {n_out})) return {NON_FINITE};
   return {OK};
 }}
 
