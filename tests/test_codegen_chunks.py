@@ -9,6 +9,7 @@ from _trees import TreeSpec, build_tree, random_q
 
 codegen = codegen_or_skip()
 chunks = pytest.importorskip("pvosimr.codegen.chunks")
+simd = pytest.importorskip("pvosimr.codegen.simd")
 
 
 import casadi as ca  # noqa: E402
@@ -58,6 +59,31 @@ def test_chunked_code_equals_the_one_body(tmp_path, monkeypatch, chunk):
         1.0, np.abs(whole(qs)).max()
     )
 
+
+
+@pytest.mark.skipif(
+    simd.lanes(None, simd.cpu_features(tuple(codegen.find_compiler()))) == 0,
+    reason="no AVX2 and FMA here",
+)
+def test_chunked_code_runs_on_fused_multiply_adds(tmp_path, monkeypatch):
+    """Where the CPU has FMA and AVX2, a chunked library holds a copy of its runs and shared
+    functions compiled for them, which the single call and a batch's rows run; the plain
+    copy (the scalar build, the fallback) gives the same matrices to rounding."""
+    model, cms = _tree()
+    monkeypatch.setattr(chunks, "CHUNKED_FROM", 0)
+    flags = ("-O2",)  # GCC forms fused multiply-adds from -O2 on
+    native = codegen.compile(model, cms, flags=flags, cache_dir=tmp_path)
+    plain = codegen.compile(model, cms, flags=flags, cache_dir=tmp_path, simd=False)
+    assert native.chunked and plain.chunked
+    source = native.source.read_text()
+    assert "pvosimr_native_f(" in source and "pvosimr_native_run0(" in source
+    assert re.search(r"pvosimr_native_f\d+\(a, r, 0, w, 0\)", source)
+    assert "pvosimr_native_f" not in plain.source.read_text()
+    qs = np.array([random_q(model, np.random.default_rng(k)) for k in range(6)])
+    G, G0 = np.array([native(q) for q in qs]), plain(qs, threads=1)
+    assert np.abs(G - G0).max() <= 1e-13 * np.abs(G0).max()
+    assert not np.array_equal(G, G0)  # fused multiply-adds round differently: the copy ran
+    assert np.array_equal(native(qs, threads=2), G)  # a batch's rows are the single call's
 
 def test_values_crossing_runs_are_handed_on():
     """A value made in run 0 and read in run 2 goes through a slot; one read in its own run

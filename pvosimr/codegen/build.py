@@ -106,7 +106,8 @@ small C functions (:mod:`pvosimr.codegen.chunks`; ``f.chunked`` says so): its bu
 library and its call then grow like the algorithm (``pvosimr bench`` writes each library's size
 and build time to ``figures/timings.md``).  Below that line CasADi's one unrolled body is
 faster: every value in registers, no calls, and batches may run on vector lanes (an outlined
-function's batches are scalar).  dG and the gradient are never outlined.  A lower optimization
+function's batches are scalar; where the CPU has FMA and AVX2, its single call and batch rows
+run on a copy of its C compiled for them, as below the line).  dG and the gradient are never outlined.  A lower optimization
 level still builds faster for a somewhat slower call: ``flags=("-O1",)`` when the build time
 matters more.  dG's C is the largest (about nv times G's): hence
 ``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library twice (scalar
@@ -337,7 +338,11 @@ def _assemble(info: dict, lanes: int) -> str:
     function = vector.vector_function(generated, info["fname"], info["n_in"]) if wanted else None
     info["simd_lanes"] = 0 if function is None else lanes
     section = function and vector.section(function, info["nq"], info["n_out"], lanes)
-    native = vector.native_function(generated, info["fname"]) if function else None
+    if info["chunked"]:  # no lanes, but the single call and rows on fused multiply-adds
+        copy = chunks.native_copy(generated) if lanes else None
+    else:
+        copy = vector.native_copy(generated, info["fname"]) if function else None
+    native = copy and vector.on_native(copy)
     info["native"] = native is not None
     entry = c_text.entry_points(
         info["fname"], info, info["unit_parts"], info["q_bound"], section, native

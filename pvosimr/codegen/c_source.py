@@ -79,12 +79,12 @@ typedef unsigned long long pvosimr_u2 __attribute__((vector_size(16), aligned(8)
 static int pvosimr_finite(const casadi_real* x, casadi_int n) {
   pvosimr_u2 a = {0, 0}, b = {0, 0};
   unsigned long long t, one = 0;
-  casadi_int i = 0;
-  for (; i + 4 <= n; i += 4) {
+  casadi_int i, groups = n - n % 4;
+  for (i = 0; i < groups; i += 4) {
     a |= (*(const pvosimr_u2*)(x + i) & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
     b |= (*(const pvosimr_u2*)(x + i + 2) & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
   }
-  for (; i < n; ++i) {
+  for (i = groups; i < n; ++i) {
     __builtin_memcpy(&t, x + i, sizeof t);
     one |= (t & PVOSIMR_EXPONENT) + PVOSIMR_EXPONENT_ONE;
   }
@@ -138,7 +138,7 @@ def entry_points(
     (:func:`pvosimr.codegen.simd.section`), which the batch then runs on groups of
     ``sizes["simd_lanes"]`` rows where the CPU allows, or None (scalar rows only).
     ``native``: a copy of the function compiled for this CPU's fused multiply-adds
-    (:func:`pvosimr.codegen.simd.native_function`), which every row then runs where the CPU has
+    (:func:`pvosimr.codegen.simd.on_native`), which every row then runs where the CPU has
     them, or None.
     """
     nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)

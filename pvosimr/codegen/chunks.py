@@ -383,5 +383,20 @@ def replace_body(source: str, f, chunk: int | None = None) -> str:
 
 
 _NOINLINE = r"\nstatic __attribute__((noinline)) int \1("
+
+def native_copy(source: str) -> str:
+    """The C of :func:`replace_body`'s ``source`` that runs the function (the functions it
+    calls, its runs and ``casadi_f0``) once more, ``casadi_f0`` as ``pvosimr_native_f`` and the
+    rest renamed beside it, for :func:`pvosimr.codegen.simd.on_native`; the tables of constants
+    are shared."""
+    parts = []
+    for match in re.finditer(r"\nstatic __attribute__\(\(noinline\)\) int casadi_f\d+\(", source):
+        parts.append(source[match.start() + 1 : source.index("\n}\n", match.end()) + 3])
+    start = source.index("static void pvosimr_run0(")
+    parts.append(source[start : source.index("\n}\n", source.index(_HEAD)) + 3])
+    code = re.sub(r"\bcasadi_f0\(", "pvosimr_native_f(", "\n".join(parts))
+    code = re.sub(r"\bcasadi_f(\d+)\(", r"pvosimr_native_f\1(", code)
+    return re.sub(r"\bpvosimr_run(\d+)\(", r"pvosimr_native_run\1(", code)
+
 """The functions ``f`` calls stay functions: inlined at every call, they would be the unrolled
 code again."""

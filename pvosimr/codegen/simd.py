@@ -35,7 +35,8 @@ __all__ = [
     "REDUCTION_LIMIT",
     "cpu_features",
     "lanes",
-    "native_function",
+    "native_copy",
+    "on_native",
     "scratch_bytes",
     "section",
     "vector_function",
@@ -248,17 +249,22 @@ NATIVE = FEATURES[4]
 """The features the single call's copy is compiled for: fused multiply-adds (FMA) and AVX2."""
 
 
-def native_function(source: str, fname: str) -> str | None:
-    """CasADi's function ``fname`` of ``source`` once more, as ``pvosimr_native_f``, compiled
-    for :data:`NATIVE` (a ``target`` pragma) behind ``pvosimr_native_usable()``: the single
-    call on this CPU's fused multiply-adds, with the plain function as the fallback.  None
-    where the function is not found."""
+def native_copy(source: str, fname: str) -> str | None:
+    """CasADi's function ``fname`` of ``source`` once more, as ``pvosimr_native_f`` (for
+    :func:`on_native`); None where the function is not found."""
     header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int (casadi_f\d+)\(", source)
     if header is None:
         return None
     start = header.start(1) - len("static int ")
     end = source.index("\n}\n", header.end()) + 3
-    function = source[start:end].replace(header.group(1), "pvosimr_native_f", 1)
+    return source[start:end].replace(header.group(1), "pvosimr_native_f", 1)
+
+
+def on_native(code: str) -> str:
+    """``code``, which defines ``pvosimr_native_f`` (a copy of the generated function:
+    :func:`native_copy`, :func:`pvosimr.codegen.chunks.native_copy`), compiled for
+    :data:`NATIVE` (a ``target`` pragma) behind ``pvosimr_native_usable()``: the single call on
+    this CPU's fused multiply-adds, with the plain function as the fallback."""
     target = ",".join(NATIVE)
     supports = " && ".join(f'__builtin_cpu_supports("{name}")' for name in NATIVE)
     return f"""
@@ -274,7 +280,7 @@ static int pvosimr_native_usable(void) {{
 #pragma GCC push_options
 #pragma GCC target("{target}")
 #endif
-{function}#if defined(__clang__)
+{code}#if defined(__clang__)
 #pragma clang attribute pop
 #else
 #pragma GCC pop_options
