@@ -107,12 +107,12 @@ library and its call then grow like the algorithm (``pvosimr bench`` writes each
 and build time to ``figures/timings.md``).  Below that line CasADi's one unrolled body is
 faster: every value in registers, no calls, and batches may run on vector lanes (an outlined
 function's batches are scalar; where the CPU has FMA and AVX2, its single call and batch rows
-run on a copy of its C compiled for them, as below the line).  dG and the gradient are never outlined.  A lower optimization
-level still builds faster for a somewhat slower call: ``flags=("-O1",)`` when the build time
-matters more.  dG's C is the largest (about nv times G's): hence
-``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library twice (scalar
-and on lanes), which about doubles its build time: ``simd=False`` when that matters more than
-batches.
+run on a copy of its C compiled for them, as below the line).  dG and the gradient are never
+outlined.  A lower optimization level still builds faster for a somewhat slower call:
+``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
+G's): hence ``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library
+twice (scalar and on lanes), which about doubles its build time: ``simd=False`` when that
+matters more than batches.
 
 Subnormal numbers are flushed to zero while the generated code runs (x86 FTZ and DAZ, the
 caller's mode restored after): on a long chain the coupling between far-apart constraints

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["CHUNK", "CHUNKED_FROM", "chunked_function", "replace_body"]
+__all__ = ["CHUNK", "CHUNKED_FROM", "chunked_function", "native_copy", "replace_body"]
 
 CHUNK = 400
 """Instructions per C function: small enough for an optimising compiler's time per function to
@@ -383,6 +383,9 @@ def replace_body(source: str, f, chunk: int | None = None) -> str:
 
 
 _NOINLINE = r"\nstatic __attribute__((noinline)) int \1("
+"""The functions ``f`` calls stay functions: inlined at every call, they would be the unrolled
+code again."""
+
 
 def native_copy(source: str) -> str:
     """The C of :func:`replace_body`'s ``source`` that runs the function (the functions it
@@ -397,6 +400,3 @@ def native_copy(source: str) -> str:
     code = re.sub(r"\bcasadi_f0\(", "pvosimr_native_f(", "\n".join(parts))
     code = re.sub(r"\bcasadi_f(\d+)\(", r"pvosimr_native_f\1(", code)
     return re.sub(r"\bpvosimr_run(\d+)\(", r"pvosimr_native_run\1(", code)
-
-"""The functions ``f`` calls stay functions: inlined at every call, they would be the unrolled
-code again."""
