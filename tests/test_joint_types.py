@@ -310,6 +310,8 @@ def _check_tilted(kind: str, k: int, tilt: float, compiled=None) -> float:
     qs = np.array([random_q(model, rng) for _ in range(4)])
     data = model.createData()
     f = symbolic.delassus_function(model, cms)
+    outlined = symbolic.delassus_function(model, cms, outlined=True)  # a shared fold per kind
+    assert outlined.get_function() or kind == "universal"  # whose S moves with q: inline
     batch = compute_delassus_batch(model, qs, cms)
     worst = 0.0
     for b, q in enumerate(qs):
@@ -318,6 +320,7 @@ def _check_tilted(kind: str, k: int, tilt: float, compiled=None) -> float:
             rel_err(G, dense_delassus(model, q, cms)),
             rel_err(batch[b], G),
             rel_err(np.array(f(q)), G),
+            rel_err(np.array(outlined(q)), G),
         ]
         if compiled is not None:
             errors.append(rel_err(compiled(q), G))
