@@ -110,9 +110,10 @@ function's batches are scalar; where the CPU has FMA and AVX2, its single call a
 run on a copy of its C compiled for them, as below the line).  dG and the gradient are never
 outlined.  A lower optimization level still builds faster for a somewhat slower call:
 ``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
-G's): hence ``derivative_flags=("-O1",)``.  The vector lanes put G's function in the library
-twice (scalar and on lanes), which about doubles its build time: ``simd=False`` when that
-matters more than batches.
+G's): hence ``derivative_flags=("-O1",)``.  The vector lanes and the FMA copy put G's function
+in the library three times below the line (plain, on lanes, on FMA) and twice above it (plain,
+on FMA), which doubles its build time or more: ``simd=False`` builds the plain one only, when
+the build time matters more than batches and a faster single call.
 
 Subnormal numbers are flushed to zero while the generated code runs (x86 FTZ and DAZ, the
 caller's mode restored after): on a long chain the coupling between far-apart constraints
