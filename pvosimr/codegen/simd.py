@@ -276,11 +276,13 @@ static int pvosimr_native_usable(void) {{
 }}
 #if defined(__clang__)
 #pragma clang attribute push (__attribute__((target("{target}"))), apply_to = function)
+#pragma clang fp contract(fast) /* GCC's default: a product and a sum in two statements fuse */
 #else
 #pragma GCC push_options
 #pragma GCC target("{target}")
 #endif
 {code}#if defined(__clang__)
+#pragma clang fp contract(on)
 #pragma clang attribute pop
 #else
 #pragma GCC pop_options
