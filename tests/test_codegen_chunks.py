@@ -60,7 +60,6 @@ def test_chunked_code_equals_the_one_body(tmp_path, monkeypatch, chunk):
     )
 
 
-
 @pytest.mark.skipif(
     simd.lanes(None, simd.cpu_features(tuple(codegen.find_compiler()))) == 0,
     reason="no AVX2 and FMA here",
@@ -71,7 +70,7 @@ def test_chunked_code_runs_on_fused_multiply_adds(tmp_path, monkeypatch):
     copy (the scalar build, the fallback) gives the same matrices to rounding."""
     model, cms = _tree()
     monkeypatch.setattr(chunks, "CHUNKED_FROM", 0)
-    flags = ("-O2",)  # GCC forms fused multiply-adds from -O2 on
+    flags = ("-O2",)  # GCC fuses multiply-adds from -O2 on
     native = codegen.compile(model, cms, flags=flags, cache_dir=tmp_path)
     plain = codegen.compile(model, cms, flags=flags, cache_dir=tmp_path, simd=False)
     assert native.chunked and plain.chunked
@@ -84,6 +83,7 @@ def test_chunked_code_runs_on_fused_multiply_adds(tmp_path, monkeypatch):
     assert np.abs(G - G0).max() <= 1e-13 * np.abs(G0).max()
     assert not np.array_equal(G, G0)  # fused multiply-adds round differently: the copy ran
     assert np.array_equal(native(qs, threads=2), G)  # a batch's rows are the single call's
+
 
 def test_values_crossing_runs_are_handed_on():
     """A value made in run 0 and read in run 2 goes through a slot; one read in its own run
