@@ -343,7 +343,7 @@ def _assemble(info: dict, lanes: int) -> str:
         copy = chunks.native_copy(generated) if lanes else None
     else:
         copy = vector.native_copy(generated, info["fname"]) if function else None
-    native = copy and vector.on_native(copy)
+    native = vector.on_native(copy) if copy else None
     info["native"] = native is not None
     entry = c_text.entry_points(
         info["fname"], info, info["unit_parts"], info["q_bound"], section, native

@@ -150,9 +150,9 @@ SLOPE_TARGET = (
 def _slope_row(points: list[ScalingPoint]) -> Row:
     """Target 8 from the large sweep's generated single call and library sizes."""
     method = "codegen:pv-osimr"
-    built = [p.memory[method] for p in points if "library_bytes" in p.memory.get(method, {})]
-    ns = [p.n for p in points if "library_bytes" in p.memory.get(method, {})]
-    time, size = log_log_slope(points, method), slope(ns, [b["library_bytes"] for b in built])
+    built = [p for p in points if "library_bytes" in p.memory.get(method, {})]
+    size = slope([p.n for p in built], [p.memory[method]["library_bytes"] for p in built])
+    time = log_log_slope(points, method)
     if time is None or size is None:
         return (
             SLOPE_TARGET,
