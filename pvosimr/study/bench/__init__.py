@@ -76,6 +76,8 @@ from .crossover import CROSSOVER_METHODS, CROSSOVER_SIZES, quick_crossover_sizes
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot
+from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
+from .frameworks_section import targets as frameworks_targets
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .mujoco import MUJOCO_ROBOTS, known_robot
 from .report import markdown, write
@@ -91,7 +93,7 @@ from .scaling import (
     time_large,
     time_scaling,
 )
-from .timing import DEFAULT_CASES, run, time_case
+from .timing import DEFAULT_CASES, case_name, run, time_case
 from .verdicts import TARGET_CASE, targets
 
 __all__ = [
@@ -145,6 +147,9 @@ SWITCHES = {
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
     "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
     "(default: time it on --mujoco-robots)",
+    "--only-frameworks": 'run only the section "JAX and PyTorch" (on --frameworks-robots, '
+    f"default {' '.join(FRAMEWORK_CASES)}): no other case, MuJoCo's route or sweep",
+    "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch"',
 }
 """The on/off options and their help."""
 
@@ -187,6 +192,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="MJCF robots (zoo names or files) on which MuJoCo's route to its Delassus matrix "
         f"is timed against pvosimr's (default: {' '.join(MUJOCO_ROBOTS)}, leaving out those "
         f"whose package is not installed; {NONE}: skip; needs MuJoCo)",
+    )
+    parser.add_argument(
+        "--frameworks-robots",
+        nargs="+",
+        metavar="ROBOT[/PRESET]",
+        help='cases of the section "JAX and PyTorch" (pvosimr\'s G under jax.jit/vmap/grad and '
+        "torch autograd against the direct calls; needs jax and torch; default: those of "
+        f"{' '.join(FRAMEWORK_CASES)} in the run's --robots; {NONE}: skip the section)",
+    )
+    parser.add_argument(
+        "--frameworks-batches",
+        nargs="+",
+        type=at_least_one,
+        metavar="B",
+        default=list(FRAMEWORK_BATCHES),
+        help='batch sizes of the section "JAX and PyTorch" (default: %(default)s)',
     )
     _add_count(parser, "--repeats", "N", 30, "samples per method")
     add_out_option(
@@ -284,13 +305,45 @@ def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return quick_crossover_sizes() if args.quick_scaling else CROSSOVER_SIZES
 
 
+def _frameworks(args: argparse.Namespace, cases: Sequence[str]) -> dict | None:
+    """The options of the section "JAX and PyTorch", None where it does not run: its cases
+    are ``--frameworks-robots``, else the run's cases among :data:`FRAMEWORK_CASES`."""
+    if args.frameworks_robots is not None:
+        specs = _chosen(args.frameworks_robots, ())
+    elif args.only_frameworks:
+        specs = FRAMEWORK_CASES
+    else:
+        mine = {_case_or_none(s) for s in FRAMEWORK_CASES}
+        specs = tuple(s for s in cases if _case_or_none(s) in mine - {None})
+    if not specs and not args.only_frameworks:
+        return None
+    batches = tuple(sorted(set(args.frameworks_batches)))
+    frax = () if args.no_frax else None
+    return {"cases": tuple(specs), "batches": batches, "frax_batches": frax}
+
+
+def _case_or_none(spec: str) -> str | None:
+    """``robot/preset`` of ``spec``, None where its model is not installed."""
+    try:
+        return case_name(spec)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError):
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
     args = parser.parse_args(argv)
     require_extra(parser.prog, "matplotlib")  # the plot comes last: fail before timing
+    if args.only_frameworks:
+        args.robots, args.no_mujoco, args.no_scaling, args.no_crossover = [NONE], True, True, True
     cases = _chosen(args.robots, DEFAULT_CASES)
-    for flag, specs in (("--robots", args.robots), ("--derivative-robots", args.derivative_robots)):
+    checked = (
+        ("--robots", args.robots),
+        ("--derivative-robots", args.derivative_robots),
+        ("--frameworks-robots", args.frameworks_robots),
+    )
+    for flag, specs in checked:
         bad = None if specs is None else _check_cases(_chosen(specs, ()), flag, parser.prog)
         if bad is not None:
             return bad
@@ -315,10 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_size=args.batch_size,
         mujoco_robots=mujoco_robots,
         seed=args.seed,
+        frameworks=_frameworks(args, cases),
+        only_frameworks=args.only_frameworks,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )
     for path in write(result, args.out):
         print(path)
-    for t, m, v in targets(result):
+    rows = [] if args.only_frameworks else targets(result)
+    if result.get("frameworks") is not None:
+        rows += frameworks_targets(result["frameworks"])
+    for t, m, v in rows:
         print(f"{v:8s} {t}: {m}")
     return 0

@@ -16,6 +16,8 @@ from pathlib import Path
 from pvosimr.extras import require
 
 from .figure import plot, plot_crossover
+from .frameworks_section import jsonable as frameworks_json
+from .frameworks_section import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
@@ -68,6 +70,8 @@ def _machine(run_result: dict) -> Lines:
 
 
 def _targets(run_result: dict) -> Lines:
+    if run_result.get("only_frameworks"):
+        return []  # the section "JAX and PyTorch" has its own targets
     rows = [f"| {t} | {m} | **{v}** |" for t, m, v in targets(run_result)]
     return ["", "## Targets", "", "| target | measured | verdict |", "|---|---|---|", *rows]
 
@@ -245,6 +249,7 @@ def markdown(run_result: dict) -> str:
             run_result.get("mujoco_unavailable", {}),
             run_result.get("mujoco_skipped"),
         ),
+        *frameworks(run_result.get("frameworks")),
         *_scaling(run_result["scaling"]),
         *large_sweep(run_result.get("large", [])),
         *crossover_sweep(
@@ -266,6 +271,7 @@ def jsonable(run_result: dict) -> dict:
     out["mujoco"] = [r.to_json() for r in run_result.get("mujoco", [])]
     out["crossover"] = [p.__dict__ for p in run_result.get("crossover", [])]
     out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(run_result)]
+    out["frameworks"] = frameworks_json(run_result.get("frameworks"))
     return out
 
 

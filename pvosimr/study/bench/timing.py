@@ -117,13 +117,17 @@ def run(
     mujoco_robots: Sequence[str] = MUJOCO_ROBOTS,
     seed: int = 0,
     progress: bool = True,
+    frameworks: dict | None = None,
+    only_frameworks: bool = False,
     command: str | None = None,
 ) -> dict:
     """Time every case, MuJoCo's route against pvosimr's on ``mujoco_robots`` (none: not run),
     the Fig. 4 sweep (``scaling``, default :data:`SCALING_SIZES`), the large sweep (``large``,
     default :data:`LARGE_SIZES`) and the crossover sweep (``crossover``, default
-    :data:`~.crossover.CROSSOVER_SIZES`; empty: none); the returned dict is what
-    :func:`pvosimr.study.bench.write` reports."""
+    :data:`~.crossover.CROSSOVER_SIZES`; empty: none) and the section "JAX and PyTorch"
+    (``frameworks``: the options of :func:`.frameworks_section.time_frameworks`, which runs
+    first, before anything imports jax; None: not run; ``only_frameworks``: the report has
+    that section alone); the returned dict is what :func:`pvosimr.study.bench.write` reports."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
@@ -131,6 +135,11 @@ def run(
     with blas_threads(1) as blas:
         info = machine()
         started = time.perf_counter()
+        section = None
+        if frameworks is not None:
+            from .frameworks_section import time_frameworks
+
+            section = time_frameworks(**frameworks, repeats=repeats, seed=seed, cache_dir=cache_dir)
         results, unavailable = _time_cases(
             cases,
             _derivative_cases(derivative_cases),
@@ -185,5 +194,7 @@ def run(
         "crossover": crossover_points,
         "crossover_batch": CROSSOVER_BATCH,
         "crossover_blas_threads": blas,
+        "frameworks": section,
+        "only_frameworks": only_frameworks,
         "seconds": time.perf_counter() - started,
     }

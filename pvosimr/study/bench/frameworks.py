@@ -1,0 +1,264 @@
+"""The section "JAX and PyTorch": pvosimr's G inside jit, vmap, grad and torch autograd, against
+the direct calls of the same library in the same run, and against frax's dense route.
+
+Per robot case (default :data:`FRAMEWORK_CASES`) and batch size B (default
+:data:`FRAMEWORK_BATCHES`), on the same B configurations, in interleaved rounds
+(:func:`pvosimr.study.bench.loop.time_methods`):
+
+- ``direct:G``: ``f(qs)`` (``f(q)`` at B = 1) of ``codegen.compile(model, cms, vjp=True)``;
+  ``direct:vjp``: ``f.vjp(qs, W)``, the gradient of ⟨W, G⟩ (:func:`.derivatives.weights`);
+  both on :func:`pvosimr.codegen.call.usable_cores` threads, as the front ends use;
+- ``jax:G``: ``jit(G)`` at B = 1, ``jit(vmap(G))`` beyond, of ``pvosimr.jax.delassus``;
+  ``jax:grad``: ``jit(grad(loss))``, ``jit(vmap(grad(loss)))``, loss = ⟨W, G(q)⟩;
+- ``torch:G``: ``pvosimr.torch.delassus`` on a tensor; ``torch:G+backward``: the forward and
+  ``backward(W)`` of a tensor that requires its gradient.
+
+At B = 1 the trivial calls of :mod:`.trivial` are timed in the same rounds: ``jax:trivial`` (a
+jitted FFI call doubling 8 numbers) and ``torch:trivial`` (a custom op doing the same).
+
+Before timing, each front end's G is compared with ``f(qs)`` (every row; "bitwise" when equal)
+and each gradient with central differences of the direct G at the first configuration, on q's
+coordinates with quaternions and unit-complex pairs normalised (``pin.normalize``), the G that
+the front ends define off the sphere. A method that disagrees is reported, not timed.
+
+On frax's G1 (:mod:`.frax_route`, both feet welded), the same batches time frax's dense
+``jit(vmap(J M⁻¹ Jᵀ))`` and its gradient against pvosimr's, after :func:`.frax_route.agreement`
+passed. jax, torch and frax are imported here only when the section runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from pvosimr.extras import missing_extra
+
+from .derivatives import weights
+from .loop import time_methods
+from .results import Timing
+
+__all__ = [
+    "FRAMEWORK_BATCHES",
+    "FRAMEWORK_CASES",
+    "GRADIENT_TOLERANCE",
+    "FrameworkResult",
+    "Front",
+    "blocking",
+    "loss_gradient_fd",
+    "repeats_at",
+    "time_robot",
+]
+
+FRAMEWORK_CASES = ("atlas/feet_6d", "shadow_hand/fingertips_3d")
+"""The cases of the section by default (the issue's Atlas 2×6D and the Shadow hand)."""
+
+FRAMEWORK_BATCHES = (1, 64, 4096)
+"""Batch sizes B of the section."""
+
+G_TOLERANCE = 1e-12  # max|ΔG| / max(1, max|G|) of a front end's G against f(qs)
+GRADIENT_TOLERANCE = 1e-6  # max|Δg| / max|g| against central differences
+STEP = 1e-6  # h of the central differences on q's coordinates
+
+
+@dataclass
+class FrameworkResult:
+    """One robot of the section: its timings per method name ``<method>:B<B>``, the checks."""
+
+    name: str
+    nv: int
+    m: int
+    timings: dict[str, Timing] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, float] = field(default_factory=dict)
+    bitwise: dict[str, bool] = field(default_factory=dict)
+
+    def median(self, method: str, B: int) -> float | None:
+        """Median seconds per call (a whole batch) of ``method`` at ``B``, if timed."""
+        t = self.timings.get(f"{method}:B{B}")
+        return None if t is None else t.median
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "nv": self.nv,
+            "m": self.m,
+            "timings": {k: t.to_json() for k, t in self.timings.items()},
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "bitwise": self.bitwise,
+        }
+
+
+def loss_gradient_fd(
+    model: pin.Model, G: Callable[[np.ndarray], np.ndarray], q: np.ndarray, W: np.ndarray
+) -> np.ndarray:
+    """Central differences of ⟨W, G(normalize(q))⟩ in q's coordinates (nq numbers); ``G`` takes
+    a (2·nq, nq) batch."""
+    steps = np.concatenate([np.eye(model.nq), -np.eye(model.nq)]) * STEP
+    qs = np.stack([pin.normalize(model, q + s) for s in steps])
+    losses = np.einsum("bij,ij->b", G(qs), W)
+    return (losses[: model.nq] - losses[model.nq :]) / (2 * STEP)
+
+
+def _relative(a, b, floor: float = 0.0) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return np.inf
+    error = float(np.max(np.abs(a - b)) / max(floor, float(np.max(np.abs(b)))))
+    return error if np.isfinite(error) else np.inf
+
+
+class Front:
+    """The front ends of one compiled function: jitted and torch callables per B, checked."""
+
+    def __init__(self, model, cms, f, result: FrameworkResult) -> None:
+        self.model, self.cms, self.f, self.result = model, cms, f, result
+        self.W = weights(result.m)
+        self.jax_G = self.torch_G = None
+        if missing_extra("jax") is None:
+            try:
+                from pvosimr import jax as pj  # the front end, a sibling deliverable
+            except ImportError as exc:
+                self._skip("jax", f"pvosimr.jax unavailable ({exc})")
+            else:
+                self.jax_G = pj.delassus(model, cms)
+        else:
+            self._skip("jax", "jax is not installed")
+        if missing_extra("torch") is None:
+            try:
+                from pvosimr import torch as pt
+            except ImportError as exc:
+                self._skip("torch", f"pvosimr.torch unavailable ({exc})")
+            else:
+                self.torch_G = pt.delassus(model, cms)
+        else:
+            self._skip("torch", "torch is not installed")
+
+    def _skip(self, prefix: str, why: str) -> None:
+        self.result.skipped.setdefault(prefix, why)
+
+    def methods(self, qs: np.ndarray) -> dict[str, tuple[Callable, list, int]]:
+        """The checked methods at B = len(qs), each ``(fn, [input], 1)`` (time per call)."""
+        B, f, W = len(qs), self.f, self.W
+        x = qs[0] if B == 1 else qs
+        out: dict[str, tuple[Callable, list, int]] = {
+            f"direct:G:B{B}": (f, [x], 1),
+            f"direct:vjp:B{B}": (lambda a: f.vjp(a, W), [x], 1),
+        }
+        truth = np.asarray(f(x))
+        fd = loss_gradient_fd(self.model, f, qs[0], W)
+        if self.jax_G is not None:
+            out.update(self._jax(B, x, truth, fd))
+        if self.torch_G is not None:
+            out.update(self._torch(B, x, truth, fd))
+        return out
+
+    def _keep(self, name: str, error: float, tolerance: float, method, out: dict) -> None:
+        self.result.errors[name] = error
+        if error <= tolerance:
+            out[name] = method
+        else:
+            self.result.skipped[name] = f"wrong result (error {error:.1e}), not timed"
+
+    def _jax(self, B: int, x: np.ndarray, truth: np.ndarray, fd: np.ndarray) -> dict:
+        import jax
+        import jax.numpy as jnp
+
+        G, Wj = self.jax_G, jnp.asarray(self.W)
+
+        def loss(q):
+            return jnp.sum(Wj * G(q))
+
+        g, grad = (jax.jit(G), jax.jit(jax.grad(loss)))
+        if B > 1:
+            g, grad = jax.jit(jax.vmap(G)), jax.jit(jax.vmap(jax.grad(loss)))
+        xj = jax.device_put(jnp.asarray(x))
+        out: dict = {}
+        value = np.asarray(g(xj))
+        self.result.bitwise[f"jax:G:B{B}"] = bool(np.array_equal(value, truth))
+        error = _relative(value, truth, 1.0)
+        self._keep(f"jax:G:B{B}", error, G_TOLERANCE, (blocking(g), [xj], 1), out)
+        first = np.asarray(grad(xj))
+        first = first if B == 1 else first[0]
+        error = _relative(first, fd)
+        self._keep(f"jax:grad:B{B}", error, GRADIENT_TOLERANCE, (blocking(grad), [xj], 1), out)
+        return out
+
+    def _torch(self, B: int, x: np.ndarray, truth: np.ndarray, fd: np.ndarray) -> dict:
+        import torch
+
+        G = self.torch_G
+        xt = torch.from_numpy(np.ascontiguousarray(x))
+        Wt = torch.from_numpy(self.W)
+        out: dict = {}
+        value = G(xt).numpy()
+        self.result.bitwise[f"torch:G:B{B}"] = bool(np.array_equal(value, truth))
+        self._keep(f"torch:G:B{B}", _relative(value, truth, 1.0), G_TOLERANCE, (G, [xt], 1), out)
+        leaf = xt.clone().requires_grad_(True)
+        W = Wt.expand(*x.shape[:-1], *Wt.shape)
+
+        def backward(q):
+            q.grad = None
+            G(q).backward(W)
+            return q.grad
+
+        grad = backward(leaf).numpy()
+        error = _relative(grad if B == 1 else grad[0], fd)
+        self._keep(f"torch:G+backward:B{B}", error, GRADIENT_TOLERANCE, (backward, [leaf], 1), out)
+        return out
+
+
+def blocking(fn: Callable) -> Callable:
+    """``fn`` waiting for its result (jax dispatches asynchronously)."""
+    return lambda x: fn(x).block_until_ready()
+
+
+def _trivial(result: FrameworkResult, cache) -> dict:
+    """The trivial jitted FFI call and torch custom op, checked, as B = 1 methods."""
+    from . import trivial
+
+    out: dict = {}
+    if "jax" not in result.skipped:
+        import jax.numpy as jnp
+
+        fn = trivial.jax_double(cache)
+        error = trivial.check(fn)
+        x = jnp.arange(float(trivial.N))
+        result.errors["jax:trivial"] = error
+        if error == 0.0:
+            out["jax:trivial:B1"] = (blocking(fn), [x], 1)
+    if "torch" not in result.skipped:
+        import torch
+
+        fn = trivial.torch_double(cache)
+        result.errors["torch:trivial"] = trivial.check(fn, torch.from_numpy)
+        if result.errors["torch:trivial"] == 0.0:
+            out["torch:trivial:B1"] = (fn, [torch.arange(float(trivial.N), dtype=torch.float64)], 1)
+    return out
+
+
+def repeats_at(B: int, repeats: int) -> int:
+    """Fewer samples for the large batches: one sample of B = 4096 lasts many calls' worth."""
+    return repeats if B <= 64 else max(3, min(repeats, 7))
+
+
+def time_robot(
+    robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None
+) -> FrameworkResult:
+    """The section on one zoo robot case (``zoo.load_case``'s result)."""
+    from pvosimr import codegen
+
+    result = FrameworkResult(f"{robot.name}/{robot.preset}", robot.model.nv, robot.m)
+    f = codegen.compile(robot.model, robot.constraints, vjp=True, cache_dir=cache_dir)
+    front = Front(robot.model, robot.constraints, f, result)
+    rng = np.random.default_rng(seed)
+    for B in batches:
+        qs = np.stack([robot.q_random(rng) for _ in range(B)])
+        methods = front.methods(qs)
+        if B == 1:
+            methods.update(_trivial(result, cache_dir))
+        result.timings.update(time_methods(methods, repeats_at(B, repeats)))
+    return result

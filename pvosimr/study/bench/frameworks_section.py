@@ -1,0 +1,240 @@
+"""The section "JAX and PyTorch" of ``timings.md``: its run, its targets and its tables.
+
+:func:`time_frameworks` runs :mod:`.frameworks` on the robot cases and :mod:`.frax_compare` on
+frax's G1; :func:`targets` reads the issue's targets off Atlas 2×6D (``TARGET_CASE``) at the
+largest B of the run; :func:`lines` writes the section (one line saying what to install where
+jax or torch is missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pvosimr.extras import missing_extra
+
+from . import frax_route
+from .frameworks import (
+    FRAMEWORK_BATCHES,
+    FRAMEWORK_CASES,
+    G_TOLERANCE,
+    GRADIENT_TOLERANCE,
+    FrameworkResult,
+    time_robot,
+)
+from .results import microseconds, timing_cell
+
+__all__ = ["HEADING", "LABELS", "TARGET_CASE", "jsonable", "lines", "targets", "time_frameworks"]
+
+HEADING = "## JAX and PyTorch"
+TARGET_CASE = "atlas/feet_6d"
+OVERHEAD_US = 2.0  # the B = 1 targets' allowance on top of direct + trivial call
+
+LABELS = {
+    "direct:G": "direct f(qs) (f(q) at B = 1)",
+    "direct:vjp": "direct f.vjp(qs, W)",
+    "jax:G": "jit(G) (B = 1), jit(vmap(G))",
+    "jax:grad": "jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
+    "torch:G": "torch forward",
+    "torch:G+backward": "torch forward + backward(W)",
+    "jax:trivial": "trivial jitted FFI call (2x of 8 numbers)",
+    "torch:trivial": "trivial torch custom op (2x of 8 numbers)",
+    "frax:G": "frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))",
+    "frax:grad": "frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
+}
+"""The section's methods as the report names them."""
+
+INSTALL = 'pip install jax torch (or the extras "pvosimr[jax,torch]")'
+
+
+def time_frameworks(
+    cases: Sequence[str] = FRAMEWORK_CASES,
+    *,
+    batches: Sequence[int] = FRAMEWORK_BATCHES,
+    frax_batches: Sequence[int] | None = None,
+    repeats: int = 15,
+    seed: int = 0,
+    cache_dir=None,
+) -> dict:
+    """The section's run: ``{"cases", "frax", "unavailable", "missing", "settings", ...}``.
+    ``frax_batches`` defaults to B = 1 and the largest of ``batches``; empty: no frax."""
+    from pvosimr import zoo
+
+    out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
+    out["missing"] = [m for m in ("jax", "torch") if missing_extra(m) is not None]
+    if "jax" not in out["missing"]:
+        try:  # first: frax's XLA flags apply only before jax starts its backend
+            out["settings"] = frax_route.import_frax()[1]
+        except ImportError as exc:
+            out["unavailable"]["frax"] = f"frax is not installed ({exc}): pip install frax"
+    for spec in cases:
+        try:
+            robot = zoo.load_case(spec)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            out["unavailable"][spec] = str(exc).split(". ")[0]
+            continue
+        out["cases"].append(time_robot(robot, batches, repeats, seed, cache_dir))
+    frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
+    out["frax_batches"] = frax_batches
+    if frax_batches and "frax" not in out["unavailable"] and "jax" not in out["missing"]:
+        from .frax_compare import time_frax
+
+        out["frax"] = time_frax(frax_batches, repeats, seed, cache_dir)
+    return out
+
+
+Row = tuple[str, str, str]
+
+
+def _ratio_row(case, method: str, base: str, B: int, bound: float, what: str) -> Row:
+    target = f"{what} at B = {B} ≤ {bound:g}× the direct call (Atlas 2×6D, same run)"
+    if case is None:
+        return target, f"not measured: no {TARGET_CASE} in the run", "not met"
+    a, b = case.median(method, B), case.median(base, B)
+    if a is None or b is None:
+        why = case.skipped.get(f"{method}:B{B}") or case.skipped.get(method.split(":")[0])
+        return target, f"not measured: {why or 'not in the run'}", "not met"
+    r = a / b
+    return target, f"{r:.2f}× ({microseconds(a)} vs {microseconds(b)} µs)", _met(r <= bound)
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
+def _overhead_row(case, method: str, base: str, trivial: str, what: str) -> Row:
+    target = f"{what} at B = 1 ≤ direct + {LABELS[trivial]} + {OVERHEAD_US:g} µs (Atlas 2×6D)"
+    if case is None:
+        return target, f"not measured: no {TARGET_CASE} in the run", "not met"
+    t, d, z = (case.median(k, 1) for k in (method, base, trivial))
+    if None in (t, d, z):
+        why = case.skipped.get(f"{method}:B1") or case.skipped.get(method.split(":")[0])
+        return target, f"not measured: {why or 'B = 1 not in the run'}", "not met"
+    bound = d + z + OVERHEAD_US * 1e-6
+    measured = f"{microseconds(t)} µs; bound {microseconds(d)} + {microseconds(z)} + 2 µs"
+    return target, f"{measured} = {microseconds(bound)} µs", _met(t <= bound)
+
+
+def targets(section: dict) -> list[Row]:
+    """The issue's five timing targets of the section: ``(target, measured, verdict)``."""
+    case = next((c for c in section["cases"] if c.name == TARGET_CASE), None)
+    B = max(section["batches"])
+    return [
+        _ratio_row(case, "jax:G", "direct:G", B, 1.15, "jit(vmap(G))"),
+        _ratio_row(case, "jax:grad", "direct:vjp", B, 1.2, "jit(vmap(grad(loss)))"),
+        _overhead_row(case, "jax:G", "direct:G", "jax:trivial", "jit(G)"),
+        _overhead_row(case, "jax:grad", "direct:vjp", "jax:trivial", "jit(grad(loss))"),
+        _overhead_row(case, "torch:G", "direct:G", "torch:trivial", "torch eager forward"),
+    ]
+
+
+def _row(first: str, cells: list[str]) -> str:
+    return f"| {first} | " + " | ".join(cells) + " |"
+
+
+def _cell(case: FrameworkResult, method: str, B: int, base: str | None) -> str:
+    key = f"{method}:B{B}"
+    if key not in case.timings:
+        why = case.skipped.get(key)
+        return "wrong result" if why else "—"
+    cell = timing_cell(case.timings[key])
+    if base and case.median(base, B):
+        cell += f" ({case.median(method, B) / case.median(base, B):.2f}×)"
+    return cell
+
+
+BASES = {"jax:G": "direct:G", "torch:G": "direct:G", "jax:grad": "direct:vjp"}
+
+
+def _table(case: FrameworkResult, batches: Sequence[int], methods: Sequence[str]) -> list[str]:
+    rows = [_row("method", [f"B = {B}" for B in batches]), "|---|" + "---:|" * len(batches)]
+    for k in methods:
+        if any(f"{k}:B{B}" in case.timings for B in batches):
+            rows.append(_row(LABELS[k], [_cell(case, k, B, BASES.get(k)) for B in batches]))
+    return rows
+
+
+def _checks(case: FrameworkResult) -> str:
+    parts = [f"{k} {e:.1e}" for k, e in case.errors.items()]
+    equal = [k for k, same in case.bitwise.items() if same]
+    text = "Checks before timing (max relative error): " + (", ".join(parts) or "none") + "."
+    if case.bitwise:
+        text += f" G bitwise equal to f(qs): {len(equal)} of {len(case.bitwise)} front-end calls."
+    skipped = [f"{k}: {why}" for k, why in case.skipped.items()]
+    return text + (" Not timed: " + "; ".join(skipped) + "." if skipped else "")
+
+
+NOTE = (
+    "Time per call of a whole batch of B configurations (µs), median [p25–p75], in "
+    "interleaved rounds; in brackets the ratio to the direct call of the same library in the "
+    "same run (f(qs) for G, f.vjp(qs, W) for the gradient). loss(q) = ⟨W, G(q)⟩ with a fixed "
+    "W. Before timing, every front end's G was compared with f(qs) at every row (to "
+    f"{G_TOLERANCE:g}) and every gradient with central differences of f on q's coordinates "
+    f"with quaternions normalised (to {GRADIENT_TOLERANCE:g})."
+)
+
+
+def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
+    if result is None:
+        return []
+    error = result.errors.get("frax-vs-pinocchio")
+    lines = [
+        "",
+        f"### Against frax's dense route: {result.name} (nv {result.nv}, m {result.m})",
+        "",
+        "frax 0.1's G1 (`frax.load_g1()`), both feet welded at frax's foot frames; frax forms "
+        "G = J M⁻¹ Jᵀ from its mass matrix and world-aligned foot Jacobians (Cholesky, "
+        "triangular solve) in float64. Pinocchio loads the URDF frax ships, with pvosimr's "
+        "LOCAL welds at the same frames (pvosimr.study.bench.frax_route maps q and the rows). "
+        f"Agreement before timing: {error:.1e} (bound {frax_route.AGREEMENT_TOLERANCE:g}, max "
+        "relative error over 8 random configurations)."
+        if error is not None
+        else "",
+        "",
+    ]
+    if "frax" in result.skipped and not result.timings:
+        return [*lines, f"Not timed: {result.skipped['frax']}"]
+    methods = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
+    lines += _table(result, batches, methods)
+    for what, frax, mine in (("G", "frax:G", "jax:G"), ("gradient", "frax:grad", "jax:grad")):
+        if not any(result.median(mine, B) for B in batches):  # no pvosimr.jax: the direct call
+            mine = "direct:G" if what == "G" else "direct:vjp"
+        cells = [
+            f"{result.median(frax, B) / result.median(mine, B):.1f}×"
+            if result.median(frax, B) and result.median(mine, B)
+            else "—"
+            for B in batches
+        ]
+        lines.append(_row(f"**ratio frax ÷ pvosimr ({LABELS[mine]}), {what}**", cells))
+    return [*lines, "", _checks(result)]
+
+
+def lines(section: dict | None) -> list[str]:
+    """The section's markdown lines (nothing where the run did not ask for it)."""
+    if section is None:
+        return []
+    out = ["", HEADING, ""]
+    if section["missing"]:
+        out.append(f"Not run for {', '.join(section['missing'])}: {INSTALL}.")
+    out += [NOTE, ""]
+    if "settings" in section:
+        out.append("XLA: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items()))
+    out += ["", "| target | measured | verdict |", "|---|---|---|"]
+    out += [f"| {t} | {m} | **{v}** |" for t, m, v in targets(section)]
+    methods = [k for k in LABELS if not k.startswith("frax")]
+    for case in section["cases"]:
+        out += ["", f"### {case.name} (nv {case.nv}, m {case.m})", ""]
+        out += [*_table(case, section["batches"], methods), "", _checks(case)]
+    out += _frax(section.get("frax"), section.get("frax_batches", []))
+    out += [f"\n{spec}: not available ({why})" for spec, why in section["unavailable"].items()]
+    return out
+
+
+def jsonable(section: dict | None) -> dict | None:
+    """The section as plain data, its targets included."""
+    if section is None:
+        return None
+    out = dict(section)
+    out["cases"] = [c.to_json() for c in section["cases"]]
+    out["frax"] = None if section.get("frax") is None else section["frax"].to_json()
+    out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(section)]
+    return out
