@@ -128,7 +128,7 @@ class CoordinatePlan:
         rejects)."""
         for rows in self.unit.values():
             u = q[..., rows]
-            squared = (u * u).sum(-1, keepdims=True)
+            squared = (u * u).sum(-1)[..., None]
             as_given = abs(squared - 1.0) <= AS_GIVEN_TOLERANCE
             q = set_(q, rows, xp.where(as_given, u, u / xp.sqrt(squared)))
         return q
