@@ -13,8 +13,10 @@ __all__ = ["EXTRAS", "install_hint", "missing_extra", "require"]
 
 EXTRAS = {
     "casadi": ("CasADi", "symbolic"),
+    "jax": ("JAX", "jax"),
     "matplotlib": ("matplotlib", "plots"),
     "mujoco": ("MuJoCo", "mujoco"),
+    "torch": ("PyTorch", "torch"),
     "tqdm": ("tqdm", "study"),
 }
 """Optional module -> (what to call it, the pvosimr extra that installs it)."""
