@@ -13,6 +13,7 @@ __all__ = ["EXTRAS", "install_hint", "missing_extra", "require"]
 
 EXTRAS = {
     "casadi": ("CasADi", "symbolic"),
+    "frax": ("frax", "frax"),
     "jax": ("JAX", "jax"),
     "matplotlib": ("matplotlib", "plots"),
     "mujoco": ("MuJoCo", "mujoco"),

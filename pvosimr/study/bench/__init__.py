@@ -117,6 +117,7 @@ __all__ = [
     "ScalingPoint",
     "Timing",
     "build_parser",
+    "frameworks_options",
     "labels",
     "machine",
     "main",
@@ -305,7 +306,7 @@ def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return quick_crossover_sizes() if args.quick_scaling else CROSSOVER_SIZES
 
 
-def _frameworks(args: argparse.Namespace, cases: Sequence[str]) -> dict | None:
+def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict | None:
     """The options of the section "JAX and PyTorch", None where it does not run: its cases
     are ``--frameworks-robots``, else the run's cases among :data:`FRAMEWORK_CASES`."""
     if args.frameworks_robots is not None:
@@ -368,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_size=args.batch_size,
         mujoco_robots=mujoco_robots,
         seed=args.seed,
-        frameworks=_frameworks(args, cases),
+        frameworks=frameworks_options(args, cases),
         only_frameworks=args.only_frameworks,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )

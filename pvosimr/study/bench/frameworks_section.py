@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pvosimr.extras import missing_extra
+from pvosimr.extras import install_hint, missing_extra
 
 from . import frax_route
 from .frameworks import (
@@ -43,7 +43,7 @@ LABELS = {
 }
 """The section's methods as the report names them."""
 
-INSTALL = 'pip install jax torch (or the extras "pvosimr[jax,torch]")'
+WHO = 'pvosimr bench, section "JAX and PyTorch"'
 
 
 def time_frameworks(
@@ -64,8 +64,8 @@ def time_frameworks(
     if "jax" not in out["missing"]:
         try:  # first: frax's XLA flags apply only before jax starts its backend
             out["settings"] = frax_route.import_frax()[1]
-        except ImportError as exc:
-            out["unavailable"]["frax"] = f"frax is not installed ({exc}): pip install frax"
+        except ImportError:
+            out["unavailable"]["frax"] = install_hint(f"{WHO}, frax's dense route", "frax")
     for spec in cases:
         try:
             robot = zoo.load_case(spec)
@@ -137,12 +137,19 @@ def _cell(case: FrameworkResult, method: str, B: int, base: str | None) -> str:
         why = case.skipped.get(key)
         return "wrong result" if why else "—"
     cell = timing_cell(case.timings[key])
-    if base and case.median(base, B):
-        cell += f" ({case.median(method, B) / case.median(base, B):.2f}×)"
+    bases = [case.median(k, B) for k in base or ()]
+    if bases and None not in bases:
+        cell += f" ({case.median(method, B) / sum(bases):.2f}×)"
     return cell
 
 
-BASES = {"jax:G": "direct:G", "torch:G": "direct:G", "jax:grad": "direct:vjp"}
+BASES = {
+    "jax:G": ("direct:G",),
+    "torch:G": ("direct:G",),
+    "jax:grad": ("direct:vjp",),
+    "torch:G+backward": ("direct:G", "direct:vjp"),
+}
+"""The direct calls each front end's ratio divides by (their sum)."""
 
 
 def _table(case: FrameworkResult, batches: Sequence[int], methods: Sequence[str]) -> list[str]:
@@ -166,7 +173,8 @@ def _checks(case: FrameworkResult) -> str:
 NOTE = (
     "Time per call of a whole batch of B configurations (µs), median [p25–p75], in "
     "interleaved rounds; in brackets the ratio to the direct call of the same library in the "
-    "same run (f(qs) for G, f.vjp(qs, W) for the gradient). loss(q) = ⟨W, G(q)⟩ with a fixed "
+    "same run (f(qs) for G, f.vjp(qs, W) for the gradient, their sum for torch's forward and "
+    "backward). loss(q) = ⟨W, G(q)⟩ with a fixed "
     "W. Before timing, every front end's G was compared with f(qs) at every row (to "
     f"{G_TOLERANCE:g}) and every gradient with central differences of f on q's coordinates "
     f"with quaternions normalised (to {GRADIENT_TOLERANCE:g})."
@@ -213,8 +221,7 @@ def lines(section: dict | None) -> list[str]:
     if section is None:
         return []
     out = ["", HEADING, ""]
-    if section["missing"]:
-        out.append(f"Not run for {', '.join(section['missing'])}: {INSTALL}.")
+    out += [f"Not run: {install_hint(WHO, m)}" for m in section["missing"]]
     out += [NOTE, ""]
     if "settings" in section:
         out.append("XLA: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items()))

@@ -1,0 +1,166 @@
+"""pvosimr bench, section "JAX and PyTorch": frax's dense G agrees with pvosimr's on the G1 (and
+the check fails on a wrong map), the trivial baselines double, the targets' verdicts follow the
+numbers, and a tiny run of the section times every method after checking it.
+
+Skipped with the reason where jax, torch or frax is not installed.
+"""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from pvosimr.study import cli
+from pvosimr.study.bench import frameworks, frameworks_section
+from pvosimr.study.bench.results import Timing
+
+CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
+BATCHES = (1, 3)
+METHODS = ("direct:G", "direct:vjp", "jax:G", "jax:grad", "torch:G", "torch:G+backward")
+
+
+def _need(*modules: str) -> None:
+    for module in modules:
+        pytest.importorskip(module, reason=f"the section needs {module}")
+
+
+@pytest.fixture(scope="module")
+def g1():
+    """frax's G1 with Pinocchio's model of its URDF, 3 configurations, frax's G at them."""
+    _need("jax", "frax")
+    import jax
+
+    from pvosimr.study.bench import frax_route
+
+    case = frax_route.load()
+    qs = case.random_q(np.random.default_rng(1), 3)
+    G = np.stack([np.asarray(jax.jit(case.dense_g)(q)) for q in qs])
+    return case, qs, G
+
+
+@pytest.mark.slow  # jit-compiles frax's G1 (about ten seconds)
+def test_frax_dense_g_agrees_with_pvosimr_on_the_g1(g1):
+    from pvosimr.study.bench import frax_route
+
+    case, qs, G = g1
+    assert case.m == 12 and case.model.nq == case.robot.nq == 36
+    assert frax_route.agreement(case, qs, G) <= frax_route.AGREEMENT_TOLERANCE
+
+
+@pytest.mark.slow
+def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
+    """The check catches each convention: configurations, quaternion order, row frames."""
+    from pvosimr.study.bench import frax_route
+
+    case, qs, G = g1
+    assert frax_route.agreement(case, qs, G[::-1]) > 1e-3  # G of other configurations
+    swapped = qs.copy()
+    swapped[:, 3:7] = qs[:, [4, 5, 6, 3]]  # a quaternion read in Pinocchio's order
+    swapped[:, 3:7] /= np.linalg.norm(swapped[:, 3:7], axis=1, keepdims=True)
+    assert frax_route.agreement(case, swapped, G) > 1e-3
+    monkeypatch.setattr(case, "local", lambda G_frax, q: np.asarray(G_frax))  # world rows
+    assert frax_route.agreement(case, qs, G) > 1e-3
+    G_nan = G.copy()
+    G_nan[0, 0, 0] = np.nan
+    monkeypatch.undo()
+    assert frax_route.agreement(case, qs, G_nan) == np.inf  # NaN never passes
+
+
+def test_pinocchio_q_maps_frax_layout():
+    _need("jax", "frax")
+    from pvosimr.study.bench import frax_route
+
+    case = frax_route.load()
+    q = case.random_q(np.random.default_rng(0), 1)[0]
+    p = case.pinocchio_q(q)
+    assert np.array_equal(p[:3], q[:3]) and np.array_equal(p[3:7], q[[4, 5, 6, 3]])
+    name = case.robot.joint_names[case.robot.nv_floating + 4]
+    assert p[case.model.joints[case.model.getJointId(name)].idx_q] == q[7 + 4]
+
+
+@pytest.mark.slow  # imports jax and torch, may build the trivial library
+def test_trivial_calls_double():
+    _need("jax", "torch")
+    import jax
+    import torch
+
+    from pvosimr.study.bench import trivial
+
+    jax.config.update("jax_enable_x64", True)
+    double = trivial.jax_double()
+    assert trivial.check(double) == 0.0
+    assert trivial.check(trivial.torch_double(), torch.from_numpy) == 0.0
+    x = np.arange(12.0).reshape(3, 4)
+    assert np.array_equal(np.asarray(jax.vmap(double)(x)), 2 * x)
+
+
+def _timed(us: dict[str, float]) -> frameworks.FrameworkResult:
+    result = frameworks.FrameworkResult(frameworks_section.TARGET_CASE, 36, 12)
+    result.timings = {k: Timing([v * 1e-6] * 3, 1) for k, v in us.items()}
+    return result
+
+
+def test_targets_follow_the_numbers():
+    times = {"direct:G:B4096": 1000.0, "jax:G:B4096": 1140.0, "direct:vjp:B4096": 3000.0}
+    times |= {"jax:grad:B4096": 3700.0, "direct:G:B1": 5.0, "jax:trivial:B1": 10.0}
+    times |= {"jax:G:B1": 16.5, "direct:vjp:B1": 15.0, "jax:grad:B1": 27.5}
+    times |= {"torch:G:B1": 20.0, "torch:trivial:B1": 12.0}
+    section = {"cases": [_timed(times)], "batches": [1, 64, 4096]}
+    verdicts = [v for _, _, v in frameworks_section.targets(section)]
+    assert verdicts == ["met", "not met", "met", "not met", "not met"]
+    section["cases"][0].name = "other/case"
+    rows = frameworks_section.targets(section)
+    assert all(v == "not met" and "not measured" in m for _, m, v in rows)
+
+
+def test_missing_extras_are_named_in_one_line(monkeypatch):
+    monkeypatch.setattr(frameworks_section, "missing_extra", lambda m: m)
+    section = frameworks_section.time_frameworks([], batches=BATCHES, repeats=1)
+    assert section["missing"] == ["jax", "torch"] and section["frax"] is None
+    text = "\n".join(frameworks_section.lines(section))
+    assert 'pip install "pvosimr[jax]"' in text and 'pip install "pvosimr[torch]"' in text
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One tiny run of the section alone through the command line: (markdown, json)."""
+    _need("jax", "torch", "matplotlib")
+    out = tmp_path_factory.mktemp("frameworks")
+    argv = ["bench", "--only-frameworks", "--frameworks-robots", CASE, "--no-frax"]
+    argv += ["--frameworks-batches", *map(str, BATCHES), "--repeats", "1", "--out", str(out)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(argv) == 0
+    md = (out / "timings.md").read_text(encoding="utf-8")
+    return md, json.loads((out / "timings.json").read_text(encoding="utf-8"))
+
+
+def test_section_times_every_method_after_checking_it(run):
+    md, data = run
+    section = data["frameworks"]
+    (case,) = section["cases"]
+    expected = {f"{k}:B{B}" for k in METHODS for B in BATCHES}
+    expected |= {"jax:trivial:B1", "torch:trivial:B1"}
+    assert set(case["timings"]) == expected, case["skipped"]
+    for name, error in case["errors"].items():
+        bound = frameworks.G_TOLERANCE if ":G:" in name else frameworks.GRADIENT_TOLERANCE
+        assert error <= bound, name
+    assert case["bitwise"] and all(case["bitwise"].values())  # the same library
+    assert frameworks_section.HEADING in md and "## Targets" not in md  # the section alone
+    assert len(section["targets"]) == 5
+
+
+def test_section_runs_on_its_cases_only():
+    """By default the section takes the run's cases among its own: none here."""
+    from pvosimr.study import bench
+
+    parser = bench.build_parser()
+    args = parser.parse_args(["--robots", CASE])
+    assert bench.frameworks_options(args, [CASE]) is None
+    args = parser.parse_args(["--robots", CASE, "--frameworks-robots", CASE, "--no-frax"])
+    assert bench.frameworks_options(args, [CASE]) == {
+        "cases": (CASE,),
+        "batches": frameworks.FRAMEWORK_BATCHES,
+        "frax_batches": (),
+    }
