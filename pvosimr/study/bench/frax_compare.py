@@ -14,6 +14,7 @@ configurations (the error is recorded as ``errors["frax-vs-pinocchio"]``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,11 +23,26 @@ from . import frax_route
 from .derivatives import weights
 from .frameworks import FrameworkResult, Front, blocking, repeats_at
 from .loop import time_methods
+from .results import Timing
 
-__all__ = ["AGREEMENT_CONFIGS", "AGREEMENT_KEY", "time_frax"]
+__all__ = ["AGREEMENT_CONFIGS", "AGREEMENT_KEY", "ONE_CALL_FROM", "one_call_rounds", "time_frax"]
 
 AGREEMENT_CONFIGS = 8
 AGREEMENT_KEY = "frax-vs-pinocchio"
+ONE_CALL_FROM = 512
+"""From this B on, a sample is one call (frax's batched gradient lasts seconds; the shared
+loop's calibration would spend six calls on it before the first sample)."""
+
+
+def one_call_rounds(methods: dict, repeats: int) -> dict[str, Timing]:
+    """``repeats`` interleaved rounds of one call per method (each already called once)."""
+    samples: dict[str, list[float]] = {name: [] for name in methods}
+    for _ in range(repeats):
+        for name, (fn, inputs, per) in methods.items():
+            start = time.perf_counter()
+            fn(inputs[0])
+            samples[name].append((time.perf_counter() - start) / per)
+    return {name: Timing(s, 1) for name, s in samples.items()}
 
 
 def frax_methods(case: frax_route.FraxCase, qs: np.ndarray) -> dict:
@@ -70,5 +86,6 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
     for B in batches:
         qs = case.random_q(rng, B)
         methods = {**frax_methods(case, qs), **front.methods(case.pinocchio_q(qs))}
-        result.timings.update(time_methods(methods, repeats_at(B, repeats)))
+        timer = one_call_rounds if B >= ONE_CALL_FROM else time_methods
+        result.timings.update(timer(methods, repeats_at(B, repeats)))
     return result
