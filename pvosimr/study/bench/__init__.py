@@ -313,9 +313,8 @@ def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict |
         specs = _chosen(args.frameworks_robots, ())
     elif args.only_frameworks:
         specs = FRAMEWORK_CASES
-    else:
-        mine = {_case_or_none(s) for s in FRAMEWORK_CASES}
-        specs = tuple(s for s in cases if _case_or_none(s) in mine - {None})
+    else:  # FRAMEWORK_CASES are robot/preset names: only a bare name needs its model loaded
+        specs = tuple(s for s in cases if _case_or_none(s) in FRAMEWORK_CASES)
     if not specs and not args.only_frameworks:
         return None
     batches = tuple(sorted(set(args.frameworks_batches)))
@@ -325,6 +324,8 @@ def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict |
 
 def _case_or_none(spec: str) -> str | None:
     """``robot/preset`` of ``spec``, None where its model is not installed."""
+    if "/" in spec:
+        return spec
     try:
         return case_name(spec)
     except (ValueError, FileNotFoundError, ModuleNotFoundError):
