@@ -2,7 +2,8 @@
 the check fails on a wrong map), the trivial baselines double, the targets' verdicts follow the
 numbers, and a tiny run of the section times every method after checking it.
 
-Skipped with the reason where jax, torch or frax is not installed.
+Skipped with the reason where jax, torch or frax is not installed. Everything that imports jax
+or torch takes seconds and is marked slow; the default suite checks the verdicts and options.
 """
 
 import contextlib
@@ -68,6 +69,7 @@ def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
     assert frax_route.agreement(case, qs, G_nan) == np.inf  # NaN never passes
 
 
+@pytest.mark.slow  # imports jax and loads frax's G1 (several seconds)
 def test_pinocchio_q_maps_frax_layout():
     _need("jax", "frax")
     from pvosimr.study.bench import frax_route
@@ -136,6 +138,7 @@ def run(tmp_path_factory):
     return md, json.loads((out / "timings.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # imports jax and torch, builds the two-link chain's G and gradient
 def test_section_times_every_method_after_checking_it(run):
     md, data = run
     section = data["frameworks"]

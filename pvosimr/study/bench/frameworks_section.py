@@ -61,9 +61,13 @@ def time_frameworks(
 
     out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
     out["missing"] = [m for m in ("jax", "torch") if missing_extra(m) is not None]
+    frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
+    out["frax_batches"] = frax_batches
     if "jax" not in out["missing"]:
+        out["settings"] = frax_route.jax_settings()  # float64 on
         try:  # first: frax's XLA flags apply only before jax starts its backend
-            out["settings"] = frax_route.import_frax()[1]
+            if frax_batches:
+                out["settings"] = frax_route.import_frax()[1]
         except ImportError:
             out["unavailable"]["frax"] = install_hint(f"{WHO}, frax's dense route", "frax")
     for spec in cases:
@@ -73,8 +77,6 @@ def time_frameworks(
             out["unavailable"][spec] = str(exc).split(". ")[0]
             continue
         out["cases"].append(time_robot(robot, batches, repeats, seed, cache_dir))
-    frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
-    out["frax_batches"] = frax_batches
     if frax_batches and "frax" not in out["unavailable"] and "jax" not in out["missing"]:
         from .frax_compare import time_frax
 

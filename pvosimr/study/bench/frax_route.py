@@ -37,7 +37,15 @@ import pinocchio as pin
 
 from pvosimr import compute_delassus, constraints
 
-__all__ = ["AGREEMENT_TOLERANCE", "ROBOT", "FraxCase", "agreement", "import_frax", "load"]
+__all__ = [
+    "AGREEMENT_TOLERANCE",
+    "ROBOT",
+    "FraxCase",
+    "agreement",
+    "import_frax",
+    "jax_settings",
+    "load",
+]
 
 ROBOT = "Unitree G1 2×6D (frax)"
 """The frax case as the report names it: the G1 of ``frax.load_g1()``, both feet welded."""
@@ -69,19 +77,25 @@ def import_frax() -> tuple[Any, dict[str, str]]:
         flags = os.environ.get("XLA_FLAGS", "").split()
         os.environ["XLA_FLAGS"] = " ".join([*flags, *(f for f in XLA_FLAGS if f not in flags)])
         os.environ.setdefault("JAX_ENABLE_X64", "1")
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
+    settings = jax_settings()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import frax
-    settings = {
+    return frax, settings
+
+
+def jax_settings() -> dict[str, str]:
+    """Turn jax's float64 on (the bench is an application: the library never does) and return
+    the settings that the report records."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    return {
         "jax": jax.__version__,
         "XLA_FLAGS": os.environ.get("XLA_FLAGS", "") or "(unset)",
         "jax_enable_x64": str(jax.config.jax_enable_x64),
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"),
     }
-    return frax, settings
 
 
 def _backend_started() -> bool:
