@@ -7,7 +7,8 @@ Per robot case (default :data:`FRAMEWORK_CASES`) and batch size B (default
 
 - ``direct:G``: ``f(qs)`` (``f(q)`` at B = 1) of ``codegen.compile(model, cms, vjp=True)``;
   ``direct:vjp``: ``f.vjp(qs, W)``, the gradient of ⟨W, G⟩ (:func:`.derivatives.weights`);
-  both on :func:`pvosimr.codegen.call.usable_cores` threads, as the front ends use;
+  both on their default threads (:func:`pvosimr.codegen.call.usable_cores`), as the front
+  ends' defaults;
 - ``jax:G``: ``jit(G)`` at B = 1, ``jit(vmap(G))`` beyond, of ``pvosimr.jax.delassus``;
   ``jax:grad``: ``jit(grad(loss))``, ``jit(vmap(grad(loss)))``, loss = ⟨W, G(q)⟩;
 - ``torch:G``: ``pvosimr.torch.delassus`` on a tensor; ``torch:G+backward``: the forward and
@@ -114,7 +115,7 @@ def _relative(a, b, floor: float = 0.0) -> float:
 class Front:
     """The front ends of one compiled function: jitted and torch callables per B, checked."""
 
-    def __init__(self, model, cms, f, result: FrameworkResult) -> None:
+    def __init__(self, model, cms, f, result: FrameworkResult, torch: bool = True) -> None:
         self.model, self.cms, self.f, self.result = model, cms, f, result
         self.W = weights(result.m)
         self.jax_G = self.torch_G = None
@@ -127,7 +128,9 @@ class Front:
                 self.jax_G = pj.delassus(model, cms)
         else:
             self._skip("jax", "jax is not installed")
-        if missing_extra("torch") is None:
+        if not torch:
+            pass  # not asked for (frax's comparison is JAX's)
+        elif missing_extra("torch") is None:
             try:
                 from pvosimr import torch as pt
             except ImportError as exc:

@@ -58,8 +58,10 @@ def time_frameworks(
     """The section's run: ``{"cases", "frax", "unavailable", "missing", "settings", ...}``.
     ``frax_batches`` defaults to B = 1 and the largest of ``batches``; empty: no frax."""
     from pvosimr import zoo
+    from pvosimr.codegen.call import usable_cores
 
     out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
+    out["threads"] = usable_cores()
     out["missing"] = [m for m in ("jax", "torch") if missing_extra(m) is not None]
     frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
     out["frax_batches"] = frax_batches
@@ -173,8 +175,10 @@ def _checks(case: FrameworkResult) -> str:
 
 
 NOTE = (
-    "Time per call of a whole batch of B configurations (µs), median [p25–p75], in "
-    "interleaved rounds; in brackets the ratio to the direct call of the same library in the "
+    "Time per call of a whole batch of B configurations (µs), median [p25–p75] of the "
+    "samples (each the mean of consecutive calls on the same B configurations, one call from "
+    "B = 512 in frax's comparison), in interleaved rounds; in brackets the ratio to the "
+    "direct call of the same library in the "
     "same run (f(qs) for G, f.vjp(qs, W) for the gradient, their sum for torch's forward and "
     "backward). loss(q) = ⟨W, G(q)⟩ with a fixed "
     "W. Before timing, every front end's G was compared with f(qs) at every row (to "
@@ -225,8 +229,13 @@ def lines(section: dict | None) -> list[str]:
     out = ["", HEADING, ""]
     out += [f"Not run: {install_hint(WHO, m)}" for m in section["missing"]]
     out += [NOTE, ""]
+    threads = section.get("threads")
+    out.append(
+        f"Threads: {threads} for every batched call, direct or through a front end (their "
+        "default, the usable cores)."
+    )
     if "settings" in section:
-        out.append("XLA: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items()))
+        out += ["", "JAX: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items())]
     out += ["", "| target | measured | verdict |", "|---|---|---|"]
     out += [f"| {t} | {m} | **{v}** |" for t, m, v in targets(section)]
     methods = [k for k in LABELS if not k.startswith("frax")]

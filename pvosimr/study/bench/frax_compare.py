@@ -6,7 +6,7 @@ pvosimr):
 
 - ``frax:G``: ``jit(dense_g)`` at B = 1, ``jit(vmap(dense_g))`` beyond (:mod:`.frax_route`);
 - ``frax:grad``: ``jit(grad(loss))`` / ``jit(vmap(grad(loss)))``, loss = ⟨W, G⟩;
-- pvosimr's: the direct calls and the JAX and torch front ends of :class:`.frameworks.Front`.
+- pvosimr's: the direct calls and the JAX front end of :class:`.frameworks.Front`.
 
 Nothing is timed before :func:`.frax_route.agreement` passed on :data:`AGREEMENT_CONFIGS`
 configurations (the error is recorded as ``errors["frax-vs-pinocchio"]``).
@@ -82,7 +82,7 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
         )
         return result
     f = codegen.compile(case.model, case.cms, vjp=True, cache_dir=cache_dir)
-    front = Front(case.model, case.cms, f, result)
+    front = Front(case.model, case.cms, f, result, torch=False)
     for B in batches:
         qs = case.random_q(rng, B)
         methods = {**frax_methods(case, qs), **front.methods(case.pinocchio_q(qs))}

@@ -53,11 +53,16 @@ def _row(first: str, cells: list[str]) -> str:
 
 
 def _header(run_result: dict) -> Lines:
+    written = (
+        f"Written by `{run_result['command'].strip()}` (pvosimr.study.bench) in "
+        f"{run_result['seconds']:.0f} s."
+    )
+    if run_result.get("only_frameworks"):  # the section says what it times
+        return ["# Timings", "", f'{written} The section "JAX and PyTorch" alone.']
     return [
         "# Timings",
         "",
-        f"Written by `{run_result['command'].strip()}` (pvosimr.study.bench) in "
-        f"{run_result['seconds']:.0f} s. Wall time per call from Python, median "
+        f"{written} Wall time per call from Python, median "
         f"[p25–p75] of {run_result['repeats']} samples; each sample is the mean of many "
         f"consecutive calls cycling over {N_CONFIGS} random configurations, and the methods "
         "are timed in interleaved rounds so that load changes on this shared machine hit all "
