@@ -114,11 +114,11 @@ def _custom_vjp(f, threads: int | None) -> Callable:
                 "pvosimr.jax: no gradient with respect to the placements (only q's): wrap "
                 "them in jax.lax.stop_gradient"
             )
-        return evaluate(q_hat.value, None if p is None else p.value), (q_hat.value, p)
+        p_value = None if p is None else p.value
+        return evaluate(q_hat.value, p_value), (q_hat.value, p_value)
 
     def backward(residuals, W):
-        q_hat, p = residuals
-        p_value = None if p is None else p.value
+        q_hat, p_value = residuals
         if isinstance(W, jax.custom_derivatives.SymbolicZero):
             return jnp.zeros_like(q_hat), None
         out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], nv), jnp.float64)
@@ -141,11 +141,14 @@ def _zeros(shape: tuple[int, ...]):
 
 def _float64(x, name: str, size: int):
     """``x`` as a float64 JAX array with last axis ``size``; TypeError naming the flag."""
-    if not jax.config.jax_enable_x64:
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:  # the flag, or its context
         raise TypeError(_X64)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and dtype != np.float64:
-        raise TypeError(f"{name} is {dtype}: {_X64.split(': ', 1)[0]}; pass float64")
+        raise TypeError(
+            f"{name} is {dtype}, and pvosimr.jax computes G in float64 only: pass float64 "
+            "(with JAX's 64-bit mode on, jax.config.update('jax_enable_x64', True))"
+        )
     x = jnp.asarray(x, dtype=jnp.float64) if dtype is None else jnp.asarray(x)
     if x.ndim == 0 or x.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
