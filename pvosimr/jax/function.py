@@ -79,13 +79,15 @@ def delassus(
     n_p = placement_size(model, f.constraint_models) if given else 0
     delassus_hat = _custom_vjp(f, threads)
     plan = coordinate_plan(model)
+    # One computation rather than a few dozen small ones, each compiled apart, outside jit.
+    normalize = jax.jit(lambda q: plan.normalize(q, jnp, _set))
 
     def G(q, placements=None):
         q = _float64(q, "q", f.nq)
         p = _placement_vector(f, placements, n_p) if given else None
         if not given and placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return delassus_hat(plan.normalize(q, jnp, _set), p)
+        return delassus_hat(normalize(q), p)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
@@ -98,6 +100,7 @@ def _custom_vjp(f, threads: int | None) -> Callable:
     g_entry = ffi.batch_entry(f.library)
     vjp_entry = ffi.batch_entry(f.vjp_library.library)
     plan = coordinate_plan(f.model)
+    to_coordinates = jax.jit(lambda q_hat, g: plan.to_coordinates(q_hat, g, jnp, _set, _zeros))
 
     def evaluate(q_hat, p):
         out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], m, m), jnp.float64)
@@ -125,7 +128,7 @@ def _custom_vjp(f, threads: int | None) -> Callable:
         W = jnp.broadcast_to(W, (*q_hat.shape[:-1], m, m))
         inputs = (q_hat, W) if p_value is None else (q_hat, p_value, W)
         g = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
-        return plan.to_coordinates(q_hat, g, jnp, _set, _zeros), None
+        return to_coordinates(q_hat, g), None
 
     delassus_hat.defvjp(forward, backward, symbolic_zeros=True)
     return delassus_hat
