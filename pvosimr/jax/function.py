@@ -79,13 +79,15 @@ def delassus(
     n_p = placement_size(model, f.constraint_models) if given else 0
     delassus_hat = _custom_vjp(f, threads)
     plan = coordinate_plan(model)
+    # One computation rather than a few dozen small ones, each compiled apart, outside jit.
+    normalize = jax.jit(lambda q: plan.normalize(q, jnp, _set))
 
     def G(q, placements=None):
         q = _float64(q, "q", f.nq)
         p = _placement_vector(f, placements, n_p) if given else None
         if not given and placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return delassus_hat(plan.normalize(q, jnp, _set), p)
+        return delassus_hat(normalize(q), p)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
@@ -98,6 +100,7 @@ def _custom_vjp(f, threads: int | None) -> Callable:
     g_entry = ffi.batch_entry(f.library)
     vjp_entry = ffi.batch_entry(f.vjp_library.library)
     plan = coordinate_plan(f.model)
+    to_coordinates = jax.jit(lambda q_hat, g: plan.to_coordinates(q_hat, g, jnp, _set, _zeros))
 
     def evaluate(q_hat, p):
         out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], m, m), jnp.float64)
@@ -114,18 +117,18 @@ def _custom_vjp(f, threads: int | None) -> Callable:
                 "pvosimr.jax: no gradient with respect to the placements (only q's): wrap "
                 "them in jax.lax.stop_gradient"
             )
-        return evaluate(q_hat.value, None if p is None else p.value), (q_hat.value, p)
+        p_value = None if p is None else p.value
+        return evaluate(q_hat.value, p_value), (q_hat.value, p_value)
 
     def backward(residuals, W):
-        q_hat, p = residuals
-        p_value = None if p is None else p.value
+        q_hat, p_value = residuals
         if isinstance(W, jax.custom_derivatives.SymbolicZero):
             return jnp.zeros_like(q_hat), None
         out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], nv), jnp.float64)
         W = jnp.broadcast_to(W, (*q_hat.shape[:-1], m, m))
         inputs = (q_hat, W) if p_value is None else (q_hat, p_value, W)
         g = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
-        return plan.to_coordinates(q_hat, g, jnp, _set, _zeros), None
+        return to_coordinates(q_hat, g), None
 
     delassus_hat.defvjp(forward, backward, symbolic_zeros=True)
     return delassus_hat
@@ -141,11 +144,14 @@ def _zeros(shape: tuple[int, ...]):
 
 def _float64(x, name: str, size: int):
     """``x`` as a float64 JAX array with last axis ``size``; TypeError naming the flag."""
-    if not jax.config.jax_enable_x64:
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:  # the flag, or its context
         raise TypeError(_X64)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and dtype != np.float64:
-        raise TypeError(f"{name} is {dtype}: {_X64.split(': ', 1)[0]}; pass float64")
+        raise TypeError(
+            f"{name} is {dtype}, and pvosimr.jax computes G in float64 only: pass float64 "
+            "(with JAX's 64-bit mode on, jax.config.update('jax_enable_x64', True))"
+        )
     x = jnp.asarray(x, dtype=jnp.float64) if dtype is None else jnp.asarray(x)
     if x.ndim == 0 or x.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")

@@ -220,7 +220,8 @@ def delassus(
         return delassus_op(plan.normalize(q, torch, _set), p, handle)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.torch.delassus)."
-    G.compiled = f
+    G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
+    G.handle = handle  # the ops' last argument
     return G
 
 
