@@ -134,6 +134,7 @@ def run(tmp_path_factory):
     argv += ["--frameworks-batches", *map(str, BATCHES), "--repeats", "1", "--out", str(out)]
     with contextlib.redirect_stdout(io.StringIO()):
         assert cli.main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["timings.json", "timings.md"]  # no plot
     md = (out / "timings.md").read_text(encoding="utf-8")
     return md, json.loads((out / "timings.json").read_text(encoding="utf-8"))
 

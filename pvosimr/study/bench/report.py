@@ -281,8 +281,9 @@ def jsonable(run_result: dict) -> dict:
 
 
 def write(run_result: dict, out: Path) -> list[Path]:
-    """Write ``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` to ``out``,
-    and ``crossover.png`` and ``crossover.pdf`` where the crossover sweep ran
+    """Write ``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` to ``out``
+    (the first two alone for the section "JAX and PyTorch" alone), and ``crossover.png`` and
+    ``crossover.pdf`` where the crossover sweep ran
     (ModuleNotFoundError naming the extra, before anything is written, without matplotlib)."""
     require("pvosimr.study.bench.write", "matplotlib")
     out = Path(out)
@@ -290,6 +291,8 @@ def write(run_result: dict, out: Path) -> list[Path]:
     md, js = out / "timings.md", out / "timings.json"
     md.write_text(markdown(run_result), encoding="utf-8")
     js.write_text(json.dumps(jsonable(run_result), indent=1), encoding="utf-8")
+    if run_result.get("only_frameworks"):  # the plot has nothing of that section
+        return [md, js]
     paths = [md, js, *plot(run_result, out / "timings")]
     if run_result.get("crossover"):
         paths += plot_crossover(run_result["crossover"], out / "crossover")
