@@ -128,9 +128,9 @@ class Front:
                 self.jax_G = pj.delassus(model, cms)
         else:
             self._skip("jax", "jax is not installed")
-        if not torch:
-            pass  # not asked for (frax's comparison is JAX's)
-        elif missing_extra("torch") is None:
+        if not torch:  # not asked for (frax's comparison is JAX's)
+            return
+        if missing_extra("torch") is None:
             try:
                 from pvosimr import torch as pt
             except ImportError as exc:
