@@ -123,7 +123,7 @@ def delassus_op(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.T
     entry = _functions[handle]
     q_np = q.detach().numpy()
     if p is None and q_np.ndim == 1 and entry.unit(q_np):  # the single call, at its cost
-        return torch.from_numpy(entry.f(q_np))
+        return torch.from_numpy(np.ascontiguousarray(entry.f(q_np)))
     q_hat, _ = entry.normalized(q_np)
     G = entry.rows(q_hat, None if p is None else p.detach().numpy(), None)
     return torch.from_numpy(np.ascontiguousarray(G).reshape(*q.shape[:-1], entry.f.m, entry.f.m))
