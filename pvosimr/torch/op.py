@@ -208,8 +208,13 @@ def delassus(
         model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
         cache_dir=cache_dir,
     )  # fmt: skip
-    if f.m == 0:
-        raise ValueError("pvosimr.torch.delassus: no constraint rows (m = 0)")
+    if f.m == 0:  # no constraint rows: (..., 0, 0), q still checked
+
+        def empty(q: torch.Tensor, placements=None) -> torch.Tensor:
+            _check_tensor(q, "q", f.nq)
+            return q.new_zeros((*q.shape[:-1], 0, 0))
+
+        return empty
     n_p = placement_size(model, f.constraint_models) if given else 0
     entry = _Entry(
         f,
