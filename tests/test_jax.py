@@ -263,3 +263,12 @@ def test_placements_as_inputs():
     )
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         jax.grad(lambda p: jnp.sum(G(qs[0], p)))(p)
+
+
+def test_no_constraint_rows_give_empty_matrices():
+    import pvosimr.jax
+
+    model = pin.buildSampleModelHumanoid()
+    G = pvosimr.jax.delassus(model, [])
+    qs = configurations(model, 3)
+    assert jax.vmap(G)(qs).shape == (3, 0, 0) and G(qs[0]).shape == (0, 0)
