@@ -6,6 +6,7 @@ placements fixed; the same one tests/test_torch.py uses); Atlas and placements a
 ``-m slow``.
 """
 
+import os
 import subprocess
 import sys
 
@@ -76,6 +77,8 @@ def test_vmap_and_nested_vmap_equal_python_loops(humanoid_G):
     loop = np.stack([np.stack([f(q) for q in row]) for row in qs])
     nested = np.asarray(jax.jit(jax.vmap(jax.vmap(G)))(qs))
     assert nested.shape == (2, 3, f.m, f.m)
+    # one batched call of all six rows (its vector lanes round unlike six single calls)
+    assert np.array_equal(nested.reshape(6, f.m, f.m), f(qs.reshape(6, -1)))
     np.testing.assert_allclose(nested, loop, rtol=0, atol=1e-13 * np.abs(loop).max())
     flat = np.asarray(jax.vmap(G)(qs.reshape(6, -1)))
     np.testing.assert_allclose(flat, loop.reshape(6, f.m, f.m), rtol=0, atol=1e-13)
@@ -272,3 +275,25 @@ def test_no_constraint_rows_give_empty_matrices():
     G = pvosimr.jax.delassus(model, [])
     qs = configurations(model, 3)
     assert jax.vmap(G)(qs).shape == (3, 0, 0) and G(qs[0]).shape == (0, 0)
+
+
+@pytest.mark.slow
+def test_the_handler_is_cached_with_its_record_and_a_damaged_one_rebuilt(tmp_path):
+    code = """
+from pvosimr.jax import ffi
+first = ffi.handler_library()
+assert ffi.handler_library() == first  # found in the cache: not built again
+first.write_bytes(first.read_bytes()[:100])  # cut short, as by a full disk
+again = ffi.handler_library()
+assert again == first and again.stat().st_size > 100
+print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
+"""
+    env = {**os.environ, "PVOSIMR_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("compiling pvosimr's XLA FFI handler") == 2
+    assert "is damaged" in done.stderr
+    names = done.stdout.strip()
+    assert ".so.damaged" in names and ".so.sha256" in names, names
