@@ -13,6 +13,7 @@ __all__ = ["EXTRAS", "install_hint", "missing_extra", "require"]
 
 EXTRAS = {
     "casadi": ("CasADi", "symbolic"),
+    "jax": ("JAX", "jax"),
     "matplotlib": ("matplotlib", "plots"),
     "mujoco": ("MuJoCo", "mujoco"),
     "tqdm": ("tqdm", "study"),

@@ -41,11 +41,13 @@ against the dense route J M⁻¹ Jᵀ (Pinocchio's M and J, numpy's batched Chol
 trees up to n = 300 and reads where the recursive code starts to win (:mod:`.crossover`).
 Outputs (in ``--out``, default the git-ignored ``pvosimr-report/figures/``; ``--out figures``
 rewrites the committed ones): ``timings.md``, ``timings.json``, ``timings.png`` and
-``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``.
+``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``; ``gpu.md`` and ``gpu.json``, the
+section GPU (:mod:`.gpu`: the XLA route where JAX sees a GPU, the plain statement where it sees
+none, and with ``--xla-cpu`` its compile on this CPU and float32's error on the zoo).
 
 Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
 (the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route),
-:mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling`
+:mod:`.gpu` (the section GPU), :mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling`
 (the sweeps), :mod:`.crossover` (the crossover sweep), :mod:`.environment` (the machine),
 :mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` and
 :mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure` (the plot); this one is the
@@ -145,6 +147,9 @@ SWITCHES = {
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
     "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
     "(default: time it on --mujoco-robots)",
+    "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
+    "from its persistent cache, and reports float32's error on the zoo (minutes; default: only "
+    "the GPU timings, where JAX sees a GPU)",
 }
 """The on/off options and their help."""
 
@@ -284,6 +289,16 @@ def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return quick_crossover_sizes() if args.quick_scaling else CROSSOVER_SIZES
 
 
+def _gpu_section(args: argparse.Namespace) -> list[Path]:
+    """The section GPU (:mod:`.gpu`), written to ``gpu.md``; nothing without JAX."""
+    try:
+        from . import gpu
+    except ModuleNotFoundError as exc:
+        print(f"section GPU skipped: {exc}", file=sys.stderr)
+        return []
+    return gpu.write(gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu), args.out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
@@ -318,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )
     for path in write(result, args.out):
+        print(path)
+    for path in _gpu_section(args):
         print(path)
     for t, m, v in targets(result):
         print(f"{v:8s} {t}: {m}")

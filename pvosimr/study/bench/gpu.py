@@ -353,8 +353,11 @@ def write(result: dict, out: Path) -> list[Path]:
 
 def run(cpu: bool = True, float32: bool = True) -> dict:
     """Every part this machine can run (see the module docstring)."""
+    from pvosimr.extras import require
+
     from .environment import machine
 
+    require("pvosimr bench: the section GPU", "jax", "casadi")
     result: dict[str, Any] = {"machine": machine(), "gpus": gpu_devices()}
     if result["gpus"]:
         result["gpu"] = gpu_timings()
