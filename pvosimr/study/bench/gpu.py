@@ -306,7 +306,10 @@ def markdown(result: dict) -> str:
     cpu = result.get("cpu")
     if cpu:
         cold, warm = cpu["cold"], cpu["warm"]
-        lines += [f"## The XLA route on this CPU ({cold['case']}, jit(vmap(G)), float64)", ""]
+        lines += ["## The XLA route on this CPU", ""]
+        lines += [f"`jit(vmap(G))` of {cold['case']} in float64, built in a fresh process with "
+                  "an empty persistent cache (cold), then in a second fresh process with the "
+                  "cache the first wrote (warm).", ""]  # fmt: skip
         lines += [
             "| process | CasADi graph | trace | XLA compile | total |",
             "|---|---:|---:|---:|---:|",
