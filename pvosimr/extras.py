@@ -16,6 +16,7 @@ EXTRAS = {
     "jax": ("JAX", "jax"),
     "matplotlib": ("matplotlib", "plots"),
     "mujoco": ("MuJoCo", "mujoco"),
+    "torch": ("PyTorch", "torch"),
     "tqdm": ("tqdm", "study"),
 }
 """Optional module -> (what to call it, the pvosimr extra that installs it)."""

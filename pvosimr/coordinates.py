@@ -1,0 +1,234 @@
+"""q's own coordinates and the tangent coordinates of ``pin.integrate``, for gradients.
+
+Pinocchio's ``q`` holds unit quaternions (FreeFlyer, Spherical) and unit complex pairs
+(``(cos θ, sin θ)``: RUB*, RevoluteUnboundedUnaligned, Planar).  The generated gradient
+(:meth:`pvosimr.codegen.call.CompiledDelassus.vjp`) is *tangent*: entry ``k`` is
+``d/dε ⟨W, G(pin.integrate(model, q, ε e_k))⟩`` at ``ε = 0`` (nv numbers).  A JAX or PyTorch
+user differentiates in q's own coordinates (nq numbers), where a gradient step leaves the unit
+sphere.  So the front ends (:mod:`pvosimr.jax`, :mod:`pvosimr.torch`) define G off the sphere
+as ``G(N(q))``, ``N`` dividing each unit part by its norm, and its gradient in q's coordinates
+is then the unique vector ``g_q`` with
+
+- no radial part: ``g_q`` restricted to a unit part ``u`` is orthogonal to ``u``, and
+- the chain rule along ``pin.integrate``: ``T(q̂)ᵀ g_q(q̂) = g`` with ``T`` the tangent map
+  (:func:`pvosimr.kinematics.joints.configuration_tangent`), ``q̂ = N(q)``;
+
+that is ``g_q(q̂) = T (Tᵀ T)⁻¹ g`` at ``q̂`` and, off the sphere, each unit part's rows divided
+by that part's norm (the derivative of ``u/|u|`` is ``(1 − n nᵀ)/|u|``).
+
+:func:`tangent_to_coordinates` and :func:`coordinates_to_tangent` map one to the other in
+numpy (the reference).  :class:`CoordinatePlan` does the same on any array library (numpy, JAX,
+PyTorch) with a few vectorised gathers: the front ends' backward passes use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .backends import NUMPY
+from .kinematics.joints import configuration_tangent, unit_parts
+
+__all__ = [
+    "AS_GIVEN_TOLERANCE",
+    "CoordinatePlan",
+    "coordinate_plan",
+    "coordinates_to_tangent",
+    "normalized",
+    "tangent_to_coordinates",
+    "unit_part_spans",
+]
+
+#: A unit part whose squared norm is within this of 1 is used as given, not divided by its
+#: norm: a q normalised to rounding then gives exactly the library's ``f(q)``.  (Dividing by a
+#: norm that rounds to 1 ± 1 ulp would move the matrix by rounding, nothing more.)
+AS_GIVEN_TOLERANCE = 1e-14
+
+
+def unit_part_spans(model: pin.Model) -> list[tuple[int, int]]:
+    """``(start, length)`` in ``q`` of every unit-norm part (inside composites too)."""
+    return [
+        (joint.idx_q + first, stop - first)
+        for joint in model.joints[1:]
+        for first, stop in unit_parts(joint)
+    ]
+
+
+def normalized(model: pin.Model, q) -> tuple[np.ndarray, list[float]]:
+    """``(N(q), norms)``: ``q`` (nq,) with every unit part divided by its norm (as given within
+    :data:`AS_GIVEN_TOLERANCE`), and the norm of each part of :func:`unit_part_spans`."""
+    q = np.array(q, dtype=np.float64)
+    norms = []
+    for start, length in unit_part_spans(model):
+        u = q[start : start + length]
+        squared = float(u @ u)
+        norms.append(float(np.sqrt(squared)))
+        if abs(squared - 1.0) > AS_GIVEN_TOLERANCE:
+            q[start : start + length] = u / norms[-1]
+    return q, norms
+
+
+def tangent_to_coordinates(model: pin.Model, q, g) -> np.ndarray:
+    """The gradient in q's coordinates (nq,) of ``q ↦ φ(G(N(q)))`` from its tangent gradient
+    ``g`` (nv,) at ``N(q)`` (as :meth:`~pvosimr.codegen.call.CompiledDelassus.vjp` gives it):
+    ``T (Tᵀ T)⁻¹ g`` at ``q̂ = N(q)``, each unit part's rows divided by its norm."""
+    q_hat, norms = normalized(model, q)
+    T = configuration_tangent(NUMPY, model, q_hat)
+    g_q = np.linalg.pinv(T.T) @ np.asarray(g, dtype=np.float64)
+    for (start, length), norm in zip(unit_part_spans(model), norms, strict=True):
+        g_q[start : start + length] /= norm
+    return g_q
+
+
+def coordinates_to_tangent(model: pin.Model, q, g_q) -> np.ndarray:
+    """The inverse of :func:`tangent_to_coordinates` on gradients with no radial part: the
+    tangent gradient (nv,) at ``N(q)``, ``T(q̂)ᵀ`` applied to ``g_q`` with each unit part's rows
+    multiplied by its norm."""
+    q_hat, norms = normalized(model, q)
+    g_q = np.array(g_q, dtype=np.float64)
+    for (start, length), norm in zip(unit_part_spans(model), norms, strict=True):
+        g_q[start : start + length] *= norm
+    return configuration_tangent(NUMPY, model, q_hat).T @ g_q
+
+
+Setter = Callable[[Any, np.ndarray, Any], Any]
+"""``set_(a, index, values)``: ``a`` with ``a[..., index] = values`` (a new array where the
+library's arrays are immutable)."""
+
+
+@dataclass(frozen=True)
+class CoordinatePlan:
+    """Where each joint's coordinates are, for :meth:`normalize` and :meth:`to_coordinates` on
+    any array library (leading batch axes allowed), with its ``where``, ``sqrt`` and ``stack``
+    passed as ``xp`` and its indexed assignment as ``set_``.
+
+    Index arrays (rows of q, columns of v): ``identity`` (vector-space coordinates),
+    ``quaternions`` (4 rows and 3 columns each), ``se3`` (3 translation rows, 3 columns and the
+    4 rows of the joint's quaternion), ``complexes`` (2 rows, 1 column), ``se2`` (2 translation
+    rows, 2 columns, the 2 rows of ``(cos θ, sin θ)``), ``unit`` (rows of the unit parts, by
+    length).
+    """
+
+    nq: int
+    nv: int
+    identity: tuple[np.ndarray, np.ndarray]
+    quaternions: tuple[np.ndarray, np.ndarray]
+    se3: tuple[np.ndarray, np.ndarray, np.ndarray]
+    complexes: tuple[np.ndarray, np.ndarray]
+    se2: tuple[np.ndarray, np.ndarray, np.ndarray]
+    unit: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def normalize(self, q, xp: Any, set_: Setter):
+        """``N(q)``: every unit part divided by its norm, as given within
+        :data:`AS_GIVEN_TOLERANCE` (a non-finite or zero part gives NaN, which the library
+        rejects)."""
+        for rows in self.unit.values():
+            u = q[..., rows]
+            squared = (u * u).sum(-1)[..., None]
+            as_given = abs(squared - 1.0) <= AS_GIVEN_TOLERANCE
+            q = set_(q, rows, xp.where(as_given, u, u / xp.sqrt(squared)))
+        return q
+
+    def to_coordinates(self, q_hat, g, xp: Any, set_: Setter, zeros):
+        """``T (Tᵀ T)⁻¹ g`` at the normalised ``q_hat``: the tangent gradient ``g`` (..., nv) in
+        q's coordinates (..., nq), with no radial part; ``zeros(shape)`` makes the result."""
+        out = zeros((*g.shape[:-1], self.nq))
+        rows, cols = self.identity
+        if len(rows):
+            out = set_(out, rows, g[..., cols])
+        rows, cols = self.quaternions
+        if len(rows):  # (T_Q)ᵀ T_Q = ¼: 4 T_Q g = 2 [w 1 + v× ; −vᵀ] g
+            x, y, z, w = (q_hat[..., rows[:, k]] for k in range(4))
+            a, b, c = (g[..., cols[:, k]] for k in range(3))
+            turned = (w * a - z * b + y * c, z * a + w * b - x * c, -y * a + x * b + w * c)
+            block = xp.stack([*turned, -x * a - y * b - z * c], -1)
+            out = set_(out, rows, 2.0 * block)
+        rows, cols, quaternion = self.se3
+        if len(rows):  # ṗ = R(Q) v, R orthogonal
+            x, y, z, w = (q_hat[..., quaternion[:, k]] for k in range(4))
+            a, b, c = (g[..., cols[:, k]] for k in range(3))
+            xx, yy, zz = 2 * x * x, 2 * y * y, 2 * z * z
+            xy, xz, yz = 2 * x * y, 2 * x * z, 2 * y * z
+            xw, yw, zw = 2 * x * w, 2 * y * w, 2 * z * w
+            block = xp.stack(
+                [
+                    (1 - yy - zz) * a + (xy - zw) * b + (xz + yw) * c,
+                    (xy + zw) * a + (1 - xx - zz) * b + (yz - xw) * c,
+                    (xz - yw) * a + (yz + xw) * b + (1 - xx - yy) * c,
+                ],
+                -1,
+            )
+            out = set_(out, rows, block)
+        rows, cols = self.complexes
+        if len(rows):  # (cos θ, sin θ) turned by ε: (−sin θ, cos θ), of unit length
+            cos, sin = q_hat[..., rows[:, 0]], q_hat[..., rows[:, 1]]
+            turn = g[..., cols]
+            out = set_(out, rows, xp.stack([-sin * turn, cos * turn], -1))
+        rows, cols, angle = self.se2
+        if len(rows):  # (ẋ, ẏ) = R(θ) v
+            cos, sin = q_hat[..., angle[:, 0]], q_hat[..., angle[:, 1]]
+            a, b = g[..., cols[:, 0]], g[..., cols[:, 1]]
+            out = set_(out, rows, xp.stack([cos * a - sin * b, sin * a + cos * b], -1))
+        return out
+
+
+def coordinate_plan(model: pin.Model) -> CoordinatePlan:
+    """The :class:`CoordinatePlan` of ``model``'s joints (composites walked; a mimic joint has
+    no coordinates of its own)."""
+    found: dict[str, list] = {k: [] for k in ("identity", "quaternions", "se3", "complexes", "se2")}
+    for joint in model.joints[1:]:
+        if joint.nq:
+            _plan_joint(found, joint, joint.idx_q, joint.idx_v)
+    unit: dict[int, list] = {}
+    for start, length in unit_part_spans(model):
+        unit.setdefault(length, []).append(range(start, start + length))
+
+    def table(rows: list, width: int) -> np.ndarray:
+        return np.array(rows, dtype=np.int64).reshape(-1, width)
+
+    identity = table(found["identity"], 2)
+    quaternions = found["quaternions"]
+    se3, se2 = found["se3"], found["se2"]
+    return CoordinatePlan(
+        nq=model.nq,
+        nv=model.nv,
+        identity=(identity[:, 0], identity[:, 1]),
+        quaternions=(table([r for r, _ in quaternions], 4), table([c for _, c in quaternions], 3)),
+        se3=(table([r for r, _, _ in se3], 3), table([c for _, c, _ in se3], 3),
+             table([k for _, _, k in se3], 4)),
+        complexes=(table([r for r, _ in found["complexes"]], 2),
+                   np.array([c for _, c in found["complexes"]], dtype=np.int64)),
+        se2=(table([r for r, _, _ in se2], 2), table([c for _, c, _ in se2], 2),
+             table([k for _, _, k in se2], 2)),
+        unit={length: table(rows, length) for length, rows in unit.items()},
+    )  # fmt: skip
+
+
+def _plan_joint(found: dict[str, list], joint: Any, r: int, c: int) -> None:
+    """One joint's entries (configuration rows from ``r``, velocity columns from ``c``), as
+    :func:`pvosimr.kinematics.joints.configuration_tangent` lays out its block."""
+    short = joint.shortname().removeprefix("JointModel")
+    if short == "Composite":
+        for sub in joint.extract().joints if hasattr(joint, "extract") else joint.joints:
+            _plan_joint(found, sub, r, c)
+            r, c = r + sub.nq, c + sub.nv
+        return
+    parts = unit_parts(joint)
+    if short == "FreeFlyer":
+        found["se3"].append((range(r, r + 3), range(c, c + 3), range(r + 3, r + 7)))
+        found["quaternions"].append((range(r + 3, r + 7), range(c + 3, c + 6)))
+    elif short == "Spherical":
+        found["quaternions"].append((range(r, r + 4), range(c, c + 3)))
+    elif short == "Planar":
+        found["se2"].append((range(r, r + 2), range(c, c + 2), range(r + 2, r + 4)))
+        found["complexes"].append((range(r + 2, r + 4), c + 2))
+    elif parts == ((0, 2),):
+        found["complexes"].append((range(r, r + 2), c))
+    elif not parts and joint.nq == joint.nv:
+        found["identity"] += [(r + k, c + k) for k in range(joint.nv)]
+    else:
+        raise NotImplementedError(f"no coordinate map for {joint.shortname()}")

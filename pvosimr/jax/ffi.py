@@ -1,0 +1,113 @@
+"""The XLA FFI handler that runs a generated library inside JAX on CPU.
+
+One handler (``pvosimr_ffi.cc`` beside this module, C++17) serves every library: the address of
+the library's ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen.c_source`) is an attribute of the
+call, so a call (vmapped over any batch shape, nested) is one batched call into C on the
+library's threads.  The handler is compiled at first use against the installed jaxlib's own
+headers (``jax.ffi.include_dir()``), cached in pvosimr's cache folder with its record
+(:mod:`pvosimr.codegen.cache`; the key holds the source, jaxlib's version and the compiler), loaded
+with :mod:`ctypes` and registered once per process with ``jax.ffi.register_ffi_target``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shlex
+import subprocess
+import threading
+import uuid
+from importlib import resources
+from pathlib import Path
+
+import jax
+import jaxlib
+import numpy as np
+
+from ..codegen import cache
+from ..codegen import compiler as toolchain
+from ..codegen.call import CodegenError, usable_cores
+from ..notices import announce
+
+__all__ = ["TARGET", "batch_entry", "call", "handler_library", "register"]
+
+#: The name the handler is registered under (CPU).
+TARGET = "pvosimr_eval"
+SOURCE = "pvosimr_ffi.cc"
+_FLAGS = ("-std=c++17", "-O2", "-shared", "-fPIC")
+
+_lock = threading.Lock()
+_registered: dict[str, ctypes.CDLL] = {}
+_entries: dict[str, ctypes.CDLL] = {}
+
+
+def handler_library() -> Path:
+    """The compiled handler, built now if this source, jaxlib and compiler have none yet."""
+    source = resources.files(__package__).joinpath(SOURCE).read_bytes()
+    compiler = toolchain.find_compiler("c++", needed_by="pvosimr.jax")
+    identity = toolchain.compiler_identity(tuple(compiler))
+    parts = (jaxlib.__version__, identity, " ".join(_FLAGS))
+    key = hashlib.sha256(b"\0".join([source, *(s.encode() for s in parts)])).hexdigest()[:16]
+    folder = cache.make_folder(toolchain.cache_dir() / "jax", cache.cache_dir_origin())
+    library = folder / f"pvosimr_ffi_{key}.so"
+    if not cache.usable(library):
+        _build(compiler, source, library)
+    return library
+
+
+def _build(compiler: list[str], source: bytes, library: Path) -> None:
+    """Compile into a fresh name, record it, move it into place (atomic across processes)."""
+    stem = f".build-{os.getpid()}-{uuid.uuid4().hex}"
+    src = library.parent / f"{stem}.cc"
+    tmp = library.parent / f"{stem}.so"
+    command = [*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(src), "-o", str(tmp)]
+    announce(
+        f"compiling pvosimr's XLA FFI handler for jaxlib {jaxlib.__version__} with "
+        f"{Path(compiler[0]).name} (once; a few seconds) into {library.parent}"
+    )
+    try:
+        src.write_bytes(source)
+        out = subprocess.run(command, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            log = (out.stderr or out.stdout).strip()
+            raise CodegenError(
+                f"the compiler failed on pvosimr's XLA FFI handler (exit {out.returncode}):\n  "
+                f"{shlex.join(command)}\n{log[-4000:]}"
+            )
+        cache.record(tmp, library)
+        os.replace(tmp, library)
+    finally:
+        src.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+
+
+def register() -> None:
+    """Compile (or find in the cache), load and register the handler, once per process."""
+    with _lock:
+        if TARGET in _registered:
+            return
+        library = ctypes.CDLL(str(handler_library()))
+        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.PvosimrEval), platform="cpu")
+        _registered[TARGET] = library
+
+
+def batch_entry(library: str | os.PathLike) -> int:
+    """The address of ``pvosimr_eval_batch`` in the generated ``library`` (loaded once; the
+    dynamic loader hands back the copy :mod:`pvosimr.codegen` has loaded)."""
+    key = str(library)
+    with _lock:
+        if key not in _entries:
+            _entries[key] = ctypes.CDLL(key)
+        cdll = _entries[key]
+    return ctypes.cast(cdll.pvosimr_eval_batch, ctypes.c_void_p).value
+
+
+def call(entry: int, out: jax.ShapeDtypeStruct, *args, has_p: bool, threads: int | None = None):
+    """The handler on ``args`` (q, then p where ``has_p``, then W for a gradient library):
+    one call of the batch entry at ``entry`` into ``out``'s shape.  vmap broadcasts every
+    input to the batch ("broadcast_all"), so nested vmaps stay one call."""
+    threads = usable_cores() if threads is None else int(threads)
+    return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
+        *args, entry=np.int64(entry), has_p=np.int64(has_p), threads=np.int64(threads)
+    )

@@ -1,0 +1,203 @@
+"""``pvosimr.jax.delassus``: the generated library as a JAX function, G(q) or G(q, p).
+
+Forward: the library's batch entry point through XLA's FFI (:mod:`.ffi`).  Reverse: a
+``jax.custom_vjp`` whose backward pass is the generated gradient library (``⟨W, dG/dε⟩`` in one
+reverse-mode pass per row, :meth:`pvosimr.codegen.call.CompiledDelassus.vjp`), mapped to q's
+coordinates by :class:`pvosimr.coordinates.CoordinatePlan`; dG/dq is never formed.  The unit
+parts of q are normalised in JAX before the call (:mod:`pvosimr.coordinates`), so JAX's own
+differentiation of ``u/|u|`` removes the gradient's radial part off the sphere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pinocchio as pin
+
+from ..codegen import compile as compile_library
+from ..coordinates import coordinate_plan
+from ..kinematics.placements import placement_size, placement_vector
+from . import ffi
+
+__all__ = ["ROUTES", "delassus"]
+
+#: The ways :func:`delassus` can compute G: the generated library through XLA's FFI, or the same
+#: instruction graph as JAX operations (:mod:`pvosimr.jax.xla`).
+ROUTES = ("ffi", "xla")
+
+_X64 = (
+    "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
+    "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
+)
+
+
+def delassus(
+    model: pin.Model,
+    cms: Sequence,
+    algorithm: str = "pv-osimr",
+    placements: str | None = None,
+    *,
+    route: str | None = None,
+    threads: int | None = None,
+    cache_dir=None,
+) -> Callable:
+    """The Delassus matrix as a JAX function: ``G(q)``, or ``G(q, placements)`` with
+    ``placements="input"``.
+
+    ``q``: float64 of shape (..., nq) in Pinocchio's coordinates, any leading batch shape;
+    returns (..., m, m), bitwise the compiled library's ``f(q)`` where q's quaternions and unit
+    complex pairs are normalised to rounding, ``f(N(q))`` elsewhere (:mod:`pvosimr.coordinates`).
+    ``placements`` for a function with ``placements="input"``: one entry per constraint (a
+    ``pin.SE3``, or a pair), or the placement vector ``p`` (..., n_p) of
+    :func:`pvosimr.symbolic.placement_vector` as a float64 array (no gradient: differentiating
+    with respect to it is refused).
+
+    Works under ``jax.jit``, ``jax.vmap`` (any batch shape, nested: one batched call into C on
+    ``threads`` threads, default every usable core), ``jax.grad``, ``jax.vjp`` and
+    ``jax.jacrev``; forward mode (``jax.jvp``, ``jax.jacfwd``) is refused by JAX with one line
+    (a custom VJP).  A q that is not finite, or beyond the model's range, and a G that is not
+    finite raise at run time (``XlaRuntimeError`` naming the row), never a wrong matrix.
+
+    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.xla`: the same instruction
+    graph as JAX operations, no C compiler; float32 or float64 in q's dtype, forward and
+    reverse mode, placements differentiable, non-finite entries rather than errors); None
+    (default): ``"xla"`` where JAX's default device is a GPU, else ``"ffi"``.
+
+    Compiles (or finds in the cache) the library and its gradient library
+    (:func:`pvosimr.codegen.compile` with ``vjp=True``) and the FFI handler.  ``TypeError`` at
+    call time for a float32 ``q`` (naming JAX's ``jax_enable_x64`` flag).
+    """
+    if route is None:  # the default: the FFI on a CPU, XLA where JAX's default device is a GPU
+        route = "xla" if jax.default_backend() == "gpu" else "ffi"
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
+    if placements not in (None, "fixed", "input"):
+        raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
+    given = placements == "input"
+    if route == "xla":
+        return _xla(model, cms, algorithm, given)
+    f = compile_library(
+        model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
+        cache_dir=cache_dir,
+    )  # fmt: skip
+    if f.m == 0:
+        return _empty(f.nq, given)
+    ffi.register()
+    n_p = placement_size(model, f.constraint_models) if given else 0
+    delassus_hat = _custom_vjp(f, threads)
+    plan = coordinate_plan(model)
+    # One computation rather than a few dozen small ones, each compiled apart, outside jit.
+    normalize = jax.jit(lambda q: plan.normalize(q, jnp, _set))
+
+    def G(q, placements=None):
+        q = _float64(q, "q", f.nq)
+        p = _placement_vector(f, placements, n_p) if given else None
+        if not given and placements is not None:
+            f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
+        return delassus_hat(normalize(q), p)
+
+    G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
+    G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
+    return G
+
+
+def _custom_vjp(f, threads: int | None) -> Callable:
+    """``(q̂, p) ↦ G`` on normalised ``q̂``, with the generated gradient as its VJP."""
+    m, nv = f.m, f.nv
+    g_entry = ffi.batch_entry(f.library)
+    vjp_entry = ffi.batch_entry(f.vjp_library.library)
+    plan = coordinate_plan(f.model)
+    to_coordinates = jax.jit(lambda q_hat, g: plan.to_coordinates(q_hat, g, jnp, _set, _zeros))
+
+    def evaluate(q_hat, p):
+        out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], m, m), jnp.float64)
+        inputs = (q_hat,) if p is None else (q_hat, p)
+        return ffi.call(g_entry, out, *inputs, has_p=p is not None, threads=threads)
+
+    @jax.custom_vjp
+    def delassus_hat(q_hat, p):
+        return evaluate(q_hat, p)
+
+    def forward(q_hat, p):
+        if p is not None and p.perturbed:
+            raise TypeError(
+                "pvosimr.jax: no gradient with respect to the placements (only q's): wrap "
+                "them in jax.lax.stop_gradient"
+            )
+        p_value = None if p is None else p.value
+        return evaluate(q_hat.value, p_value), (q_hat.value, p_value)
+
+    def backward(residuals, W):
+        q_hat, p_value = residuals
+        if isinstance(W, jax.custom_derivatives.SymbolicZero):
+            return jnp.zeros_like(q_hat), None
+        out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], nv), jnp.float64)
+        W = jnp.broadcast_to(W, (*q_hat.shape[:-1], m, m))
+        inputs = (q_hat, W) if p_value is None else (q_hat, p_value, W)
+        g = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
+        return to_coordinates(q_hat, g), None
+
+    delassus_hat.defvjp(forward, backward, symbolic_zeros=True)
+    return delassus_hat
+
+
+def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
+    """``route="xla"``: :func:`pvosimr.jax.xla.compile_xla`'s G, placements as entries or ``p``."""
+    from .xla import compile_xla
+
+    G_xla = compile_xla(model, cms, algorithm, placements="input" if given else "fixed")
+
+    def G(q, placements=None):
+        if given and isinstance(placements, (list, tuple)):
+            placements = placement_vector(model, cms, placements)
+        return G_xla(q) if not given else G_xla(q, placements)
+
+    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla!r} (pvosimr.jax.delassus)."
+    G.xla = G_xla
+    return G
+
+
+def _set(a, index: np.ndarray, values):
+    return a.at[..., index].set(values)
+
+
+def _zeros(shape: tuple[int, ...]):
+    return jnp.zeros(shape, jnp.float64)
+
+
+def _float64(x, name: str, size: int):
+    """``x`` as a float64 JAX array with last axis ``size``; TypeError naming the flag."""
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:  # the flag, or its context
+        raise TypeError(_X64)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and dtype != np.float64:
+        raise TypeError(
+            f"{name} is {dtype}, and pvosimr.jax computes G in float64 only: pass float64 "
+            "(with JAX's 64-bit mode on, jax.config.update('jax_enable_x64', True))"
+        )
+    x = jnp.asarray(x, dtype=jnp.float64) if dtype is None else jnp.asarray(x)
+    if x.ndim == 0 or x.shape[-1] != size:
+        raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
+    return x
+
+
+def _placement_vector(f, placements, n_p: int):
+    """``p`` from one entry per constraint (a constant) or from an array (..., n_p)."""
+    if placements is None:
+        f.placement_vector(None)  # the library's TypeError: pass placements=[...]
+    if isinstance(placements, (list, tuple)):
+        return jnp.asarray(f.placement_vector(placements))
+    return _float64(placements, "placements", n_p)
+
+
+def _empty(nq: int, given: bool) -> Callable:
+    """No constraint rows: (..., 0, 0)."""
+
+    def G(q, placements=None):
+        q = _float64(q, "q", nq)
+        return jnp.zeros((*q.shape[:-1], 0, 0), jnp.float64)
+
+    return G

@@ -1,0 +1,18 @@
+"""pvosimr's G inside PyTorch (extra ``torch``): :func:`delassus` returns ``G(q)`` (or
+``G(q, p)``), a ``torch.library`` custom op over the generated library, differentiable through
+its reverse-mode gradient and traced by ``torch.compile``.
+
+- :mod:`.op`: the ops ``pvosimr::delassus`` and ``pvosimr::delassus_vjp``, their fake kernels
+  and autograd, and :func:`delassus`.
+
+Importing it without PyTorch raises ``ModuleNotFoundError`` with the one line that says what to
+install.  float64 tensors on the CPU only.
+"""
+
+from ..extras import require
+
+require("pvosimr.torch", "torch")
+
+from .op import delassus  # noqa: E402  (after the one-line check)
+
+__all__ = ["delassus"]

@@ -1,0 +1,265 @@
+"""pvosimr.jax: the generated library inside jit, vmap and grad, checked against the library
+itself (f(q), f(qs), f.vjp) and against Python loops.
+
+The default suite compiles one small library (the sample humanoid, a 6D weld and a 3D point,
+placements fixed; the same one tests/test_torch.py uses); Atlas and placements as inputs are in
+``-m slow``.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+jax = pytest.importorskip("jax", reason='needs JAX: pip install "pvosimr[jax]"')
+import jax.numpy as jnp  # noqa: E402
+from jax.test_util import check_grads  # noqa: E402
+
+from pvosimr.constraints import point, weld  # noqa: E402
+from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    """64-bit mode on for each test and restored after it (pvosimr never turns it on)."""
+    with jax.enable_x64(True):
+        yield
+
+
+def humanoid():
+    model = pin.buildSampleModelHumanoid()
+    return model, [weld(model, "rleg_effector_body"), point(model, "larm_effector_body")]
+
+
+def configurations(model, count, seed=0):
+    rng = np.random.default_rng(seed)
+    qs = []
+    for _ in range(count):
+        q = pin.integrate(model, pin.neutral(model), rng.uniform(-1.0, 1.0, model.nv))
+        qs.append(q)
+    return np.stack(qs)
+
+
+@pytest.fixture(scope="module")
+def humanoid_G():
+    import pvosimr.jax
+
+    model, cms = humanoid()
+    with jax.enable_x64(True):
+        G = pvosimr.jax.delassus(model, cms)
+    return model, G, G.compiled
+
+
+def weighted_loss(G, W):
+    W = jnp.asarray(W)
+    return lambda q: jnp.sum(W * G(q))
+
+
+def test_jit_is_bitwise_the_library(humanoid_G):
+    _, G, f = humanoid_G
+    qs = configurations(f.model, 9)
+    for q in qs[:3]:
+        assert np.array_equal(np.asarray(jax.jit(G)(q)), f(q))
+        assert np.array_equal(np.asarray(G(q)), f(q))
+    # a vmapped call is one batched call: the library's own batch, bit for bit
+    assert np.array_equal(np.asarray(jax.jit(jax.vmap(G))(qs)), f(qs))
+    assert np.array_equal(np.asarray(jax.jit(G)(qs)), f(qs))  # (..., nq) directly
+
+
+def test_vmap_and_nested_vmap_equal_python_loops(humanoid_G):
+    model, G, f = humanoid_G
+    qs = configurations(model, 6, seed=1).reshape(2, 3, model.nq)
+    loop = np.stack([np.stack([f(q) for q in row]) for row in qs])
+    nested = np.asarray(jax.jit(jax.vmap(jax.vmap(G)))(qs))
+    assert nested.shape == (2, 3, f.m, f.m)
+    np.testing.assert_allclose(nested, loop, rtol=0, atol=1e-13 * np.abs(loop).max())
+    flat = np.asarray(jax.vmap(G)(qs.reshape(6, -1)))
+    np.testing.assert_allclose(flat, loop.reshape(6, f.m, f.m), rtol=0, atol=1e-13)
+    # vmap over an inner axis of a larger array (in_axes=1), and a batch of one
+    swapped = np.asarray(jax.vmap(G, in_axes=1, out_axes=1)(qs.swapaxes(0, 1)))
+    np.testing.assert_allclose(swapped.swapaxes(0, 1), loop, rtol=0, atol=1e-13)
+    assert np.array_equal(np.asarray(jax.vmap(G)(qs[0, :1]))[0], f(qs[0, 0]))
+
+
+def test_grad_is_the_generated_vjp_in_q_coordinates(humanoid_G):
+    model, G, f = humanoid_G
+    rng = np.random.default_rng(2)
+    grad = jax.jit(jax.grad(lambda q, W: jnp.sum(W * G(q))))  # traced once
+    for q in configurations(model, 3, seed=2):
+        W = rng.standard_normal((f.m, f.m))
+        expected = tangent_to_coordinates(model, q, f.vjp(q, W))
+        scale = max(1.0, np.abs(expected).max())
+        assert np.abs(np.asarray(grad(q, W)) - expected).max() <= 1e-12 * scale
+    # and through jax.vjp with W as the cotangent
+    _, pullback = jax.vjp(G, q)
+    (g2,) = pullback(jnp.asarray(W))
+    assert np.abs(np.asarray(g2) - expected).max() <= 1e-12 * scale
+
+
+def test_vmap_of_grad_equals_a_python_loop(humanoid_G):
+    model, G, f = humanoid_G
+    qs = configurations(model, 5, seed=3)
+    Ws = np.random.default_rng(3).standard_normal((5, f.m, f.m))
+    grad = jax.grad(lambda q, W: jnp.sum(W * G(q)))
+    # one W for every row, then one W per row (vmap over both)
+    batched = np.asarray(jax.jit(jax.vmap(grad, in_axes=(0, None)))(qs, Ws[0]))
+    loop = np.stack([np.asarray(grad(q, Ws[0])) for q in qs])
+    np.testing.assert_allclose(batched, loop, rtol=0, atol=1e-13 * max(1.0, np.abs(loop).max()))
+    batched = np.asarray(jax.vmap(grad)(qs, Ws))
+    pairs = zip(qs, Ws, strict=True)
+    loop = np.stack([tangent_to_coordinates(model, q, f.vjp(q, W)) for q, W in pairs])
+    np.testing.assert_allclose(batched, loop, rtol=0, atol=1e-12 * max(1.0, np.abs(loop).max()))
+
+
+def test_check_grads_reverse_mode(humanoid_G):
+    model, G, f = humanoid_G
+    q = configurations(model, 1, seed=5)[0]
+    W = np.random.default_rng(5).standard_normal((f.m, f.m))
+    check_grads(weighted_loss(G, W), (q,), order=1, modes=["rev"])
+    check_grads(lambda q: G(q)[0, :3], (q,), order=1, modes=["rev"])  # jacrev's rows
+
+
+def test_off_the_sphere_G_is_G_of_the_normalised_q_and_has_no_radial_gradient(humanoid_G):
+    model, G, f = humanoid_G
+    q = configurations(model, 1, seed=6)[0]
+    (start, length), *_ = unit_part_spans(model)
+    scaled = q.copy()
+    scaled[start : start + length] *= 1.7
+    np.testing.assert_allclose(np.asarray(G(scaled)), f(q), rtol=0, atol=1e-13)
+    W = np.random.default_rng(6).standard_normal((f.m, f.m))
+    g = np.asarray(jax.grad(weighted_loss(G, W))(scaled))
+    part = slice(start, start + length)
+    assert abs(g[part] @ scaled[part]) <= 1e-12 * np.abs(g).max()  # no radial part
+    # the chain rule of u/|u|: the unit sphere's gradient divided by the norm
+    at_unit = tangent_to_coordinates(model, q, f.vjp(q, W))
+    np.testing.assert_allclose(g[part], at_unit[part] / 1.7, rtol=0, atol=1e-12)
+    rest = np.setdiff1d(np.arange(model.nq), np.arange(start, start + length))
+    np.testing.assert_allclose(g[rest], at_unit[rest], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "zero quaternion"])
+def test_non_finite_q_is_a_run_time_error_never_a_matrix(humanoid_G, bad):
+    model, G, f = humanoid_G
+    qs = configurations(model, 4, seed=7)
+    (start, length), *_ = unit_part_spans(model)
+    if bad == "zero quaternion":
+        qs[2, start : start + length] = 0.0
+    else:
+        qs[2, -1] = float(bad)
+    with pytest.raises(Exception, match=r"at row 2 of the batch: q is not finite"):
+        np.asarray(jax.jit(jax.vmap(G))(qs))
+    with pytest.raises(Exception, match=r"q is not finite"):
+        np.asarray(jax.jit(G)(qs[2]))
+    W = np.ones((f.m, f.m))
+    with pytest.raises(Exception, match=r"q is not finite"):
+        np.asarray(jax.grad(weighted_loss(G, W))(qs[2]))
+
+
+def test_float32_and_wrong_shapes_are_refused(humanoid_G):
+    model, G, _ = humanoid_G
+    q = configurations(model, 1)[0]
+    with pytest.raises(TypeError, match=r"float32.*float64.*jax_enable_x64"):
+        G(q.astype(np.float32))
+    with pytest.raises(ValueError, match=rf"shape \(\.\.\., {model.nq}\)"):
+        G(q[:-1])
+
+
+def test_forward_mode_is_refused_in_one_line(humanoid_G):
+    model, G, _ = humanoid_G
+    q = configurations(model, 1)[0]
+    with pytest.raises(TypeError, match=r"^can't apply forward-mode autodiff \(jvp\)"):
+        jax.jvp(G, (q,), (q,))
+    with pytest.raises(TypeError, match=r"forward-mode"):
+        jax.jacfwd(G)(q)
+
+
+def test_without_64_bit_mode_the_error_names_the_flag_and_import_leaves_it_off():
+    code = """
+import jax, numpy as np, pinocchio as pin
+import pvosimr.jax
+from pvosimr.constraints import point, weld
+assert not jax.config.jax_enable_x64, "pvosimr.jax turned jax_enable_x64 on"
+model = pin.buildSampleModelHumanoid()
+cms = [weld(model, "rleg_effector_body"), point(model, "larm_effector_body")]
+G = pvosimr.jax.delassus(model, cms)
+try:
+    G(pin.neutral(model))
+except TypeError as exc:
+    print(exc)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
+        "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
+    )
+
+
+def test_without_jax_the_entry_point_says_what_to_install():
+    code = "import sys\nsys.modules['jax'] = None\nimport pvosimr.jax"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        'ModuleNotFoundError: pvosimr.jax: needs JAX: pip install "pvosimr[jax]"'
+    )
+
+
+def test_import_pvosimr_imports_neither_jax_nor_torch():
+    code = "import sys, pvosimr; print(sorted({'jax', 'jaxlib', 'torch'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.slow
+def test_atlas_two_welds(atlas):
+    import pvosimr.jax
+
+    model = atlas
+    cms = [weld(model, "l_foot"), weld(model, "r_foot")]
+    G = pvosimr.jax.delassus(model, cms)
+    f = G.compiled
+    qs = configurations(model, 16, seed=8)
+    assert np.array_equal(np.asarray(jax.jit(G)(qs[0])), f(qs[0]))
+    assert np.array_equal(np.asarray(jax.jit(jax.vmap(G))(qs)), f(qs))
+    W = np.random.default_rng(8).standard_normal((f.m, f.m))
+    grads = np.asarray(jax.jit(jax.vmap(jax.grad(weighted_loss(G, W))))(qs))
+    expected = np.stack([tangent_to_coordinates(model, q, f.vjp(q, W)) for q in qs])
+    assert np.abs(grads - expected).max() <= 1e-12 * max(1.0, np.abs(expected).max())
+    check_grads(weighted_loss(G, W), (qs[0],), order=1, modes=["rev"])
+
+
+@pytest.mark.slow
+def test_placements_as_inputs():
+    import pvosimr.jax
+
+    model, cms = humanoid()
+    G = pvosimr.jax.delassus(model, cms, placements="input")
+    f = G.compiled
+    qs = configurations(model, 5, seed=9)
+    moved = [pin.SE3(pin.rpy.rpyToMatrix(0.1 * k, 0.2, -0.3), np.array([0.05 * k, 0.0, 0.1]))
+             for k in range(1, 3)]  # fmt: skip
+    expected = f(qs, placements=moved)
+    assert np.array_equal(np.asarray(jax.jit(jax.vmap(lambda q: G(q, moved)))(qs)), expected)
+    from pvosimr.symbolic import placement_vector
+
+    p = placement_vector(model, cms, moved)
+    own = placement_vector(model, cms, [cm.joint1_placement for cm in cms])
+    assert np.array_equal(np.asarray(jax.jit(jax.vmap(G, in_axes=(0, None)))(qs, p)), expected)
+    # a different p per row: runs of rows sharing one p, each one call
+    ps = np.stack([p, p, own, own, p])
+    rows = np.asarray(jax.jit(jax.vmap(G))(qs, ps))
+    for k, (q, row_p) in enumerate(zip(qs, ps, strict=True)):
+        placements = moved if row_p is p or np.array_equal(row_p, p) else None
+        truth = f(q, placements=placements or [cm.joint1_placement for cm in cms])
+        assert np.array_equal(rows[k], truth), k
+    W = np.random.default_rng(9).standard_normal((f.m, f.m))
+    g = np.asarray(jax.grad(lambda q: jnp.sum(W * G(q, p)))(qs[0]))
+    np.testing.assert_allclose(
+        g, tangent_to_coordinates(model, qs[0], f.vjp(qs[0], W, placements=moved)), atol=1e-12
+    )
+    with pytest.raises(TypeError, match="no gradient with respect to the placements"):
+        jax.grad(lambda p: jnp.sum(G(qs[0], p)))(p)

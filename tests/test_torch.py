@@ -1,0 +1,190 @@
+"""pvosimr.torch: the custom op against the library itself (bitwise), autograd against f.vjp in
+q's coordinates and gradcheck, opcheck of both ops, the refusals (CUDA, float32, non-finite q).
+
+The default suite compiles one small library (the sample humanoid, a 6D weld and a 3D point,
+placements fixed; the one tests/test_jax.py uses); torch.compile, Atlas and placements as inputs
+are in ``-m slow``.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+torch = pytest.importorskip("torch", reason='needs PyTorch: pip install "pvosimr[torch]"')
+
+from pvosimr.constraints import point, weld  # noqa: E402
+from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
+
+
+def humanoid():
+    model = pin.buildSampleModelHumanoid()
+    return model, [weld(model, "rleg_effector_body"), point(model, "larm_effector_body")]
+
+
+def configurations(model, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.stack(
+        [
+            pin.integrate(model, pin.neutral(model), rng.uniform(-1, 1, model.nv))
+            for _ in range(count)
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def humanoid_G():
+    import pvosimr.torch
+
+    model, cms = humanoid()
+    G = pvosimr.torch.delassus(model, cms)
+    return model, G, G.compiled
+
+
+def test_forward_is_bitwise_the_library_at_any_batch_shape(humanoid_G):
+    model, G, f = humanoid_G
+    qs = configurations(model, 6)
+    assert torch.equal(G(torch.from_numpy(qs[0])), torch.from_numpy(f(qs[0])))
+    assert torch.equal(G(torch.from_numpy(qs)), torch.from_numpy(f(qs)))
+    nested = G(torch.from_numpy(qs.reshape(2, 3, -1)))
+    assert nested.shape == (2, 3, f.m, f.m) and nested.dtype == torch.float64
+    loop = np.stack([f(q) for q in qs]).reshape(2, 3, f.m, f.m)
+    np.testing.assert_allclose(nested.numpy(), loop, rtol=0, atol=1e-13)
+
+
+def test_autograd_is_the_generated_vjp_in_q_coordinates(humanoid_G):
+    model, G, f = humanoid_G
+    qs = configurations(model, 4, seed=1)
+    W = np.random.default_rng(1).standard_normal((f.m, f.m))
+    x = torch.from_numpy(qs).requires_grad_()
+    (torch.from_numpy(W) * G(x)).sum().backward()
+    expected = np.stack([tangent_to_coordinates(model, q, f.vjp(q, W)) for q in qs])
+    assert np.abs(x.grad.numpy() - expected).max() <= 1e-12 * max(1.0, np.abs(expected).max())
+
+
+def test_gradcheck_in_float64(humanoid_G):
+    model, G, _ = humanoid_G
+    q = torch.from_numpy(configurations(model, 1, seed=2)[0]).requires_grad_()
+    assert torch.autograd.gradcheck(G, (q,))
+    qs = torch.from_numpy(configurations(model, 2, seed=3)).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: G(x)[..., 0, :4], (qs,))
+
+
+def test_opcheck_both_ops(humanoid_G):
+    model, G, f = humanoid_G
+    handle = G.handle
+    qs = torch.from_numpy(configurations(model, 3, seed=4))
+    W = torch.from_numpy(np.random.default_rng(4).standard_normal((3, f.m, f.m)))
+    torch.library.opcheck(torch.ops.pvosimr.delassus.default, (qs, None, handle))
+    torch.library.opcheck(torch.ops.pvosimr.delassus.default, (qs[0], None, handle))
+    torch.library.opcheck(torch.ops.pvosimr.delassus_vjp.default, (qs, None, W, handle))
+
+
+def test_off_the_sphere_has_no_radial_gradient(humanoid_G):
+    model, G, f = humanoid_G
+    q = configurations(model, 1, seed=5)[0]
+    (start, length), *_ = unit_part_spans(model)
+    scaled = q.copy()
+    scaled[start : start + length] *= 0.6
+    np.testing.assert_allclose(G(torch.from_numpy(scaled)).numpy(), f(q), rtol=0, atol=1e-13)
+    x = torch.from_numpy(scaled).requires_grad_()
+    G(x)[0, 0].backward()
+    part = x.grad.numpy()[start : start + length]
+    assert abs(part @ scaled[start : start + length]) <= 1e-12 * np.abs(x.grad.numpy()).max()
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "zero quaternion"])
+def test_non_finite_q_raises(humanoid_G, bad):
+    model, G, _ = humanoid_G
+    qs = configurations(model, 3, seed=6)
+    if bad == "zero quaternion":
+        start, length = unit_part_spans(model)[0]
+        qs[1, start : start + length] = 0.0
+    else:
+        qs[1, -1] = float(bad)
+    with pytest.raises(ValueError, match=r"row 1 of qs: .*not finite"):
+        G(torch.from_numpy(qs))
+    with pytest.raises(ValueError, match=r"not finite"):
+        G(torch.from_numpy(qs[1]))
+
+
+def test_cuda_float32_and_shapes_are_refused(humanoid_G):
+    model, G, _ = humanoid_G
+    q = torch.from_numpy(configurations(model, 1)[0])
+    # a tensor on another device (meta stands in for CUDA on a machine without a GPU)
+    with pytest.raises(ValueError, match=r"^pvosimr.torch runs on the CPU only: q is on meta"):
+        G(q.to("meta"))
+    if torch.cuda.is_available():
+        with pytest.raises(ValueError, match=r"runs on the CPU only: q is on cuda"):
+            G(q.cuda())
+    with pytest.raises(TypeError, match=r"float64 only: q is torch.float32"):
+        G(q.float())
+    with pytest.raises(ValueError, match=rf"shape \(\.\.\., {model.nq}\)"):
+        G(q[:-1])
+
+
+def test_without_torch_the_entry_point_says_what_to_install():
+    code = "import sys\nsys.modules['torch'] = None\nimport pvosimr.torch"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        'ModuleNotFoundError: pvosimr.torch: needs PyTorch: pip install "pvosimr[torch]"'
+    )
+
+
+@pytest.mark.slow
+def test_torch_compile_fullgraph_forward_and_backward(humanoid_G):
+    model, G, f = humanoid_G
+    qs = configurations(model, 4, seed=7)
+    W = torch.from_numpy(np.random.default_rng(7).standard_normal((f.m, f.m)))
+
+    def loss(x):
+        return (W * G(x)).sum()
+
+    compiled = torch.compile(loss, fullgraph=True)
+    x = torch.from_numpy(qs).requires_grad_()
+    value = compiled(x)
+    value.backward()
+    assert abs(float(value) - float(loss(torch.from_numpy(qs)))) <= 1e-13 * abs(float(value))
+    assert torch.equal(
+        torch.compile(G, fullgraph=True)(torch.from_numpy(qs)), torch.from_numpy(f(qs))
+    )
+    expected = np.stack([tangent_to_coordinates(model, q, f.vjp(q, W.numpy())) for q in qs])
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=0, atol=1e-12)
+    explained = torch._dynamo.explain(loss)(torch.from_numpy(qs))
+    assert explained.graph_break_count == 0
+
+
+@pytest.mark.slow
+def test_atlas_and_placements_as_inputs(atlas):
+    import pvosimr.torch
+
+    cms = [weld(atlas, "l_foot"), weld(atlas, "r_foot")]
+    G = pvosimr.torch.delassus(atlas, cms)
+    f = G.compiled
+    qs = configurations(atlas, 8, seed=8)
+    assert torch.equal(G(torch.from_numpy(qs)), torch.from_numpy(f(qs)))
+    assert torch.autograd.gradcheck(
+        lambda x: G(x)[..., :2, :], (torch.from_numpy(qs[:1]).requires_grad_(),)
+    )
+
+    model, cms = humanoid()
+    G = pvosimr.torch.delassus(model, cms, placements="input")
+    f = G.compiled
+    qs = configurations(model, 3, seed=9)
+    moved = [pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, -0.3), np.array([0.05, 0.0, 0.1]))] * 2
+    expected = torch.from_numpy(f(qs, placements=moved))
+    assert torch.equal(G(torch.from_numpy(qs), moved), expected)
+    from pvosimr.symbolic import placement_vector
+
+    p = torch.from_numpy(placement_vector(model, cms, moved))
+    assert torch.equal(G(torch.from_numpy(qs), p), expected)
+    x = torch.from_numpy(qs[0]).requires_grad_()
+    W = np.random.default_rng(9).standard_normal((f.m, f.m))
+    (torch.from_numpy(W) * G(x, p)).sum().backward()
+    truth = tangent_to_coordinates(model, qs[0], f.vjp(qs[0], W, placements=moved))
+    np.testing.assert_allclose(x.grad.numpy(), truth, rtol=0, atol=1e-12)
+    with pytest.raises(TypeError, match="no gradient with respect to the placements"):
+        G(x, p.clone().requires_grad_())
