@@ -329,3 +329,38 @@ def test_persistent_cache_is_in_pvosimrs_folder(tmp_path, monkeypatch):
         assert xla.use_persistent_cache() == tmp_path / "mine"  # the caller's choice stays
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+
+
+# --------------------------------------------------------------------------- the bench section
+
+
+def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
+    from pvosimr.study.bench import gpu
+
+    result = gpu.run(cpu=False, float32=False)
+    md, _ = gpu.write(result, tmp_path)
+    text = md.read_text(encoding="utf-8")
+    if result["gpus"]:
+        pytest.skip(f"a GPU is present: {result['gpus']}")
+    assert "No GPU present" in text and "not measured" in text
+    assert "| case | B | dtype |" not in text  # no table of invented numbers
+    assert "GRiD" in text  # the published figure, quoted as such
+
+
+def test_the_bench_section_tables(tmp_path):
+    from pvosimr.study.bench import gpu
+
+    process = {
+        "case": "atlas/feet_6d", "batch": 4096, "graph_s": 0.1, "trace_s": 0.5,
+        "compile_s": 100.0, "instructions": 8119, "xla_f64_s": 1e-4, "c_t1_s": 2e-6,
+        "c_t2_s": 1e-6, "ffi_s": 1.5e-6,
+    }  # fmt: skip
+    rows = [{"case": "x", "batch": 1024, "dtype": "float64", "G_s": 1e-8, "grad_s": 3e-8,
+             "cpu_c_s": 1e-6}]  # fmt: skip
+    float32 = [{"robot": "ur5", "nq": 6, "m": 6, "error": 3e-7}]
+    cpu = {"cold": process, "warm": {**process, "compile_s": 1.0}, "load": (1.0, 1.0, 1.0)}
+    text = gpu.markdown({"gpus": ["cuda:0"], "gpu": rows, "float32": float32, "cpu": cpu})
+    assert "| x | 1,024 | float64 | 0.01 µs | 0.03 µs | 1 µs |" in text
+    assert "| cold (empty cache) | 0.10 s | 0.50 s | 100.00 s | 100.60 s |" in text
+    assert "| warm (persistent cache) | 0.10 s | 0.50 s | 1.00 s | 1.60 s |" in text
+    assert "| FFI | 1.5 µs |" in text and "| ur5 | 6 | 6 | 3e-07 |" in text

@@ -332,9 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )
-    for path in write(result, args.out):
-        print(path)
-    for path in _gpu_section(args):
+    for path in [*write(result, args.out), *_gpu_section(args)]:
         print(path)
     for t, m, v in targets(result):
         print(f"{v:8s} {t}: {m}")
