@@ -219,6 +219,13 @@ def test_zoo_against_numpy(name, x64):
     check_against_numpy(robot.model, robot.constraints, 0)
 
 
+def test_no_constraint_rows(x64):
+    model, _ = _tree_with_unit_parts()
+    G = xla.compile_xla(model, [])
+    q = random_q(model, np.random.default_rng(0))
+    assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
+
+
 def test_placements_as_inputs(x64):
     model, cms = _tree_with_unit_parts()
     G = xla.compile_xla(model, cms, placements="input")

@@ -188,6 +188,8 @@ def emit(program: Program, columns: Sequence[Sequence[Any]]) -> Any:
         else:
             work[result[0]] = OPERATIONS[op](*(work[a] for a in args))
     rows, cols = program.out_shape
+    if not out:  # no constraint rows: an empty G
+        return jnp.zeros((*shape, rows, cols), dtype)
     stacked = jnp.stack(out, axis=-1).reshape((*shape, cols, rows))
     return jnp.swapaxes(stacked, -1, -2)  # CasADi's buffer is column-major
 
