@@ -6,6 +6,7 @@ placements fixed; the same one tests/test_torch.py uses); Atlas and placements a
 ``-m slow``.
 """
 
+import os
 import subprocess
 import sys
 
@@ -263,3 +264,34 @@ def test_placements_as_inputs():
     )
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         jax.grad(lambda p: jnp.sum(G(qs[0], p)))(p)
+
+
+def test_no_constraint_rows_give_empty_matrices():
+    import pvosimr.jax
+
+    model = pin.buildSampleModelHumanoid()
+    G = pvosimr.jax.delassus(model, [])
+    qs = configurations(model, 3)
+    assert jax.vmap(G)(qs).shape == (3, 0, 0) and G(qs[0]).shape == (0, 0)
+
+
+@pytest.mark.slow
+def test_the_handler_is_cached_with_its_record_and_a_damaged_one_rebuilt(tmp_path):
+    code = """
+from pvosimr.jax import ffi
+first = ffi.handler_library()
+assert ffi.handler_library() == first  # found in the cache: not built again
+first.write_bytes(first.read_bytes()[:100])  # cut short, as by a full disk
+again = ffi.handler_library()
+assert again == first and again.stat().st_size > 100
+print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
+"""
+    env = {**os.environ, "PVOSIMR_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("compiling pvosimr's XLA FFI handler") == 2
+    assert "is damaged" in done.stderr
+    names = done.stdout.strip()
+    assert ".so.damaged" in names and ".so.sha256" in names, names

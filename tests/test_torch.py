@@ -188,3 +188,12 @@ def test_atlas_and_placements_as_inputs(atlas):
     np.testing.assert_allclose(x.grad.numpy(), truth, rtol=0, atol=1e-12)
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         G(x, p.clone().requires_grad_())
+
+
+def test_no_constraint_rows_give_empty_matrices():
+    import pvosimr.torch
+
+    model = pin.buildSampleModelHumanoid()
+    G = pvosimr.torch.delassus(model, [])
+    q = torch.from_numpy(configurations(model, 3))
+    assert G(q).shape == (3, 0, 0) and G(q[0]).shape == (0, 0)

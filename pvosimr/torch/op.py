@@ -1,12 +1,13 @@
 """``pvosimr.torch.delassus``: the generated library as a ``torch.library`` custom op.
 
-Two ops, ``pvosimr::delassus`` (G) and ``pvosimr::delassus_vjp`` (the generated gradient of
-``⟨W, G⟩`` along ``pin.integrate``), each with a fake kernel (so ``torch.compile(fullgraph=True)``
-traces them without a graph break); the first's autograd calls the second and maps its tangent
-gradient to q's coordinates (:class:`pvosimr.coordinates.CoordinatePlan`); dG/dq is never
-formed.  The ops take an integer ``handle`` into this module's table of compiled functions.
-The unit parts of q are normalised with torch operations before the op, so autograd removes the
-radial part of the gradient off the sphere.
+Two ops on q as given (..., nq): ``pvosimr::delassus``, ``G(N(q))`` with ``N`` normalising the
+unit parts (:mod:`pvosimr.coordinates`), and ``pvosimr::delassus_vjp``, the gradient of
+``⟨W, G(N(q))⟩`` in q's coordinates: the generated reverse-mode gradient (along
+``pin.integrate``) mapped by :class:`pvosimr.coordinates.CoordinatePlan` and divided by each
+unit part's norm; dG/dq is never formed.  Each has a fake kernel (so
+``torch.compile(fullgraph=True)`` traces them without a graph break); the first's autograd is
+the second.  Normalising in the op, in numpy, keeps a single call at one op's cost.  The ops
+take an integer ``handle`` into this module's table of compiled functions.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import torch
 
 from ..codegen import compile as compile_library
 from ..codegen.call import usable_cores
-from ..coordinates import CoordinatePlan, coordinate_plan
+from ..coordinates import AS_GIVEN_TOLERANCE as TOL
+from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
 from ..kinematics.placements import placement_size
 
 __all__ = ["delassus"]
@@ -50,8 +52,34 @@ class _Entry:
     threads: int
     batch: ctypes._CFuncPtr
     batch_vjp: ctypes._CFuncPtr
-    numpy_plan: CoordinatePlan
     plan: CoordinatePlan
+    spans: list[tuple[int, int]]
+
+    def normalized(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(N(q), scale)``: ``q`` with its unit parts normalised (as given within
+        :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`: then ``q`` itself, no copy) and the
+        divisor of each coordinate's gradient (1 outside the parts; None: all 1)."""
+        if q.ndim == 1:
+            if self.unit(q):
+                return q, None
+            q = q[None]
+        q = q.reshape(-1, q.shape[-1]) if q.ndim > 2 else q
+        with np.errstate(invalid="ignore", divide="ignore"):  # a zero part: NaN, refused later
+            q_hat = self.plan.normalize(q, np, _set_numpy)
+            scale = np.ones_like(q)
+            for a, n in self.spans:
+                u = q[:, a : a + n]
+                squared = np.einsum("ij,ij->i", u, u)[:, None]
+                scale[:, a : a + n] = np.where(abs(squared - 1.0) <= TOL, 1.0, np.sqrt(squared))
+        return q_hat, scale
+
+    def unit(self, q: np.ndarray) -> bool:
+        """Whether every unit part of the one ``q`` is used as given (a few scalar steps)."""
+        for a, n in self.spans:
+            u = q[a : a + n]
+            if not abs(u.dot(u) - 1.0) <= TOL:
+                return False
+        return True
 
     def rows(self, q: np.ndarray, p: np.ndarray | None, W: np.ndarray | None) -> np.ndarray:
         """G (or the gradient, with ``W``) of the rows of ``q`` (..., nq) with one ``p``."""
@@ -91,9 +119,13 @@ def _batch_function(library, with_w: bool) -> ctypes._CFuncPtr:
 
 @torch.library.custom_op("pvosimr::delassus", mutates_args=())
 def delassus_op(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
-    """G (..., m, m) at the normalised ``q`` (..., nq), float64 on the CPU."""
+    """G(N(q)) (..., m, m) at ``q`` (..., nq), float64 on the CPU."""
     entry = _functions[handle]
-    G = entry.rows(q.detach().numpy(), None if p is None else p.detach().numpy(), None)
+    q_np = q.detach().numpy()
+    if p is None and q_np.ndim == 1 and entry.unit(q_np):  # the single call, at its cost
+        return torch.from_numpy(np.ascontiguousarray(entry.f(q_np)))
+    q_hat, _ = entry.normalized(q_np)
+    G = entry.rows(q_hat, None if p is None else p.detach().numpy(), None)
     return torch.from_numpy(np.ascontiguousarray(G).reshape(*q.shape[:-1], entry.f.m, entry.f.m))
 
 
@@ -107,16 +139,21 @@ def _(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
 def delassus_vjp_op(
     q: torch.Tensor, p: torch.Tensor | None, W: torch.Tensor, handle: int
 ) -> torch.Tensor:
-    """The gradient of ``⟨W, G⟩`` along ``pin.integrate`` (..., nv) at the normalised ``q``."""
+    """The gradient of ``⟨W, G(N(q))⟩`` in q's coordinates (..., nq)."""
     entry = _functions[handle]
     W = W.detach().expand(*q.shape[:-1], entry.f.m, entry.f.m).contiguous().numpy()
-    g = entry.rows(q.detach().numpy(), None if p is None else p.detach().numpy(), W)
-    return torch.from_numpy(np.ascontiguousarray(g).reshape(*q.shape[:-1], entry.f.nv))
+    q_hat, scale = entry.normalized(q.detach().numpy())
+    g = entry.rows(q_hat, None if p is None else p.detach().numpy(), W)
+    g = g.reshape(*q_hat.shape[:-1], entry.f.nv)
+    g_q = entry.plan.to_coordinates(q_hat, g, np, _set_numpy, np.zeros)
+    if scale is not None:
+        g_q = g_q / scale
+    return torch.from_numpy(np.ascontiguousarray(g_q).reshape(q.shape))
 
 
 @delassus_vjp_op.register_fake
 def _(q: torch.Tensor, p: torch.Tensor | None, W: torch.Tensor, handle: int) -> torch.Tensor:
-    return q.new_empty((*q.shape[:-1], _functions[handle].f.nv))
+    return q.new_empty(q.shape)
 
 
 def _setup_context(ctx, inputs, output) -> None:
@@ -127,39 +164,16 @@ def _setup_context(ctx, inputs, output) -> None:
 
 def _backward(ctx, grad: torch.Tensor):
     q, p = ctx.saved_tensors
-    g = delassus_vjp_op(q, p, grad, ctx.handle)
-    # Index tensors made here: a backward traced by torch.compile may not capture real tensors.
-    plan = _torch_plan(_functions[ctx.handle].numpy_plan)
-    return plan.to_coordinates(q, g, torch, _set, _zeros), None, None
+    return delassus_vjp_op(q, p, grad, ctx.handle), None, None
 
 
 delassus_op.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _set(a: torch.Tensor, index, values: torch.Tensor) -> torch.Tensor:
-    a = a.clone()
+def _set_numpy(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarray:
+    a = a.copy()
     a[..., index] = values
     return a
-
-
-def _zeros(shape: tuple[int, ...]) -> torch.Tensor:
-    return torch.zeros(shape, dtype=torch.float64)
-
-
-def _torch_plan(plan: CoordinatePlan) -> CoordinatePlan:
-    """``plan`` with its index arrays as torch tensors (constants of a compiled graph)."""
-
-    def convert(value):
-        if isinstance(value, np.ndarray):
-            return torch.tensor(value.tolist(), dtype=torch.int64).reshape(value.shape)
-        if isinstance(value, tuple):
-            return tuple(convert(v) for v in value)
-        if isinstance(value, dict):
-            return {k: convert(v) for k, v in value.items()}
-        return value
-
-    fields = {f.name: convert(getattr(plan, f.name)) for f in dataclasses.fields(plan)}
-    return CoordinatePlan(**fields)
 
 
 def delassus(
@@ -194,8 +208,13 @@ def delassus(
         model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
         cache_dir=cache_dir,
     )  # fmt: skip
-    if f.m == 0:
-        raise ValueError("pvosimr.torch.delassus: no constraint rows (m = 0)")
+    if f.m == 0:  # no constraint rows: (..., 0, 0), q still checked
+
+        def empty(q: torch.Tensor, placements=None) -> torch.Tensor:
+            _check_tensor(q, "q", f.nq)
+            return q.new_zeros((*q.shape[:-1], 0, 0))
+
+        return empty
     n_p = placement_size(model, f.constraint_models) if given else 0
     entry = _Entry(
         f,
@@ -203,12 +222,11 @@ def delassus(
         _batch_function(f.library, False),
         _batch_function(f.vjp_library.library, True),
         coordinate_plan(model),
-        _torch_plan(coordinate_plan(model)),
+        unit_part_spans(model),
     )
     with _lock:
         _functions.append(entry)
         handle = len(_functions) - 1
-    plan = entry.plan
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
         _check_tensor(q, "q", f.nq)
@@ -217,7 +235,7 @@ def delassus(
             p = _placement_tensor(f, placements, n_p)
         elif placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return delassus_op(plan.normalize(q, torch, _set), p, handle)
+        return delassus_op(q, p, handle)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.torch.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
