@@ -268,7 +268,7 @@ class XlaDelassus:
         dtype = np.dtype(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype)
         if dtype not in (np.float32, np.float64):
             raise TypeError(f"{name} must be float32 or float64, not {dtype}")
-        if dtype == np.float64 and not jax.config.jax_enable_x64:
+        if dtype == np.float64 and jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
             raise TypeError(
                 f"{name} is float64 but JAX's x64 mode is off (JAX would round it to float32): "
                 'call jax.config.update("jax_enable_x64", True) first, or pass float32'
