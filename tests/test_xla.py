@@ -371,3 +371,13 @@ def test_the_bench_section_tables(tmp_path):
     assert "| cold (empty cache) | 0.10 s | 0.50 s | 100.00 s | 100.60 s |" in text
     assert "| warm (persistent cache) | 0.10 s | 0.50 s | 1.00 s | 1.60 s |" in text
     assert "| FFI | 1.5 µs |" in text and "| ur5 | 6 | 6 | 3e-07 |" in text
+
+
+def test_the_gpu_timings_run_on_any_device(x64):
+    """The GPU part's code, on the CPU device with the smallest robot: G checked against the
+    numpy path, every row's times finite (the GPU itself: where a session has one)."""
+    from pvosimr.study.bench import gpu
+
+    rows = gpu.gpu_timings(("double_pendulum",), (16,), repeats=1, device=jax.devices("cpu")[0])
+    assert [(r["batch"], r["dtype"]) for r in rows] == [(16, "float64"), (16, "float32")]
+    assert all(np.isfinite([r["G_s"], r["grad_s"], r["cpu_c_s"]]).all() for r in rows)

@@ -231,16 +231,20 @@ def gpu_devices() -> list[str]:
 
 
 def gpu_timings(
-    cases: Sequence[str] = GPU_CASES, batches: Sequence[int] = GPU_BATCHES, repeats: int = 20
+    cases: Sequence[str] = GPU_CASES,
+    batches: Sequence[int] = GPU_BATCHES,
+    repeats: int = 20,
+    device: Any = None,
 ) -> list[dict]:
-    """Per case, dtype and B: G and the gradient of ⟨W, G⟩ per configuration on the GPU, and
-    the CPU batched C on the same host (float64, every core)."""
+    """Per case, dtype and B: G and the gradient of ⟨W, G⟩ per configuration on ``device``
+    (default: JAX's first GPU), and the CPU batched C on the same host (float64, every core)."""
     import jax
 
     from pvosimr import codegen, zoo
     from pvosimr.jax.xla import compile_xla
 
     jax.config.update("jax_enable_x64", True)
+    device = jax.devices("gpu")[0] if device is None else device
     rows = []
     for case in cases:
         robot = zoo.load_case(case)
@@ -250,19 +254,18 @@ def gpu_timings(
             qs = _configurations(robot.model, batch, 0)
             c_s = _median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
             for dtype in (np.float64, np.float32):
-                row = _gpu_row(G, robot, qs.astype(dtype), repeats)
+                row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
                 rows.append({"case": case, "batch": batch, **row, "cpu_c_s": c_s})
     return rows
 
 
-def _gpu_row(G, robot, qs: np.ndarray, repeats: int) -> dict:
-    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` on the first GPU, per configuration."""
+def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
+    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` on ``device``, per configuration."""
     import jax
     import jax.numpy as jnp
 
-    gpu = jax.devices("gpu")[0]
     W = np.random.default_rng(0).normal(size=(G.m, G.m)).astype(qs.dtype)
-    x, w = jax.device_put(qs, gpu), jax.device_put(W, gpu)
+    x, w = jax.device_put(qs, device), jax.device_put(W, device)
     g = jax.jit(jax.vmap(G))
     grad = jax.jit(jax.vmap(jax.grad(lambda q: jnp.sum(w * G(q)))))
     if qs.dtype == np.float64:
