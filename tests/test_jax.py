@@ -77,6 +77,8 @@ def test_vmap_and_nested_vmap_equal_python_loops(humanoid_G):
     loop = np.stack([np.stack([f(q) for q in row]) for row in qs])
     nested = np.asarray(jax.jit(jax.vmap(jax.vmap(G)))(qs))
     assert nested.shape == (2, 3, f.m, f.m)
+    # one batched call of all six rows (its vector lanes round unlike six single calls)
+    assert np.array_equal(nested.reshape(6, f.m, f.m), f(qs.reshape(6, -1)))
     np.testing.assert_allclose(nested, loop, rtol=0, atol=1e-13 * np.abs(loop).max())
     flat = np.asarray(jax.vmap(G)(qs.reshape(6, -1)))
     np.testing.assert_allclose(flat, loop.reshape(6, f.m, f.m), rtol=0, atol=1e-13)
