@@ -2,10 +2,13 @@
 that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``.
 
 - :mod:`.function`: :func:`delassus`, the custom VJP and the checks of its inputs;
-- :mod:`.ffi`: the XLA FFI handler (C++ beside it), compiled at first use and cached.
+- :mod:`.ffi`: the XLA FFI handler (C++ beside it), compiled at first use and cached;
+- :mod:`.xla`: ``route="xla"``, the CasADi function's instruction graph as JAX operations (no C
+  compiler; the default where JAX's default device is a GPU).
 
 Importing it without JAX raises ``ModuleNotFoundError`` with the one line that says what to
-install.  float64 only: it never turns ``jax_enable_x64`` on.
+install.  The FFI route is float64 only, the XLA route float32 or float64; neither turns
+``jax_enable_x64`` on.
 """
 
 from ..extras import require

@@ -19,13 +19,14 @@ import pinocchio as pin
 
 from ..codegen import compile as compile_library
 from ..coordinates import coordinate_plan
-from ..kinematics.placements import placement_size
+from ..kinematics.placements import placement_size, placement_vector
 from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
 
-#: The ways :func:`delassus` can run the library.
-ROUTES = ("ffi",)
+#: The ways :func:`delassus` can compute G: the generated library through XLA's FFI, or the same
+#: instruction graph as JAX operations (:mod:`pvosimr.jax.xla`).
+ROUTES = ("ffi", "xla")
 
 _X64 = (
     "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
@@ -39,7 +40,7 @@ def delassus(
     algorithm: str = "pv-osimr",
     placements: str | None = None,
     *,
-    route: str = "ffi",
+    route: str | None = None,
     threads: int | None = None,
     cache_dir=None,
 ) -> Callable:
@@ -60,15 +61,24 @@ def delassus(
     (a custom VJP).  A q that is not finite, or beyond the model's range, and a G that is not
     finite raise at run time (``XlaRuntimeError`` naming the row), never a wrong matrix.
 
+    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.xla`: the same instruction
+    graph as JAX operations, no C compiler; float32 or float64 in q's dtype, forward and
+    reverse mode, placements differentiable, non-finite entries rather than errors); None
+    (default): ``"xla"`` where JAX's default device is a GPU, else ``"ffi"``.
+
     Compiles (or finds in the cache) the library and its gradient library
     (:func:`pvosimr.codegen.compile` with ``vjp=True``) and the FFI handler.  ``TypeError`` at
     call time for a float32 ``q`` (naming JAX's ``jax_enable_x64`` flag).
     """
+    if route is None:  # the default: the FFI on a CPU, XLA where JAX's default device is a GPU
+        route = "xla" if jax.default_backend() == "gpu" else "ffi"
     if route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
     if placements not in (None, "fixed", "input"):
         raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
     given = placements == "input"
+    if route == "xla":
+        return _xla(model, cms, algorithm, given)
     f = compile_library(
         model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
         cache_dir=cache_dir,
@@ -132,6 +142,22 @@ def _custom_vjp(f, threads: int | None) -> Callable:
 
     delassus_hat.defvjp(forward, backward, symbolic_zeros=True)
     return delassus_hat
+
+
+def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
+    """``route="xla"``: :func:`pvosimr.jax.xla.compile_xla`'s G, placements as entries or ``p``."""
+    from .xla import compile_xla
+
+    G_xla = compile_xla(model, cms, algorithm, placements="input" if given else "fixed")
+
+    def G(q, placements=None):
+        if given and isinstance(placements, (list, tuple)):
+            placements = placement_vector(model, cms, placements)
+        return G_xla(q) if not given else G_xla(q, placements)
+
+    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla!r} (pvosimr.jax.delassus)."
+    G.xla = G_xla
+    return G
 
 
 def _set(a, index: np.ndarray, values):

@@ -41,15 +41,17 @@ against the dense route J M⁻¹ Jᵀ (Pinocchio's M and J, numpy's batched Chol
 trees up to n = 300 and reads where the recursive code starts to win (:mod:`.crossover`).
 Outputs (in ``--out``, default the git-ignored ``pvosimr-report/figures/``; ``--out figures``
 rewrites the committed ones): ``timings.md``, ``timings.json``, ``timings.png`` and
-``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``.
+``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``; ``gpu.md`` and ``gpu.json``, the
+section GPU (:mod:`.gpu`: the XLA route where JAX sees a GPU, the plain statement where it sees
+none, and with ``--xla-cpu`` its compile on this CPU and float32's error on the zoo).
 
-Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled`
-(the generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route),
-:mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`), :mod:`.scaling`
-(the sweeps), :mod:`.crossover` (the crossover sweep), :mod:`.environment` (the machine),
-:mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` and
-:mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure` (the plot); this one is the
-command line.
+Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled` (the
+generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route), :mod:`.gpu`
+(the section GPU), :mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`),
+:mod:`.scaling` (the sweeps), :mod:`.crossover` (the crossover sweep), :mod:`.environment` (the
+machine), :mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` and
+:mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure` (the plot); this one is the command
+line.
 """
 
 from __future__ import annotations
@@ -151,6 +153,9 @@ SWITCHES = {
     "--only-frameworks": 'run only the section "JAX and PyTorch" (on --frameworks-robots, '
     f"default {' '.join(FRAMEWORK_CASES)}): no other case, MuJoCo's route or sweep",
     "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch"',
+    "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
+    "from its persistent cache, and reports float32's error on the zoo (minutes; default: only "
+    "the GPU timings, where JAX sees a GPU)",
 }
 """The on/off options and their help."""
 
@@ -332,6 +337,16 @@ def _case_or_none(spec: str) -> str | None:
         return None
 
 
+def _gpu_section(args: argparse.Namespace) -> list[Path]:
+    """The section GPU (:mod:`.gpu`), written to ``gpu.md``; nothing without JAX."""
+    try:
+        from . import gpu
+    except ModuleNotFoundError as exc:
+        print(f"section GPU skipped: {exc}", file=sys.stderr)
+        return []
+    return gpu.write(gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu), args.out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
@@ -374,7 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         only_frameworks=args.only_frameworks,
         command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
     )
-    for path in write(result, args.out):
+    gpu = [] if args.only_frameworks else _gpu_section(args)
+    for path in [*write(result, args.out), *gpu]:
         print(path)
     rows = [] if args.only_frameworks else targets(result)
     if result.get("frameworks") is not None:

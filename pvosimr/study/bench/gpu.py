@@ -1,0 +1,395 @@
+"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.xla`) timed, and its float32 error.
+
+Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
+
+- **GPU.** Where JAX sees a GPU: time per configuration of ``jit(vmap(G))`` and of the gradient
+  of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float64 and float32, on :data:`GPU_CASES`, beside the
+  CPU batched C (``f(qs, threads=<cores>)``) on the same host, and GRiD's published batched M⁻¹
+  (:data:`GRID`, quoted, not measured).  Where none is present, the section says so.
+- **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
+  fresh process with an empty persistent cache (cold), then in a second fresh process with the
+  cache the first wrote (warm): the CasADi graph, tracing and XLA's compile, timed apart; then
+  the time per configuration at B = :data:`CPU_BATCH` against the generated C's batched call
+  ``f(qs)`` (1 and 2 threads) and the FFI route where this pvosimr has one, in the warm process.
+- **float32's error on the zoo** (:func:`float32_errors`): ``max|G32 − G| / max|G|`` against
+  the float64 numpy path, run eagerly (no XLA compile).
+
+``python -m pvosimr.study.bench.gpu --out DIR`` runs all three; ``--no-cpu`` skips the CPU
+compile (minutes on a small machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CPU_BATCH",
+    "CPU_CASE",
+    "GPU_BATCHES",
+    "GPU_CASES",
+    "GRID",
+    "cpu_compile",
+    "float32_errors",
+    "gpu_devices",
+    "gpu_timings",
+    "main",
+    "markdown",
+    "write",
+]
+
+CPU_CASE = "atlas/feet_6d"
+CPU_BATCH = 4096
+GPU_CASES = ("atlas/feet_6d", "atlas_two_shadow_hands/fingertips_3d_feet_6d")
+GPU_BATCHES = (1024, 16384, 65536, 262144)
+GRID = (
+    "GRiD's batched mass-matrix inverse: 0.57–0.64 µs per problem on an RTX 5090, float32 "
+    "(GRiD's benchmark table, 2026-05, as quoted in pvosimr issue 36; not measured here)"
+)
+#: The zoo robots whose float32 error is reported (one of each kind, small to large).
+FLOAT32_ROBOTS = (
+    "double_pendulum", "four_bar", "ur5", "panda", "allegro_left_hand", "solo12", "cassie_leg",
+    "shadow_hand", "atlas", "talos", "atlas_shadow_hand",
+)  # fmt: skip
+
+
+def _median_call(call, repeats: int) -> float:
+    """Median seconds of ``call()`` (a blocking call) over ``repeats``, after one warm-up."""
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _configurations(model, n: int, seed: int) -> np.ndarray:
+    from pvosimr.zoo.seeded import random_q
+
+    rng = np.random.default_rng(seed)
+    base = np.stack([random_q(model, rng) for _ in range(min(n, 64))])
+    return np.resize(base, (n, model.nq))  # repeated rows: the time does not depend on q
+
+
+def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
+    """The largest relative error of three rows of ``out`` against the numpy path; raises
+    AssertionError above ``tolerance`` (a timed method must give the right matrix)."""
+    import pvosimr
+
+    data = robot.model.createData()
+    worst = 0.0
+    for row in (0, len(qs) // 2, len(qs) - 1):
+        G = pvosimr.compute_delassus(robot.model, data, qs[row], robot.constraints)
+        err = float(np.abs(np.asarray(out[row], dtype=float) - G).max() / np.abs(G).max())
+        worst = max(worst, err)
+    if not worst <= tolerance:
+        raise AssertionError(f"XLA route off the numpy path by {worst:.3g} (> {tolerance})")
+    return worst
+
+
+# --------------------------------------------------------------------------- one process
+
+
+def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str) -> dict:
+    """In this (fresh) process, with XLA's persistent cache in ``cache``: build, trace, compile
+    and time ``jit(vmap(G))`` of ``case``; with ``compare``, time the generated C's batched call
+    and the FFI route beside it."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_compilation_cache_dir", cache)
+    from pvosimr import zoo
+    from pvosimr.jax.xla import compile_xla
+
+    out: dict[str, Any] = {"case": case, "batch": batch}
+    start = time.perf_counter()
+    robot = zoo.load_case(case)
+    G = compile_xla(robot.model, robot.constraints)
+    out["graph_s"] = time.perf_counter() - start
+    out["instructions"] = len(G.program.code)
+    out["cache_dir"] = jax.config.jax_compilation_cache_dir
+    qs = _configurations(robot.model, batch, 0)
+    fn = jax.jit(jax.vmap(G))
+    start = time.perf_counter()
+    lowered = fn.lower(qs)
+    out["trace_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    compiled = lowered.compile()
+    out["compile_s"] = time.perf_counter() - start
+    x = jax.device_put(qs)
+    out["xla_f64_error"] = _checked(compiled(x), robot, qs, 1e-12)
+    out["xla_f64_s"] = _median_call(lambda: compiled(x).block_until_ready(), repeats) / batch
+    if compare:
+        out.update(_compare(robot, qs, repeats))
+    return out
+
+
+def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
+    """The generated C's batched call (1 and 2 threads) and the FFI route, per configuration."""
+    out: dict[str, Any] = {}
+    batch = len(qs)
+    try:
+        from pvosimr import codegen
+
+        f = codegen.compile(robot.model, robot.constraints)
+        for threads in (1, 2):
+            out[f"c_t{threads}_s"] = (
+                _median_call(lambda t=threads: f(qs, threads=t), repeats) / batch
+            )
+    except (OSError, ModuleNotFoundError) as exc:
+        out["c_error"] = str(exc)
+    try:
+        import jax
+
+        from pvosimr.jax import delassus  # the FFI route, where this pvosimr has one
+
+        ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
+        x = jax.device_put(qs)
+        _checked(ffi(x), robot, qs, 1e-12)
+        out["ffi_s"] = _median_call(lambda: ffi(x).block_until_ready(), repeats) / batch
+    except (ImportError, TypeError) as exc:
+        out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
+    return out
+
+
+def _fresh_process(*args: str) -> dict:
+    """:func:`_xla_process` in a new interpreter."""
+    env = {**os.environ, "PVOSIMR_QUIET": "1"}
+    command = [sys.executable, "-m", "pvosimr.study.bench.gpu", "--worker", *args]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cpu_compile(case: str = CPU_CASE, batch: int = CPU_BATCH, repeats: int = 10) -> dict:
+    """Cold and warm builds of ``jit(vmap(G))`` in two fresh processes sharing a new cache
+    folder, and the warm one's times per configuration (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="pvosimr-xla-cache-") as folder:
+        args = (case, str(batch), str(repeats))
+        cold = _fresh_process(*args, "0", folder)
+        warm = _fresh_process(*args, "1", folder)
+    return {"cold": cold, "warm": warm, "load": os.getloadavg()}
+
+
+# --------------------------------------------------------------------------- float32
+
+
+def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[dict]:
+    """Per robot: ``max|G32 − G| / max|G|`` over ``n_q`` configurations, G from the float64
+    numpy path, G32 from the XLA route in float32 (run eagerly)."""
+    import jax
+
+    import pvosimr
+    from pvosimr import zoo
+    from pvosimr.jax.xla import compile_xla
+
+    jax.config.update("jax_enable_x64", True)
+    rows = []
+    for name in names:
+        try:
+            robot = zoo.load_case(name)
+        except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
+            rows.append({"robot": name, "skipped": str(exc).splitlines()[0]})
+            continue
+        G = compile_xla(robot.model, robot.constraints)
+        qs = _configurations(robot.model, n_q, 1)
+        out = np.asarray(G(qs.astype(np.float32)), dtype=float)
+        data = robot.model.createData()
+        errors = []
+        for q, G32 in zip(qs, out, strict=True):
+            truth = pvosimr.compute_delassus(robot.model, data, q, robot.constraints)
+            errors.append(float(np.abs(G32 - truth).max() / np.abs(truth).max()))
+        rows.append({"robot": name, "nq": robot.model.nq, "m": G.m, "error": max(errors)})
+    return rows
+
+
+# --------------------------------------------------------------------------- the GPU
+
+
+def gpu_devices() -> list[str]:
+    """The GPUs JAX sees (empty without one, or without JAX's CUDA plugin)."""
+    import jax
+
+    try:
+        return [str(d) for d in jax.devices("gpu")]
+    except RuntimeError:
+        return []
+
+
+def gpu_timings(
+    cases: Sequence[str] = GPU_CASES,
+    batches: Sequence[int] = GPU_BATCHES,
+    repeats: int = 20,
+    device: Any = None,
+) -> list[dict]:
+    """Per case, dtype and B: G and the gradient of ⟨W, G⟩ per configuration on ``device``
+    (default: JAX's first GPU), and the CPU batched C on the same host (float64, every core)."""
+    import jax
+
+    from pvosimr import codegen, zoo
+    from pvosimr.jax.xla import compile_xla
+
+    jax.config.update("jax_enable_x64", True)
+    device = jax.devices("gpu")[0] if device is None else device
+    rows = []
+    for case in cases:
+        robot = zoo.load_case(case)
+        G = compile_xla(robot.model, robot.constraints)
+        f = codegen.compile(robot.model, robot.constraints)
+        for batch in batches:
+            qs = _configurations(robot.model, batch, 0)
+            c_s = _median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
+            for dtype in (np.float64, np.float32):
+                row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
+                rows.append({"case": case, "batch": batch, **row, "cpu_c_s": c_s})
+    return rows
+
+
+def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
+    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` on ``device``, per configuration."""
+    import jax
+    import jax.numpy as jnp
+
+    W = np.random.default_rng(0).normal(size=(G.m, G.m)).astype(qs.dtype)
+    x, w = jax.device_put(qs, device), jax.device_put(W, device)
+    g = jax.jit(jax.vmap(G))
+    grad = jax.jit(jax.vmap(jax.grad(lambda q: jnp.sum(w * G(q)))))
+    if qs.dtype == np.float64:
+        _checked(g(x), robot, qs, 1e-12)
+    batch = len(qs)
+    return {
+        "dtype": qs.dtype.name,
+        "G_s": _median_call(lambda: g(x).block_until_ready(), repeats) / batch,
+        "grad_s": _median_call(lambda: grad(x).block_until_ready(), repeats) / batch,
+    }
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _us(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1e6:.3g} µs"
+
+
+def markdown(result: dict) -> str:
+    """The section "GPU" and its two CPU parts as markdown."""
+    lines = ["## GPU", ""]
+    if not result.get("gpus"):
+        lines += [
+            "No GPU present: JAX sees none on this machine, so the GPU timings (G and its "
+            "gradient at B = " + ", ".join(f"{b:,}" for b in GPU_BATCHES) + ", float64 and "
+            "float32) were not measured.",
+            "",
+        ]
+    else:
+        lines += [f"On {', '.join(result['gpus'])}.", ""]
+        lines += ["| case | B | dtype | G per q | gradient per q | CPU batched C per q |"]
+        lines += ["|---|---:|---|---:|---:|---:|"]
+        for r in result["gpu"]:
+            lines.append(
+                f"| {r['case']} | {r['batch']:,} | {r['dtype']} | {_us(r['G_s'])} | "
+                f"{_us(r['grad_s'])} | {_us(r['cpu_c_s'])} |"
+            )
+        lines.append("")
+    lines += [f"For scale: {GRID}. frax's dense route: not measured (frax is not installed).", ""]
+    cpu = result.get("cpu")
+    if cpu:
+        cold, warm = cpu["cold"], cpu["warm"]
+        lines += ["## The XLA route on this CPU", ""]
+        lines += [f"`jit(vmap(G))` of {cold['case']} in float64, built in a fresh process with "
+                  "an empty persistent cache (cold), then in a second fresh process with the "
+                  "cache the first wrote (warm).", ""]  # fmt: skip
+        lines += [
+            "| process | CasADi graph | trace | XLA compile | total |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for label, r in (("cold (empty cache)", cold), ("warm (persistent cache)", warm)):
+            total = r["graph_s"] + r["trace_s"] + r["compile_s"]
+            lines.append(
+                f"| {label} | {r['graph_s']:.2f} s | {r['trace_s']:.2f} s | "
+                f"{r['compile_s']:.2f} s | {total:.2f} s |"
+            )
+        lines += ["", f"{cold['instructions']:,} instructions; load average at the end "
+                  f"{cpu['load'][0]:.2f}.", ""]  # fmt: skip
+        lines += [f"Time per configuration at B = {warm['batch']:,}:", ""]
+        lines += ["| route | per q |", "|---|---:|"]
+        lines.append(f"| XLA, float64 (`jit(vmap(G))`) | {_us(warm['xla_f64_s'])} |")
+        for t in (1, 2):
+            lines.append(f"| generated C, `f(qs, threads={t})` | {_us(warm.get(f'c_t{t}_s'))} |")
+        lines.append(
+            f"| FFI | {_us(warm['ffi_s']) if 'ffi_s' in warm else warm.get('ffi_error')} |"
+        )
+        lines.append("")
+    if result.get("float32"):
+        lines += ["## float32 on the zoo", "", "`max|G32 − G| / max|G|`, G from the float64 "
+                  "numpy path, over 4 configurations per robot.", ""]  # fmt: skip
+        lines += ["| robot | nq | m | float32 error |", "|---|---:|---:|---:|"]
+        for r in result["float32"]:
+            if "skipped" in r:
+                lines.append(f"| {r['robot']} | | | skipped: {r['skipped']} |")
+            else:
+                lines.append(f"| {r['robot']} | {r['nq']} | {r['m']} | {r['error']:.2g} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(result: dict, out: Path) -> list[Path]:
+    """``gpu.md`` and ``gpu.json`` in ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    md, js = out / "gpu.md", out / "gpu.json"
+    md.write_text("# The XLA route: GPU, CPU compile, float32\n\n" + markdown(result), "utf-8")
+    js.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return [md, js]
+
+
+def run(cpu: bool = True, float32: bool = True) -> dict:
+    """Every part this machine can run (see the module docstring)."""
+    from pvosimr.extras import require
+
+    from .environment import machine
+
+    require("pvosimr bench: the section GPU", "jax", "casadi")
+    result: dict[str, Any] = {"machine": machine(), "gpus": gpu_devices()}
+    if result["gpus"]:
+        result["gpu"] = gpu_timings()
+    if cpu:
+        result["cpu"] = cpu_compile()
+    if float32:
+        result["float32"] = float32_errors()
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pvosimr.study.bench.gpu``: run, write, print the paths."""
+    parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu")
+    parser.add_argument("--out", type=Path, default=Path("pvosimr-report/figures"))
+    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU compile (minutes)")
+    parser.add_argument("--no-float32", action="store_true", help="skip float32's zoo errors")
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        case, batch, repeats, compare, cache = args.worker
+        print(json.dumps(_xla_process(case, int(batch), int(repeats), compare == "1", cache)))
+        return 0
+    for path in write(run(cpu=not args.no_cpu, float32=not args.no_float32), args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,383 @@
+"""The XLA route (:mod:`pvosimr.jax.xla`): CasADi's instruction graph of ``q ↦ G`` as JAX.
+
+Against independent truths: every emitted operation against CasADi's own evaluation; G against
+the numpy path ``pvosimr.compute_delassus`` (≤ 1e-12 of ``max(1, max|G|)``, float64) on a
+sample of the zoo and on random trees with every joint type and every constraint kind, at
+configurations whose quaternions and unit complex numbers are off the unit sphere; JAX's
+gradient of ⟨W, G⟩ (mapped to the velocity coordinates by ``T(q)``) against the CasADi
+function that ``f.vjp`` is compiled from, and JAX's jvp along ``T(q) e_k`` against the one
+``f.derivatives`` is compiled from.  The functions run eagerly (one JAX operation at a time):
+XLA compiles one small function here (``jit``/``vmap``/``jacfwd``), the big ones are timed by
+``pvosimr bench`` and checked in ``tests/test_xla_slow.py``.  JAX's x64 mode is switched on
+per test and restored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import (
+    CONTACT_TYPES,
+    TreeSpec,
+    build_tree,
+    mixed_kinds,
+    random_q,
+    random_shape,
+    with_anchors,
+)
+
+jax = pytest.importorskip("jax")
+ca = pytest.importorskip("casadi")
+
+import jax.numpy as jnp  # noqa: E402
+
+import pvosimr  # noqa: E402
+from pvosimr.backends.numpy import NUMPY  # noqa: E402
+from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
+from pvosimr.symbolic import delassus_function, placement_vector  # noqa: E402
+from pvosimr.zoo import load  # noqa: E402
+
+xla = pytest.importorskip("pvosimr.jax.xla")
+
+TOLERANCE = 1e-12
+TREE_SEEDS = range(10)
+ZOO_FAST = ("double_pendulum", "four_bar", "ur5")
+
+
+@pytest.fixture
+def x64():
+    """JAX's x64 mode on for one test, then back as it was."""
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0)))
+
+
+def mixed_tree(seed: int) -> tuple[pin.Model, list]:
+    """2-6 joints of every kind (a free-flyer root one time in three), 1-3 constraints of
+    mixed kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(1, 4))
+    constraints = [
+        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
+    ]
+    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+
+
+def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``q`` with every unit part scaled by a factor in [0.5, 2]: the same configuration."""
+    q = q.copy()
+    for start, stop in xla.unit_slices(model):
+        q[start:stop] *= rng.uniform(0.5, 2.0)
+    return q
+
+
+def _tree_with_unit_parts() -> tuple[pin.Model, list]:
+    """A free-flyer root (a unit quaternion), an unbounded revolute (a unit complex number) and
+    a prismatic; a point contact on each branch."""
+    spec = TreeSpec(
+        [0, 1, 1],
+        ["FreeFlyer", "RUBY", "PZ"],
+        [(2, CONTACT_TYPES[0]), (3, CONTACT_TYPES[0])],
+        False,
+        7,
+    )
+    return build_tree(spec)
+
+
+def check_against_numpy(model: pin.Model, cms: list, seed: int, n_q: int = 2) -> None:
+    G = xla.compile_xla(model, cms)
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(n_q)])
+    scaled = np.stack([off_sphere(model, q, rng) for q in qs])
+    out = np.asarray(G(scaled))
+    assert out.shape == (n_q, G.m, G.m) and out.dtype == np.float64
+    data = model.createData()
+    for q, Gx in zip(qs, out, strict=True):
+        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms)) <= TOLERANCE
+
+
+# --------------------------------------------------------------------------- the operations
+
+
+def _domain(op: int) -> tuple[np.ndarray, np.ndarray]:
+    """Operands where CasADi's and JAX's operation are both defined (and 0 where it matters)."""
+    x = np.array([-0.7, -0.3, 0.0, 0.2, 0.9, 1.0, 2.5])
+    y = np.array([0.4, -1.2, 0.5, 0.2, -0.9, 1.0, 0.0])
+    if op in (ca.OP_SQRT, ca.OP_LOG, ca.OP_POW, ca.OP_CONSTPOW):
+        x = np.abs(x) + 0.1
+    if op in (ca.OP_DIV, ca.OP_INV):
+        x, y = x + 3.0, y + 3.0
+    if op in (ca.OP_ASIN, ca.OP_ACOS):
+        x = np.clip(x, -0.95, 0.95)
+    return x, y
+
+
+def _casadi_op(op: int, x, y):
+    """The SX expression of one operation, written with CasADi's own functions."""
+    unary = {
+        ca.OP_ASSIGN: lambda: x * 1,
+        ca.OP_NEG: lambda: -x,
+        ca.OP_TWICE: lambda: 2 * x,
+        ca.OP_SQ: lambda: x * x,
+        ca.OP_INV: lambda: 1 / x,
+        ca.OP_SQRT: lambda: ca.sqrt(x),
+        ca.OP_EXP: lambda: ca.exp(x),
+        ca.OP_LOG: lambda: ca.log(x),
+        ca.OP_SIN: lambda: ca.sin(x),
+        ca.OP_COS: lambda: ca.cos(x),
+        ca.OP_TAN: lambda: ca.tan(x),
+        ca.OP_ASIN: lambda: ca.asin(x),
+        ca.OP_ACOS: lambda: ca.acos(x),
+        ca.OP_ATAN: lambda: ca.atan(x),
+        ca.OP_SINH: lambda: ca.sinh(x),
+        ca.OP_COSH: lambda: ca.cosh(x),
+        ca.OP_TANH: lambda: ca.tanh(x),
+        ca.OP_FABS: lambda: ca.fabs(x),
+        ca.OP_SIGN: lambda: ca.sign(x),
+        ca.OP_FLOOR: lambda: ca.floor(x),
+        ca.OP_CEIL: lambda: ca.ceil(x),
+        ca.OP_ERF: lambda: ca.erf(x),
+        ca.OP_LOG1P: lambda: ca.log1p(x),
+        ca.OP_EXPM1: lambda: ca.expm1(x),
+        ca.OP_NOT: lambda: ca.logic_not(x),
+        ca.OP_CONSTPOW: lambda: x**2.5,
+    }
+    binary = {
+        ca.OP_ADD: lambda: x + y,
+        ca.OP_SUB: lambda: x - y,
+        ca.OP_MUL: lambda: x * y,
+        ca.OP_DIV: lambda: x / y,
+        ca.OP_POW: lambda: x**y,
+        ca.OP_ATAN2: lambda: ca.atan2(x, y),
+        ca.OP_COPYSIGN: lambda: ca.copysign(x, y),
+        ca.OP_FMIN: lambda: ca.fmin(x, y),
+        ca.OP_FMAX: lambda: ca.fmax(x, y),
+        ca.OP_HYPOT: lambda: ca.hypot(x, y),
+        ca.OP_LT: lambda: x < y,
+        ca.OP_LE: lambda: x <= y,
+        ca.OP_EQ: lambda: x == y,
+        ca.OP_NE: lambda: x != y,
+        ca.OP_AND: lambda: ca.logic_and(x, y),
+        ca.OP_OR: lambda: ca.logic_or(x, y),
+        ca.OP_IF_ELSE_ZERO: lambda: ca.if_else(x, y, 0),
+    }
+    return {**unary, **binary}[op]()
+
+
+@pytest.mark.parametrize("op", sorted(xla.OPERATIONS), ids=lambda op: xla._NAMES[op])
+def test_every_operation_is_casadis(op, x64):
+    x, y = ca.SX.sym("x"), ca.SX.sym("y")
+    f = ca.Function("f", [x, y], [_casadi_op(op, x, y)])
+    program = xla.read_program(f)
+    if op not in (ca.OP_ASSIGN,):  # CasADi folds x * 1 to x: then nothing to see
+        assert op in program.code, "the SX expression must be the operation under test"
+    a, b = _domain(op)
+    out = xla.emit(program, [[jnp.asarray(a)], [jnp.asarray(b)]])
+    expected = np.array([float(f(u, v)) for u, v in zip(a, b, strict=True)])
+    assert np.asarray(out).shape == (7, 1, 1)
+    np.testing.assert_allclose(np.asarray(out)[:, 0, 0], expected, rtol=1e-14, atol=1e-15)
+
+
+def test_an_unknown_operation_is_named():
+    X = ca.SX.sym("X", 2, 2)
+    f = ca.Function("f", [X], [ca.det(X) + ca.remainder(X[0, 0], 0.3)])
+    with pytest.raises(NotImplementedError, match="OP_REMAINDER"):
+        xla.read_program(f)
+
+
+# --------------------------------------------------------------------------- G
+
+
+def test_trees_draw_every_joint_kind_and_constraint_kind():
+    trees = [mixed_tree(s) for s in TREE_SEEDS]
+    kinds = {str(j.shortname()).removeprefix("JointModel") for m, _ in trees for j in m.joints[1:]}
+    assert len(kinds) >= 20, kinds  # every kind: the slow suite's 60 trees
+    cms = [cm for _, c in trees for cm in c]
+    assert any(getattr(cm, "joint2_id", 0) for cm in cms)
+    assert any(getattr(cm, "reference_frame", None) == pin.LOCAL_WORLD_ALIGNED for cm in cms)
+    assert any(not isinstance(cm, pin.RigidConstraintModel) for cm in cms)
+
+
+@pytest.mark.parametrize("seed", TREE_SEEDS)
+def test_random_trees_against_numpy(seed, x64):
+    check_against_numpy(*mixed_tree(seed), seed)
+
+
+@pytest.mark.parametrize("name", ZOO_FAST)
+def test_zoo_against_numpy(name, x64):
+    robot = load(name)
+    check_against_numpy(robot.model, robot.constraints, 0)
+
+
+def test_no_constraint_rows(x64):
+    model, _ = _tree_with_unit_parts()
+    G = xla.compile_xla(model, [])
+    q = random_q(model, np.random.default_rng(0))
+    assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
+
+
+def test_placements_as_inputs(x64):
+    model, cms = _tree_with_unit_parts()
+    G = xla.compile_xla(model, cms, placements="input")
+    rng = np.random.default_rng(1)
+    q = random_q(model, rng)
+    moved = [
+        pin.RigidConstraintModel(cm.type, model, cm.joint1_id, pin.SE3.Random(), pin.LOCAL)
+        for cm in cms
+    ]
+    p = placement_vector(model, cms, [cm.joint1_placement for cm in moved])
+    expected = pvosimr.compute_delassus(model, model.createData(), q, moved)
+    assert rel(G(q, p), expected) <= TOLERANCE
+    assert rel(G(np.stack([q, q]), p)[1], expected) <= TOLERANCE  # p broadcast to the batch
+
+
+def test_float32_is_close_to_float64(x64):
+    model, cms = mixed_tree(0)
+    G = xla.compile_xla(model, cms)
+    q = random_q(model, np.random.default_rng(0))
+    single = G(q.astype(np.float32))
+    assert single.dtype == jnp.float32
+    assert rel(single, G(q)) <= 1e-4
+
+
+# --------------------------------------------------------------------------- derivatives
+
+
+def test_gradient_and_jvp_are_the_compiled_ones(x64):
+    """JAX's gradient and jvp against the CasADi functions ``f.vjp`` and ``f.derivatives`` are
+    compiled from (the C route's own graph; the compiled libraries: the slow suite)."""
+    model, cms = _tree_with_unit_parts()
+    G = xla.compile_xla(model, cms)
+    vjp = delassus_function(model, cms, vjp=True)
+    dG = delassus_function(model, cms, derivatives=True)
+    rng = np.random.default_rng(5)
+    q = random_q(model, rng)
+    W = rng.normal(size=(G.m, G.m))
+    T = configuration_tangent(NUMPY, model, q)
+    expected = np.asarray(vjp(q, W)).ravel()
+    grad_q = jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q)
+    assert rel(np.asarray(grad_q) @ T, expected) <= 1e-11
+    derivatives = np.asarray(dG(q)).reshape(G.m, G.m, model.nv, order="F")
+    along = jax.vmap(lambda t: jax.jvp(G, (jnp.asarray(q),), (t,))[1])(jnp.asarray(T.T))
+    assert rel(np.moveaxis(np.asarray(along), 0, -1), derivatives) <= 1e-11
+
+
+def test_gradient_has_no_radial_part(x64):
+    model, cms = _tree_with_unit_parts()
+    G = xla.compile_xla(model, cms)
+    rng = np.random.default_rng(2)
+    q = off_sphere(model, random_q(model, rng), rng)
+    W = rng.normal(size=(G.m, G.m))
+    g = np.asarray(jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q))
+    for start, stop in xla.unit_slices(model):
+        assert abs(g[start:stop] @ q[start:stop]) <= 1e-12 * max(1.0, np.abs(g).max())
+
+
+def test_jit_vmap_jacfwd(x64):
+    """One small XLA compile: jit(vmap(G)) equals the eager batch; jacfwd equals the jvps."""
+    robot = load("double_pendulum")
+    G = xla.compile_xla(robot.model, robot.constraints)
+    rng = np.random.default_rng(0)
+    qs = np.stack([random_q(robot.model, rng) for _ in range(5)])
+    batched = jax.jit(jax.vmap(G))(qs)
+    assert rel(batched, G(qs)) <= 1e-15
+    J = jax.jacfwd(G)(qs[0])
+    _, column = jax.jvp(G, (jnp.asarray(qs[0]),), (jnp.eye(robot.model.nq)[1],))
+    assert rel(J[..., 1], column) <= 1e-15
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_is_named(x64):
+    model, cms = mixed_tree(1)
+    G = xla.compile_xla(model, cms)
+    q = random_q(model, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):
+        G(q[:-1])
+    with pytest.raises(TypeError, match="float32 or float64"):
+        G(np.zeros(model.nq, dtype=int))
+    with pytest.raises(TypeError, match="fixed placements"):
+        G(q, np.zeros(3))
+    jax.config.update("jax_enable_x64", False)
+    with pytest.raises(TypeError, match="x64 mode is off"):
+        G(q)
+    assert G(q.astype(np.float32)).dtype == jnp.float32
+
+
+def test_placements_input_needs_p(x64):
+    model, cms = mixed_tree(1)
+    G = xla.compile_xla(model, cms, placements="input")
+    with pytest.raises(TypeError, match=r"G\(q, p\)"):
+        G(random_q(model, np.random.default_rng(0)))
+
+
+# --------------------------------------------------------------------------- the cache folder
+
+
+def test_persistent_cache_is_in_pvosimrs_folder(tmp_path, monkeypatch):
+    before = jax.config.jax_compilation_cache_dir
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path))
+    try:
+        jax.config.update("jax_compilation_cache_dir", None)
+        assert xla.use_persistent_cache() == tmp_path / "xla"
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "mine"))
+        assert xla.use_persistent_cache() == tmp_path / "mine"  # the caller's choice stays
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+
+
+# --------------------------------------------------------------------------- the bench section
+
+
+def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
+    from pvosimr.study.bench import gpu
+
+    result = gpu.run(cpu=False, float32=False)
+    md, _ = gpu.write(result, tmp_path)
+    text = md.read_text(encoding="utf-8")
+    if result["gpus"]:
+        pytest.skip(f"a GPU is present: {result['gpus']}")
+    assert "No GPU present" in text and "not measured" in text
+    assert "| case | B | dtype |" not in text  # no table of invented numbers
+    assert "GRiD" in text  # the published figure, quoted as such
+
+
+def test_the_bench_section_tables(tmp_path):
+    from pvosimr.study.bench import gpu
+
+    process = {
+        "case": "atlas/feet_6d", "batch": 4096, "graph_s": 0.1, "trace_s": 0.5,
+        "compile_s": 100.0, "instructions": 8119, "xla_f64_s": 1e-4, "c_t1_s": 2e-6,
+        "c_t2_s": 1e-6, "ffi_s": 1.5e-6,
+    }  # fmt: skip
+    rows = [{"case": "x", "batch": 1024, "dtype": "float64", "G_s": 1e-8, "grad_s": 3e-8,
+             "cpu_c_s": 1e-6}]  # fmt: skip
+    float32 = [{"robot": "ur5", "nq": 6, "m": 6, "error": 3e-7}]
+    cpu = {"cold": process, "warm": {**process, "compile_s": 1.0}, "load": (1.0, 1.0, 1.0)}
+    text = gpu.markdown({"gpus": ["cuda:0"], "gpu": rows, "float32": float32, "cpu": cpu})
+    assert "| x | 1,024 | float64 | 0.01 µs | 0.03 µs | 1 µs |" in text
+    assert "| cold (empty cache) | 0.10 s | 0.50 s | 100.00 s | 100.60 s |" in text
+    assert "| warm (persistent cache) | 0.10 s | 0.50 s | 1.00 s | 1.60 s |" in text
+    assert "| FFI | 1.5 µs |" in text and "| ur5 | 6 | 6 | 3e-07 |" in text
+
+
+def test_the_gpu_timings_run_on_any_device(x64):
+    """The GPU part's code, on the CPU device with the smallest robot: G checked against the
+    numpy path, every row's times finite (the GPU itself: where a session has one)."""
+    from pvosimr.study.bench import gpu
+
+    rows = gpu.gpu_timings(("double_pendulum",), (16,), repeats=1, device=jax.devices("cpu")[0])
+    assert [(r["batch"], r["dtype"]) for r in rows] == [(16, "float64"), (16, "float32")]
+    assert all(np.isfinite([r["G_s"], r["grad_s"], r["cpu_c_s"]]).all() for r in rows)
