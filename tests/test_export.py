@@ -147,7 +147,7 @@ def small_export(tmp_path_factory):
 
 
 def test_the_export_writes_its_files_and_documents_the_abi(small_export):
-    model, cms, f, exported, _ = small_export
+    model, _cms, _f, exported, _ = small_export
     names = sorted(p.name for p in exported.folder.iterdir())
     assert names == sorted(
         ["humanoid.c", "humanoid.h", "CMakeLists.txt", "humanoidConfig.cmake", "README.md",
@@ -185,7 +185,7 @@ def test_the_c99_build_is_the_python_library_bit_for_bit_and_does_not_allocate(s
 
 
 def test_the_exported_call_refuses_what_python_refuses(small_export):
-    model, cms, f, _, exe = small_export
+    model, _cms, f, _, exe = small_export
     q = draws(model, 1, seed=3)[0]
     bad = np.array([q, q, q, q])
     bad[0, 0] = np.nan

@@ -47,10 +47,10 @@ from .. import __version__
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import as_constraint_list, constraint_shape
 from . import build as builder
-from . import standalone_text as text
 from . import simd as vector
+from . import standalone_text as text
 
-__all__ = ["MANIFEST", "ExportError", "Exported", "export", "model_hash", "export_flags"]
+__all__ = ["MANIFEST", "ExportError", "Exported", "export", "export_flags", "model_hash"]
 
 #: The export's record, beside its sources.
 MANIFEST = "export.json"
@@ -127,7 +127,8 @@ def export(
         ExportError: ``name`` is not a C identifier, ``out_dir`` exists and is not an empty
             folder, or there are no constraint rows.
         CompilerNotFoundError, CompilationError: no C compiler, or it fails on the export.
-        ModuleNotFoundError, ValueError, NotImplementedError: as :func:`~pvosimr.codegen.build.compile`.
+        ModuleNotFoundError, ValueError, NotImplementedError: as
+            :func:`~pvosimr.codegen.build.compile`.
     """
     folder = _empty_folder(out_dir, name)
     cms = as_constraint_list(constraint_models, model)
@@ -201,11 +202,10 @@ def _spec(
         "exported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
     flags = {part: list(export_flags(f)) for part, f in part_flags.items()}
-    flags_text = shlex.join(flags["G"]) + (
-        f" ({'/'.join(p for p in flags if p != 'G')}: {shlex.join(flags[next(p for p in flags if p != 'G')])})"
-        if len(flags) > 1
-        else ""
-    )
+    others = [part for part in flags if part != "G"]
+    flags_text = shlex.join(flags["G"])
+    if others:
+        flags_text += f" ({'/'.join(others)}: {shlex.join(flags[others[0]])})"
     return {
         "name": name,
         "robot": robot,
