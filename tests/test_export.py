@@ -21,12 +21,8 @@ from pvosimr.zoo.robot import random_configuration
 codegen = codegen_or_skip()
 from pvosimr.codegen import standalone as exporting  # noqa: E402  (after the skip)
 
-PROGRAM = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "@NAME@.h"
-
+COUNTING_MALLOC = r"""
+#include <stddef.h>
 /* Heap allocations while counting: libc's malloc interposed by the program's own. */
 extern void* __libc_malloc(size_t);
 extern void* __libc_calloc(size_t, size_t);
@@ -36,6 +32,24 @@ static volatile long allocations = 0;
 void* malloc(size_t n) { if (counting) ++allocations; return __libc_malloc(n); }
 void* calloc(size_t k, size_t n) { if (counting) ++allocations; return __libc_calloc(k, n); }
 void* realloc(void* p, size_t n) { if (counting) ++allocations; return __libc_realloc(p, n); }
+void counting_start(void) { allocations = 0; counting = 1; }
+long counting_stop(void) { counting = 0; return allocations; }
+"""
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "@NAME@.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void counting_start(void);
+long counting_stop(void);
+#ifdef __cplusplus
+}
+#endif
 
 static double w[@UP@_SZ_W];
 static long long iw[@UP@_SZ_IW];
@@ -49,11 +63,12 @@ int main(int argc, char** argv) {
   long long in = @UP@_NQ + (vjp ? @UP@_M * @UP@_M : 0);
   long long out = vjp ? @UP@_NV : !strcmp(mode, "derivatives") ? @UP@_NV * @UP@_M * @UP@_M
                                                              : @UP@_M * @UP@_M;
-  double* x = malloc(sizeof(double) * (size_t)(B * in + 1));
-  double* y = calloc((size_t)(B * out + 1), sizeof(double));
-  int* rc = calloc((size_t)B + 1, sizeof(int));
+  double* x = (double*)malloc(sizeof(double) * (size_t)(B * in + 1));
+  double* y = (double*)calloc((size_t)(B * out + 1), sizeof(double));
+  int* rc = (int*)calloc((size_t)B + 1, sizeof(int));
+  long made;
   if (fread(x, sizeof(double), (size_t)(B * in), stdin) != (size_t)(B * in)) return 9;
-  counting = 1;
+  counting_start();
   if (!strcmp(mode, "batch")) {
     rc[0] = @NAME@_eval_batch(x, B, NULL, y, threads, &bad);
   } else {
@@ -69,8 +84,7 @@ int main(int argc, char** argv) {
       rc[r] = @NAME@_eval(q, NULL, o, w, iw);
     }
   }
-  counting = 0;
-  long made = allocations;
+  made = counting_stop();
   fwrite(&made, sizeof(long), 1, stdout);
   fwrite(&bad, sizeof(long long), 1, stdout);
   fwrite(rc, sizeof(int), (size_t)B, stdout);
@@ -135,11 +149,13 @@ def small_export(tmp_path_factory):
     f = codegen.compile(model, cms, flags=flags, cache_dir=folder / "cache")
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     (folder / "main.c").write_text(program_source("humanoid"))
+    (folder / "counting.c").write_text(COUNTING_MALLOC)
     exe = folder / "main"
     # ISO C99 turns GCC's FMA contraction off: -ffp-contract=fast keeps the library's bits.
     command = [
         compiler, "-std=c99", "-ffp-contract=fast", *exporting.export_flags(flags),
         f"-I{exported.folder}", str(exported.folder / "humanoid.c"), str(folder / "main.c"),
+        str(folder / "counting.c"),
         "-o", str(exe), "-lm",
     ]  # fmt: skip
     subprocess.run(command, check=True, capture_output=True)
@@ -178,7 +194,8 @@ def test_the_c99_build_is_the_python_library_bit_for_bit_and_does_not_allocate(s
     truth = dense_delassus(model, qs[0], cms)
     assert rel_err(G[0].reshape(f.m, f.m, order="F"), truth) < 1e-10
     # the batch on two threads: the Python batch's bits (its rows on vector lanes too)
-    _, bad, codes, Gs = run_program(exe, "batch", qs, f.m * f.m, threads=2)
+    allocations, bad, codes, Gs = run_program(exe, "batch", qs, f.m * f.m, threads=2)
+    assert allocations > 0  # the batch's work arrays: the counting malloc sees them
     assert bad == -1 and codes[0] == 0
     assert np.array_equal(Gs.view(np.int64), column_major(f(qs, threads=2)).view(np.int64))
     assert np.abs(Gs - expected).max() <= 1e-13 * np.abs(expected).max()
@@ -233,10 +250,11 @@ def test_cmake_build_find_package_and_cxx17_match_python_on_every_entry_point(tm
     consumer = tmp_path / "consumer"
     consumer.mkdir()
     (consumer / "main.cpp").write_text(program_source("biped", ("vjp", "derivatives")))
+    (consumer / "counting.c").write_text(COUNTING_MALLOC)
     (consumer / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.14)\nproject(consumer LANGUAGES CXX)\n"
+        "cmake_minimum_required(VERSION 3.14)\nproject(consumer LANGUAGES C CXX)\n"
         "set(CMAKE_CXX_STANDARD 17)\nset(CMAKE_CXX_STANDARD_REQUIRED ON)\n"
-        "find_package(biped REQUIRED)\nadd_executable(main main.cpp)\n"
+        "find_package(biped REQUIRED)\nadd_executable(main main.cpp counting.c)\n"
         "target_link_libraries(main PRIVATE biped::biped_static)\n"
     )
     for command in (
