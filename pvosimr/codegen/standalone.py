@@ -133,6 +133,7 @@ def export(
     folder = _empty_folder(out_dir, name)
     cms = as_constraint_list(constraint_models, model)
     compiler = builder.find_compiler()
+    folder.mkdir(parents=True, exist_ok=True)
     lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
     wanted = {"G": (lanes, tuple(flags))}
     if vjp:
@@ -157,14 +158,14 @@ def export(
 
 
 def _empty_folder(out_dir: str | os.PathLike, name: str) -> Path:
-    """``out_dir``, created; :class:`ExportError` for a bad ``name`` or a folder in use."""
+    """``out_dir`` (not created yet); :class:`ExportError` for a bad ``name`` or a folder in
+    use."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ExportError(f"name must be a C identifier (letters, digits, _), got {name!r}")
     folder = Path(out_dir)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         what = "is not a folder" if not folder.is_dir() else "is a folder that is not empty"
         raise ExportError(f"{folder} {what}: export writes into a new or empty folder")
-    folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
