@@ -42,13 +42,12 @@ from pvosimr.zoo.robot import random_configuration
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 
 #: The cases timed by default: Atlas with welds at both feet, the Shadow hand's fingertips.
-CASES = ("atlas/feet_6d", "shadow_hand/fingertips_3d")
+CASES = ("shadow_hand/fingertips_3d", "atlas/feet_6d")
 
 PROGRAM = r"""
-#include <pinocchio/multibody/model.hpp>
-#include <pinocchio/multibody/data.hpp>
+#include <pinocchio/multibody.hpp>
 #include <pinocchio/algorithm/delassus.hpp>
-#include <pinocchio/serialization/model.hpp>
+#include <pinocchio/serialization.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="ROBOT[/PRESET] | FILE",
         help="a zoo case (as `pvosimr validate --robots` names it) or a URDF/MJCF file with "
-        "--point/--weld; with --time, the cases to time (default: atlas/feet_6d "
-        "shadow_hand/fingertips_3d)",
+        "--point/--weld; with --time, the cases to time (default: shadow_hand/fingertips_3d "
+        "atlas/feet_6d)",
     )
     add_model_file_options(parser)
     add_out_option(
