@@ -78,15 +78,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--placements",
         choices=("fixed", "input"),
         default="fixed",
-        help="the constraint placements built in, or an input of every call",
-    )
-    parser.add_argument("--vjp", action="store_true", help="also the gradient of <W, G>")
-    parser.add_argument("--derivatives", action="store_true", help="also dG")
-    parser.add_argument(
-        "--time", action="store_true", help="time the export against Pinocchio's C++ instead"
+        help="the constraint placements built in, or an input of every call (default: %(default)s)",
     )
     parser.add_argument(
-        "--rounds", type=at_least_one, default=15, metavar="N", help="--time: rounds (15)"
+        "--vjp", action="store_true", help="also the gradient of <W, G> (default: off)"
+    )
+    parser.add_argument(
+        "--derivatives", action="store_true", help="also dG, the derivatives (default: off)"
+    )
+    parser.add_argument(
+        "--time",
+        action="store_true",
+        help="time the export against Pinocchio's C++ instead (default: off)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=at_least_one,
+        default=15,
+        metavar="N",
+        help="--time: interleaved rounds (default: %(default)s)",
     )
     return parser
 
