@@ -67,21 +67,27 @@ int main(int argc, char** argv) {
   double* y = (double*)calloc((size_t)(B * out + 1), sizeof(double));
   int* rc = (int*)calloc((size_t)B + 1, sizeof(int));
   long made;
+  double p[@UP@_NP + 1];
+  const double* placements = @UP@_NP ? p : NULL;  /* placements as inputs: first on stdin */
+  if (@UP@_NP && fread(p, sizeof(double), @UP@_NP, stdin) != (size_t)@UP@_NP) return 8;
   if (fread(x, sizeof(double), (size_t)(B * in), stdin) != (size_t)(B * in)) return 9;
   counting_start();
   if (!strcmp(mode, "batch")) {
-    rc[0] = @NAME@_eval_batch(x, B, NULL, y, threads, &bad);
+    rc[0] = @NAME@_eval_batch(x, B, placements, y, threads, &bad);
   } else {
     for (r = 0; r < B; ++r) {
       const double* q = x + r * in;
       double* o = y + r * out;
 #ifdef WITH_VJP
-      if (vjp) { rc[r] = @NAME@_vjp(q, NULL, q + @UP@_NQ, o, w, iw); continue; }
+      if (vjp) { rc[r] = @NAME@_vjp(q, placements, q + @UP@_NQ, o, w, iw); continue; }
 #endif
 #ifdef WITH_DERIVATIVES
-      if (!strcmp(mode, "derivatives")) { rc[r] = @NAME@_derivatives(q, NULL, o, w, iw); continue; }
+      if (!strcmp(mode, "derivatives")) {
+        rc[r] = @NAME@_derivatives(q, placements, o, w, iw);
+        continue;
+      }
 #endif
-      rc[r] = @NAME@_eval(q, NULL, o, w, iw);
+      rc[r] = @NAME@_eval(q, placements, o, w, iw);
     }
   }
   made = counting_stop();
@@ -99,13 +105,15 @@ def program_source(name: str, parts=()) -> str:
     return defines + PROGRAM.replace("@NAME@", name).replace("@UP@", name.upper())
 
 
-def run_program(exe: Path, mode: str, rows: np.ndarray, out_size: int, threads: int = 1):
-    """``(allocations, bad row, codes, outputs)`` of the program on ``rows`` (B, in)."""
+def run_program(exe: Path, mode: str, rows: np.ndarray, out_size: int, threads: int = 1, p=None):
+    """``(allocations, bad row, codes, outputs)`` of the program on ``rows`` (B, in) (and the
+    placements ``p`` of an export that takes them)."""
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     B = len(rows)
+    head = b"" if p is None else np.ascontiguousarray(p, dtype=np.float64).tobytes()
     done = subprocess.run(
-        [str(exe), mode, str(B), str(threads)], input=rows.tobytes(), capture_output=True,
-        check=True,
+        [str(exe), mode, str(B), str(threads)], input=head + rows.tobytes(),
+        capture_output=True, check=True,
     )  # fmt: skip
     data = done.stdout
     allocations = int(np.frombuffer(data[:8], np.int64)[0])
@@ -278,6 +286,42 @@ def test_cmake_build_find_package_and_cxx17_match_python_on_every_entry_point(tm
     assert allocations == 0 and (codes == 0).all()
     expected = np.array([f.derivatives(q) for q in qs]).swapaxes(-1, -2)
     assert np.array_equal(dG, expected.reshape(len(qs), -1))
+
+
+@pytest.mark.slow
+def test_placements_as_inputs_are_the_python_library_bit_for_bit(tmp_path):
+    model, cms = humanoid()
+    exported = exporting.export(model, cms, tmp_path / "src", name="placed", placements="input")
+    assert exported.spec["n_p"] == 24
+    f = codegen.compile(model, cms, placements="input", cache_dir=tmp_path / "cache")
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    (tmp_path / "main.c").write_text(program_source("placed"))
+    (tmp_path / "counting.c").write_text(COUNTING_MALLOC)
+    exe = tmp_path / "main"
+    command = [
+        compiler, *exporting.export_flags(("-O3",)), f"-I{exported.folder}",
+        str(exported.folder / "placed.c"), str(tmp_path / "main.c"), str(tmp_path / "counting.c"),
+        "-o", str(exe), "-lm",
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    rng = np.random.default_rng(2)
+    placements = [pin.SE3(pin.exp3(rng.standard_normal(3)), rng.standard_normal(3)) for _ in cms]
+    from pvosimr.kinematics.placements import placement_vector
+
+    p = placement_vector(model, cms, placements)
+    qs = draws(model, 5, seed=9)
+    allocations, _, codes, G = run_program(exe, "eval", qs, f.m * f.m, p=p)
+    assert allocations == 0 and (codes == 0).all()
+    expected = column_major(np.array([f(q, placements=placements) for q in qs]))
+    assert np.array_equal(G, expected)
+    moved = [pin.RigidConstraintModel(c) for c in cms]
+    for c, P in zip(moved, placements, strict=True):
+        c.joint1_placement = P
+    truth = dense_delassus(model, qs[0], moved)
+    assert rel_err(G[0].reshape(f.m, f.m, order="F"), truth) < 1e-10
+    _, bad, codes, Gs = run_program(exe, "batch", qs, f.m * f.m, threads=2, p=p)
+    assert bad == -1 and codes[0] == 0
+    assert np.array_equal(Gs, column_major(f(qs, placements=placements, threads=2)))
 
 
 if __name__ == "__main__":
