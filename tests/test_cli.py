@@ -18,7 +18,7 @@ from pvosimr.study import cli
 from pvosimr.study import options as cli_options
 from pvosimr.study import validate as validation
 
-COMMANDS = ("demo", "validate", "count", "figures", "bench")
+COMMANDS = ("demo", "validate", "count", "figures", "bench", "export")
 
 
 def run(capsys, argv: list[str]) -> tuple[int, str, str]:

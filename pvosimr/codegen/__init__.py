@@ -4,9 +4,14 @@
 - :mod:`.c_source`: the C entry points appended to CasADi's generated function;
 - :mod:`.call`: :class:`CompiledDelassus`, the callable of a built library;
 - :mod:`.compiler`: finding the C compiler and the cache folder, a build's line on stderr;
+- :mod:`.standalone`: :func:`export`, the same C as standalone files for a C or C++ program
+  (:mod:`.standalone_text`: its header, CMake files and README);
 - :mod:`.cache`: the cache's entries, recorded and checked before they are loaded (both shared
   with the bridge of :mod:`pvosimr.reference`).
 """
 
 from .build import *  # noqa: F403  (one list: build.__all__)
-from .build import __all__ as __all__
+from .build import __all__ as _build_all
+from .standalone import ExportError, export
+
+__all__ = [*_build_all, "ExportError", "export"]

@@ -1,9 +1,10 @@
-"""The ``pvosimr`` command line: five commands, each with its own ``--help``.
+"""The ``pvosimr`` command line: six commands, each with its own ``--help``.
 
-``validate``, ``count``, ``figures`` and ``bench`` have their own parsers (in
+``validate``, ``count``, ``figures``, ``bench`` and ``export`` have their own parsers (in
 :mod:`pvosimr.study.validate`, :mod:`pvosimr.study.count`, :mod:`pvosimr.study.figures`,
-:mod:`pvosimr.study.bench`); this module lists them, prints the version and runs ``demo``
-(also what a bare ``pvosimr`` runs).  A user's mistake ends with exit status 2 and one error line.
+:mod:`pvosimr.study.bench`, :mod:`pvosimr.study.exported`); this module lists them, prints
+the version and runs ``demo`` (also what a bare ``pvosimr`` runs).  A user's mistake ends with
+exit status 2 and one error line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ COMMANDS = {
     "count": "operation counts of q -> G for one robot (needs CasADi)",
     "figures": "the paper's Figs. 3-6 and claims (needs CasADi, matplotlib)",
     "bench": "time every path against Pinocchio's C++ (needs matplotlib)",
+    "export": "G as standalone C for a C or C++ program (needs CasADi)",
 }
 """Every command and its one-line help (``pvosimr --help``); each command's own ``--help``
 says more."""
@@ -96,16 +98,18 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
 
     def run(command: str) -> Callable[[list[str]], int]:
         def main(argv: list[str]) -> int:
-            return importlib.import_module(f"pvosimr.study.{command}").main(argv)
+            module = {"export": "exported"}.get(command, command)
+            return importlib.import_module(f"pvosimr.study.{module}").main(argv)
 
         return main
 
-    return {command: run(command) for command in ("validate", "count", "figures", "bench")}
+    commands = ("validate", "count", "figures", "bench", "export")
+    return {command: run(command) for command in commands}
 
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from . import bench, count, figures
+    from . import bench, count, exported, figures
 
     top, subparsers = _parser()
     return {
@@ -115,6 +119,7 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
         "count": count.build_parser(),
         "figures": figures.build_parser(),
         "bench": bench.build_parser(),
+        "export": exported.build_parser(),
     }
 
 

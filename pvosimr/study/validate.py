@@ -626,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="random configurations per case, at least 1 (default: %(default)s)",
     )
     add_seed_option(parser)
+    parser.add_argument(
+        "--exported",
+        type=Path,
+        metavar="DIR",
+        help="check an export (`pvosimr export`) against the truth on the model it names",
+    )
     add_out_option(
         parser,
         help=f"write DIR/report.md and report.json (default: ./{ZOO_REPORT_DIR}/, git-ignored, "
@@ -670,6 +676,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr validate``: see ``--help``; exit 0 on PASS, 1 on FAIL, 2 on bad input."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.exported is not None:
+        from .exported import check_exported
+
+        return check_exported(args.exported, args.configs, args.seed, parser.prog)
     started = time.perf_counter()
     zoo_wide = args.file is None and not args.robots
     if args.file is not None:

@@ -1,0 +1,305 @@
+"""Standalone C for a C or C++ program: :func:`export` writes the library that
+:func:`pvosimr.codegen.build.compile` loads into Python as source files to build anywhere.
+
+::
+
+    from pvosimr import codegen
+    codegen.export(model, cms, "out/atlas_feet", name="atlas_feet", vjp=True)
+
+writes, in ``out/atlas_feet``:
+
+- ``NAME.c``: the library's generated C, character for character the source of the
+  Python-loaded library (:func:`pvosimr.codegen.build.generate_source`, with the vector lanes
+  :func:`~pvosimr.codegen.build.compile` picks on this machine), followed by the public entry
+  points ``NAME_eval`` and ``NAME_eval_batch``; ``NAME_vjp.c`` and ``NAME_derivatives.c``
+  likewise for the gradient and dG when asked for (each library's C in a file of its own: they
+  share CasADi's and the wrapper's names, which the export prefixes per file with macros);
+- ``NAME.h``: the ABI (sizes, q's layout with the joint names, each constraint's rows, work
+  sizes, return codes, stack use, provenance) and the prototypes, ``extern "C"`` for C++;
+- ``CMakeLists.txt`` and ``NAMEConfig.cmake``: shared and static targets with the Python-loaded
+  library's flags per file, an install rule and a package config (``find_package(NAME)``);
+- ``README.md`` and ``export.json`` (the sizes, flags, provenance and, where the model came
+  from the zoo, its ``ROBOT/PRESET``: what ``pvosimr validate --exported`` reads).
+
+Every entry point runs the Python-loaded library's code with its checks on (``check=1``), so
+with the same compiler and flags its output is that library's, bit for bit.  The export compiles
+``NAME.c`` once with ``-fstack-usage`` to state the single call's stack use in the header (and
+to find a broken compiler before the user does).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pinocchio as pin
+
+from .. import __version__
+from ..checks import NORMALIZED_TOLERANCE
+from ..constraints import as_constraint_list, constraint_shape
+from . import build as builder
+from . import simd as vector
+from . import standalone_text as text
+
+__all__ = ["MANIFEST", "ExportError", "Exported", "export", "export_flags", "model_hash"]
+
+#: The export's record, beside its sources.
+MANIFEST = "export.json"
+
+#: Flags of the Python-loaded library that are not about a shared object (``-shared`` is not
+#: needed to compile an object; ``-fPIC`` is kept: the static library is position-independent
+#: too, so that it links into a user's shared library).
+_OBJECT_FLAGS = tuple(f for f in builder.BUILD_FLAGS if f != "-shared")
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: A top-level function definition that is not ``static`` (CasADi's API, the wrapper's entry
+#: points): renamed per file, so that two libraries link into one program.
+_GLOBAL_FUNCTION = re.compile(
+    r"^(?:CASADI_SYMBOL_EXPORT\s+)?(?:const\s+)?[A-Za-z_]\w*(?:\s*\*)?\s+\**\s*([A-Za-z_]\w*)\s*\(",
+    re.M,
+)
+
+
+class ExportError(ValueError):
+    """A user's mistake in :func:`export`'s arguments: a bad name, an output folder that is not
+    empty, a derivatives or gradient request with no constraint rows."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export` wrote: ``folder``, ``name``, ``files`` (paths), ``spec`` (the sizes,
+    rows, flags and provenance of ``export.json``)."""
+
+    folder: Path
+    name: str
+    files: tuple[Path, ...]
+    spec: dict
+
+
+def model_hash(model: pin.Model) -> str:
+    """SHA-256 (hex, 16 digits) of Pinocchio's own text serialization of ``model``: every
+    joint, placement, inertia, limit and frame."""
+    return hashlib.sha256(model.saveToString().encode()).hexdigest()[:16]
+
+
+def export_flags(part_flags: Sequence[str]) -> tuple[str, ...]:
+    """The flags one exported file is compiled with: the Python-loaded library's ``flags``
+    then its build flags (:data:`pvosimr.codegen.build.BUILD_FLAGS` less ``-shared``)."""
+    return (*part_flags, *_OBJECT_FLAGS)
+
+
+def export(
+    model: pin.Model,
+    constraint_models: Iterable,
+    out_dir: str | os.PathLike,
+    name: str = "delassus",
+    *,
+    algorithm: str = "pv-osimr",
+    placements: str = "fixed",
+    vjp: bool = False,
+    derivatives: bool = False,
+    flags: Sequence[str] = ("-O3",),
+    derivative_flags: Sequence[str] = builder.DERIVATIVE_FLAGS,
+    simd: bool | int | None = None,
+    robot: str | None = None,
+) -> Exported:
+    """Write the standalone C of G for ``model`` and ``constraint_models`` into ``out_dir``
+    (see the module docstring); returns what it wrote.
+
+    ``name``: a C identifier, the files' and the functions' prefix.  ``algorithm``,
+    ``placements``, ``flags``, ``derivative_flags`` and ``simd`` as for
+    :func:`pvosimr.codegen.build.compile` (the same defaults: the same library); ``vjp`` and
+    ``derivatives`` add the gradient of ``<W, G>`` and dG.  ``robot``: the zoo's
+    ``ROBOT/PRESET`` this model and constraint list come from, recorded for
+    ``pvosimr validate --exported``.
+
+    Raises:
+        ExportError: ``name`` is not a C identifier, ``out_dir`` exists and is not an empty
+            folder, or there are no constraint rows.
+        CompilerNotFoundError, CompilationError: no C compiler, or it fails on the export.
+        ModuleNotFoundError, ValueError, NotImplementedError: as
+            :func:`~pvosimr.codegen.build.compile`.
+    """
+    folder = _empty_folder(out_dir, name)
+    cms = as_constraint_list(constraint_models, model)
+    compiler = builder.find_compiler()
+    folder.mkdir(parents=True, exist_ok=True)
+    lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
+    wanted = {"G": (lanes, tuple(flags))}
+    if vjp:
+        wanted["vjp"] = (0, tuple(derivative_flags))
+    if derivatives:
+        wanted["derivatives"] = (0, tuple(derivative_flags))
+    sources, infos = {}, {}
+    for part, (part_lanes, _) in wanted.items():
+        sources[part], infos[part] = builder.generate_source(
+            model, cms, algorithm, placements=placements, derivatives=part == "derivatives",
+            vjp=part == "vjp", simd=part_lanes,
+        )  # fmt: skip
+        del infos[part]["generated"]
+    if infos["G"]["m"] == 0:
+        raise ExportError("the constraints have no rows (m = 0): there is no G to export")
+    spec = _spec(model, cms, name, infos, {p: f for p, (_, f) in wanted.items()}, robot)
+    files = _write(folder, spec, sources)
+    spec["stack_bytes"], spec["stack_how"] = _stack_use(compiler, folder, spec)
+    (folder / f"{name}.h").write_text(text.header(spec))
+    (folder / MANIFEST).write_text(json.dumps(spec, indent=1) + "\n")
+    return Exported(folder, name, tuple(files), spec)
+
+
+def _empty_folder(out_dir: str | os.PathLike, name: str) -> Path:
+    """``out_dir`` (not created yet); :class:`ExportError` for a bad ``name`` or a folder in
+    use."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ExportError(f"name must be a C identifier (letters, digits, _), got {name!r}")
+    folder = Path(out_dir)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        what = "is not a folder" if not folder.is_dir() else "is a folder that is not empty"
+        raise ExportError(f"{folder} {what}: export writes into a new or empty folder")
+    return folder
+
+
+def _spec(
+    model: pin.Model, cms: list, name: str, infos: dict, part_flags: dict, robot: str | None
+) -> dict:
+    """Everything the text files say: sizes, layouts, flags, provenance (JSON-ready)."""
+    G = infos["G"]
+    joints = [
+        [model.names[j], joint.shortname(), joint.idx_q, joint.nq]
+        for j, joint in enumerate(model.joints)
+        if j > 0 and joint.nq > 0
+    ]
+    rows, first = [], 0
+    for k, cm in enumerate(cms):
+        shape = constraint_shape(cm, f"constraint {k}")
+        frame = model.names[shape.joint1] + (
+            f" <-> {model.names[shape.joint2]}" if shape.joint2 else ""
+        )
+        axes = "world-aligned axes" if shape.world_aligned else "local axes"
+        kind = f"{shape.dim}D {shape.kind}, {axes}"
+        rows.append([cm.name or f"constraint_{k}", frame, kind, first, shape.dim])
+        first += shape.dim
+    if first != G["m"]:  # rows not in constraint order: say nothing rather than something wrong
+        rows = [[f"constraint_{k}", "?", "?", 0, 0] for k in range(len(cms))]
+    algorithm = G["fname"].removeprefix("delassus_").removesuffix("_placed").replace("_", "-")
+    provenance = {
+        "pvosimr": __version__,
+        "model": f"{model.name or '?'}" + (f" (zoo: {robot})" if robot else ""),
+        "model hash": model_hash(model),
+        "pin": pin.__version__,
+        "algorithm": algorithm,
+        "placements": "inputs" if G["n_p"] else "built in",
+        "source sha256": "",  # filled in by _write
+        "exported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    flags = {part: list(export_flags(f)) for part, f in part_flags.items()}
+    others = [part for part in flags if part != "G"]
+    flags_text = shlex.join(flags["G"])
+    if others:
+        flags_text += f" ({'/'.join(others)}: {shlex.join(flags[others[0]])})"
+    return {
+        "name": name,
+        "robot": robot,
+        "nq": int(model.nq),
+        "nv": int(model.nv),
+        "m": int(G["m"]),
+        "n_p": int(G["n_p"]),
+        "sz_w": max(1, *(int(i["sz_w"]) for i in infos.values())),
+        "sz_iw": max(1, *(int(i["sz_iw"]) for i in infos.values())),
+        "q_bound": G["q_bound"],
+        "tolerance": NORMALIZED_TOLERANCE,
+        "simd_lanes": G["simd_lanes"],
+        "parts": list(infos),
+        "part_flags": flags,
+        "flags_text": flags_text,
+        "joints": joints,
+        "rows": rows,
+        "provenance": provenance,
+        "cmake_version": __version__.split("+")[0].split("-")[0],
+    }
+
+
+def _renames(source: str, prefix: str) -> str:
+    """Macros giving the file's global names ``prefix``: CasADi's internal ones through its own
+    ``CODEGEN_PREFIX``, the others (its API, the wrapper's entry points) one by one."""
+    defined = set(re.findall(r"^#define\s+(\w+)", source, re.M))
+    found = _GLOBAL_FUNCTION.findall(source)
+    names = dict.fromkeys(n for n in found if n not in defined and not n.startswith("__"))
+    lines = [
+        "#define CASADI_CODEGEN_PREFIX",
+        f"#define CODEGEN_PREFIX {prefix}",
+        "#define CASADI_SYMBOL_EXPORT  /* hidden unless the export's own API says otherwise */",
+        *(f"#define {n} {prefix}{n}" for n in names),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _write(folder: Path, spec: dict, sources: dict) -> list[Path]:
+    """The C files, the CMake files and the README (the header comes after the stack use)."""
+    name, files = spec["name"], []
+    digest = hashlib.sha256()
+    for part, source in sources.items():
+        digest.update(source.encode())
+        suffix = text.PARTS[part][0]
+        prelude = (
+            f"/* {name}{suffix}.c: generated by pvosimr {__version__}; see {name}.h. */\n"
+            "#define _POSIX_C_SOURCE 200809L  /* posix_memalign, sysconf under -std=c99 */\n"
+        )
+        body = prelude + _renames(source, f"{name}_{part.lower()}_") + source
+        path = folder / f"{name}{suffix}.c"
+        path.write_text(body + text.entry_c(spec, part))
+        files.append(path)
+    spec["provenance"]["source sha256"] = digest.hexdigest()[:16]
+    for filename, content in (
+        ("CMakeLists.txt", text.cmake_lists(spec)),
+        (f"{name}Config.cmake", text.package_config(spec)),
+        ("README.md", text.readme(spec)),
+    ):
+        (folder / filename).write_text(content)
+        files.append(folder / filename)
+    files += [folder / f"{name}.h", folder / MANIFEST]
+    (folder / f"{name}.h").write_text(text.header({**spec, "stack_bytes": None}))
+    return files
+
+
+def _stack_use(compiler: list[str], folder: Path, spec: dict) -> tuple[int | None, str]:
+    """Bytes of stack of ``NAME_eval`` (an upper bound: the frames of every function of
+    ``NAME.c`` but the batch's, summed, as GCC's ``-fstack-usage`` gives them at the export's
+    flags), or None where the compiler cannot say; compiling also proves the export builds."""
+    name = spec["name"]
+    with tempfile.TemporaryDirectory(prefix="pvosimr-export-") as tmp:
+        obj = Path(tmp) / f"{name}.o"
+        command = [*compiler, *spec["part_flags"]["G"], "-fstack-usage", "-c"]
+        command += [str(folder / f"{name}.c"), "-o", str(obj)]
+        out = subprocess.run(command, capture_output=True, text=True, check=False)
+        if out.returncode != 0 and "stack-usage" in (out.stderr or ""):
+            command.remove("-fstack-usage")
+            out = subprocess.run(command, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise builder.CompilationError(
+                f"compiling the export failed (exit {out.returncode}):\n  {shlex.join(command)}\n"
+                f"{(out.stderr or out.stdout).strip()[-4000:]}"
+            )
+        usage = obj.with_suffix(".su")
+        if not usage.is_file():
+            return None, ""
+        total = 0
+        for line in usage.read_text().splitlines():
+            function, size, kind = line.rsplit(":", 1)[-1].split("\t")
+            if re.search(r"batch|worker|simd|pv_[a-z]", function):
+                continue  # the batch's own frames (and the lanes'): not on the single call's path
+            if "dynamic" in kind and "bounded" not in kind:
+                return None, ""
+            total += int(size)
+    how = f"sum of the frames of {name}.c's functions off the batch, GCC -fstack-usage"
+    return total, f"{how} at {' '.join(spec['part_flags']['G'][:1])}"

@@ -1,0 +1,328 @@
+"""pvosimr.codegen.export: standalone C built without Python, bit for bit the Python-loaded library.
+
+A small C program (below) reads q's (and W's) on stdin, evaluates them with the export's entry
+points, and writes the codes, the outputs and the number of heap allocations made while the
+entry points ran (a counting malloc linked into the program interposes libc's) on stdout.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _codegen import codegen_or_skip
+
+from pvosimr.reference.truth import dense_delassus, rel_err
+from pvosimr.zoo.robot import random_configuration
+
+codegen = codegen_or_skip()
+from pvosimr.codegen import standalone as exporting  # noqa: E402  (after the skip)
+
+COUNTING_MALLOC = r"""
+#include <stddef.h>
+/* Heap allocations while counting: libc's malloc interposed by the program's own. */
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+static volatile int counting = 0;
+static volatile long allocations = 0;
+void* malloc(size_t n) { if (counting) ++allocations; return __libc_malloc(n); }
+void* calloc(size_t k, size_t n) { if (counting) ++allocations; return __libc_calloc(k, n); }
+void* realloc(void* p, size_t n) { if (counting) ++allocations; return __libc_realloc(p, n); }
+void counting_start(void) { allocations = 0; counting = 1; }
+long counting_stop(void) { counting = 0; return allocations; }
+"""
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "@NAME@.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void counting_start(void);
+long counting_stop(void);
+#ifdef __cplusplus
+}
+#endif
+
+static double w[@UP@_SZ_W];
+static long long iw[@UP@_SZ_IW];
+
+/* argv[1]: eval | batch | vjp | derivatives; argv[2]: rows; argv[3]: threads (batch) */
+int main(int argc, char** argv) {
+  const char* mode = argv[1];
+  long long B = atoll(argv[2]), r, bad = -1;
+  int threads = argc > 3 ? atoi(argv[3]) : 1;
+  int vjp = !strcmp(mode, "vjp");
+  long long in = @UP@_NQ + (vjp ? @UP@_M * @UP@_M : 0);
+  long long out = vjp ? @UP@_NV : !strcmp(mode, "derivatives") ? @UP@_NV * @UP@_M * @UP@_M
+                                                             : @UP@_M * @UP@_M;
+  double* x = (double*)malloc(sizeof(double) * (size_t)(B * in + 1));
+  double* y = (double*)calloc((size_t)(B * out + 1), sizeof(double));
+  int* rc = (int*)calloc((size_t)B + 1, sizeof(int));
+  long made;
+  double p[@UP@_NP + 1];
+  const double* placements = @UP@_NP ? p : NULL;  /* placements as inputs: first on stdin */
+  if (@UP@_NP && fread(p, sizeof(double), @UP@_NP, stdin) != (size_t)@UP@_NP) return 8;
+  if (fread(x, sizeof(double), (size_t)(B * in), stdin) != (size_t)(B * in)) return 9;
+  counting_start();
+  if (!strcmp(mode, "batch")) {
+    rc[0] = @NAME@_eval_batch(x, B, placements, y, threads, &bad);
+  } else {
+    for (r = 0; r < B; ++r) {
+      const double* q = x + r * in;
+      double* o = y + r * out;
+#ifdef WITH_VJP
+      if (vjp) { rc[r] = @NAME@_vjp(q, placements, q + @UP@_NQ, o, w, iw); continue; }
+#endif
+#ifdef WITH_DERIVATIVES
+      if (!strcmp(mode, "derivatives")) {
+        rc[r] = @NAME@_derivatives(q, placements, o, w, iw);
+        continue;
+      }
+#endif
+      rc[r] = @NAME@_eval(q, placements, o, w, iw);
+    }
+  }
+  made = counting_stop();
+  fwrite(&made, sizeof(long), 1, stdout);
+  fwrite(&bad, sizeof(long long), 1, stdout);
+  fwrite(rc, sizeof(int), (size_t)B, stdout);
+  fwrite(y, sizeof(double), (size_t)(B * out), stdout);
+  return 0;
+}
+"""
+
+
+def program_source(name: str, parts=()) -> str:
+    defines = "".join(f"#define WITH_{part.upper()}\n" for part in parts)
+    return defines + PROGRAM.replace("@NAME@", name).replace("@UP@", name.upper())
+
+
+def run_program(exe: Path, mode: str, rows: np.ndarray, out_size: int, threads: int = 1, p=None):
+    """``(allocations, bad row, codes, outputs)`` of the program on ``rows`` (B, in) (and the
+    placements ``p`` of an export that takes them)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    B = len(rows)
+    head = b"" if p is None else np.ascontiguousarray(p, dtype=np.float64).tobytes()
+    done = subprocess.run(
+        [str(exe), mode, str(B), str(threads)], input=head + rows.tobytes(),
+        capture_output=True, check=True,
+    )  # fmt: skip
+    data = done.stdout
+    allocations = int(np.frombuffer(data[:8], np.int64)[0])
+    bad = int(np.frombuffer(data[8:16], np.int64)[0])
+    codes = np.frombuffer(data[16 : 16 + 4 * B], np.int32)
+    outputs = np.frombuffer(data[16 + 4 * B :], np.float64).reshape(B, out_size)
+    return allocations, bad, codes, outputs
+
+
+def humanoid(n_constraints: int = 2):
+    """The sample humanoid, a 6D weld at the left foot (and a 3D contact at the right)."""
+    model = pin.buildSampleModelHumanoid()
+    kinds = [("lleg_wrist2_joint", pin.ContactType.CONTACT_6D)]
+    kinds += [("rleg_wrist2_joint", pin.ContactType.CONTACT_3D)]
+    cms = [
+        pin.RigidConstraintModel(kind, model, model.getJointId(joint), pin.SE3.Identity(),
+                                 pin.ReferenceFrame.LOCAL)
+        for joint, kind in kinds[:n_constraints]
+    ]  # fmt: skip
+    return model, cms
+
+
+def draws(model, k: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([random_configuration(model, rng) for _ in range(k)])
+
+
+def column_major(G: np.ndarray) -> np.ndarray:
+    """A Python output (…, m, m) as the C buffer lays it out (each matrix column-major)."""
+    return np.ascontiguousarray(np.swapaxes(G, -1, -2)).reshape(len(G), -1)
+
+
+@pytest.fixture(scope="module")
+def small_export(tmp_path_factory):
+    """The humanoid with one 6D weld and one 3D contact, exported and built with plain
+    ``cc -std=c99`` and the program; with the Python-loaded library of the same flags."""
+    folder = tmp_path_factory.mktemp("export")
+    model, cms = humanoid()
+    flags = ("-O1",)  # quickest for this small model; the Python library gets the same
+    exported = exporting.export(model, cms, folder / "humanoid", name="humanoid", flags=flags)
+    f = codegen.compile(model, cms, flags=flags, cache_dir=folder / "cache")
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    (folder / "main.c").write_text(program_source("humanoid"))
+    (folder / "counting.c").write_text(COUNTING_MALLOC)
+    exe = folder / "main"
+    # ISO C99 turns GCC's FMA contraction off: -ffp-contract=fast keeps the library's bits.
+    command = [
+        compiler, "-std=c99", "-ffp-contract=fast", *exporting.export_flags(flags),
+        f"-I{exported.folder}", str(exported.folder / "humanoid.c"), str(folder / "main.c"),
+        str(folder / "counting.c"),
+        "-o", str(exe), "-lm",
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    return model, cms, f, exported, exe
+
+
+def test_the_export_writes_its_files_and_documents_the_abi(small_export):
+    model, _cms, _f, exported, _ = small_export
+    names = sorted(p.name for p in exported.folder.iterdir())
+    assert names == sorted(
+        ["humanoid.c", "humanoid.h", "CMakeLists.txt", "humanoidConfig.cmake", "README.md",
+         "export.json"]
+    )  # fmt: skip
+    header = (exported.folder / "humanoid.h").read_text()
+    for line in (
+        f"#define HUMANOID_NQ {model.nq}", f"#define HUMANOID_NV {model.nv}",
+        "#define HUMANOID_M 9", 'extern "C"', "HUMANOID_BAD_Q = 1", "lleg_wrist2_joint",
+        f"model hash: {exporting.model_hash(model)}", f"pin: {pin.__version__}",
+        "algorithm: pv-osimr", "rows 0..5", "rows 6..8",
+    ):  # fmt: skip
+        assert line in header, line
+    assert exported.spec["stack_bytes"] > 0
+    assert f"#define HUMANOID_STACK_BYTES {exported.spec['stack_bytes']}" in header
+    first = model.joints[model.getJointId("lleg_wrist2_joint")].idx_q
+    assert f"q[{first}..{first}]  lleg_wrist2_joint" in header
+
+
+def test_the_c99_build_is_the_python_library_bit_for_bit_and_does_not_allocate(small_export):
+    model, cms, f, _, exe = small_export
+    qs = draws(model, 6)
+    allocations, _, codes, G = run_program(exe, "eval", qs, f.m * f.m)
+    assert allocations == 0
+    assert (codes == 0).all()
+    expected = column_major(np.array([f(q) for q in qs]))
+    assert np.array_equal(G.view(np.int64), expected.view(np.int64))  # bit for bit
+    truth = dense_delassus(model, qs[0], cms)
+    assert rel_err(G[0].reshape(f.m, f.m, order="F"), truth) < 1e-10
+    # the batch on two threads: the Python batch's bits (its rows on vector lanes too)
+    allocations, bad, codes, Gs = run_program(exe, "batch", qs, f.m * f.m, threads=2)
+    assert allocations > 0  # the batch's work arrays: the counting malloc sees them
+    assert bad == -1 and codes[0] == 0
+    assert np.array_equal(Gs.view(np.int64), column_major(f(qs, threads=2)).view(np.int64))
+    assert np.abs(Gs - expected).max() <= 1e-13 * np.abs(expected).max()
+
+
+def test_the_exported_call_refuses_what_python_refuses(small_export):
+    model, _cms, f, _, exe = small_export
+    q = draws(model, 1, seed=3)[0]
+    bad = np.array([q, q, q, q])
+    bad[0, 0] = np.nan
+    bad[1, 3:7] *= 1.01  # the free-flyer's quaternion, not normalized
+    bad[2, 10] = np.inf
+    for row in bad[:3]:
+        with pytest.raises(ValueError):
+            f(row)
+    _, _, codes, _ = run_program(exe, "eval", bad, f.m * f.m)
+    assert list(codes) == [1, 1, 1, 0]
+    _, first_bad, codes, _ = run_program(exe, "batch", bad[::-1], f.m * f.m, threads=2)
+    assert codes[0] == 1 and first_bad == 1
+
+
+def test_export_refuses_a_folder_in_use_and_a_bad_name(tmp_path):
+    model, cms = humanoid(1)
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(exporting.ExportError, match="not empty"):
+        exporting.export(model, cms, tmp_path / "used", name="x")
+    with pytest.raises(exporting.ExportError, match="C identifier"):
+        exporting.export(model, cms, tmp_path / "new", name="2-bad")
+    assert not (tmp_path / "new").exists()
+    assert (tmp_path / "used" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_cmake_build_find_package_and_cxx17_match_python_on_every_entry_point(tmp_path):
+    cmake, cxx = shutil.which("cmake"), shutil.which("c++")
+    if cmake is None or cxx is None:
+        pytest.skip("needs cmake and a C++ compiler")
+    model, cms = humanoid()
+    exported = exporting.export(
+        model, cms, tmp_path / "src", name="biped", vjp=True, derivatives=True
+    )
+    f = codegen.compile(model, cms, vjp=True, derivatives=True, cache_dir=tmp_path / "cache")
+    prefix, build = tmp_path / "prefix", tmp_path / "build"
+    for command in (
+        [cmake, "-S", str(exported.folder), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+        [cmake, "--build", str(build), "-j", "2"],
+        [cmake, "--install", str(build), "--prefix", str(prefix)],
+    ):
+        subprocess.run(command, check=True, capture_output=True)
+    assert (prefix / "lib" / "libbiped.a").is_file() or (prefix / "lib64" / "libbiped.a").is_file()
+    consumer = tmp_path / "consumer"
+    consumer.mkdir()
+    (consumer / "main.cpp").write_text(program_source("biped", ("vjp", "derivatives")))
+    (consumer / "counting.c").write_text(COUNTING_MALLOC)
+    (consumer / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.14)\nproject(consumer LANGUAGES C CXX)\n"
+        "set(CMAKE_CXX_STANDARD 17)\nset(CMAKE_CXX_STANDARD_REQUIRED ON)\n"
+        "find_package(biped REQUIRED)\nadd_executable(main main.cpp counting.c)\n"
+        "target_link_libraries(main PRIVATE biped::biped_static)\n"
+    )
+    for command in (
+        [cmake, "-S", str(consumer), "-B", str(consumer / "build"),
+         f"-DCMAKE_PREFIX_PATH={prefix}", f"-DCMAKE_CXX_COMPILER={cxx}"],
+        [cmake, "--build", str(consumer / "build")],
+    ):  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True)
+    exe = consumer / "build" / "main"
+    qs = draws(model, 4, seed=5)
+    m, nv = f.m, f.nv
+    allocations, _, codes, G = run_program(exe, "eval", qs, m * m)
+    assert allocations == 0 and (codes == 0).all()
+    assert np.array_equal(G, column_major(np.array([f(q) for q in qs])))
+    Ws = np.random.default_rng(1).standard_normal((len(qs), m, m))
+    rows = np.hstack([qs, Ws.reshape(len(qs), -1)])  # W row-major, as numpy holds it
+    allocations, _, codes, g = run_program(exe, "vjp", rows, nv)
+    assert allocations == 0 and (codes == 0).all()
+    assert np.array_equal(g, np.array([f.vjp(q, W) for q, W in zip(qs, Ws, strict=True)]))
+    allocations, _, codes, dG = run_program(exe, "derivatives", qs, nv * m * m)
+    assert allocations == 0 and (codes == 0).all()
+    expected = np.array([f.derivatives(q) for q in qs]).swapaxes(-1, -2)
+    assert np.array_equal(dG, expected.reshape(len(qs), -1))
+
+
+@pytest.mark.slow
+def test_placements_as_inputs_are_the_python_library_bit_for_bit(tmp_path):
+    model, cms = humanoid()
+    exported = exporting.export(model, cms, tmp_path / "src", name="placed", placements="input")
+    assert exported.spec["n_p"] == 24
+    f = codegen.compile(model, cms, placements="input", cache_dir=tmp_path / "cache")
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    (tmp_path / "main.c").write_text(program_source("placed"))
+    (tmp_path / "counting.c").write_text(COUNTING_MALLOC)
+    exe = tmp_path / "main"
+    command = [
+        compiler, *exporting.export_flags(("-O3",)), f"-I{exported.folder}",
+        str(exported.folder / "placed.c"), str(tmp_path / "main.c"), str(tmp_path / "counting.c"),
+        "-o", str(exe), "-lm",
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    rng = np.random.default_rng(2)
+    placements = [pin.SE3(pin.exp3(rng.standard_normal(3)), rng.standard_normal(3)) for _ in cms]
+    from pvosimr.kinematics.placements import placement_vector
+
+    p = placement_vector(model, cms, placements)
+    qs = draws(model, 5, seed=9)
+    allocations, _, codes, G = run_program(exe, "eval", qs, f.m * f.m, p=p)
+    assert allocations == 0 and (codes == 0).all()
+    expected = column_major(np.array([f(q, placements=placements) for q in qs]))
+    assert np.array_equal(G, expected)
+    moved = [pin.RigidConstraintModel(c) for c in cms]
+    for c, P in zip(moved, placements, strict=True):
+        c.joint1_placement = P
+    truth = dense_delassus(model, qs[0], moved)
+    assert rel_err(G[0].reshape(f.m, f.m, order="F"), truth) < 1e-10
+    _, bad, codes, Gs = run_program(exe, "batch", qs, f.m * f.m, threads=2, p=p)
+    assert bad == -1 and codes[0] == 0
+    assert np.array_equal(Gs, column_major(f(qs, placements=placements, threads=2)))
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
