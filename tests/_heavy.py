@@ -1,0 +1,97 @@
+"""The tests of the default kind that take seconds: they run under ``-m slow`` (CI's
+``pytest -m slow``, and its run under the oldest pin selects ``heavy`` too), not in the README's
+``pytest``.  ``tests/conftest.py`` marks them; docs/testing.md says which suite checks what.
+
+An entry is a test's node id (one parameter set) or a whole file; the value says why it is
+heavy.  Chosen by measurement (``--durations`` and each test's CPU time, with an empty compile
+cache): the default suite keeps one small library of each generated-code path
+(tests/test_codegen_simd.py, test_codegen_vjp.py, test_codegen_chunks.py's chunk of 7).
+"""
+
+BUILDS_C = "builds C libraries of its own (the generated code of a larger tree, or several)"
+ATLAS_C = "compiles Atlas's generated code at -O3"
+BRIDGE = "runs `pvosimr validate` in a subprocess, building the C++ bridge to Pinocchio on the way"
+NUMERIC = "seconds of numpy or CasADi work (many random trees, deep chains or a whole study)"
+SUBPROCESS = "runs a command or a snippet in a fresh interpreter that compiles"
+ATLAS = "Atlas with closed loops: seconds per case"
+
+_CODEGEN = "tests/test_codegen.py::"
+_BATCH = "tests/test_codegen_batch.py"
+_DEEP = "tests/test_deep_chains.py::test_deep_chain_every_algorithm_matches_dense_truth"
+_OUTLINED_DEEP = "tests/test_outlined.py::test_outlined_deep_chains_match_the_dense_truth"
+
+HEAVY: dict[str, str] = {
+    # the generated code: one small library of each path stays in the default suite
+    _BATCH: BUILDS_C,
+    "tests/test_bench.py": "runs the bench's tiny plan: eight libraries of generated code",
+    "tests/test_bench_crossover.py::test_every_route_is_checked_and_timed_per_configuration": (
+        BUILDS_C
+    ),
+    "tests/test_bench_crossover.py::test_report_records_and_figure": BUILDS_C,
+    "tests/test_accuracy.py::test_small_study_every_path_within_tolerance_and_reported": BUILDS_C,
+    _CODEGEN + "test_matches_numpy_on_every_joint_type": BUILDS_C,
+    _CODEGEN + "test_the_callers_subnormal_numbers_come_back": BUILDS_C,
+    _CODEGEN + "test_cache_is_reused_without_running_the_compiler": BUILDS_C,
+    _CODEGEN + "test_a_moved_constraint_is_new_source": BUILDS_C,
+    _CODEGEN + "test_bad_q_raises": BUILDS_C,
+    _CODEGEN + "test_binding_is_the_extension_where_headers_exist": BUILDS_C,
+    _CODEGEN + "test_a_slow_step_says_what_it_is_doing": BUILDS_C,
+    _CODEGEN + "test_an_uncreatable_cache_folder_is_named_with_its_variable": BUILDS_C,
+    _CODEGEN + "test_mimic_gripper_compiles_to_the_numpy_matrix": BUILDS_C,
+    _CODEGEN + "test_a_truncated_library_is_set_aside_and_rebuilt": SUBPROCESS,
+    _CODEGEN + "test_matches_numpy_on_atlas_feet_6d": ATLAS_C,
+    _CODEGEN + "test_bad_q_raises_on_atlas": ATLAS_C,
+    _CODEGEN + "test_threads_get_their_own_work_arrays": ATLAS_C,
+    "tests/test_codegen_chunks.py::test_chunked_code_runs_on_fused_multiply_adds": BUILDS_C,
+    "tests/test_codegen_vjp.py::test_vjp_through_ctypes_and_with_placements": BUILDS_C,
+    "tests/test_constraint_kinds.py::test_compiled": BUILDS_C,
+    "tests/test_joint_types.py::test_tilted_axis_compiled": BUILDS_C,
+    # whole commands in a subprocess
+    "tests/test_cli.py::test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report": (
+        BRIDGE
+    ),
+    "tests/test_loop_closures.py::test_the_report_section_and_the_validate_row_pass"
+    "[four_bar-coupler_rocker_3d]": BRIDGE,
+    "tests/test_docs.py::test_snippet_runs_as_written[docs/counting.md-0]": SUBPROCESS,
+    # numbers
+    "tests/test_batch.py::test_random_trees_with_every_joint_type": NUMERIC,
+    "tests/test_constraint_models.py::test_every_model_numpy_and_batch": NUMERIC,
+    "tests/test_property_trees.py::test_random_trees_fast_subset": NUMERIC,
+    "tests/test_outlined.py::test_outlined_g_equals_the_inline_graph": NUMERIC,
+    _OUTLINED_DEEP + "[FreeFlyer-40]": NUMERIC,
+    _OUTLINED_DEEP + "[Spherical-80]": NUMERIC,
+    _DEEP + "[FreeFlyer-40]": NUMERIC,
+    _DEEP + "[Spherical-80]": NUMERIC,
+    "tests/test_numpy_speed.py::test_the_one_dof_step_is_the_generic_one": NUMERIC,
+    "tests/test_figures.py::test_sweep_figures_have_ratio_panels[fig3-divisors0]": NUMERIC,
+    "tests/test_figures.py::test_sweep_figures_have_ratio_panels[fig4-divisors1]": NUMERIC,
+    "tests/test_validate_mujoco.py::test_the_report_has_the_three_engines": NUMERIC,
+    "tests/test_validate_mujoco.py::test_an_mjcf_file_alone_is_validated_against_mujoco": NUMERIC,
+    "tests/test_damped.py::test_damped_inverse_on_random_trees": NUMERIC,
+    "tests/test_plotting.py::test_accuracy_figure_from_its_json": NUMERIC,
+    "tests/test_symbolic.py::test_symbolic_kinematics_match_pinocchio_for_every_joint_type": (
+        NUMERIC
+    ),
+    "tests/test_convention.py::test_each_half_of_the_convention_adds_arithmetic": NUMERIC,
+    "tests/test_convention.py::test_scale_counts_are_the_four_variants_of_the_stem": NUMERIC,
+    "tests/test_choice.py::test_every_failed_timing_falls_back_on_the_fewest_operations": NUMERIC,
+    "tests/test_choice.py::test_the_casadi_path_takes_the_fewest_operations": NUMERIC,
+    "tests/test_agreement.py::test_sample_humanoid_with_mixed_constraints_at_random_placements": (
+        NUMERIC
+    ),
+    "tests/test_trees_and_truth.py::test_dense_matches_pinocchio_on_random_trees": NUMERIC,
+    "tests/test_trees_and_truth.py::test_generated_mass_matrices_are_spd": NUMERIC,
+    # Atlas holding a box: a closed loop per hand
+    "tests/test_loop_closures.py::test_pinocchio_is_silently_wrong_on_each_case"
+    "[atlas_holding_box-hands_6d_feet_4x3d_lwa]": ATLAS,
+    "tests/test_loop_closures.py::test_pinocchio_is_silently_wrong_on_each_case"
+    "[atlas_holding_box-hands_6d_lwa_feet_4x3d_lwa]": ATLAS,
+    "tests/test_loop_closures.py::test_pvosimr_agrees_with_getconstraintjacobian"
+    "[pv-osimh-atlas_holding_box-hands_6d_feet_4x3d_lwa]": ATLAS,
+    "tests/test_loop_closures.py::test_pvosimr_agrees_with_getconstraintjacobian"
+    "[pv-osimh-atlas_holding_box-hands_6d_lwa_feet_4x3d_lwa]": ATLAS,
+    "tests/test_loop_closures.py::test_the_report_section_and_the_validate_row_pass"
+    "[atlas_holding_box-hands_6d_feet_4x3d_lwa]": ATLAS,
+    "tests/test_loop_closures.py::test_the_report_section_and_the_validate_row_pass"
+    "[atlas_holding_box-hands_6d_lwa_feet_4x3d_lwa]": ATLAS,
+}
