@@ -272,9 +272,9 @@ def generate_source(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
+    simd: int = 0,
     derivatives: bool = False,
     vjp: bool = False,
-    simd: int = 0,
 ) -> tuple[str, dict]:
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …; and
     ``generated``, CasADi's part of the source).
