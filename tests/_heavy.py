@@ -14,10 +14,14 @@ BRIDGE = "runs `pvosimr validate` in a subprocess, building the C++ bridge to Pi
 NUMERIC = "seconds of numpy or CasADi work (many random trees, deep chains or a whole study)"
 SUBPROCESS = "runs a command or a snippet in a fresh interpreter that compiles"
 ATLAS = "Atlas with closed loops: seconds per case"
+ATLAS_SX = "CasADi graphs of Atlas (nv = 36), or PV-OSIMh pricing its plans: seconds each"
 
 _CODEGEN = "tests/test_codegen.py::"
 _BATCH = "tests/test_codegen_batch.py"
 _DEEP = "tests/test_deep_chains.py::test_deep_chain_every_algorithm_matches_dense_truth"
+_SX_ATLAS = "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas"
+_OSIMH_COUNTS = "tests/test_pv_osimh.py::test_casadi_counts_never_above_pv_osim_or_pv_osimr"
+_ZOO = "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth"
 _OUTLINED_DEEP = "tests/test_outlined.py::test_outlined_deep_chains_match_the_dense_truth"
 
 HEAVY: dict[str, str] = {
@@ -94,4 +98,23 @@ HEAVY: dict[str, str] = {
     "[atlas_holding_box-hands_6d_feet_4x3d_lwa]": ATLAS,
     "tests/test_loop_closures.py::test_the_report_section_and_the_validate_row_pass"
     "[atlas_holding_box-hands_6d_lwa_feet_4x3d_lwa]": ATLAS,
+    # CasADi on Atlas
+    "tests/test_pv_osimh.py::test_auto_names_its_choice_in_the_casadi_function": ATLAS_SX,
+    _OSIMH_COUNTS + "[chain_welded_every_link_n8-None-True]": ATLAS_SX,
+    _OSIMH_COUNTS + "[stem_b2_L10-None-False]": ATLAS_SX,
+    _OSIMH_COUNTS + "[atlas-feet_4x3d-True]": ATLAS_SX,
+    "tests/test_symbolic_inputs.py::test_gradient_is_the_contraction_of_derivatives_on_atlas": (
+        ATLAS_SX
+    ),
+    "tests/test_symbolic_inputs.py::test_atlas_with_placements_as_input[feet_4x3d-pv-osimh]": (
+        ATLAS_SX
+    ),
+    "tests/test_symbolic_inputs.py::test_derivatives_on_atlas[feet_6d]": ATLAS_SX,
+    _SX_ATLAS + "[pv-osimh-feet_4x3d]": ATLAS_SX,
+    _SX_ATLAS + "[pv-osimh-hands_feet_6d]": ATLAS_SX,
+    "tests/test_symbolic.py::test_operation_counts_on_atlas_are_of_q_to_g": ATLAS_SX,
+    "tests/test_validation.py::test_demo_prints_the_table_for_the_papers_robots": ATLAS_SX,
+    _ZOO + "[atlas_shadow_hand]": ATLAS_SX,
+    _ZOO + "[atlas]": ATLAS_SX,
+    "tests/test_batch.py::test_atlas_every_preset_and_algorithm[feet_4x3d]": ATLAS_SX,
 }
