@@ -14,6 +14,10 @@ BRIDGE = "runs `pvosimr validate` in a subprocess, building the C++ bridge to Pi
 NUMERIC = "seconds of numpy or CasADi work (many random trees, deep chains or a whole study)"
 SUBPROCESS = "runs a command or a snippet in a fresh interpreter that compiles"
 ATLAS = "Atlas with closed loops: seconds per case"
+PV_CPP = (
+    "calls Pinocchio's C++ PV-OSIMr through the bridge: the first such test in a session builds"
+    " it (a minute of C++ against Pinocchio's headers)"
+)
 ATLAS_SX = "CasADi graphs of Atlas (nv = 36), or PV-OSIMh pricing its plans: seconds each"
 
 _CODEGEN = "tests/test_codegen.py::"
@@ -21,6 +25,9 @@ _BATCH = "tests/test_codegen_batch.py"
 _DEEP = "tests/test_deep_chains.py::test_deep_chain_every_algorithm_matches_dense_truth"
 _SX_ATLAS = "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas"
 _OSIMH_COUNTS = "tests/test_pv_osimh.py::test_casadi_counts_never_above_pv_osim_or_pv_osimr"
+_REF = "tests/test_reference.py::"
+_VAL = "tests/test_validation.py::"
+_ROW = "tests/test_loop_closures.py::test_the_report_section_and_the_validate_row_pass"
 _ZOO = "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth"
 _OUTLINED_DEEP = "tests/test_outlined.py::test_outlined_deep_chains_match_the_dense_truth"
 
@@ -117,4 +124,40 @@ HEAVY: dict[str, str] = {
     _ZOO + "[atlas_shadow_hand]": ATLAS_SX,
     _ZOO + "[atlas]": ATLAS_SX,
     "tests/test_batch.py::test_atlas_every_preset_and_algorithm[feet_4x3d]": ATLAS_SX,
+    # Pinocchio's C++ PV-OSIMr (the bridge)
+    "tests/test_bridge.py": PV_CPP,
+    _REF + "test_random_trees": PV_CPP,
+    _REF + "test_pinocchio_vector_and_tuple_accepted": PV_CPP,
+    _REF + "test_structures_pv_osimr_bookkeeping_must_handle": PV_CPP,
+    _REF + "test_shadow_hand_fingertips": PV_CPP,
+    _REF + "test_sample_humanoid_redundant_contacts": PV_CPP,
+    _REF + "test_sample_humanoid_mixed_contacts": PV_CPP,
+    _REF + "test_registry": PV_CPP,
+    _REF + "test_pv_has_no_state_across_calls": PV_CPP,
+    _REF + "test_init_pv_delassus_runs_once_per_constraint_list": PV_CPP,
+    _REF + "test_damped_inverse_defect_skips_the_out_of_bounds_case": PV_CPP,
+    _REF + "test_damped_inverse_defect_is_visible": PV_CPP,
+    _REF + "test_compiled_object_checks_its_input": PV_CPP,
+    _REF + "test_cholesky_refuses_a_zero_pivot": PV_CPP,
+    _REF + "test_atlas_hands_and_feet_6d": PV_CPP,
+    _REF + "test_atlas_feet_6d": PV_CPP,
+    _VAL + "test_missing_optional_model": PV_CPP,
+    _VAL + "test_validate_writes_a_passing_report": PV_CPP,
+    _VAL + "test_the_report_tells_refusals_from_disagreements": PV_CPP,
+    _VAL + "test_robots_take_robot_or_robot_slash_preset": PV_CPP,
+    _VAL + "test_a_wrong_number_on_newer_joint_types_fails": PV_CPP,
+    _VAL + "test_a_wrong_algorithm_fails_the_run": PV_CPP,
+    _VAL + "test_a_refusal_fails_the_run": PV_CPP,
+    _VAL + "test_a_file_run_writes_its_report_where_out_says": PV_CPP,
+    _VAL + "test_the_table_says_why_a_reference_is_refused": PV_CPP,
+    _VAL + "test_mimic_file_is_validated": PV_CPP,
+    _VAL + "test_an_error_from_cpp_is_not_a_pvosimr_refusal": PV_CPP,
+    _VAL + "test_a_urdf_file_runs_every_method_against_the_truth": PV_CPP,
+    _VAL + "test_errors_name_the_problem[argv10-the mass matrix is not positive definite]": PV_CPP,
+    "tests/test_validate_mujoco.py::test_a_wrong_mujoco_matrix_is_a_disagreement": PV_CPP,
+    "tests/test_validate_mujoco.py::test_zoo_cases_by_name": PV_CPP,
+    "tests/test_docs.py::test_snippet_runs_as_written[docs/validation.md-0]": PV_CPP,
+    _ROW + "[four_bar-coupler_rocker_3d_lwa]": PV_CPP,
+    _ROW + "[cassie_leg-rods_3d]": PV_CPP,
+    _ROW + "[cassie_leg-rods_3d_toe_2x3d_lwa]": PV_CPP,
 }
