@@ -26,6 +26,7 @@ __all__ = [
     "REFUSED",
     "TOLERANCE",
     "Row",
+    "accuracy_section",
     "footnotes",
     "not_run",
     "summary",
