@@ -1,4 +1,6 @@
-"""The tests of the default kind that take seconds: they run under ``-m slow`` (CI's
+# ruff: noqa: E501  (node ids are data: one a line, unsplit, so that grep finds them)
+"""The slowest tests of the default kind (C or C++ builds, subprocesses, CasADi graphs of large
+models, operation counts, many random trees): they run under ``-m slow`` (CI's
 ``pytest -m slow``, and its run under the oldest pin selects ``heavy`` too), not in the README's
 ``pytest``.  ``tests/conftest.py`` marks them; docs/testing.md says which suite checks what.
 
@@ -14,6 +16,7 @@ BRIDGE = "runs `pvosimr validate` in a subprocess, building the C++ bridge to Pi
 NUMERIC = "seconds of numpy or CasADi work (many random trees, deep chains or a whole study)"
 SUBPROCESS = "runs a command or a snippet in a fresh interpreter that compiles"
 ATLAS = "Atlas with closed loops: seconds per case"
+SLOWEST = "CasADi graphs, operation counts or zoo robots: the slowest of the default kind, measured"
 PV_CPP = (
     "calls Pinocchio's C++ PV-OSIMr through the bridge: the first such test in a session builds"
     " it (a minute of C++ against Pinocchio's headers)"
@@ -160,4 +163,78 @@ HEAVY: dict[str, str] = {
     _ROW + "[four_bar-coupler_rocker_3d_lwa]": PV_CPP,
     _ROW + "[cassie_leg-rods_3d]": PV_CPP,
     _ROW + "[cassie_leg-rods_3d_toe_2x3d_lwa]": PV_CPP,
+    # the slowest of the rest, measured with a warm cache
+    "tests/test_agreement.py::test_atlas[feet_4x3d]": SLOWEST,
+    "tests/test_agreement.py::test_atlas[hands_feet_6d]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[bravo7_gripper]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[panda]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[romeo]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[talos]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[tiago]": SLOWEST,
+    "tests/test_agreement.py::test_every_example_robot_data_robot[ur5]": SLOWEST,
+    "tests/test_batch.py::test_batched_kinematics_match_pinocchio_for_every_joint_type": SLOWEST,
+    "tests/test_batch.py::test_shadow_hand_every_algorithm": SLOWEST,
+    "tests/test_choice.py::test_the_choice_is_made_once_per_topology_and_path[casadi]": SLOWEST,
+    "tests/test_cli.py::test_every_help_prints_without_an_optional_module[matplotlib]": SLOWEST,
+    "tests/test_cli.py::test_every_help_prints_without_an_optional_module[tqdm]": SLOWEST,
+    "tests/test_cli.py::test_the_installed_command_shows_no_traceback[argv0]": SLOWEST,
+    "tests/test_cli.py::test_the_installed_command_shows_no_traceback[argv1]": SLOWEST,
+    "tests/test_codegen.py::test_compiling_says_what_where_and_with_which_flags": SLOWEST,
+    "tests/test_constraint_kinds.py::test_casadi_function[0]": SLOWEST,
+    "tests/test_constraint_kinds.py::test_casadi_function[15]": SLOWEST,
+    "tests/test_constraint_kinds.py::test_casadi_function[2]": SLOWEST,
+    "tests/test_constraint_kinds.py::test_casadi_function[4]": SLOWEST,
+    "tests/test_constraint_kinds.py::test_every_algorithm_numpy_and_batch[4]": SLOWEST,
+    "tests/test_constraint_kinds.py::test_every_algorithm_numpy_and_batch[7]": SLOWEST,
+    "tests/test_constraint_models.py::test_every_model_casadi[0]": SLOWEST,
+    "tests/test_constraint_models.py::test_every_model_casadi[1]": SLOWEST,
+    "tests/test_constraint_models.py::test_every_model_casadi[2]": SLOWEST,
+    "tests/test_cost.py::test_bodies_counted_on_one_counter_are_counted_alone": SLOWEST,
+    "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[chain_welded_every_k_k4-welds_6d]": SLOWEST,
+    "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[panda_mimic-fingers_3d]": SLOWEST,
+    "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[panda_mimic-tool_6d]": SLOWEST,
+    "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[shadow_hand-fingertips_3d]": SLOWEST,
+    "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[xarm7-tool_6d]": SLOWEST,
+    "tests/test_cost.py::test_estimate_is_close_to_the_count[chain_welded_every_k_k4-welds_6d]": SLOWEST,
+    "tests/test_cost.py::test_estimate_is_close_to_the_count[panda_mimic-fingers_3d]": SLOWEST,
+    "tests/test_cost.py::test_estimate_is_close_to_the_count[panda_mimic-tool_6d]": SLOWEST,
+    "tests/test_cost.py::test_estimate_is_close_to_the_count[shadow_hand-fingertips_3d]": SLOWEST,
+    "tests/test_cost.py::test_estimate_is_close_to_the_count[xarm7-tool_6d]": SLOWEST,
+    "tests/test_cost.py::test_pv_osimh_plans_on_the_constraints_placements": SLOWEST,
+    "tests/test_cost.py::test_the_cost_model_runs_without_casadi": SLOWEST,
+    "tests/test_count_cli.py::test_urdf_file_with_free_flyer_matches_the_api": SLOWEST,
+    "tests/test_count_cli.py::test_zoo_robot_with_preset_matches_the_api": SLOWEST,
+    "tests/test_docs.py::test_snippet_runs_as_written[README.md-0]": SLOWEST,
+    "tests/test_docs.py::test_snippet_runs_as_written[docs/mujoco.md-0]": SLOWEST,
+    "tests/test_docs.py::test_snippet_runs_as_written[docs/mujoco.md-1]": SLOWEST,
+    "tests/test_figures.py::test_bar_figures_set_pvosimh_apart_with_thousands_separators": SLOWEST,
+    "tests/test_joint_types.py::test_every_default_type_in_one_tree_agrees_with_the_truth": SLOWEST,
+    "tests/test_joint_types.py::test_random_joints_cover_every_type_and_nest_composites": SLOWEST,
+    "tests/test_loop_closures.py::test_pinocchio_is_silently_wrong_on_each_case[cassie_leg-rods_3d_toe_2x3d_lwa]": SLOWEST,
+    "tests/test_loop_closures.py::test_the_section_shows_every_case": SLOWEST,
+    "tests/test_mimic.py::test_mimic_trees_casadi[0]": SLOWEST,
+    "tests/test_mimic.py::test_mimic_trees_casadi[5]": SLOWEST,
+    "tests/test_mimic.py::test_mimic_trees_every_algorithm_numpy_and_batch[9]": SLOWEST,
+    "tests/test_numpy_speed.py::test_the_one_dof_step_is_the_generic_one_on_atlas[pv-osimh]": SLOWEST,
+    "tests/test_opcount_golden.py::test_operation_counts_equal_the_golden_numbers[atlas/feet_4x3d]": SLOWEST,
+    "tests/test_opcount_golden.py::test_operation_counts_equal_the_golden_numbers[atlas/feet_6d]": SLOWEST,
+    "tests/test_opcount_golden.py::test_operation_counts_equal_the_golden_numbers[atlas/hands_feet_6d]": SLOWEST,
+    "tests/test_opcount_golden.py::test_operation_counts_equal_the_golden_numbers[chain_welded_every_k/k4]": SLOWEST,
+    "tests/test_opcount_golden.py::test_operation_counts_equal_the_golden_numbers[shadow_hand/fingertips_3d]": SLOWEST,
+    "tests/test_pv_osimh.py::test_casadi_counts_never_above_pv_osim_or_pv_osimr[atlas-feet_6d-False]": SLOWEST,
+    "tests/test_pv_osimh.py::test_casadi_counts_never_above_pv_osim_or_pv_osimr[atlas-hands_feet_6d-False]": SLOWEST,
+    "tests/test_pv_osimh.py::test_casadi_counts_never_above_pv_osim_or_pv_osimr[shadow_hand-fingertips_3d-False]": SLOWEST,
+    "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas[naive-feet_4x3d]": SLOWEST,
+    "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas[naive-feet_6d]": SLOWEST,
+    "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas[naive-hands_feet_6d]": SLOWEST,
+    "tests/test_symbolic.py::test_sx_function_equals_numpy_on_atlas[pv-osimh-feet_6d]": SLOWEST,
+    "tests/test_symbolic_inputs.py::test_atlas_with_placements_as_input[feet_6d-pv-osimh]": SLOWEST,
+    "tests/test_symbolic_inputs.py::test_derivatives_on_every_joint_type[universal_biped]": SLOWEST,
+    "tests/test_symbolic_inputs.py::test_gradient_is_contracted_differences_on_every_joint_type[chain of every kind]": SLOWEST,
+    "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth[cassie_leg]": SLOWEST,
+    "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth[panda_mimic]": SLOWEST,
+    "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth[stem_b2_L10]": SLOWEST,
+    "tests/test_zoo.py::test_every_robot_and_preset_agrees_with_the_dense_truth[talos]": SLOWEST,
+    "tests/test_zoo_sources.py::test_erd_model_matches_example_robot_data[panda]": SLOWEST,
+    "tests/test_zoo_sources.py::test_erd_model_matches_example_robot_data[talos]": SLOWEST,
 }
