@@ -128,7 +128,12 @@ HEAVY: dict[str, str] = {
     _ZOO + "[atlas]": ATLAS_SX,
     "tests/test_batch.py::test_atlas_every_preset_and_algorithm[feet_4x3d]": ATLAS_SX,
     # Pinocchio's C++ PV-OSIMr (the bridge)
-    "tests/test_bridge.py": PV_CPP,
+    "tests/test_bridge.py::test_built_against_the_pin_in_use": PV_CPP,
+    "tests/test_bridge.py::test_cache_name_changes_with_pin_and_compiler": PV_CPP,
+    "tests/test_bridge.py::test_no_compiler_a_clear_error_and_everything_else_works": PV_CPP,
+    "tests/test_bridge.py::test_validate_without_the_bridge_reports_it_and_still_judges": PV_CPP,
+    "tests/test_bridge.py::test_validate_command_says_the_bridge_did_not_run": PV_CPP,
+    "tests/test_bridge.py::test_an_uncreatable_cache_folder_is_named_with_its_variable": PV_CPP,
     _REF + "test_random_trees": PV_CPP,
     _REF + "test_pinocchio_vector_and_tuple_accepted": PV_CPP,
     _REF + "test_structures_pv_osimr_bookkeeping_must_handle": PV_CPP,
