@@ -150,6 +150,7 @@ HEAVY: dict[str, str] = {
     _REF + "test_atlas_hands_and_feet_6d": PV_CPP,
     _REF + "test_atlas_feet_6d": PV_CPP,
     _VAL + "test_missing_optional_model": PV_CPP,
+    _VAL + "test_report_carries_the_accuracy_study_summary": PV_CPP,
     _VAL + "test_validate_writes_a_passing_report": PV_CPP,
     _VAL + "test_the_report_tells_refusals_from_disagreements": PV_CPP,
     _VAL + "test_robots_take_robot_or_robot_slash_preset": PV_CPP,
