@@ -1,14 +1,56 @@
-"""Shared test setup."""
+"""Shared test setup: the model path, Atlas, the one compile cache of the test session, and the
+tests that run only under ``-m slow`` because they take seconds (:data:`HEAVY`)."""
 
 import os
 from pathlib import Path
 
 import pytest
+from _heavy import HEAVY
 
 # Models that must not be committed (the Atlas URDF) live in the shared folder beside the repo.
 os.environ.setdefault(
     "PVOSIMR_MODEL_PATH", str(Path(__file__).resolve().parents[1].parent / "shared" / "models")
 )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "heavy: a test of the default kind that takes seconds (a C or C++ build, a whole "
+        "command in a subprocess): marked slow too, listed in tests/_heavy.py",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the marks
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`HEAVY` heavy and slow.  Where whole files are collected, a
+    listed test that is not among them fails the run: the list must not silently go stale."""
+    files = {item.nodeid.split("::")[0] for item in items}
+    found = set()
+    for item in items:
+        if item.nodeid in HEAVY or item.nodeid.split("::")[0] in HEAVY:
+            item.add_marker(pytest.mark.heavy)
+            item.add_marker(pytest.mark.slow)
+            found.add(item.nodeid)
+            found.add(item.nodeid.split("::")[0])
+    whole_files = not any("::" in arg for arg in config.args) and not config.getoption("keyword")
+    stale = {n for n in HEAVY if n.split("::")[0] in files and n not in found}
+    if stale and whole_files and not config.getoption("lf"):
+        raise pytest.UsageError(
+            "tests/_heavy.py names tests that were not collected: " + ", ".join(sorted(stale))
+        )
+
+
+@pytest.fixture(scope="session")
+def codegen_cache() -> Path:
+    """The compile cache the tests' small libraries share: pvosimr's own cache folder
+    (``$PVOSIMR_CACHE_DIR``, else ``~/.cache/pvosimr``), so a library is built once per test
+    session across xdist workers (pvosimr locks an entry while one process builds it) and a
+    second run loads it.  A test about building itself (messages, ``compiled``, a damaged
+    entry) compiles into its own ``tmp_path`` instead."""
+    from pvosimr.codegen.compiler import cache_dir
+
+    return cache_dir()
 
 
 @pytest.fixture(scope="session")

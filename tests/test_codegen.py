@@ -27,13 +27,14 @@ codegen = codegen_or_skip()
 
 
 @pytest.fixture(scope="session")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("codegen-cache")
+def cache(codegen_cache):
+    return codegen_cache
 
 
 @pytest.fixture(scope="session")
-def atlas_feet(atlas, cache):
+def atlas_feet(atlas, tmp_path_factory):
     cms = presets.ATLAS_PRESETS["feet_6d"](atlas)
+    cache = tmp_path_factory.mktemp("atlas")  # its own folder: compiled here, whatever ran before
     return atlas, cms, codegen.compile(atlas, cms, cache_dir=cache)  # default flags (-O3)
 
 

@@ -64,8 +64,8 @@ def _tree(small: bool = False) -> tuple[pin.Model, list]:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("codegen-batch-cache")
+def cache(codegen_cache):
+    return codegen_cache
 
 
 @pytest.fixture(scope="module")

@@ -34,14 +34,14 @@ def _tree():
 @pytest.mark.parametrize(
     "chunk", [pytest.param(1, marks=pytest.mark.slow), 7, pytest.param(400, marks=pytest.mark.slow)]
 )
-def test_chunked_code_equals_the_one_body(tmp_path, monkeypatch, chunk):
+def test_chunked_code_equals_the_one_body(codegen_cache, monkeypatch, chunk):
     model, cms = _tree()
     monkeypatch.setattr(chunks, "CHUNKED_FROM", 10**9)
-    whole = codegen.compile(model, cms, flags=FAST, cache_dir=tmp_path)
+    whole = codegen.compile(model, cms, flags=FAST, cache_dir=codegen_cache)
     monkeypatch.setattr(chunks, "CHUNKED_FROM", 0)
     monkeypatch.setattr(chunks, "CHUNK", chunk)
     again, cms_again = _tree()  # another model object: not the compiled function kept for `model`
-    pieces = codegen.compile(again, cms_again, flags=FAST, cache_dir=tmp_path)
+    pieces = codegen.compile(again, cms_again, flags=FAST, cache_dir=codegen_cache)
     assert pieces.chunked and not whole.chunked
     assert pieces.library != whole.library
     source = pieces.source.read_text()

@@ -37,8 +37,8 @@ each_width = pytest.mark.parametrize(
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("codegen-simd-cache")
+def cache(codegen_cache):
+    return codegen_cache
 
 
 @pytest.fixture(scope="module")

@@ -40,8 +40,8 @@ def _tree() -> tuple[pin.Model, list]:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("codegen-vjp-cache")
+def cache(codegen_cache):
+    return codegen_cache
 
 
 @pytest.fixture(scope="module")

@@ -178,12 +178,13 @@ def test_delassus_colour_scale_reaches_the_weakest_coupling():
 def test_es_colours_avoid_the_algorithm_hues():
     """ES sets are not drawn in PV-OSIM's, PV-OSIMr's or PV-OSIMh's hue (those mean algorithms)."""
     hues = [
-        plotting._hue(matplotlib.colors.to_rgb(plotting.COLORS[a])) for a in plotting.RESERVED_HUES
+        plotting.tree._hue(matplotlib.colors.to_rgb(plotting.COLORS[a]))
+        for a in plotting.tree.RESERVED_HUES
     ]
-    palette = plotting._palette(40)
+    palette = plotting.tree._palette(40)
     assert len(set(palette[:18])) == 18
     for colour in palette:
-        h = plotting._hue(colour)
+        h = plotting.tree._hue(colour)
         assert all(min(abs(h - r), 360 - abs(h - r)) >= 45 for r in hues), colour
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pvosimr import ALGORITHMS, zoo
-from pvosimr.study import cli
+from pvosimr.study import cli, validate_report
 from pvosimr.study import validate as validation
 
 
@@ -226,7 +226,7 @@ def test_a_wrong_number_on_newer_joint_types_fails(tmp_path, monkeypatch):
 
 def test_report_carries_the_accuracy_study_summary(tmp_path):
     """The accuracy study written beside the report lends it its summary and figure."""
-    assert validation.accuracy_section(tmp_path) == []
+    assert validate_report.accuracy_section(tmp_path) == []
     (tmp_path / "accuracy.md").write_text(
         "# study\n\n| table |\n\n## Summary\n\n- within 1e-11 where cond(M) <= 1e8\n- ends there\n"
         "\n## Paths that raised\n\n- a failure listed in the study only\n"

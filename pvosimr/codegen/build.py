@@ -151,7 +151,15 @@ from . import c_source as c_text
 from . import chunks
 from . import compiler as toolchain
 from . import simd as vector
-from .cache import CacheFolderError, cache_dir_origin, make_folder, record, set_aside, usable
+from .cache import (
+    CacheFolderError,
+    building,
+    cache_dir_origin,
+    make_folder,
+    record,
+    set_aside,
+    usable,
+)
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
 
 __all__ = [
@@ -264,9 +272,9 @@ def generate_source(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
+    simd: int = 0,
     derivatives: bool = False,
     vjp: bool = False,
-    simd: int = 0,
 ) -> tuple[str, dict]:
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …; and
     ``generated``, CasADi's part of the source).
@@ -367,8 +375,9 @@ class Build:
         self.library, self.source, self.flags, self.info = library, source, flags, info
         self._make = make
         self.compiled, self.compile_seconds = False, 0.0
-        if not usable(library):
-            self.make()
+        with building(library):  # another process building it: wait, then load its library
+            if not usable(library):
+                self.make()
 
     def make(self) -> None:
         """Run the compiler (again: a damaged cache entry is replaced)."""

@@ -384,6 +384,17 @@ PyMODINIT_FUNC PyInit_{module}(void) {{
 _SINGLE_METHOD = (
     '  {"delassus", pvosimr_py_delassus, METH_O, "G at q (float64, nq), or an int code"},\n'
 )
+_VJP_METHOD = (
+    '  {"vjp", pvosimr_py_vjp, METH_VARARGS, "the output at (q, W) (float64), or an int code"},\n'
+)
+
+
+def _work_arrays(sizes: dict) -> str:
+    """A method's work arrays: one per thread, as several threads may call it at once."""
+    return (
+        f"  static _Thread_local casadi_real w[{max(1, sizes['sz_w'])}];\n"
+        f"  static _Thread_local casadi_int iw[{max(1, sizes['sz_iw'])}];"
+    )
 
 
 def _single_source(sizes: dict) -> str:
@@ -391,8 +402,7 @@ def _single_source(sizes: dict) -> str:
     m = sizes["m"]
     return f"""
 static PyObject* pvosimr_py_delassus(PyObject* self, PyObject* arg) {{
-  static _Thread_local casadi_real w[{max(1, sizes["sz_w"])}];
-  static _Thread_local casadi_int iw[{max(1, sizes["sz_iw"])}];
+{_work_arrays(sizes)}
   npy_intp dims[2] = {{{m}, {m}}};
   PyArrayObject* q = (PyArrayObject*)arg;
   PyObject* G;
@@ -415,18 +425,11 @@ static PyObject* pvosimr_py_delassus(PyObject* self, PyObject* arg) {{
 """
 
 
-_VJP_METHOD = (
-    '  {"vjp", pvosimr_py_vjp, METH_VARARGS, "the output at (q, W) (float64), or an int code"},\n'
-)
-
-
 def _vjp_source(sizes: dict) -> str:
     """The extension's ``vjp(q, W)`` (see :func:`extension_source`)."""
-    m = sizes["m"]
     return f"""
 static PyObject* pvosimr_py_vjp(PyObject* self, PyObject* args) {{
-  static _Thread_local casadi_real w[{max(1, sizes["sz_w"])}];
-  static _Thread_local casadi_int iw[{max(1, sizes["sz_iw"])}];
+{_work_arrays(sizes)}
   npy_intp dims[1] = {{{sizes["n_out"]}}};
   PyObject *q, *W, *out;
   PyArrayObject *qa, *Wa;
@@ -438,7 +441,8 @@ static PyObject* pvosimr_py_vjp(PyObject* self, PyObject* args) {{
   if (!PyArray_CheckExact(q) || PyArray_TYPE(qa) != NPY_DOUBLE || PyArray_NDIM(qa) != 1
       || PyArray_DIM(qa, 0) != {sizes["nq"]} || !PyArray_IS_C_CONTIGUOUS(qa)
       || !PyArray_ISALIGNED(qa) || !PyArray_CheckExact(W) || PyArray_TYPE(Wa) != NPY_DOUBLE
-      || PyArray_NDIM(Wa) != 2 || PyArray_DIM(Wa, 0) != {m} || PyArray_DIM(Wa, 1) != {m}
+      || PyArray_NDIM(Wa) != 2 || PyArray_DIM(Wa, 0) != {sizes["m"]}
+      || PyArray_DIM(Wa, 1) != {sizes["m"]}
       || !PyArray_IS_C_CONTIGUOUS(Wa) || !PyArray_ISALIGNED(Wa))
     return PyLong_FromLong({NOT_FAST});
   out = PyArray_EMPTY(1, dims, NPY_DOUBLE, 0);

@@ -7,23 +7,33 @@ dies of SIGBUS.  So every build writes the library's size and SHA-256 beside it
 (``<library>.sha256``, before the library itself appears, both atomically), and
 :func:`usable` compares them before anything loads it: an entry that does not match (or has no
 record) is renamed to ``<library>.damaged-<time>`` (kept for a look, not deleted) and built again,
-with one line on stderr (:func:`pvosimr.notices.announce`).
+with one line on stderr (:func:`pvosimr.notices.announce`).  An entry is checked and built
+under :func:`building`, so that processes wanting the same entry at once (test workers, a
+pool) compile it once: the others wait, then load it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock, each process builds (atomically)
+    fcntl = None  # type: ignore[assignment]
 
 from ..notices import announce
 
 __all__ = [
     "RECORD_SUFFIX",
     "CacheFolderError",
+    "building",
     "cache_dir_origin",
     "damage",
     "make_folder",
@@ -128,3 +138,24 @@ def usable(entry: Path) -> bool:
         return True
     set_aside(entry, why)
     return False
+
+
+@contextlib.contextmanager
+def building(entry: Path) -> Iterator[None]:
+    """Held while ``entry`` is checked (:func:`usable`) and built: a process that wants the same
+    entry meanwhile waits here, saying so in one line, and then finds it built.  An advisory
+    lock on ``<entry>.lock`` (``fcntl.flock``, released when the process ends, however it ends);
+    without ``fcntl`` nothing is locked and each process builds its own copy, atomically."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    with open(entry.with_name(entry.name + ".lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            announce(f"waiting for another process to finish building {entry.name}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -18,25 +18,22 @@ print their table and write a report only where ``--out`` says.
 from __future__ import annotations
 
 import argparse
-import json
 import linecache
 import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from pvosimr import ALGORITHMS, __version__, compute_delassus, reference, zoo
+from pvosimr import ALGORITHMS, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
-from pvosimr.reference import bridge, truth
 from pvosimr.reference.truth import dense_delassus, rel_err
 from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, mjcf_robot
 
-from .mujoco_section import MUJOCO, agreement_lines, mujoco_section
+from .mujoco_section import MUJOCO, agreement_lines
 from .options import (
     REPORT_DIR,
     add_model_file_options,
@@ -53,9 +50,19 @@ from .options import (
 from .pinocchio_defects import (
     damped_inverse_section,
     silently_wrong,
-    silently_wrong_section,
 )
 from .progress import progress_bar
+from .validate_report import (
+    RAISED,
+    REFUSED,
+    TOLERANCE,
+    Row,
+    footnotes,
+    not_run,
+    summary,
+    table,
+    write_report,
+)
 
 __all__ = [
     "TOLERANCE",
@@ -71,38 +78,9 @@ __all__ = [
     "write_report",
 ]
 
-TOLERANCE = truth.TOLERANCE
 ZOO_REPORT_DIR = str(REPORT_DIR)
 """Where the zoo-wide run writes its report, relative to the current folder (the repository's
 committed report, ``validation/``, is rewritten only with ``--out validation``)."""
-
-
-@dataclass
-class Row:
-    """One robot × preset: worst error and median time per call of every method."""
-
-    robot: str
-    preset: str
-    nv: int
-    m: int
-    configs: int
-    errors: dict[str, float] = field(default_factory=dict)
-    times_us: dict[str, float] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-    # for each method in failures: REFUSED (pvosimr's own check refused the input) or RAISED
-    raised_by: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)  # references not called, and why
-    seconds: float = 0.0
-    pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
-    # MJCF robots: pvosimr's G against MuJoCo's, MuJoCo's rows left out (most at one
-    # configuration, by kind) and where Pinocchio's own MJCF parser builds another robot
-    pvosimr_vs_mujoco: float | None = None
-    left_out: dict[str, int] = field(default_factory=dict)
-    parser_notes: list[str] = field(default_factory=list)
-
-    def passes(self) -> bool:
-        """Every pvosimr algorithm ran and is within the tolerance (references only reported)."""
-        return all(self.errors.get(a, np.inf) <= TOLERANCE for a in ALGORITHMS)
 
 
 def _methods() -> dict[str, Callable]:
@@ -132,12 +110,6 @@ def not_called(method: str, constraint_models) -> str:
     return ""
 
 
-REFUSED, RAISED = "pvosimr refused the input", "raised"
-"""Why a method has no result: pvosimr's own input check said no (a Pinocchio reference on
-input it would get silently wrong, a singular G), or the call raised anywhere else (Pinocchio's
-C++ refusing, a bug)."""
-
-
 def refused_by_pvosimr(exc: BaseException) -> bool:
     """Whether ``exc`` is a ValueError raised by a ``raise`` statement of pvosimr's own code
     (its input checks), not one translated from Pinocchio's C++ (whose Python frame is the
@@ -155,14 +127,6 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # pvosimr/
-
-
-def not_run(name: str, reason: str) -> str:
-    """Why the reference ``name`` cannot run here, with the fix the library's own error gives
-    (only the bridge, ``pin-pv-osimr``, can be missing: its error says what to install)."""
-    if name != "pin-pv-osimr":
-        return f"{name}: {reason}"
-    return f"{name}: {bridge.BridgeUnavailableError(reason)}"
 
 
 def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
@@ -311,275 +275,6 @@ def validate_cases(
         bar.set_postfix_str(f"{robot.name} / {robot.preset}")
         rows.append(validate_robot(robot, configs, np.random.default_rng([seed, k]), methods))
     return rows
-
-
-def _fmt(err: float | None) -> str:
-    if err is None:
-        return "—"
-    mark = "" if err <= TOLERANCE else " ❌"
-    return f"{err:.0e}{mark}"
-
-
-def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
-    if method in row.skipped:
-        return "not called"
-    if method in row.failures:
-        mark = f"[{notes[row.failures[method]]}]"
-        if method in ALGORITHMS:  # every algorithm takes every input: a raise fails the run
-            return f"failed ❌ {mark}"
-        return f"refused {mark}"
-    return _fmt(row.errors.get(method))
-
-
-def _notes(rows: list[Row]) -> dict[str, int]:
-    """Each distinct error message of ``rows`` and its footnote number, in table order."""
-    notes: dict[str, int] = {}
-    for r in rows:
-        for method in [*ALGORITHMS, *_references(rows)]:
-            if method in r.failures:
-                notes.setdefault(r.failures[method], len(notes) + 1)
-    return notes
-
-
-def _references(rows: list[Row]) -> list[str]:
-    """The Pinocchio references that appear in ``rows`` (ran or refused)."""
-    methods = {m for r in rows for m in (*r.errors, *r.failures, *r.skipped)}
-    return sorted(methods - set(ALGORITHMS))
-
-
-def table(rows: list[Row]) -> list[str]:
-    """The Markdown table: one row per robot × preset, one error column per method; a method
-    that raised shows "failed ❌ [n]" (a pvosimr algorithm) or "refused [n]" (a Pinocchio
-    reference), footnote n of :func:`footnotes` giving the reason."""
-    methods = [*ALGORITHMS, *_references(rows)]
-    notes = _notes(rows)
-    head = ["robot", "preset", "nv", "m", *methods, "pv-osimr µs", "pin-efpa µs", "time s"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [r.robot, r.preset, str(r.nv), str(r.m)]
-        cells += [_cell(r, m, notes) for m in methods]
-        times = [r.times_us.get(m) for m in ("pv-osimr", "pin-efpa")]
-        cells += ["—" if t is None else f"{t:.0f}" for t in times] + [f"{r.seconds:.1f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
-
-
-def footnotes(rows: list[Row]) -> list[str]:
-    """``[n] methods (who): reason`` for every footnote mark of :func:`table` (none when
-    nothing raised): a pvosimr algorithm that failed, a reference pvosimr refused to call on
-    this input, or one whose C++ call raised (Pinocchio's, or the bridge's own check)."""
-    who: dict[str, dict[str, set[str]]] = {}
-    for r in rows:
-        for method, message in r.failures.items():
-            kind = _who(method, r.raised_by.get(method, RAISED))
-            who.setdefault(message, {}).setdefault(kind, set()).add(method)
-    return [
-        f"[{n}] "
-        + "; ".join(f"{', '.join(sorted(m))} ({kind})" for kind, m in sorted(who[message].items()))
-        + f": {message}"
-        for message, n in _notes(rows).items()
-    ]
-
-
-def _who(method: str, raised_by: str) -> str:
-    if method in ALGORITHMS:
-        return "failed"
-    return raised_by if raised_by == REFUSED else "raised in the C++ call"
-
-
-SILENTLY_WRONG_ANCHOR = (
-    "#where-pinocchios-routines-are-silently-wrong-world-aligned-frames-loop-closures-the-damped-"
-    "inverse"
-)
-"""The report's section measuring what Pinocchio returns where pvosimr refuses to call it."""
-
-
-def _disagreements(rows: list[Row], references: list[str], measured: bool) -> list[str]:
-    """Where a result Pinocchio returned is off the truth; else why "none" says little where
-    pvosimr refused the input (``measured``: the report measures those cases directly)."""
-    out = [
-        f"- **{r.robot} / {r.preset}**: `{ref}` is off the dense truth by {r.errors[ref]:.1e} "
-        f"(pvosimr's worst on this case: {max(r.errors.get(a, 0.0) for a in ALGORITHMS):.1e})."
-        for r in rows
-        for ref in references
-        if r.errors.get(ref, 0.0) > TOLERANCE
-    ]
-    if out:
-        return out
-    line = (
-        "- None of the results Pinocchio or MuJoCo returned here is off the truth beyond the "
-        "tolerance."
-    )
-    held_back = any(
-        r.raised_by.get(ref) == REFUSED or ref in r.skipped for r in rows for ref in references
-    )
-    if held_back:
-        line += (
-            " That says nothing of the cases where pvosimr refused the input or did not call "
-            "Pinocchio (below): there Pinocchio returns a wrong matrix without an error"
-        )
-        line += f", [measured below]({SILENTLY_WRONG_ANCHOR})." if measured else "."
-    return [line]
-
-
-def _cpp_agreement(rows: list[Row]) -> str:
-    pairs = [(r.pv_cpp_vs_efpa_cpp, r) for r in rows if r.pv_cpp_vs_efpa_cpp is not None]
-    if not pairs:
-        return "Pinocchio's C++ PV-OSIMr and `pin.computeDelassusMatrix` were not both available."
-    worst, r = max(pairs, key=lambda p: p[0])
-    verdict = "within" if worst <= TOLERANCE else "**above**"
-    return (
-        f"Pinocchio's C++ PV-OSIMr (`pin-pv-osimr`) against `pin.computeDelassusMatrix` "
-        f"(`pin-efpa`) directly: worst {worst:.1e} over {len(pairs)} cases ({r.robot}/{r.preset}), "
-        f"{verdict} the tolerance."
-    )
-
-
-def _raised(rows: list[Row], keep: Callable[[str, str], bool]) -> list[str]:
-    """The raised methods ``keep(method, who)`` selects, grouped by method and message."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in rows:
-        for method, message in r.failures.items():
-            if keep(method, r.raised_by.get(method, RAISED)):
-                groups.setdefault((method, message), []).append(f"{r.robot}/{r.preset}")
-    if not groups:
-        return ["- None."]
-    return [
-        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {message}"
-        for (method, message), cases in sorted(groups.items())
-    ]
-
-
-def _raised_sections(rows: list[Row]) -> list[str]:
-    """Three kinds of "no result", told apart: a pvosimr algorithm that raised (fails the run),
-    a Pinocchio reference pvosimr refused to call on this input, one whose C++ call raised."""
-    return [
-        "## pvosimr algorithms that raised an error (each fails the run)",
-        "",
-        *_raised(rows, lambda method, who: method in ALGORITHMS),
-        "",
-        "## pvosimr refused the input (Pinocchio not called)",
-        "",
-        "pvosimr's wrappers of Pinocchio's routines check the input first and refuse what "
-        "Pinocchio would get silently wrong or cannot compute (a loop closure's second body, a "
-        "singular G for the Cholesky route, mimic joints for the C++ PV-OSIMr):",
-        "",
-        *_raised(rows, lambda method, who: method not in ALGORITHMS and who == REFUSED),
-        "",
-        "## The C++ call raised an error (Pinocchio's, or the bridge's check before it)",
-        "",
-        *_raised(rows, lambda method, who: method not in ALGORITHMS and who != REFUSED),
-    ]
-
-
-def _not_called(rows: list[Row]) -> list[str]:
-    """References deliberately not called, grouped by method and reason."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in rows:
-        for method, reason in r.skipped.items():
-            groups.setdefault((method, reason), []).append(f"{r.robot}/{r.preset}")
-    return [
-        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {reason}"
-        for (method, reason), cases in sorted(groups.items())
-    ]
-
-
-def _footnoted(rows: list[Row]) -> list[str]:
-    """The table's footnotes as a Markdown list and a blank line (nothing when none)."""
-    notes = footnotes(rows)
-    return [*(f"- {line}" for line in notes), ""] if notes else []
-
-
-def summary(rows: list[Row]) -> str:
-    """One line: PASS/FAIL and the number of cases."""
-    ok = all(r.passes() for r in rows)
-    return f"{'PASS' if ok else 'FAIL'}: {len(rows)} robot × preset cases"
-
-
-def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.json`` into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    references = _references(rows)
-    ok = all(r.passes() for r in rows)
-    md = [
-        "# pvosimr validation report",
-        "",
-        f"Generated by `{meta['command']}` — pvosimr {__version__}, pin {pin.__version__}, "
-        f"numpy {np.__version__}, Python {platform.python_version()}, {meta['machine']}.",
-        "",
-        f"**{'PASS' if ok else 'FAIL'}**: {len(rows)} robot × preset cases, "
-        f"{meta['configs']} random configurations each (seed {meta['seed']}), "
-        f"run time {meta['seconds']:.0f} s.",
-        "",
-        "Each cell is the worst relative error `max|G − G_dense| / max(1, max|G_dense|)` over the "
-        "configurations, against the dense `J M⁻¹ Jᵀ` built from Pinocchio's `crba` and joint "
-        f"Jacobians (Cholesky). Tolerance {TOLERANCE:g}; ❌ marks a value above it, or a pvosimr "
-        "algorithm that failed; a Pinocchio reference is 'refused' where pvosimr's input check "
-        "or Pinocchio said no (the footnote under the table says which and why). The times are "
-        "median wall times per call from Python (one call each, noisy: see `pvosimr bench`).",
-        "",
-        *table(rows),
-        "",
-        *_footnoted(rows),
-        _cpp_agreement(rows),
-        "",
-        "## Where Pinocchio or MuJoCo disagrees with the dense truth",
-        "",
-        *_disagreements(rows, references, bool(meta.get("silently_wrong"))),
-        "",
-        *_raised_sections(rows),
-    ]
-    if any(r.skipped for r in rows):
-        md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
-    if reference.unavailable():
-        md += ["", "## Pinocchio references not run here", ""]
-        md += [
-            f"- **{name}**{not_run(name, why).removeprefix(name)}"
-            for name, why in reference.unavailable().items()
-        ]
-    if meta.get("unavailable"):
-        md += ["", "## Robots not validated (optional model not installed)", ""]
-        md += [f"- **{name}**: {reason}" for name, reason in meta["unavailable"].items()]
-    extra = meta.get("damped_inverse")
-    if extra:
-        md += ["", "## `pin.computeDampedDelassusMatrixInverse` from Python", "", extra]
-    md += mujoco_section(rows)
-    if meta.get("silently_wrong"):
-        md += ["", *silently_wrong_section(meta["silently_wrong"])]
-    md += accuracy_section(out)
-    md_path, json_path = out / "report.md", out / "report.json"
-    md_path.write_text("\n".join(md) + "\n")
-    json_path.write_text(
-        json.dumps({"meta": meta, "pass": ok, "rows": [asdict(r) for r in rows]}, indent=1)
-    )
-    return md_path, json_path
-
-
-def accuracy_section(out: Path) -> list[str]:
-    """The summary of the accuracy study (``python -m pvosimr.study.accuracy``) written beside the
-    report, with its figure: the zoo's robots are shallow and well conditioned, so how accuracy
-    ends with depth and mass ratio is measured there, on chains up to 300 links."""
-    study = out / "accuracy.md"
-    if not study.exists():
-        return []
-    lines = study.read_text().splitlines()
-    start = lines.index("## Summary") + 1 if "## Summary" in lines else len(lines)
-    stop = next((k for k in range(start, len(lines)) if lines[k].startswith("## ")), len(lines))
-    summary = [line for line in lines[start:stop] if line.startswith("- ")]
-    if not summary:
-        return []
-    figure = ["", "![error against depth and cond(M)](accuracy.png)"]
-    return [
-        "",
-        "## Accuracy against chain depth and conditioning",
-        "",
-        "From `python -m pvosimr.study.accuracy` (every pvosimr path and Pinocchio's two C++ "
-        "routines on Spherical, FreeFlyer and mixed chains up to 300 links; tables in "
-        "[accuracy.md](accuracy.md)):",
-        "",
-        *summary,
-        *(figure if (out / "accuracy.png").exists() else []),
-    ]
 
 
 def _failed(rows: list[Row]) -> list[str]:

@@ -112,50 +112,24 @@ class _Builder:
 def screw_arm_model() -> pin.Model:
     """``screw_arm``: a lead screw, an arm with a spherical wrist and two helical end joints."""
     b = _Builder("screw_arm")
-    carriage = b.link(
-        0,
-        "carriage",
-        pin.JointModelHZ(0.05),
-        _se3((0, 0, 0.1)),
-        box_link(3.0, (0.2, 0.2, 0.1), (0, 0, 0)),
-    )
-    upper = b.link(
-        carriage,
-        "upper_arm",
-        pin.JointModelRZ(),
-        _se3((0.1, 0, 0.05), "x", 0.2),
-        box_link(1.5, (0.4, 0.06, 0.06), (0.2, 0, 0)),
-    )
-    fore = b.link(
-        upper,
-        "forearm",
-        pin.JointModelRY(),
-        _se3((0.4, 0, 0)),
-        box_link(1.0, (0.3, 0.05, 0.05), (0.15, 0, 0)),
-    )
-    wrist = b.link(
-        fore,
-        "wrist",
-        pin.JointModelSpherical(),
-        _se3((0.3, 0, 0), "y", 0.4),
-        box_link(0.3, (0.05, 0.05, 0.05), (0.01, 0, 0)),
-    )
-    driver = b.link(
-        wrist,
-        "driver",
-        pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02),
-        _se3((0.04, 0, 0)),
-        box_link(0.4, (0.03, 0.03, 0.15), (0, 0.01, 0.07)),
-    )
-    b.tip(driver, "driver_tip", _se3((0, 0.02, 0.15), "x", 0.3))
-    screw = b.link(
-        fore,
-        "screw",
-        pin.JointModelHX(0.01),
-        _se3((0.3, 0.05, 0), "z", -0.5),
-        box_link(0.3, (0.12, 0.02, 0.02), (0.06, 0, 0)),
-    )
-    b.tip(screw, "screw_tip", _se3((0.12, 0, 0.01)))
+    helical = pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02)
+    tips = {"driver": _se3((0, 0.02, 0.15), "x", 0.3), "screw": _se3((0.12, 0, 0.01))}
+    links = {"": 0}
+    for parent, name, joint, placement, body in [  # (mass, box size, centre of mass)
+        ("", "carriage", pin.JointModelHZ(0.05), ((0, 0, 0.1),), (3.0, (0.2, 0.2, 0.1), (0, 0, 0))),
+        ("carriage", "upper_arm", pin.JointModelRZ(), ((0.1, 0, 0.05), "x", 0.2),
+         (1.5, (0.4, 0.06, 0.06), (0.2, 0, 0))),
+        ("upper_arm", "forearm", pin.JointModelRY(), ((0.4, 0, 0),),
+         (1.0, (0.3, 0.05, 0.05), (0.15, 0, 0))),
+        ("forearm", "wrist", pin.JointModelSpherical(), ((0.3, 0, 0), "y", 0.4),
+         (0.3, (0.05, 0.05, 0.05), (0.01, 0, 0))),
+        ("wrist", "driver", helical, ((0.04, 0, 0),), (0.4, (0.03, 0.03, 0.15), (0, 0.01, 0.07))),
+        ("forearm", "screw", pin.JointModelHX(0.01), ((0.3, 0.05, 0), "z", -0.5),
+         (0.3, (0.12, 0.02, 0.02), (0.06, 0, 0))),
+    ]:  # fmt: skip
+        links[name] = b.link(links[parent], name, joint, _se3(*placement), box_link(*body))
+        if name in tips:  # a tip right after its link: the frames keep their order
+            b.tip(links[name], f"{name}_tip", tips[name])
     return b.finish()
 
 
