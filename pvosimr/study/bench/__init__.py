@@ -152,7 +152,8 @@ SWITCHES = {
     "(default: time it on --mujoco-robots)",
     "--only-frameworks": 'run only the section "JAX and PyTorch" (on --frameworks-robots, '
     f"default {' '.join(FRAMEWORK_CASES)}): no other case, MuJoCo's route or sweep",
-    "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch"',
+    "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch" (default: '
+    "compare with it where frax is installed)",
     "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
     "from its persistent cache, and reports float32's error on the zoo (minutes; default: only "
     "the GPU timings, where JAX sees a GPU)",
