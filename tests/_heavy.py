@@ -23,6 +23,9 @@ PV_CPP = (
 )
 ATLAS_SX = "CasADi graphs of Atlas (nv = 36), or PV-OSIMh pricing its plans: seconds each"
 
+EXPORT = "builds an export three times (its stack check, the Python library, the test program)"
+FRONT = "JAX or PyTorch tracing and compiling its own computations: a second or more each"
+
 _CODEGEN = "tests/test_codegen.py::"
 _BATCH = "tests/test_codegen_batch.py"
 _DEEP = "tests/test_deep_chains.py::test_deep_chain_every_algorithm_matches_dense_truth"
@@ -284,4 +287,25 @@ HEAVY: dict[str, str] = {
     "tests/test_zoo.py::test_joint_type_robots_and_their_dense_truth[panda_mimic]": SLOWEST,
     "tests/test_zoo_sources.py::test_erd_model_matches_example_robot_data[solo12]": SLOWEST,
     "tests/test_zoo_sources.py::test_erd_model_matches_example_robot_data[ur5]": SLOWEST,
+    # the front ends: one test of each path stays in the default suite
+    "tests/test_export.py": EXPORT,
+    "tests/test_xla.py::test_gradient_and_jvp_are_the_compiled_ones": FRONT,
+    "tests/test_xla.py::test_float32_is_close_to_float64": FRONT,
+    "tests/test_xla.py::test_gradient_has_no_radial_part": FRONT,
+    "tests/test_xla.py::test_jit_vmap_jacfwd": FRONT,
+    "tests/test_xla.py::test_bad_input_is_named": FRONT,
+    "tests/test_xla.py::test_random_trees_against_numpy[0]": FRONT,
+    "tests/test_xla.py::test_random_trees_against_numpy[1]": FRONT,
+    "tests/test_xla.py::test_random_trees_against_numpy[4]": FRONT,
+    "tests/test_xla.py::test_random_trees_against_numpy[7]": FRONT,
+    "tests/test_xla.py::test_random_trees_against_numpy[9]": FRONT,
+    "tests/test_xla.py::test_placements_as_inputs": FRONT,
+    "tests/test_xla.py::test_no_constraint_rows": FRONT,
+    "tests/test_xla.py::test_the_gpu_timings_run_on_any_device": FRONT,
+    "tests/test_jax.py::test_without_64_bit_mode_the_error_names_the_flag_and_import_leaves_it_off": SUBPROCESS,
+    "tests/test_jax.py::test_without_jax_the_entry_point_says_what_to_install": SUBPROCESS,
+    "tests/test_jax.py::test_vmap_of_grad_equals_a_python_loop": FRONT,
+    "tests/test_jax.py::test_forward_mode_is_refused_in_one_line": FRONT,
+    "tests/test_torch.py::test_opcheck_both_ops": FRONT,
+    "tests/test_torch.py::test_without_torch_the_entry_point_says_what_to_install": SUBPROCESS,
 }
