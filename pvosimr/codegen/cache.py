@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 try:
@@ -36,6 +36,7 @@ __all__ = [
     "building",
     "cache_dir_origin",
     "damage",
+    "install",
     "make_folder",
     "record",
     "set_aside",
@@ -159,3 +160,15 @@ def building(entry: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def install(entry: Path, make: Callable[[Path], object]) -> None:
+    """Build ``entry`` with ``make(path)`` into a fresh name beside it, record it and move it
+    into place: atomic across processes, and a build that writes nothing leaves nothing."""
+    tmp = entry.with_name(f".build-{os.getpid()}-{uuid.uuid4().hex}{entry.suffix}")
+    try:
+        make(tmp)
+        record(tmp, entry)
+        os.replace(tmp, entry)
+    finally:
+        tmp.unlink(missing_ok=True)

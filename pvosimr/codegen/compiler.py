@@ -21,6 +21,7 @@ __all__ = [
     "cache_dir",
     "compiler_identity",
     "find_compiler",
+    "run_compiler",
 ]
 
 #: ``(environment variable, names tried on PATH)`` per language.
@@ -97,3 +98,14 @@ def compiler_identity(argv: tuple[str, ...]) -> str:
         what = " ".join(argv)
         raise CompilerNotFoundError(f"the compiler {what!r} cannot be run ({exc}).") from exc
     return " ".join(argv) + " | " + (version[0] if version else "unknown version")
+
+
+def run_compiler(command: list[str], error: type[Exception], what: str) -> None:
+    """Run one compiler command; ``error`` when it fails, naming ``what`` (e.g. "compiling
+    the bridge"), the command and the end of the compiler's output."""
+    out = subprocess.run(command, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        log = (out.stderr or out.stdout).strip()
+        raise error(
+            f"{what} failed (exit {out.returncode}):\n  {shlex.join(command)}\n{log[-4000:]}"
+        )

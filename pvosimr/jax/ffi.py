@@ -14,8 +14,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import shlex
-import subprocess
 import threading
 import uuid
 from importlib import resources
@@ -58,28 +56,23 @@ def handler_library() -> Path:
 
 def _build(compiler: list[str], source: bytes, library: Path) -> None:
     """Compile into a fresh name, record it, move it into place (atomic across processes)."""
-    stem = f".build-{os.getpid()}-{uuid.uuid4().hex}"
-    src = library.parent / f"{stem}.cc"
-    tmp = library.parent / f"{stem}.so"
-    command = [*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(src), "-o", str(tmp)]
     announce(
         f"compiling pvosimr's XLA FFI handler for jaxlib {jaxlib.__version__} with "
         f"{Path(compiler[0]).name} (once; a few seconds) into {library.parent}"
     )
+    src = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.cc"
     try:
         src.write_bytes(source)
-        out = subprocess.run(command, capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            log = (out.stderr or out.stdout).strip()
-            raise CodegenError(
-                f"the compiler failed on pvosimr's XLA FFI handler (exit {out.returncode}):\n  "
-                f"{shlex.join(command)}\n{log[-4000:]}"
-            )
-        cache.record(tmp, library)
-        os.replace(tmp, library)
+        cache.install(
+            library,
+            lambda tmp: toolchain.run_compiler(
+                [*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(src), "-o", str(tmp)],
+                CodegenError,
+                "compiling pvosimr's XLA FFI handler",
+            ),
+        )
     finally:
         src.unlink(missing_ok=True)
-        tmp.unlink(missing_ok=True)
 
 
 def register() -> None:

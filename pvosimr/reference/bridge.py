@@ -35,14 +35,11 @@ import pinocchio as pin  # isort: skip
 import hashlib
 import importlib.machinery
 import importlib.util
-import os
 import re
 import shlex
-import subprocess
 import sys
 import sysconfig
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -241,7 +238,6 @@ def _make_folder(folder: Path) -> None:
 def _build(how: BuildRecipe, library: Path) -> float:
     """Compile into a fresh name and move it into place after its record (size and hash,
     :func:`pvosimr.codegen.cache.record`): atomic, safe across processes."""
-    tmp = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so"
     announce(
         f"compiling the bridge to Pinocchio {how.pinocchio_version}'s C++ PV-OSIMr with "
         f"{Path(how.compiler[0]).name} {_OPTIMIZATION} (once for this pin, compiler and "
@@ -249,19 +245,14 @@ def _build(how: BuildRecipe, library: Path) -> float:
     )
     start = time.perf_counter()
     try:
-        out = subprocess.run(how.command(tmp), capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            log = (out.stderr or out.stdout).strip()
-            raise BridgeUnavailableError(
-                f"the compiler failed (exit {out.returncode}):\n  {shlex.join(how.command(tmp))}"
-                f"\n{log[-4000:]}\n"
-            )
-        cache.record(tmp, library)
-        os.replace(tmp, library)
+        cache.install(
+            library,
+            lambda tmp: toolchain.run_compiler(
+                how.command(tmp), BridgeUnavailableError, "the compiler"
+            ),
+        )
     except OSError as exc:
         raise BridgeUnavailableError(f"cannot build {library}: {exc}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
     return time.perf_counter() - start
 
 

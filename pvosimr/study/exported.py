@@ -80,17 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="fixed",
         help="the constraint placements built in, or an input of every call (default: %(default)s)",
     )
-    parser.add_argument(
-        "--vjp", action="store_true", help="also the gradient of <W, G> (default: off)"
-    )
-    parser.add_argument(
-        "--derivatives", action="store_true", help="also dG, the derivatives (default: off)"
-    )
-    parser.add_argument(
-        "--time",
-        action="store_true",
-        help="time the export against Pinocchio's C++ instead (default: off)",
-    )
+    for switch, what in (
+        ("--vjp", "also the gradient of <W, G>"),
+        ("--derivatives", "also dG, the derivatives"),
+        ("--time", "time the export against Pinocchio's C++ instead"),
+    ):
+        parser.add_argument(switch, action="store_true", help=f"{what} (default: off)")
     parser.add_argument(
         "--rounds",
         type=at_least_one,

@@ -29,6 +29,7 @@ passed. jax, torch and frax are imported here only when the section runs.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,7 +40,7 @@ from pvosimr.extras import missing_extra
 
 from .derivatives import weights
 from .loop import time_methods
-from .results import Timing
+from .results import Timed
 
 __all__ = [
     "FRAMEWORK_BATCHES",
@@ -65,15 +66,9 @@ STEP = 1e-6  # h of the central differences on q's coordinates
 
 
 @dataclass
-class FrameworkResult:
+class FrameworkResult(Timed):
     """One robot of the section: its timings per method name ``<method>:B<B>``, the checks."""
 
-    name: str
-    nv: int
-    m: int
-    timings: dict[str, Timing] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)
     bitwise: dict[str, bool] = field(default_factory=dict)
 
     def median(self, method: str, B: int) -> float | None:
@@ -83,11 +78,7 @@ class FrameworkResult:
 
     def to_json(self) -> dict:
         return {
-            "name": self.name,
-            "nv": self.nv,
-            "m": self.m,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
-            "skipped": self.skipped,
+            **self.json_head(),
             "errors": self.errors,
             "bitwise": self.bitwise,
         }
@@ -118,27 +109,21 @@ class Front:
     def __init__(self, model, cms, f, result: FrameworkResult, torch: bool = True) -> None:
         self.model, self.cms, self.f, self.result = model, cms, f, result
         self.W = weights(result.m)
-        self.jax_G = self.torch_G = None
-        if missing_extra("jax") is None:
-            try:
-                from pvosimr import jax as pj  # the front end, a sibling deliverable
-            except ImportError as exc:
-                self._skip("jax", f"pvosimr.jax unavailable ({exc})")
-            else:
-                self.jax_G = pj.delassus(model, cms)
-        else:
-            self._skip("jax", "jax is not installed")
-        if not torch:  # not asked for (frax's comparison is JAX's)
-            return
-        if missing_extra("torch") is None:
-            try:
-                from pvosimr import torch as pt
-            except ImportError as exc:
-                self._skip("torch", f"pvosimr.torch unavailable ({exc})")
-            else:
-                self.torch_G = pt.delassus(model, cms)
-        else:
-            self._skip("torch", "torch is not installed")
+        self.jax_G = self._front("jax")
+        # frax's comparison is JAX's alone: torch is not asked for there
+        self.torch_G = self._front("torch") if torch else None
+
+    def _front(self, extra: str) -> Callable | None:
+        """``pvosimr.<extra>.delassus`` of this case, or None with the reason recorded."""
+        if missing_extra(extra) is not None:
+            self._skip(extra, f"{extra} is not installed")
+            return None
+        try:
+            front = importlib.import_module(f"pvosimr.{extra}")
+        except ImportError as exc:
+            self._skip(extra, f"pvosimr.{extra} unavailable ({exc})")
+            return None
+        return front.delassus(self.model, self.cms)
 
     def _skip(self, prefix: str, why: str) -> None:
         self.result.skipped.setdefault(prefix, why)

@@ -15,6 +15,7 @@ __all__ = [
     "CaseResult",
     "CrossoverPoint",
     "ScalingPoint",
+    "Timed",
     "Timing",
     "byte_size",
     "case_cell",
@@ -54,15 +55,33 @@ class Timing:
 
 
 @dataclass
-class CaseResult:
-    """One robot case: sizes, timings, and why some methods have no timing."""
+class Timed:
+    """One robot's timed methods: its sizes, a timing per method, why some have none, and the
+    errors of the checks made before timing."""
 
     name: str
     nv: int
     m: int
     timings: dict[str, Timing] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)  # against numpy:pv-osimr
+    errors: dict[str, float] = field(default_factory=dict)
+
+    def json_head(self) -> dict:
+        """The fields above as JSON (the errors under the key the subclass names)."""
+        return {
+            "name": self.name,
+            "nv": self.nv,
+            "m": self.m,
+            "timings": {k: t.to_json() for k, t in self.timings.items()},
+            "skipped": self.skipped,
+        }
+
+
+@dataclass
+class CaseResult(Timed):
+    """One robot case of the bench: ``errors`` are against numpy:pv-osimr; the build facts of
+    the compiled function and the check of dG/dq beside them."""
+
     codegen: dict = field(default_factory=dict)  # build facts of the compiled function
     derivatives: dict = field(default_factory=dict)  # their check (errors, step) and build
 
@@ -80,11 +99,7 @@ class CaseResult:
 
     def to_json(self) -> dict:
         return {
-            "name": self.name,
-            "nv": self.nv,
-            "m": self.m,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
-            "skipped": self.skipped,
+            **self.json_head(),
             "errors_vs_numpy_pv_osimr": self.errors,
             "codegen": self.codegen,
             "derivatives": self.derivatives,
