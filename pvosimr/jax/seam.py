@@ -43,9 +43,10 @@ from ..topology import Topology  # noqa: E402
 
 __all__ = ["TRANSFORMS", "SeamDelassus", "compile_seam", "jax_kinematics"]
 
-#: How the joint transforms are kept: one 6×6 matrix per link (``"dense"``), or the joint's
-#: rotation and translation and the constant tree transform, applied block-wise (``"chain"``).
-TRANSFORMS = ("dense", "chain")
+#: How the joint transforms are kept: the joint's rotation and translation and the constant tree
+#: transform, applied block-wise (``"chain"``, the default: XLA runs it faster), or one 6×6
+#: matrix per link (``"dense"``: fewer, larger operations).
+TRANSFORMS = ("chain", "dense")
 
 
 def jax_kinematics(
@@ -176,7 +177,7 @@ def compile_seam(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
-    transforms: str = "dense",
+    transforms: str = "chain",
 ) -> SeamDelassus:
     """The seam route's ``G`` for ``model`` and ``constraint_models`` (any of
     :data:`pvosimr.ALGORITHMS`, or ``"auto"``: the batched numpy path's choice;
