@@ -56,7 +56,7 @@ def jax_kinematics(
     topology: Topology,
     constraint_models: list,
     p: Any = None,
-    transforms: str = "dense",
+    transforms: str = "chain",
 ) -> Kinematics:
     """The :class:`Kinematics` of ``model`` at one configuration ``q`` (a JAX array (nq,)).
 

@@ -146,7 +146,8 @@ def markdown(result: dict) -> str:
         f"cold process wrote; time per configuration at B = {result['batch']:,} (warm process). "
         "Load average (1, 5, 15 min) after each pair.",
         "",
-        "| route | dtype | graph | trace | compile cold | compile warm | per config | error | load |",
+        "| route | dtype | graph | trace | compile cold | compile warm | per config | error "
+        "| load |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     c = None
