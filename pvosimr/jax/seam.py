@@ -1,0 +1,202 @@
+"""G through XLA by the algorithm bodies themselves, run on the JAX backend of the seam.
+
+:func:`compile_seam` returns ``G(q)`` (or ``G(q, p)``) with the contract of
+:func:`pvosimr.jax.xla.compile_xla`'s result, without CasADi: the sweep of
+:mod:`pvosimr.algorithms` and the joint models of :mod:`pvosimr.kinematics.joints` run on
+:class:`~pvosimr.backends.jax.JaxBackend` (one configuration, matrices as JAX arrays), so JAX
+traces matrix operations (products of 6×6 blocks, slices, concatenations) rather than one
+scalar instruction per operation, and ``jax.vmap`` batches them.  ``jit``, ``vmap``, ``grad``,
+``jvp`` and ``jacfwd`` are JAX's own; every operation keeps q's dtype, float32 or float64.
+
+Unit quaternions and unit complex numbers in ``q`` are divided by their norm inside the traced
+function (as :mod:`pvosimr.jax.xla` does), so G is the model's at any non-zero ``q`` and a
+gradient has no radial part.  Nothing is checked inside the traced function: a zero quaternion
+or a configuration where M is singular gives non-finite entries.  Shapes and dtypes are checked
+when the function is traced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..extras import require
+
+require("pvosimr.jax.seam", "jax")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from ..algorithms import sweeps_for  # noqa: E402
+from ..backends.jax import JaxBackend, JaxMatrix  # noqa: E402
+from ..choice import canonical_algorithm, resolve_algorithm  # noqa: E402
+from ..constraints import as_constraint_list, check_placements  # noqa: E402
+from ..coordinates import unit_part_spans  # noqa: E402
+from ..kinematics.frames import Kinematics, frame_transforms, model_constants  # noqa: E402
+from ..kinematics.joints import joint_kinematics  # noqa: E402
+from ..kinematics.placements import placement_actions, placement_size  # noqa: E402
+from ..spatial import DenseTransform  # noqa: E402
+from ..topology import Topology  # noqa: E402
+
+__all__ = ["TRANSFORMS", "SeamDelassus", "compile_seam", "jax_kinematics"]
+
+#: How the joint transforms are kept: the joint's rotation and translation and the constant tree
+#: transform, applied block-wise (``"chain"``, the default: XLA runs it faster), or one 6×6
+#: matrix per link (``"dense"``: fewer, larger operations).
+TRANSFORMS = ("chain", "dense")
+
+
+def jax_kinematics(
+    B: JaxBackend,
+    model: pin.Model,
+    q: Any,
+    topology: Topology,
+    constraint_models: list,
+    p: Any = None,
+    transforms: str = "chain",
+) -> Kinematics:
+    """The :class:`Kinematics` of ``model`` at one configuration ``q`` (a JAX array (nq,)).
+
+    The joint models of :mod:`pvosimr.kinematics.joints` on ``B``; ``p`` (n_p,) makes the
+    constraint placements inputs (:mod:`pvosimr.kinematics.placements`).  ``transforms``: see
+    :data:`TRANSFORMS`.  Constants (inertias, armature, ``K``) stay numpy.
+    """
+    X, S = joint_kinematics(B, model, JaxMatrix(q[:, None]), topology)
+    if transforms == "dense":
+        eye = B.eye(6)
+        X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in X[1:]]
+    actions = None if p is None else placement_actions(B, topology, JaxMatrix(p[:, None]))
+    H, armature, K = model_constants(model, topology, constraint_models, actions)
+    return Kinematics(
+        X=X,
+        S=S,
+        H=[B.const(h) for h in H],
+        armature=[None if a is None else B.const(a) for a in armature],
+        K={e: k if type(k) is JaxMatrix else B.const(k) for e, k in K.items()},
+        world=frame_transforms(B, X, topology, constraint_models, actions),
+    )
+
+
+def normalised(q: Any, spans: Iterable[tuple[int, int]]) -> Any:
+    """``q`` (..., nq) with each unit part ``(start, length)`` divided by its norm."""
+    for start, length in spans:
+        u = q[..., start : start + length]
+        q = q.at[..., start : start + length].set(u / jnp.sqrt(jnp.sum(u * u, -1, keepdims=True)))
+    return q
+
+
+class SeamDelassus:
+    """``G(q)`` (or ``G(q, p)`` with placements as inputs) by the algorithm bodies on JAX:
+    ``q`` of shape ``(..., nq)`` (``p``: ``(..., n_p)``, broadcast against q's batch) gives
+    ``(..., m, m)`` in q's dtype, float32 or float64.  Not jitted: wrap it in ``jax.jit`` (and
+    ``vmap``, ``grad``, ``jvp``, ``jacfwd``) as any JAX function.
+
+    Raises (when traced): TypeError for a non-float ``q`` or ``p``, or a float64 one while JAX's
+    x64 mode is off; ValueError for a wrong last axis (the message gives the expected size).
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        constraint_models: list,
+        algorithm: str,
+        placements: str,
+        transforms: str,
+    ) -> None:
+        self.model = model
+        self.constraint_models = constraint_models
+        self.topology = Topology(model, constraint_models)
+        self.m = self.topology.m
+        self.nq = int(model.nq)
+        self.placements = placements
+        self.transforms = transforms
+        self.n_p = placement_size(model, constraint_models) if placements == "input" else 0
+        self.algorithm = (
+            resolve_algorithm(algorithm, model, self.topology, constraint_models, "batch")
+            if self.m
+            else algorithm
+        )
+        self._sweeps = sweeps_for(self.algorithm) if self.m else None
+        self._spans = tuple(unit_part_spans(model))
+
+    def __repr__(self) -> str:
+        return f"SeamDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.transforms})"
+
+    def single(self, q: Any, p: Any = None) -> Any:
+        """G (m, m) at one configuration ``q`` (nq,), normalised here; ``p`` (n_p,) or None."""
+        B = JaxBackend(q.dtype)
+        kin = jax_kinematics(
+            B, self.model, normalised(q, self._spans), self.topology,
+            self.constraint_models, p, self.transforms,
+        )  # fmt: skip
+        G = self._sweeps(B, self.topology, kin)
+        return jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
+
+    def __call__(self, q: Any, p: Any = None) -> Any:
+        inputs = [_checked(q, "q", self.nq)]
+        if self.placements == "input":
+            if p is None:
+                raise TypeError("this function has placements as inputs: call G(q, p)")
+            inputs.append(_checked(p, "p", self.n_p))
+        elif p is not None:
+            raise TypeError("this function has fixed placements: call G(q)")
+        if inputs[0].dtype != inputs[-1].dtype:
+            raise TypeError(f"q is {inputs[0].dtype} but p is {inputs[-1].dtype}: use one dtype")
+        batch = jnp.broadcast_shapes(*(x.shape[:-1] for x in inputs))
+        dtype = inputs[0].dtype
+        if self.m == 0:  # no constraint rows: an empty G
+            return jnp.zeros((*batch, 0, 0), dtype)
+        flat = [jnp.broadcast_to(x, (*batch, x.shape[-1])).reshape(-1, x.shape[-1]) for x in inputs]
+        if not batch:
+            return self.single(*(x[0] for x in flat))
+        G = jax.vmap(self.single)(*flat)
+        return G.reshape((*batch, self.m, self.m))
+
+
+def _checked(x: Any, name: str, size: int) -> Any:
+    dtype = np.dtype(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} must be float32 or float64, not {dtype}")
+    if dtype == np.float64 and jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
+        raise TypeError(
+            f"{name} is float64 but JAX's x64 mode is off (JAX would round it to float32): "
+            'call jax.config.update("jax_enable_x64", True) first, or pass float32'
+        )
+    x = jnp.asarray(x)
+    if x.ndim < 1 or x.shape[-1] != size:
+        raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
+    return x
+
+
+def compile_seam(
+    model: pin.Model,
+    constraint_models: Iterable,
+    algorithm: str = "pv-osimr",
+    *,
+    placements: str = "fixed",
+    transforms: str = "chain",
+) -> SeamDelassus:
+    """The seam route's ``G`` for ``model`` and ``constraint_models`` (any of
+    :data:`pvosimr.ALGORITHMS`, or ``"auto"``: the batched numpy path's choice;
+    ``placements="input"``: ``G(q, p)`` with
+    ``p = pvosimr.symbolic.placement_vector(model, constraint_models, placements)``;
+    ``transforms``: :data:`TRANSFORMS`).  No CasADi, no C compiler: XLA compiles when the
+    caller's ``jax.jit`` first runs.
+
+    Raises:
+        ModuleNotFoundError: JAX is missing (the message names the extra).
+        ValueError / NotImplementedError: constraints, joints or an algorithm name pvosimr
+            does not support; a fixed placement that is not a rigid transform.
+    """
+    if placements not in ("fixed", "input"):
+        raise ValueError(f"placements must be 'fixed' or 'input', not {placements!r}")
+    if transforms not in TRANSFORMS:
+        raise ValueError(f"transforms must be one of {TRANSFORMS}, not {transforms!r}")
+    algorithm = canonical_algorithm(algorithm)
+    cms = as_constraint_list(constraint_models, model)
+    if placements == "fixed":
+        check_placements(cms)
+    return SeamDelassus(model, cms, algorithm, placements, transforms)

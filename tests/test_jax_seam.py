@@ -1,0 +1,353 @@
+"""The seam route (:mod:`pvosimr.jax.seam`): the algorithm bodies on the JAX backend.
+
+Against independent truths: G against the numpy path ``pvosimr.compute_delassus``
+(≤ 1e-12 of ``max(1, max|G|)``, float64) on the sample humanoid with weld, point,
+world-aligned and two-body constraints, on random trees with every joint type and every
+constraint kind (pin 4's models included), for every algorithm of :data:`pvosimr.ALGORITHMS`,
+at configurations whose unit parts are off the unit sphere; JAX's gradient of ⟨W, G⟩ (mapped to
+the velocity coordinates by ``T(q)``) against the CasADi function that ``f.vjp`` is compiled
+from, and against central differences.  The functions run eagerly except where ``jit`` is the
+subject; Atlas, and the dearer algorithms on the humanoid, are ``-m slow``.  JAX's x64 mode is
+switched on per test and restored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from _trees import (
+    CONTACT_TYPES,
+    TreeSpec,
+    build_tree,
+    mixed_kinds,
+    random_q,
+    random_shape,
+    with_anchors,
+)
+
+jax = pytest.importorskip("jax")
+
+import jax.numpy as jnp  # noqa: E402
+
+import pvosimr  # noqa: E402
+from pvosimr.backends.numpy import NUMPY  # noqa: E402
+from pvosimr.coordinates import unit_part_spans  # noqa: E402
+from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
+from pvosimr.kinematics.placements import placement_vector  # noqa: E402
+
+seam = pytest.importorskip("pvosimr.jax.seam")
+
+TOLERANCE = 1e-12
+TREE_SEEDS = range(2)
+#: Algorithms run eagerly in the default suite (on a random tree; the humanoid: the first).
+FAST = ("pv-osimr", "pv-osimh", "efpa")
+
+
+@pytest.fixture
+def x64():
+    """JAX's x64 mode on for one test, then back as it was."""
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0)))
+
+
+def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``q`` with every unit part scaled by a factor in [0.5, 2]: the same configuration."""
+    q = q.copy()
+    for start, length in unit_part_spans(model):
+        q[start : start + length] *= rng.uniform(0.5, 2.0)
+    return q
+
+
+def mixed_tree(seed: int) -> tuple[pin.Model, list]:
+    """2-6 joints of every kind (a free-flyer root one time in two), 1-3 constraints of mixed
+    kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(1, 4))
+    constraints = [
+        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
+    ]
+    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+
+
+def humanoid() -> tuple[pin.Model, list]:
+    """The sample humanoid (free-flyer) with a weld, a world-aligned point, a LOCAL point and a
+    weld between two bodies."""
+    model = pin.buildSampleModelHumanoid()
+    rng = np.random.default_rng(3)
+
+    def placement() -> pin.SE3:
+        return pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.1)
+
+    def cm(joint: str, kind, frame=pin.LOCAL, joint2: str | None = None):
+        j2 = model.getJointId(joint2) if joint2 else 0
+        return pin.RigidConstraintModel(
+            kind, model, model.getJointId(joint), placement(), j2, placement(), frame
+        )
+
+    six, three = pin.ContactType.CONTACT_6D, pin.ContactType.CONTACT_3D
+    cms = [
+        cm("lleg_wrist2_joint", six),
+        cm("rleg_wrist2_joint", three, pin.LOCAL_WORLD_ALIGNED),
+        cm("rarm_wrist2_joint", three),
+        cm("larm_wrist2_joint", six, pin.LOCAL, "chest2_joint"),
+    ]
+    return model, cms
+
+
+def _tree_with_unit_parts() -> tuple[pin.Model, list]:
+    """A free-flyer root (a unit quaternion), an unbounded revolute (a unit complex number) and
+    a prismatic; a point contact on each branch."""
+    spec = TreeSpec(
+        [0, 1, 1],
+        ["FreeFlyer", "RUBY", "PZ"],
+        [(2, CONTACT_TYPES[0]), (3, CONTACT_TYPES[0])],
+        False,
+        7,
+    )
+    return build_tree(spec)
+
+
+def check_against_numpy(
+    model: pin.Model, cms: list, seed: int, algorithm: str = "pv-osimr", n_q: int = 2
+) -> None:
+    G = seam.compile_seam(model, cms, algorithm)
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(n_q)])
+    scaled = np.stack([off_sphere(model, q, rng) for q in qs])
+    out = np.asarray(G(scaled))
+    assert out.shape == (n_q, G.m, G.m) and out.dtype == np.float64
+    data = model.createData()
+    for q, Gx in zip(qs, out, strict=True):
+        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms, algorithm)) <= TOLERANCE
+
+
+# --------------------------------------------------------------------------- G
+
+
+def test_trees_draw_many_joint_kinds_and_every_constraint_kind():
+    trees = [mixed_tree(s) for s in TREE_SEEDS]
+    kinds = {str(j.shortname()).removeprefix("JointModel") for m, _ in trees for j in m.joints[1:]}
+    assert len(kinds) >= 5, kinds  # every kind: the slow suite's 40 trees
+    cms = [cm for _, c in trees for cm in c]
+    assert any(getattr(cm, "joint2_id", 0) for cm in cms)
+    assert any(getattr(cm, "reference_frame", None) == pin.LOCAL_WORLD_ALIGNED for cm in cms)
+
+
+@pytest.mark.parametrize("seed", TREE_SEEDS)
+def test_random_trees_against_numpy(seed, x64):
+    check_against_numpy(*mixed_tree(seed), seed)
+
+
+def _marked(algorithms: tuple[str, ...], fast: tuple[str, ...]) -> list:
+    return [a if a in fast else pytest.param(a, marks=pytest.mark.slow) for a in algorithms]
+
+
+def test_fast_names_are_algorithms():
+    assert set(FAST) <= set(pvosimr.ALGORITHMS)
+
+
+@pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST))
+def test_every_algorithm_on_a_random_tree(algorithm, x64):
+    check_against_numpy(*mixed_tree(4), 4, algorithm, n_q=1)
+
+
+@pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST[:1]))
+def test_humanoid_constraint_kinds(algorithm, x64):
+    check_against_numpy(*humanoid(), 0, algorithm, n_q=1)
+
+
+@pytest.mark.slow
+def test_the_slow_trees_draw_every_joint_kind():
+    from pvosimr.zoo.seeded import JOINT_KINDS
+
+    trees = [mixed_tree(s) for s in range(40)]
+    kinds = {str(j.shortname()).removeprefix("JointModel") for m, _ in trees for j in m.joints[1:]}
+    assert {k.removeprefix("JointModel") for k in JOINT_KINDS} <= kinds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 40))
+def test_many_random_trees(seed, x64):
+    model, cms = mixed_tree(seed)
+    check_against_numpy(model, cms, seed, ("pv-osimr", "efpa", "ltl-osim")[seed % 3])
+
+
+def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
+    G = seam.compile_seam(model, cms, transforms=transforms)
+    rng = np.random.default_rng(1)
+    qs = np.stack([random_q(model, rng) for _ in range(3)])
+    out = np.asarray(jax.jit(jax.vmap(G))(qs))
+    data = model.createData()
+    for q, Gx in zip(qs, out, strict=True):
+        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms)) <= TOLERANCE
+    assert rel(G(qs.reshape(3, 1, -1))[:, 0], out) <= 1e-14  # any leading batch shape
+
+
+@pytest.mark.parametrize("transforms", _marked(seam.TRANSFORMS, seam.TRANSFORMS[:1]))
+def test_jit_vmap_both_transforms(transforms, x64):
+    """One small XLA compile each: jit(vmap(G)) against the numpy path."""
+    check_jit_vmap(*mixed_tree(3), transforms)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transforms", seam.TRANSFORMS)
+def test_jit_vmap_humanoid(transforms, x64):
+    check_jit_vmap(*humanoid(), transforms)
+
+
+def test_no_constraint_rows(x64):
+    model, _ = _tree_with_unit_parts()
+    G = seam.compile_seam(model, [])
+    q = random_q(model, np.random.default_rng(0))
+    assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
+
+
+def test_placements_as_inputs(x64):
+    model, cms = _tree_with_unit_parts()
+    G = seam.compile_seam(model, cms, placements="input")
+    rng = np.random.default_rng(1)
+    q = random_q(model, rng)
+    moved = [
+        pin.RigidConstraintModel(cm.type, model, cm.joint1_id, pin.SE3.Random(), pin.LOCAL)
+        for cm in cms
+    ]
+    p = placement_vector(model, cms, [cm.joint1_placement for cm in moved])
+    expected = pvosimr.compute_delassus(model, model.createData(), q, moved)
+    assert rel(G(q, p), expected) <= TOLERANCE
+    assert rel(G(np.stack([q, q]), p)[1], expected) <= TOLERANCE  # p broadcast to the batch
+
+
+def test_float32_is_close_to_float64(x64):
+    model, cms = _tree_with_unit_parts()
+    G = seam.compile_seam(model, cms)
+    q = random_q(model, np.random.default_rng(0))
+    single = G(q.astype(np.float32))
+    assert single.dtype == jnp.float32
+    assert rel(single, G(q)) <= 1e-4
+
+
+# --------------------------------------------------------------------------- derivatives
+
+
+def test_gradient_is_the_compiled_one(x64):
+    """JAX's gradient against the CasADi function ``f.vjp`` is compiled from."""
+    symbolic = pytest.importorskip("pvosimr.symbolic")
+    model, cms = _tree_with_unit_parts()
+    G = seam.compile_seam(model, cms)
+    vjp = symbolic.delassus_function(model, cms, vjp=True)
+    rng = np.random.default_rng(5)
+    q = random_q(model, rng)
+    W = rng.normal(size=(G.m, G.m))
+    T = configuration_tangent(NUMPY, model, q)
+    grad_q = jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q)
+    assert rel(np.asarray(grad_q) @ T, np.asarray(vjp(q, W)).ravel()) <= 1e-11
+
+
+@pytest.mark.slow
+def test_gradient_against_central_differences(x64):
+    """Along each velocity coordinate, ``pin.integrate`` moved both ways, against the numpy
+    path: no CasADi involved."""
+    model, cms = mixed_tree(2)
+    G = seam.compile_seam(model, cms)
+    rng = np.random.default_rng(6)
+    q = random_q(model, rng)
+    W = rng.normal(size=(G.m, G.m))
+    g = np.asarray(jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q))
+    tangent = g @ configuration_tangent(NUMPY, model, q)
+    data, h = model.createData(), 1e-6
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = h
+        up = pvosimr.compute_delassus(model, data, pin.integrate(model, q, e), cms)
+        down = pvosimr.compute_delassus(model, data, pin.integrate(model, q, -e), cms)
+        fd = float(np.sum(W * (up - down)) / (2 * h))
+        assert abs(tangent[k] - fd) <= 1e-6 * max(1.0, abs(fd))
+
+
+def test_gradient_has_no_radial_part(x64):
+    model, cms = _tree_with_unit_parts()
+    G = seam.compile_seam(model, cms)
+    rng = np.random.default_rng(2)
+    q = off_sphere(model, random_q(model, rng), rng)
+    W = rng.normal(size=(G.m, G.m))
+    g = np.asarray(jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q))
+    for start, length in unit_part_spans(model):
+        part = slice(start, start + length)
+        assert abs(g[part] @ q[part]) <= 1e-12 * max(1.0, np.abs(g).max())
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_is_named(x64):
+    model, cms = _tree_with_unit_parts()
+    G = seam.compile_seam(model, cms)
+    q = random_q(model, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):
+        G(q[:-1])
+    with pytest.raises(TypeError, match="float32 or float64"):
+        G(np.zeros(model.nq, dtype=int))
+    with pytest.raises(TypeError, match="fixed placements"):
+        G(q, np.zeros(3))
+    jax.config.update("jax_enable_x64", False)
+    with pytest.raises(TypeError, match="x64 mode is off"):
+        G(q)
+    assert G(q.astype(np.float32)).dtype == jnp.float32
+
+
+def test_bad_arguments_are_named():
+    model, cms = mixed_tree(1)
+    with pytest.raises(ValueError, match="placements must be"):
+        seam.compile_seam(model, cms, placements="both")
+    with pytest.raises(ValueError, match="transforms must be"):
+        seam.compile_seam(model, cms, transforms="sparse")
+    with pytest.raises(ValueError):
+        seam.compile_seam(model, cms, "no-such-algorithm")
+
+
+def test_placements_input_needs_p(x64):
+    model, cms = mixed_tree(1)
+    G = seam.compile_seam(model, cms, placements="input")
+    with pytest.raises(TypeError, match=r"G\(q, p\)"):
+        G(random_q(model, np.random.default_rng(0)))
+
+
+def test_importing_the_backends_does_not_import_jax():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pvosimr, pvosimr.backends, pvosimr.kinematics.joints; "
+        "print(sorted({'jax', 'jaxlib'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+# --------------------------------------------------------------------------- Atlas
+
+
+@pytest.mark.slow
+def test_atlas_two_welds_jit_vmap(x64):
+    from pvosimr import zoo
+
+    robot = zoo.load_case("atlas/feet_6d")
+    G = seam.compile_seam(robot.model, robot.constraints)
+    rng = np.random.default_rng(8)
+    qs = np.stack([random_q(robot.model, rng) for _ in range(4)])
+    out = np.asarray(jax.jit(jax.vmap(G))(qs))
+    data = robot.model.createData()
+    for q, Gx in zip(qs, out, strict=True):
+        expected = pvosimr.compute_delassus(robot.model, data, q, robot.constraints)
+        assert rel(Gx, expected) <= TOLERANCE
