@@ -3,8 +3,11 @@ that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``
 
 - :mod:`.function`: :func:`delassus`, the custom VJP and the checks of its inputs;
 - :mod:`.ffi`: the XLA FFI handler (C++ beside it), compiled at first use and cached;
-- :mod:`.xla`: ``route="xla"``, the CasADi function's instruction graph as JAX operations (no C
-  compiler; the default where JAX's default device is a GPU).
+- :mod:`.seam`: ``route="xla"``, the algorithm bodies on a JAX backend of the seam, compiled
+  by XLA (no C compiler, no CasADi; the default where JAX's default device is a GPU);
+- :mod:`.xla`: the CasADi function's instruction graph replayed as JAX operations, the other
+  way to reach XLA, measured against the seam by ``python -m pvosimr.study.bench.seam``;
+- :mod:`.cache`: XLA's persistent compilation cache in pvosimr's cache folder.
 
 Importing it without JAX raises ``ModuleNotFoundError`` with the one line that says what to
 install.  The FFI route is float64 only, the XLA route float32 or float64; neither turns

@@ -24,8 +24,8 @@ from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
 
-#: The ways :func:`delassus` can compute G: the generated library through XLA's FFI, or the same
-#: instruction graph as JAX operations (:mod:`pvosimr.jax.xla`).
+#: The ways :func:`delassus` can compute G: the generated library through XLA's FFI, or the
+#: algorithm bodies on JAX arrays, compiled by XLA (:mod:`pvosimr.jax.seam`).
 ROUTES = ("ffi", "xla")
 
 _X64 = (
@@ -61,9 +61,10 @@ def delassus(
     (a custom VJP).  A q that is not finite, or beyond the model's range, and a G that is not
     finite raise at run time (``XlaRuntimeError`` naming the row), never a wrong matrix.
 
-    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.xla`: the same instruction
-    graph as JAX operations, no C compiler; float32 or float64 in q's dtype, forward and
-    reverse mode, placements differentiable, non-finite entries rather than errors); None
+    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.seam`: the algorithm
+    bodies on JAX arrays, compiled by XLA, no C compiler or CasADi; float32 or float64 in q's
+    dtype, forward and reverse mode, placements differentiable, non-finite entries rather than
+    errors); None
     (default): ``"xla"`` where JAX's default device is a GPU, else ``"ffi"``.
 
     Compiles (or finds in the cache) the library and its gradient library
@@ -145,10 +146,13 @@ def _custom_vjp(f, threads: int | None) -> Callable:
 
 
 def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
-    """``route="xla"``: :func:`pvosimr.jax.xla.compile_xla`'s G, placements as entries or ``p``."""
-    from .xla import compile_xla
+    """``route="xla"``: :func:`pvosimr.jax.seam.compile_seam`'s G, placements as entries or
+    ``p``; XLA's persistent cache in pvosimr's cache folder unless the caller chose one."""
+    from .cache import use_persistent_cache
+    from .seam import compile_seam
 
-    G_xla = compile_xla(model, cms, algorithm, placements="input" if given else "fixed")
+    use_persistent_cache()
+    G_xla = compile_seam(model, cms, algorithm, placements="input" if given else "fixed")
 
     def G(q, placements=None):
         if given and isinstance(placements, (list, tuple)):

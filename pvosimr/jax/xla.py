@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,10 +38,10 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
-from ..codegen.compiler import cache_dir  # noqa: E402
 from ..constraints import as_constraint_list  # noqa: E402
 from ..kinematics.joints import unit_parts  # noqa: E402
 from ..symbolic import delassus_function  # noqa: E402
+from .cache import use_persistent_cache  # noqa: E402
 
 __all__ = [
     "OPERATIONS",
@@ -210,21 +209,6 @@ def _normalised(columns: list[Any], parts: Iterable[tuple[int, int]]) -> list[An
         norm = lax.sqrt(sum(lax.mul(c, c) for c in columns[start:stop]))
         columns[start:stop] = [lax.div(c, norm) for c in columns[start:stop]]
     return columns
-
-
-def use_persistent_cache(folder: str | Path | None = None) -> Path | None:
-    """Point XLA's persistent compilation cache at ``folder`` (default ``xla/`` in
-    :func:`pvosimr.codegen.compiler.cache_dir`) unless JAX already has a cache folder; returns
-    the folder in use (None if the caller turned the cache off)."""
-    current = jax.config.jax_compilation_cache_dir
-    if not jax.config.jax_enable_compilation_cache:
-        return None
-    if current:
-        return Path(current)
-    chosen = Path(folder) if folder is not None else cache_dir() / "xla"
-    chosen.mkdir(parents=True, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", str(chosen))
-    return chosen
 
 
 class XlaDelassus:

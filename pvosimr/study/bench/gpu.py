@@ -1,4 +1,4 @@
-"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.xla`) timed, and its float32 error.
+"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.seam`) timed, and its float32 error.
 
 Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 
@@ -8,7 +8,7 @@ Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
   (:data:`GRID`, quoted, not measured).  Where none is present, the section says so.
 - **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
   fresh process with an empty persistent cache (cold), then in a second fresh process with the
-  cache the first wrote (warm): the CasADi graph, tracing and XLA's compile, timed apart; then
+  cache the first wrote (warm): building the function, tracing and XLA's compile, timed apart; then
   the time per configuration at B = :data:`CPU_BATCH` against the generated C's batched call
   ``f(qs)`` (1 and 2 threads) and the FFI route where this pvosimr has one, in the warm process.
 - **float32's error on the zoo** (:func:`float32_errors`): ``max|G32 − G| / max|G|`` against
@@ -112,14 +112,13 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_compilation_cache_dir", cache)
     from pvosimr import zoo
-    from pvosimr.jax.xla import compile_xla
+    from pvosimr.jax.seam import compile_seam
 
     out: dict[str, Any] = {"case": case, "batch": batch}
     start = time.perf_counter()
     robot = zoo.load_case(case)
-    G = compile_xla(robot.model, robot.constraints)
+    G = compile_seam(robot.model, robot.constraints)
     out["graph_s"] = time.perf_counter() - start
-    out["instructions"] = len(G.program.code)
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
     qs = _configurations(robot.model, batch, 0)
     fn = jax.jit(jax.vmap(G))
@@ -195,7 +194,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
 
     import pvosimr
     from pvosimr import zoo
-    from pvosimr.jax.xla import compile_xla
+    from pvosimr.jax.seam import compile_seam
 
     jax.config.update("jax_enable_x64", True)
     rows = []
@@ -205,7 +204,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
         except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
             rows.append({"robot": name, "skipped": str(exc).splitlines()[0]})
             continue
-        G = compile_xla(robot.model, robot.constraints)
+        G = compile_seam(robot.model, robot.constraints)
         qs = _configurations(robot.model, n_q, 1)
         out = np.asarray(G(qs.astype(np.float32)), dtype=float)
         data = robot.model.createData()
@@ -241,14 +240,14 @@ def gpu_timings(
     import jax
 
     from pvosimr import codegen, zoo
-    from pvosimr.jax.xla import compile_xla
+    from pvosimr.jax.seam import compile_seam
 
     jax.config.update("jax_enable_x64", True)
     device = jax.devices("gpu")[0] if device is None else device
     rows = []
     for case in cases:
         robot = zoo.load_case(case)
-        G = compile_xla(robot.model, robot.constraints)
+        G = compile_seam(robot.model, robot.constraints)
         f = codegen.compile(robot.model, robot.constraints)
         for batch in batches:
             qs = _configurations(robot.model, batch, 0)
@@ -314,7 +313,7 @@ def markdown(result: dict) -> str:
                   "an empty persistent cache (cold), then in a second fresh process with the "
                   "cache the first wrote (warm).", ""]  # fmt: skip
         lines += [
-            "| process | CasADi graph | trace | XLA compile | total |",
+            "| process | build | trace | XLA compile | total |",
             "|---|---:|---:|---:|---:|",
         ]
         for label, r in (("cold (empty cache)", cold), ("warm (persistent cache)", warm)):
@@ -323,8 +322,7 @@ def markdown(result: dict) -> str:
                 f"| {label} | {r['graph_s']:.2f} s | {r['trace_s']:.2f} s | "
                 f"{r['compile_s']:.2f} s | {total:.2f} s |"
             )
-        lines += ["", f"{cold['instructions']:,} instructions; load average at the end "
-                  f"{cpu['load'][0]:.2f}.", ""]  # fmt: skip
+        lines += ["", f"Load average at the end {cpu['load'][0]:.2f}.", ""]
         lines += [f"Time per configuration at B = {warm['batch']:,}:", ""]
         lines += ["| route | per q |", "|---|---:|"]
         lines.append(f"| XLA, float64 (`jit(vmap(G))`) | {_us(warm['xla_f64_s'])} |")
