@@ -321,4 +321,5 @@ HEAVY: dict[str, str] = {
     "tests/test_jax_seam.py::test_gradient_has_no_radial_part": FRONT,
     "tests/test_jax_seam.py::test_bad_input_is_named": FRONT,
     "tests/test_xla_route.py::test_route_xla_with_placements_as_entries": FRONT,
+    "tests/test_docs.py::test_snippet_runs_as_written[docs/xla.md-0]": FRONT,
 }
