@@ -24,6 +24,7 @@ PV_CPP = (
 ATLAS_SX = "CasADi graphs of Atlas (nv = 36), or PV-OSIMh pricing its plans: seconds each"
 
 EXPORT = "builds an export three times (its stack check, the Python library, the test program)"
+EMITTER = "the emitter (the way into XLA measured against the seam, not the route): JAX eager"
 FRONT = "JAX or PyTorch tracing and compiling its own computations: a second or more each"
 
 _CODEGEN = "tests/test_codegen.py::"
@@ -289,19 +290,6 @@ HEAVY: dict[str, str] = {
     "tests/test_zoo_sources.py::test_erd_model_matches_example_robot_data[ur5]": SLOWEST,
     # the front ends: one test of each path stays in the default suite
     "tests/test_export.py": EXPORT,
-    "tests/test_xla.py::test_gradient_and_jvp_are_the_compiled_ones": FRONT,
-    "tests/test_xla.py::test_float32_is_close_to_float64": FRONT,
-    "tests/test_xla.py::test_gradient_has_no_radial_part": FRONT,
-    "tests/test_xla.py::test_jit_vmap_jacfwd": FRONT,
-    "tests/test_xla.py::test_bad_input_is_named": FRONT,
-    "tests/test_xla.py::test_random_trees_against_numpy[0]": FRONT,
-    "tests/test_xla.py::test_random_trees_against_numpy[1]": FRONT,
-    "tests/test_xla.py::test_random_trees_against_numpy[4]": FRONT,
-    "tests/test_xla.py::test_random_trees_against_numpy[7]": FRONT,
-    "tests/test_xla.py::test_random_trees_against_numpy[9]": FRONT,
-    "tests/test_xla.py::test_placements_as_inputs": FRONT,
-    "tests/test_xla.py::test_no_constraint_rows": FRONT,
-    "tests/test_xla.py::test_the_gpu_timings_run_on_any_device": FRONT,
     "tests/test_jax.py::test_without_64_bit_mode_the_error_names_the_flag_and_import_leaves_it_off": SUBPROCESS,
     "tests/test_jax.py::test_without_jax_the_entry_point_says_what_to_install": SUBPROCESS,
     "tests/test_jax.py::test_vmap_of_grad_equals_a_python_loop": FRONT,
@@ -321,5 +309,9 @@ HEAVY: dict[str, str] = {
     "tests/test_jax_seam.py::test_gradient_has_no_radial_part": FRONT,
     "tests/test_jax_seam.py::test_bad_input_is_named": FRONT,
     "tests/test_xla_route.py::test_route_xla_with_placements_as_entries": FRONT,
+    "tests/test_xla_route.py::test_route_xla_is_the_xla_function": FRONT,
+    "tests/test_jax.py::test_vmap_and_nested_vmap_equal_python_loops": FRONT,
+    "tests/test_jax.py::test_import_pvosimr_imports_neither_jax_nor_torch": SUBPROCESS,
     "tests/test_docs.py::test_snippet_runs_as_written[docs/xla.md-0]": FRONT,
+    "tests/test_xla.py": EMITTER,
 }

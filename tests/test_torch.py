@@ -13,7 +13,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-torch = pytest.importorskip("torch", reason='needs PyTorch: pip install "pvosimr[torch]"')
+# PyTorch is imported where a test of this file runs (the fixture below), not when the file is
+# collected: every xdist worker collects every file, and the import takes seconds.
+torch = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _torch():
+    global torch
+    torch = pytest.importorskip("torch", reason='needs PyTorch: pip install "pvosimr[torch]"')
+
 
 from pvosimr.constraints import point, weld  # noqa: E402
 from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
