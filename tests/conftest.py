@@ -62,3 +62,14 @@ def atlas():
         return sources.atlas_model()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture
+def x64():
+    """JAX's x64 mode on for one test, then back as it was."""
+    import jax
+
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)

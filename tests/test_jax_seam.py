@@ -17,18 +17,18 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import (
-    CONTACT_TYPES,
-    TreeSpec,
-    build_tree,
-    mixed_kinds,
     random_q,
-    random_shape,
-    with_anchors,
 )
 
 jax = pytest.importorskip("jax")
-
 import jax.numpy as jnp  # noqa: E402
+from _jax import (  # noqa: E402
+    TOLERANCE,
+    mixed_tree,
+    off_sphere,
+    rel,
+    tree_with_unit_parts,
+)
 
 import pvosimr  # noqa: E402
 from pvosimr.backends.numpy import NUMPY  # noqa: E402
@@ -38,46 +38,9 @@ from pvosimr.kinematics.placements import placement_vector  # noqa: E402
 
 seam = pytest.importorskip("pvosimr.jax.seam")
 
-TOLERANCE = 1e-12
 TREE_SEEDS = range(2)
 #: Algorithms run eagerly in the default suite (on a random tree; the humanoid: the first).
 FAST = ("pv-osimr", "pv-osimh", "efpa")
-
-
-@pytest.fixture
-def x64():
-    """JAX's x64 mode on for one test, then back as it was."""
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.abs(a - b).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0)))
-
-
-def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``q`` with every unit part scaled by a factor in [0.5, 2]: the same configuration."""
-    q = q.copy()
-    for start, length in unit_part_spans(model):
-        q[start : start + length] *= rng.uniform(0.5, 2.0)
-    return q
-
-
-def mixed_tree(seed: int) -> tuple[pin.Model, list]:
-    """2-6 joints of every kind (a free-flyer root one time in two), 1-3 constraints of mixed
-    kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 7))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(1, 4))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
 
 
 def humanoid() -> tuple[pin.Model, list]:
@@ -103,19 +66,6 @@ def humanoid() -> tuple[pin.Model, list]:
         cm("larm_wrist2_joint", six, pin.LOCAL, "chest2_joint"),
     ]
     return model, cms
-
-
-def _tree_with_unit_parts() -> tuple[pin.Model, list]:
-    """A free-flyer root (a unit quaternion), an unbounded revolute (a unit complex number) and
-    a prismatic; a point contact on each branch."""
-    spec = TreeSpec(
-        [0, 1, 1],
-        ["FreeFlyer", "RUBY", "PZ"],
-        [(2, CONTACT_TYPES[0]), (3, CONTACT_TYPES[0])],
-        False,
-        7,
-    )
-    return build_tree(spec)
 
 
 def check_against_numpy(
@@ -207,14 +157,14 @@ def test_jit_vmap_humanoid(transforms, x64):
 
 
 def test_no_constraint_rows(x64):
-    model, _ = _tree_with_unit_parts()
+    model, _ = tree_with_unit_parts()
     G = seam.compile_seam(model, [])
     q = random_q(model, np.random.default_rng(0))
     assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
 
 
 def test_placements_as_inputs(x64):
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms, placements="input")
     rng = np.random.default_rng(1)
     q = random_q(model, rng)
@@ -229,7 +179,7 @@ def test_placements_as_inputs(x64):
 
 
 def test_float32_is_close_to_float64(x64):
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms)
     q = random_q(model, np.random.default_rng(0))
     single = G(q.astype(np.float32))
@@ -243,7 +193,7 @@ def test_float32_is_close_to_float64(x64):
 def test_gradient_is_the_compiled_one(x64):
     """JAX's gradient against the CasADi function ``f.vjp`` is compiled from."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms)
     vjp = symbolic.delassus_function(model, cms, vjp=True)
     rng = np.random.default_rng(5)
@@ -276,7 +226,7 @@ def test_gradient_against_central_differences(x64):
 
 
 def test_gradient_has_no_radial_part(x64):
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms)
     rng = np.random.default_rng(2)
     q = off_sphere(model, random_q(model, rng), rng)
@@ -291,7 +241,7 @@ def test_gradient_has_no_radial_part(x64):
 
 
 def test_bad_input_is_named(x64):
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms)
     q = random_q(model, np.random.default_rng(0))
     with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from _jax import TOLERANCE, off_sphere, rel, tree_with_unit_parts
 from _trees import random_q
-from test_xla import TOLERANCE, _tree_with_unit_parts, off_sphere, rel, x64  # noqa: F401
 
 jax = pytest.importorskip("jax")
 pj = pytest.importorskip("pvosimr.jax")
@@ -22,8 +22,8 @@ class ChosenError(Exception):
     """Raised by the stand-in compile: the FFI route was taken."""
 
 
-def test_route_xla_is_the_xla_function(x64):  # noqa: F811
-    model, cms = _tree_with_unit_parts()
+def test_route_xla_is_the_xla_function(x64):
+    model, cms = tree_with_unit_parts()
     G = pj.delassus(model, cms, route="xla")
     rng = np.random.default_rng(4)
     q = random_q(model, rng)
@@ -31,8 +31,8 @@ def test_route_xla_is_the_xla_function(x64):  # noqa: F811
     assert rel(G(off_sphere(model, q, rng)), expected) <= TOLERANCE
 
 
-def test_route_xla_with_placements_as_entries(x64):  # noqa: F811
-    model, cms = _tree_with_unit_parts()
+def test_route_xla_with_placements_as_entries(x64):
+    model, cms = tree_with_unit_parts()
     G = pj.delassus(model, cms, placements="input", route="xla")
     q = random_q(model, np.random.default_rng(5))
     moved = [pin.SE3.Random() for _ in cms]
@@ -44,8 +44,8 @@ def test_route_xla_with_placements_as_entries(x64):  # noqa: F811
     assert rel(G(q, moved), expected) <= TOLERANCE
 
 
-def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):  # noqa: F811
-    model, cms = _tree_with_unit_parts()
+def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
+    model, cms = tree_with_unit_parts()
 
     def compile_stand_in(*args, **kwargs):
         raise ChosenError

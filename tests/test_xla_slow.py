@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _trees import ROBOT_SAMPLE, random_q
-from test_xla import (
+from _jax import (
     TOLERANCE,
-    _tree_with_unit_parts,
-    check_against_numpy,
     mixed_tree,
     off_sphere,
     rel,
-    x64,  # noqa: F401  (the fixture)
+    tree_with_unit_parts,
 )
+from _trees import ROBOT_SAMPLE, random_q
+from test_xla import check_against_numpy
 
 jax = pytest.importorskip("jax")
 xla = pytest.importorskip("pvosimr.jax.xla")
@@ -44,12 +43,12 @@ def test_slow_trees_draw_every_joint_kind():
 
 
 @pytest.mark.parametrize("seed", SLOW_TREES)
-def test_many_random_trees_against_numpy(seed, x64):  # noqa: F811
+def test_many_random_trees_against_numpy(seed, x64):
     check_against_numpy(*mixed_tree(seed), seed, n_q=3)
 
 
 @pytest.mark.parametrize("name", sorted(ROBOT_SAMPLE - UNSUPPORTED))
-def test_zoo_sample_against_numpy(name, x64):  # noqa: F811
+def test_zoo_sample_against_numpy(name, x64):
     try:
         robot = zoo.load(name)
     except (FileNotFoundError, ModuleNotFoundError) as exc:
@@ -57,10 +56,10 @@ def test_zoo_sample_against_numpy(name, x64):  # noqa: F811
     check_against_numpy(robot.model, robot.constraints, 1)
 
 
-def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):  # noqa: F811
+def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
     from pvosimr import codegen
 
-    model, cms = _tree_with_unit_parts()
+    model, cms = tree_with_unit_parts()
     f = codegen.compile(model, cms, vjp=True, derivatives=True, cache_dir=tmp_path)
     G = xla.compile_xla(model, cms)
     rng = np.random.default_rng(11)

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 
 from ..extras import require
@@ -40,6 +39,7 @@ from ..kinematics.joints import joint_kinematics  # noqa: E402
 from ..kinematics.placements import placement_actions, placement_size  # noqa: E402
 from ..spatial import DenseTransform  # noqa: E402
 from ..topology import Topology  # noqa: E402
+from .arrays import checked_input  # noqa: E402
 
 __all__ = ["TRANSFORMS", "SeamDelassus", "compile_seam", "jax_kinematics"]
 
@@ -136,11 +136,11 @@ class SeamDelassus:
         return jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
 
     def __call__(self, q: Any, p: Any = None) -> Any:
-        inputs = [_checked(q, "q", self.nq)]
+        inputs = [checked_input(q, "q", self.nq)]
         if self.placements == "input":
             if p is None:
                 raise TypeError("this function has placements as inputs: call G(q, p)")
-            inputs.append(_checked(p, "p", self.n_p))
+            inputs.append(checked_input(p, "p", self.n_p))
         elif p is not None:
             raise TypeError("this function has fixed placements: call G(q)")
         if inputs[0].dtype != inputs[-1].dtype:
@@ -154,21 +154,6 @@ class SeamDelassus:
             return self.single(*(x[0] for x in flat))
         G = jax.vmap(self.single)(*flat)
         return G.reshape((*batch, self.m, self.m))
-
-
-def _checked(x: Any, name: str, size: int) -> Any:
-    dtype = np.dtype(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"{name} must be float32 or float64, not {dtype}")
-    if dtype == np.float64 and jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
-        raise TypeError(
-            f"{name} is float64 but JAX's x64 mode is off (JAX would round it to float32): "
-            'call jax.config.update("jax_enable_x64", True) first, or pass float32'
-        )
-    x = jnp.asarray(x)
-    if x.ndim < 1 or x.shape[-1] != size:
-        raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
-    return x
 
 
 def compile_seam(

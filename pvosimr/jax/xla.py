@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 
 from ..extras import require
@@ -34,13 +33,13 @@ from ..extras import require
 require("pvosimr.jax.xla", "jax", "casadi")
 
 import casadi as ca  # noqa: E402
-import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
 from ..constraints import as_constraint_list  # noqa: E402
 from ..kinematics.joints import unit_parts  # noqa: E402
 from ..symbolic import delassus_function  # noqa: E402
+from .arrays import checked_input  # noqa: E402
 from .cache import use_persistent_cache  # noqa: E402
 
 __all__ = [
@@ -233,11 +232,11 @@ class XlaDelassus:
         return f"XlaDelassus({self.program.name}, nq={self.nq}, m={self.m})"
 
     def __call__(self, q: Any, p: Any = None) -> Any:
-        inputs = [self._checked(q, "q", self.program.in_sizes[0])]
+        inputs = [checked_input(q, "q", self.program.in_sizes[0])]
         if self.placements == "input":
             if p is None:
                 raise TypeError("this function has placements as inputs: call G(q, p)")
-            inputs.append(self._checked(p, "p", self.program.in_sizes[1]))
+            inputs.append(checked_input(p, "p", self.program.in_sizes[1]))
         elif p is not None:
             raise TypeError("this function has fixed placements: call G(q)")
         if inputs[0].dtype != inputs[-1].dtype:
@@ -246,21 +245,6 @@ class XlaDelassus:
         columns = [[jnp.broadcast_to(x[..., j], batch) for j in range(x.shape[-1])] for x in inputs]
         columns[0] = _normalised(columns[0], self.unit_slices)
         return emit(self.program, columns)
-
-    @staticmethod
-    def _checked(x: Any, name: str, size: int) -> Any:
-        dtype = np.dtype(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype)
-        if dtype not in (np.float32, np.float64):
-            raise TypeError(f"{name} must be float32 or float64, not {dtype}")
-        if dtype == np.float64 and jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
-            raise TypeError(
-                f"{name} is float64 but JAX's x64 mode is off (JAX would round it to float32): "
-                'call jax.config.update("jax_enable_x64", True) first, or pass float32'
-            )
-        x = jnp.asarray(x)
-        if x.ndim < 1 or x.shape[-1] != size:
-            raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
-        return x
 
 
 def compile_xla(

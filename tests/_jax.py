@@ -1,0 +1,60 @@
+"""Helpers shared by the tests of the XLA routes (tests/test_jax_seam.py, tests/test_xla.py,
+tests/test_xla_route.py; their fixture ``x64`` is in conftest.py): a relative error, random
+trees with every constraint kind, and configurations off the unit sphere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+from _trees import (
+    CONTACT_TYPES,
+    TreeSpec,
+    build_tree,
+    mixed_kinds,
+    random_shape,
+    with_anchors,
+)
+
+from pvosimr.coordinates import unit_part_spans
+
+TOLERANCE = 1e-12
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0)))
+
+
+def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``q`` with every unit part scaled by a factor in [0.5, 2]: the same configuration."""
+    q = q.copy()
+    for start, length in unit_part_spans(model):
+        q[start : start + length] *= rng.uniform(0.5, 2.0)
+    return q
+
+
+def mixed_tree(seed: int) -> tuple[pin.Model, list]:
+    """2-6 joints of every kind (a free-flyer root one time in two), 1-3 constraints of mixed
+    kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(1, 4))
+    constraints = [
+        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
+    ]
+    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+
+
+def tree_with_unit_parts() -> tuple[pin.Model, list]:
+    """A free-flyer root (a unit quaternion), an unbounded revolute (a unit complex number) and
+    a prismatic; a point contact on each branch."""
+    spec = TreeSpec(
+        [0, 1, 1],
+        ["FreeFlyer", "RUBY", "PZ"],
+        [(2, CONTACT_TYPES[0]), (3, CONTACT_TYPES[0])],
+        False,
+        7,
+    )
+    return build_tree(spec)
