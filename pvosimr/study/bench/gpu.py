@@ -41,12 +41,14 @@ __all__ = [
     "GPU_BATCHES",
     "GPU_CASES",
     "GRID",
+    "compiled_batch",
     "cpu_compile",
     "float32_errors",
     "gpu_devices",
     "gpu_timings",
     "main",
     "markdown",
+    "median_call",
     "write",
 ]
 
@@ -65,7 +67,7 @@ FLOAT32_ROBOTS = (
 )  # fmt: skip
 
 
-def _median_call(call, repeats: int) -> float:
+def median_call(call, repeats: int) -> float:
     """Median seconds of ``call()`` (a blocking call) over ``repeats``, after one warm-up."""
     call()
     times = []
@@ -74,6 +76,18 @@ def _median_call(call, repeats: int) -> float:
         call()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def compiled_batch(G, qs: np.ndarray):
+    """``jit(vmap(G))`` traced and compiled for ``qs``, and the seconds of each step
+    (``trace_s``, ``compile_s``: XLA's compile, or its load from the persistent cache)."""
+    import jax
+
+    start = time.perf_counter()
+    lowered = jax.jit(jax.vmap(G)).lower(qs)
+    traced = time.perf_counter()
+    compiled = lowered.compile()
+    return compiled, {"trace_s": traced - start, "compile_s": time.perf_counter() - traced}
 
 
 def _configurations(model, n: int, seed: int) -> np.ndarray:
@@ -121,16 +135,11 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     out["graph_s"] = time.perf_counter() - start
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
     qs = _configurations(robot.model, batch, 0)
-    fn = jax.jit(jax.vmap(G))
-    start = time.perf_counter()
-    lowered = fn.lower(qs)
-    out["trace_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    compiled = lowered.compile()
-    out["compile_s"] = time.perf_counter() - start
+    compiled, seconds = compiled_batch(G, qs)
+    out.update(seconds)
     x = jax.device_put(qs)
     out["xla_f64_error"] = _checked(compiled(x), robot, qs, 1e-12)
-    out["xla_f64_s"] = _median_call(lambda: compiled(x).block_until_ready(), repeats) / batch
+    out["xla_f64_s"] = median_call(lambda: compiled(x).block_until_ready(), repeats) / batch
     if compare:
         out.update(_compare(robot, qs, repeats))
     return out
@@ -146,7 +155,7 @@ def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
         f = codegen.compile(robot.model, robot.constraints)
         for threads in (1, 2):
             out[f"c_t{threads}_s"] = (
-                _median_call(lambda t=threads: f(qs, threads=t), repeats) / batch
+                median_call(lambda t=threads: f(qs, threads=t), repeats) / batch
             )
     except (OSError, ModuleNotFoundError) as exc:
         out["c_error"] = str(exc)
@@ -158,7 +167,7 @@ def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
         ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
         x = jax.device_put(qs)
         _checked(ffi(x), robot, qs, 1e-12)
-        out["ffi_s"] = _median_call(lambda: ffi(x).block_until_ready(), repeats) / batch
+        out["ffi_s"] = median_call(lambda: ffi(x).block_until_ready(), repeats) / batch
     except (ImportError, TypeError) as exc:
         out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
     return out
@@ -251,7 +260,7 @@ def gpu_timings(
         f = codegen.compile(robot.model, robot.constraints)
         for batch in batches:
             qs = _configurations(robot.model, batch, 0)
-            c_s = _median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
+            c_s = median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
             for dtype in (np.float64, np.float32):
                 row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
                 rows.append({"case": case, "batch": batch, **row, "cpu_c_s": c_s})
@@ -272,8 +281,8 @@ def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
     batch = len(qs)
     return {
         "dtype": qs.dtype.name,
-        "G_s": _median_call(lambda: g(x).block_until_ready(), repeats) / batch,
-        "grad_s": _median_call(lambda: grad(x).block_until_ready(), repeats) / batch,
+        "G_s": median_call(lambda: g(x).block_until_ready(), repeats) / batch,
+        "grad_s": median_call(lambda: grad(x).block_until_ready(), repeats) / batch,
     }
 
 

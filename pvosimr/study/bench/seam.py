@@ -19,9 +19,9 @@ generated C's batched call ``f(qs)`` (1 and 2 threads) is timed in the same run.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,21 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from .gpu import compiled_batch, median_call
+
 __all__ = ["BATCH", "CASE", "ROUTES", "main", "markdown", "measure"]
 
 CASE = "atlas/feet_6d"
 BATCH = 4096
 ROUTES = ("seam-chain", "seam-dense", "emitter")
-
-
-def _median(call, repeats: int) -> float:
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _error(out: Any, robot, qs: np.ndarray) -> float:
@@ -89,23 +81,19 @@ def _worker(route: str, dtype: str, batch: int, repeats: int, cache: str, time_c
     rng = np.random.default_rng(0)
     base = np.stack([random_q(robot.model, rng) for _ in range(64)])
     qs = np.resize(base, (batch, robot.model.nq)).astype(dtype)
-    fn = jax.jit(jax.vmap(G))
-    start = time.perf_counter()
-    lowered = fn.lower(qs)
-    out["trace_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    compiled = lowered.compile()
-    out["compile_s"] = time.perf_counter() - start
+    compiled, seconds = compiled_batch(G, qs)
+    out.update(seconds)
     x = jax.device_put(qs)
     out["error"] = _error(compiled(x), robot, qs)
-    out["run_s"] = _median(lambda: compiled(x).block_until_ready(), repeats) / batch
+    out["run_s"] = median_call(lambda: compiled(x).block_until_ready(), repeats) / batch
     if time_c:
         from pvosimr import codegen
 
         f = codegen.compile(robot.model, robot.constraints)
         q64 = qs.astype(np.float64)
         for threads in (1, 2):
-            out[f"c_t{threads}_s"] = _median(lambda t=threads: f(q64, threads=t), repeats) / batch
+            call = functools.partial(f, q64, threads=threads)
+            out[f"c_t{threads}_s"] = median_call(call, repeats) / batch
     return out
 
 
