@@ -34,8 +34,13 @@ def pytest_collection_modifyitems(config, items):
             found.add(item.nodeid)
             found.add(item.nodeid.split("::")[0])
     whole_files = not any("::" in arg for arg in config.args) and not config.getoption("keyword")
-    stale = {n for n in HEAVY if n.split("::")[0] in files and n not in found}
-    if stale and whole_files and not config.getoption("lf"):
+    # A listed parameter set may be absent where the installed versions draw other cases (the
+    # oldest pin has no mimic robots); a listed test whose function is gone is stale.
+    functions = {item.nodeid.split("[")[0] for item in items}
+    stale = {
+        n for n in HEAVY if n.split("::")[0] in files and n.split("[")[0] not in functions | found
+    }
+    if stale and whole_files and not config.getoption("lf", default=False):
         raise pytest.UsageError(
             "tests/_heavy.py names tests that were not collected: " + ", ".join(sorted(stale))
         )
