@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..options import REPORT_DIR
+
 __all__ = [
     "CPU_BATCH",
     "CPU_CASE",
@@ -384,7 +386,7 @@ def run(cpu: bool = True, float32: bool = True) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pvosimr.study.bench.gpu``: run, write, print the paths."""
     parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu")
-    parser.add_argument("--out", type=Path, default=Path("pvosimr-report/figures"))
+    parser.add_argument("--out", type=Path, default=REPORT_DIR / "figures")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU compile (minutes)")
     parser.add_argument("--no-float32", action="store_true", help="skip float32's zoo errors")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..options import REPORT_DIR
 from .gpu import compiled_batch, median_call
 
 __all__ = ["BATCH", "CASE", "ROUTES", "main", "markdown", "measure"]
@@ -162,7 +163,7 @@ def markdown(result: dict) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=6, metavar="ARG")
-    parser.add_argument("--out", type=Path, default=Path("figures"))
+    parser.add_argument("--out", type=Path, default=REPORT_DIR / "figures")
     parser.add_argument("--routes", default=",".join(ROUTES))
     parser.add_argument("--dtypes", default="float64,float32")
     parser.add_argument("--batch", type=int, default=BATCH)
