@@ -34,7 +34,7 @@ from ..backends.jax import JaxBackend, JaxMatrix  # noqa: E402
 from ..choice import canonical_algorithm, resolve_algorithm  # noqa: E402
 from ..constraints import as_constraint_list, check_placements  # noqa: E402
 from ..coordinates import unit_part_spans  # noqa: E402
-from ..kinematics.frames import Kinematics, frame_transforms, model_constants  # noqa: E402
+from ..kinematics.frames import Kinematics, backend_kinematics  # noqa: E402
 from ..kinematics.joints import joint_kinematics  # noqa: E402
 from ..kinematics.placements import placement_actions, placement_size  # noqa: E402
 from ..spatial import DenseTransform  # noqa: E402
@@ -69,15 +69,7 @@ def jax_kinematics(
         eye = B.eye(6)
         X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in X[1:]]
     actions = None if p is None else placement_actions(B, topology, JaxMatrix(p[:, None]))
-    H, armature, K = model_constants(model, topology, constraint_models, actions)
-    return Kinematics(
-        X=X,
-        S=S,
-        H=[B.const(h) for h in H],
-        armature=[None if a is None else B.const(a) for a in armature],
-        K={e: k if type(k) is JaxMatrix else B.const(k) for e, k in K.items()},
-        world=frame_transforms(B, X, topology, constraint_models, actions),
-    )
+    return backend_kinematics(B, model, X, S, topology, constraint_models, actions)
 
 
 def normalised(q: Any, spans: Iterable[tuple[int, int]]) -> Any:

@@ -25,6 +25,7 @@ from ..topology import Topology
 
 __all__ = [
     "Kinematics",
+    "backend_kinematics",
     "frame_transforms",
     "link_constants",
     "model_constants",
@@ -158,6 +159,29 @@ def frame_transforms(
     else:
         out.update((key, actions[key]) for key in topology.anchors.values())
     return out
+
+
+def backend_kinematics(
+    B: Backend,
+    model: pin.Model,
+    X: list[SpatialTransform],
+    S: list[Matrix],
+    topology: Topology,
+    constraint_models,
+    actions: Mapping[int, Matrix] | None = None,
+) -> Kinematics:
+    """The :class:`Kinematics` of joint transforms and subspaces computed on ``B`` (symbolic or
+    traced), with the model's constants made ``B``'s constants.  ``actions``: as for
+    :func:`model_constants` (a ``K`` built from them is ``B``'s already)."""
+    H, armature, K = model_constants(model, topology, constraint_models, actions)
+    return Kinematics(
+        X=X,
+        S=S,
+        H=[B.const(h) for h in H],
+        armature=[None if a is None else B.const(a) for a in armature],
+        K={e: B.const(k) if isinstance(k, np.ndarray) else k for e, k in K.items()},
+        world=frame_transforms(B, X, topology, constraint_models, actions),
+    )
 
 
 def pinocchio_joint_kinematics(

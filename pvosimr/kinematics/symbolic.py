@@ -12,10 +12,10 @@ from typing import Any
 
 import pinocchio as pin
 
-from ..backends.casadi import CASADI, SX
+from ..backends.casadi import CASADI
 from ..constraints import as_constraint_list
 from ..topology import Topology
-from .frames import Kinematics, frame_transforms, model_constants
+from .frames import Kinematics, backend_kinematics
 from .joints import joint_kinematics
 from .placements import placement_actions
 
@@ -37,12 +37,4 @@ def symbolic_kinematics(
     X, S = joint_kinematics(CASADI, model, q, topology)
     cms = as_constraint_list(constraint_models, model)
     actions = None if p is None else placement_actions(CASADI, topology, p)
-    H, armature, K = model_constants(model, topology, cms, actions)
-    return Kinematics(
-        X=X,
-        S=S,
-        H=[CASADI.const(h) for h in H],
-        armature=[None if a is None else CASADI.const(a) for a in armature],
-        K={e: k if isinstance(k, SX) else CASADI.const(k) for e, k in K.items()},
-        world=frame_transforms(CASADI, X, topology, cms, actions),
-    )
+    return backend_kinematics(CASADI, model, X, S, topology, cms, actions)
