@@ -322,7 +322,7 @@ def test_beyond_data_links_the_generated_code_is_checked_against_the_numpy_batch
 ):
     """Past DATA_LINKS no pin.Data is made: the methods needing one say why, the rest run."""
     monkeypatch.setattr(scaling, "DATA_LINKS", 3)
-    (point,) = scaling.time_large([2], 1, cache_dir=tmp_path, progress=False)
+    (point,) = scaling.time_large([2], 1, scaling.SweepOptions(cache_dir=tmp_path), progress=False)
     assert point.n == 4
     for k in ("numpy:pv-osimr", *bench.PIN):
         assert point.skipped[k] == "not run: a pin.Data of this model holds 2.05 kB"

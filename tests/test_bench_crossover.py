@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pvosimr.study.bench import crossover, figure, report, results, sections
+from pvosimr.study.bench.scaling import SweepOptions
 
 pytest.importorskip("matplotlib")
 
@@ -17,7 +18,9 @@ SIZES = {"chain_two_welds": (2, 4)}  # two tiny chains with m = 12
 def swept(tmp_path_factory):
     """Two tiny sizes, one sample each; the generated code built in a fresh folder."""
     cache = tmp_path_factory.mktemp("crossover-cache")
-    points, threads = crossover.time_crossover(SIZES, 1, cache_dir=cache, batch=4, progress=False)
+    points, threads = crossover.time_crossover(
+        SIZES, 1, SweepOptions(cache_dir=cache), batch=4, progress=False
+    )
     return points, threads
 
 
@@ -50,7 +53,7 @@ def test_a_wrong_route_stops_the_sweep(monkeypatch, tmp_path):
     monkeypatch.setattr(crossover, "dense_lu", wrong)
     with pytest.raises(ValueError, match=r"dense:lu disagrees with dense:pin\+cholesky"):
         crossover.time_crossover(
-            {"chain_two_welds": (2,)}, 1, codegen=False, batch=2, progress=False
+            {"chain_two_welds": (2,)}, 1, SweepOptions(codegen=False), batch=2, progress=False
         )
 
 

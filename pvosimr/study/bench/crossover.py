@@ -40,7 +40,6 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -52,7 +51,7 @@ from ..progress import progress_bar
 from .compiled import batch_name, g_facts
 from .loop import Method, time_methods
 from .results import CrossoverPoint
-from .scaling import large_flags
+from .scaling import SweepOptions, large_flags
 
 __all__ = [
     "AGREEMENT_TOLERANCE",
@@ -244,9 +243,9 @@ def check_agreement(
 # ------------------------------------------------------------------------------------- sweep
 
 
-def _generated(robot: zoo.Robot, point: CrossoverPoint, options: dict) -> Callable | None:
+def _generated(robot: zoo.Robot, point: CrossoverPoint, options: SweepOptions) -> Callable | None:
     """The batched generated call on one thread, or None (with the reason in the point)."""
-    if not options["codegen"]:
+    if not options.codegen:
         point.skipped[CODEGEN] = "not requested (--no-codegen)"
         return None
     if point.n > CODEGEN_LINKS:
@@ -254,10 +253,10 @@ def _generated(robot: zoo.Robot, point: CrossoverPoint, options: dict) -> Callab
         return None
     from pvosimr import codegen
 
-    flags = large_flags(point.n, options["flags"])
+    flags = large_flags(point.n, options.flags)
     try:
         compiled = codegen.compile(
-            robot.model, robot.constraints, flags=flags, cache_dir=options["cache_dir"]
+            robot.model, robot.constraints, flags=flags, cache_dir=options.cache_dir
         )
     except (ImportError, OSError, RuntimeError) as exc:
         point.skipped[CODEGEN] = f"{type(exc).__name__}: {exc}"
@@ -272,12 +271,14 @@ def _first(G, per: int) -> np.ndarray:
     return G[0] if per > 1 else G
 
 
-def _point(family: str, size: int, repeats: int, options: dict) -> CrossoverPoint:
+def _point(
+    family: str, size: int, repeats: int, options: SweepOptions, batch: int
+) -> CrossoverPoint:
     """Every route on one mechanism: checked against the dense route, then timed."""
     robot = mechanism(family, size)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options["seed"])
-    Q = np.stack([robot.q_random(rng) for _ in range(options["batch"])])
+    rng = np.random.default_rng(options.seed)
+    Q = np.stack([robot.q_random(rng) for _ in range(batch)])
     point = CrossoverPoint(family, size, model.nv, robot.m, {})
     data = model.createData()
     Ms, Js = dense_inputs(model, data, cms, Q)
@@ -317,22 +318,19 @@ def _point(family: str, size: int, repeats: int, options: dict) -> CrossoverPoin
 def time_crossover(
     sizes: dict[str, Sequence[int]],
     repeats: int,
+    options: SweepOptions | None = None,
     *,
-    seed: int = 0,
-    flags: tuple[str, ...] = ("-O3",),
-    cache_dir: Path | None = None,
-    codegen: bool = True,
     batch: int = CROSSOVER_BATCH,
     progress: bool = True,
 ) -> tuple[list[CrossoverPoint], str]:
     """Median time per configuration of :data:`CROSSOVER_METHODS` on every mechanism size of
-    ``sizes``, and the BLAS threads they ran on."""
-    options = {"seed": seed, "flags": tuple(flags), "cache_dir": cache_dir, "codegen": codegen}
-    options["batch"] = batch
+    ``sizes``, each on ``batch`` configurations, and the BLAS threads they ran on
+    (``options``: default :class:`~.scaling.SweepOptions`)."""
+    options = options or SweepOptions()
     jobs = [(family, s) for family, values in sizes.items() for s in values]
     bar = progress_bar(jobs, desc="crossover", disable=not progress, file=sys.stderr)
     with blas_threads(1) as threads:
-        points = [_point(family, size, repeats, options) for family, size in bar]
+        points = [_point(family, size, repeats, options, batch) for family, size in bar]
     return points, threads
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import tracemalloc
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,25 @@ __all__ = [
     "SCALING_BATCH",
     "SCALING_METHODS",
     "SCALING_SIZES",
+    "SweepOptions",
     "large_flags",
     "links",
     "quick_sizes",
     "time_large",
     "time_scaling",
 ]
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What the large and crossover sweeps share: the seed of their random configurations, and
+    whether the generated code is timed, built with which flags, cached where."""
+
+    seed: int = 0
+    flags: tuple[str, ...] = ("-O3",)
+    cache_dir: Path | None = None
+    codegen: bool = True
+
 
 SCALING_SIZES: dict[str, tuple[int, ...]] = {
     "chain_welded_every_k": (2, 3, 4, 5, 6, 8, 10),  # k: n = k² links, m = 6k
@@ -184,15 +198,15 @@ def _generated(
     Q: np.ndarray,
     methods: dict[str, Method],
     reference: Callable[[np.ndarray], np.ndarray],
-    options: dict,
+    options: SweepOptions,
 ) -> None:
     """The generated code, single and batched, checked and with its build facts."""
     from pvosimr import codegen
 
     model, cms = robot.model, robot.constraints
-    flags = large_flags(model.nv, options["flags"])
+    flags = large_flags(model.nv, options.flags)
     try:
-        compiled = codegen.compile(model, cms, flags=flags, cache_dir=options["cache_dir"])
+        compiled = codegen.compile(model, cms, flags=flags, cache_dir=options.cache_dir)
     except (ImportError, OSError, RuntimeError) as exc:
         point.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
         return
@@ -224,11 +238,11 @@ def _with_data(
     return lambda qs: np.stack([single(q) for q in qs])
 
 
-def _large_point(k: int, repeats: int, seed: int, options: dict) -> ScalingPoint:
+def _large_point(k: int, repeats: int, options: SweepOptions) -> ScalingPoint:
     """:data:`LARGE_METHODS` on the Fig. 4a chain of k² links, with their memory."""
     robot = zoo.chain_welded_every_k(k)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(options.seed)
     Q = np.stack([robot.q_random(rng) for _ in range(SCALING_BATCH)])
     point = ScalingPoint(LARGE_FAMILY, k, model.nv, robot.m, {})
     methods: dict[str, Method] = {}
@@ -246,7 +260,7 @@ def _large_point(k: int, repeats: int, seed: int, options: dict) -> ScalingPoint
         methods["batch:pv-osimr"] = (batch, [Q], len(Q))
     if "batch:pv-osimr" in methods:
         point.memory["batch:pv-osimr"] = {"peak_bytes": peak_bytes(batch, Q), "B": len(Q)}
-    if options["codegen"]:
+    if options.codegen:
         _generated(point, robot, Q, methods, reference, options)
     timings = time_methods(methods, repeats)
     point.medians_us = {k: timings[k].median * 1e6 for k in LARGE_METHODS if k in timings}
@@ -256,16 +270,11 @@ def _large_point(k: int, repeats: int, seed: int, options: dict) -> ScalingPoint
 def time_large(
     sizes: Sequence[int],
     repeats: int,
+    options: SweepOptions | None = None,
     *,
-    seed: int = 0,
-    flags: tuple[str, ...] = ("-O3",),
-    cache_dir: Path | None = None,
-    codegen: bool = True,
     progress: bool = True,
 ) -> list[ScalingPoint]:
     """Median time per configuration of :data:`LARGE_METHODS` and their memory on the Fig. 4a
-    chains of k² links, k in ``sizes``."""
-    options = {"flags": tuple(flags), "cache_dir": cache_dir, "codegen": codegen}
-    return [
-        _large_point(k, repeats, seed, options) for k in _progress(list(sizes), "large", progress)
-    ]
+    chains of k² links, k in ``sizes`` (``options``: default :class:`SweepOptions`)."""
+    options = options or SweepOptions()
+    return [_large_point(k, repeats, options) for k in _progress(list(sizes), "large", progress)]

@@ -21,7 +21,7 @@ from .loop import N_CONFIGS, time_methods
 from .methods import BATCH_SIZE, CaseOptions, case_methods
 from .mujoco import MUJOCO_ROBOTS, time_mujoco
 from .results import CaseResult
-from .scaling import LARGE_SIZES, SCALING_SIZES, time_large, time_scaling
+from .scaling import LARGE_SIZES, SCALING_SIZES, SweepOptions, time_large, time_scaling
 
 __all__ = ["DEFAULT_CASES", "N_CONFIGS", "case_name", "run", "time_case"]
 
@@ -159,23 +159,18 @@ def run(
         few = max(3, repeats // 3)
         points = time_scaling(sizes, few, seed, progress) if sizes else []
         ks = LARGE_SIZES if large is None else large
-        options = {"seed": seed, "flags": tuple(codegen_flags), "cache_dir": cache_dir}
+        options = SweepOptions(seed, tuple(codegen_flags), cache_dir, codegen)
         large_repeats = max(2, min(5, repeats // 6))  # a sample of n = 961 lasts up to a second
-        large_points = (
-            time_large(ks, large_repeats, codegen=codegen, progress=progress, **options)
-            if ks
-            else []
-        )
+        large_points = time_large(ks, large_repeats, options, progress=progress) if ks else []
         crossover_sizes = CROSSOVER_SIZES if crossover is None else crossover
         crossover_points = []
         if crossover_sizes:
             crossover_points, _ = time_crossover(
                 crossover_sizes,
                 max(3, min(7, repeats // 4)),  # a sample of n = 300 lasts up to half a second
-                codegen=codegen,
-                progress=progress,
+                options,
                 batch=CROSSOVER_BATCH,
-                **options,
+                progress=progress,
             )
     return {
         "machine": {**info, "numpy's BLAS threads during the run": blas},
