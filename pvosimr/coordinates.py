@@ -122,6 +122,26 @@ class CoordinatePlan:
     se2: tuple[np.ndarray, np.ndarray, np.ndarray]
     unit: dict[int, np.ndarray] = field(default_factory=dict)
 
+    def packed(self) -> np.ndarray:
+        """The plan as one int64 array, for C (:mod:`pvosimr.jax`'s FFI handler): ``nq, nv``,
+        then six sections, each its count of records and the records, row-major:
+        ``identity`` (row, column), ``quaternions`` (4 rows, 3 columns), ``se3`` (3 rows,
+        3 columns, the quaternion's 4 rows), ``complexes`` (2 rows, 1 column), ``se2`` (2 rows,
+        2 columns, the angle's 2 rows) and the unit parts (start, length)."""
+        units = [(rows[0], length) for length, table in self.unit.items() for rows in table]
+        sections = [
+            np.column_stack(self.identity),
+            np.column_stack(self.quaternions),
+            np.column_stack(self.se3),
+            np.column_stack(self.complexes),
+            np.column_stack(self.se2),
+            np.array(units, dtype=np.int64).reshape(-1, 2),
+        ]
+        out = [np.array([self.nq, self.nv])]
+        for records in sections:
+            out += [np.array([len(records)]), records.ravel()]
+        return np.concatenate(out).astype(np.int64)
+
     def normalize(self, q, xp: Any, set_: Setter):
         """``N(q)``: every unit part divided by its norm, as given within
         :data:`AS_GIVEN_TOLERANCE` (a non-finite or zero part gives NaN, which the library

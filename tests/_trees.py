@@ -26,6 +26,7 @@ from pvosimr.zoo.seeded import (
     random_rotation,
     random_tree,
     random_unit_vector,
+    revolute_unbounded_unaligned,
 )
 from pvosimr.zoo.seeded import random_joint as make_joint
 
@@ -40,6 +41,7 @@ __all__ = [
     "TreeSpec",
     "add_mimics",
     "build_tree",
+    "every_kind_of_joint",
     "fig1_tree",
     "make_joint",
     "mixed_kinds",
@@ -369,3 +371,28 @@ def reduced_truth(model: pin.Model, cms: list, relaxed: pin.Model, pairs: list, 
     M = Phi.T @ mass_matrix(relaxed, q_r) @ Phi
     Y = np.linalg.solve(np.linalg.cholesky(M), J.T)
     return Y.T @ Y
+
+
+def every_kind_of_joint() -> pin.Model:
+    """A chain with one joint of each kind of coordinates (all massive)."""
+    model = pin.Model()
+    composite = pin.JointModelComposite(pin.JointModelRX())
+    composite.addJoint(pin.JointModelRUBY(), pin.SE3(np.eye(3), np.array([0.0, 0.1, 0.0])))
+    joints = [
+        pin.JointModelFreeFlyer(),
+        pin.JointModelSpherical(),
+        pin.JointModelPlanar(),
+        pin.JointModelRUBX(),
+        revolute_unbounded_unaligned(np.array([0.6, 0.0, 0.8])),
+        composite,
+        pin.JointModelSphericalZYX(),
+        pin.JointModelTranslation(),
+        pin.JointModelRY(),
+    ]
+    parent = 0
+    for k, joint in enumerate(joints):
+        placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.2]))
+        parent = model.addJoint(parent, joint, placement, f"joint{k}")
+        inertia = pin.Inertia(1.0 + 0.1 * k, np.array([0.0, 0.0, 0.1]), np.diag([0.1, 0.2, 0.3]))
+        model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
+    return model

@@ -6,6 +6,7 @@ numpy path's G."""
 import numpy as np
 import pinocchio as pin
 import pytest
+from _trees import every_kind_of_joint
 
 import pvosimr
 from pvosimr.backends import NUMPY
@@ -18,33 +19,6 @@ from pvosimr.coordinates import (
     unit_part_spans,
 )
 from pvosimr.kinematics.joints import configuration_tangent
-from pvosimr.zoo.seeded import revolute_unbounded_unaligned
-
-
-def every_kind_of_joint() -> pin.Model:
-    """A chain with one joint of each kind of coordinates (all massive)."""
-    model = pin.Model()
-    composite = pin.JointModelComposite(pin.JointModelRX())
-    composite.addJoint(pin.JointModelRUBY(), pin.SE3(np.eye(3), np.array([0.0, 0.1, 0.0])))
-    joints = [
-        pin.JointModelFreeFlyer(),
-        pin.JointModelSpherical(),
-        pin.JointModelPlanar(),
-        pin.JointModelRUBX(),
-        revolute_unbounded_unaligned(np.array([0.6, 0.0, 0.8])),
-        composite,
-        pin.JointModelSphericalZYX(),
-        pin.JointModelTranslation(),
-        pin.JointModelRY(),
-    ]
-    parent = 0
-    for k, joint in enumerate(joints):
-        placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.2]))
-        parent = model.addJoint(parent, joint, placement, f"joint{k}")
-        inertia = pin.Inertia(1.0 + 0.1 * k, np.array([0.0, 0.0, 0.1]), np.diag([0.1, 0.2, 0.3]))
-        model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
-    return model
-
 
 MODELS = {"every kind": every_kind_of_joint, "humanoid": pin.buildSampleModelHumanoid}
 

@@ -297,3 +297,47 @@ print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
     assert "is damaged" in done.stderr
     names = done.stdout.strip()
     assert ".so.damaged" in names and ".so.sha256" in names, names
+
+
+@pytest.mark.parametrize("tree", ["every kind of joint", 1, 3])
+def test_every_kind_of_unit_coordinates_on_and_off_the_sphere(tree):
+    """The handler's normalisation and its map of the gradient to q's coordinates (quaternions,
+    unit complex pairs, SE(3), SE(2), composites) against the numpy reference
+    (:func:`pvosimr.coordinates.tangent_to_coordinates` of ``f.vjp`` at ``N(q)``), in a batch
+    whose rows are on the sphere, off it, and normalised to rounding."""
+    import pvosimr.jax
+    from _jax import mixed_tree, off_sphere
+    from _trees import every_kind_of_joint
+
+    from pvosimr.coordinates import normalized
+
+    if tree == "every kind of joint":
+        model = every_kind_of_joint()
+        cms = [
+            pin.RigidConstraintModel(kind, model, joint, pin.SE3.Identity(), pin.LOCAL)
+            for kind, joint in (
+                (pin.ContactType.CONTACT_6D, model.njoints - 1),
+                (pin.ContactType.CONTACT_3D, 3),
+            )
+        ]
+    else:
+        model, cms = mixed_tree(tree)
+    assert unit_part_spans(model)
+    G = pvosimr.jax.delassus(model, cms)
+    f = G.compiled
+    rng = np.random.default_rng(11)
+    qs = configurations(model, 6, seed=11)
+    qs[1::2] = [off_sphere(model, q, rng) for q in qs[1::2]]
+    qs[4] = normalized(model, qs[4])[0]
+    Ws = rng.standard_normal((len(qs), f.m, f.m))
+
+    def loss(q, W):
+        return jnp.sum(W * G(q))
+
+    Gs = np.asarray(jax.jit(jax.vmap(G))(qs))
+    gs = np.asarray(jax.jit(jax.vmap(jax.grad(loss)))(qs, Ws))
+    for q, W, G_q, g in zip(qs, Ws, Gs, gs, strict=True):
+        q_hat = normalized(model, q)[0]
+        np.testing.assert_allclose(G_q, f(q_hat), rtol=0, atol=1e-13 * np.abs(G_q).max())
+        truth = tangent_to_coordinates(model, q, f.vjp(q_hat, W))
+        np.testing.assert_allclose(g, truth, rtol=0, atol=1e-12 * np.abs(truth).max())

@@ -26,6 +26,7 @@ import numpy as np
 from ..codegen import cache
 from ..codegen import compiler as toolchain
 from ..codegen.call import CodegenError, usable_cores
+from ..coordinates import AS_GIVEN_TOLERANCE
 from ..notices import announce
 
 __all__ = ["TARGET", "batch_entry", "call", "handler_library", "register"]
@@ -96,11 +97,27 @@ def batch_entry(library: str | os.PathLike) -> int:
     return ctypes.cast(cdll.pvosimr_eval_batch, ctypes.c_void_p).value
 
 
-def call(entry: int, out: jax.ShapeDtypeStruct, *args, has_p: bool, threads: int | None = None):
+def call(
+    entry: int,
+    out: jax.ShapeDtypeStruct,
+    *args,
+    plan: np.ndarray,
+    has_p: bool,
+    threads: int | None = None,
+):
     """The handler on ``args`` (q, then p where ``has_p``, then W for a gradient library):
-    one call of the batch entry at ``entry`` into ``out``'s shape.  vmap broadcasts every
-    input to the batch ("broadcast_all"), so nested vmaps stay one call."""
+    one call of the batch entry at ``entry`` into ``out``'s shape, G (..., m, m) or, with W,
+    the gradient in q's coordinates (..., nq).  ``plan``:
+    :meth:`pvosimr.coordinates.CoordinatePlan.packed` of the model, with which the handler
+    normalises q's unit parts (as given within
+    :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a gradient.  vmap broadcasts
+    every input to the batch ("broadcast_all"), so nested vmaps stay one call."""
     threads = usable_cores() if threads is None else int(threads)
     return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
-        *args, entry=np.int64(entry), has_p=np.int64(has_p), threads=np.int64(threads)
+        *args,
+        entry=np.int64(entry),
+        has_p=np.int64(has_p),
+        threads=np.int64(threads),
+        plan=plan,
+        tolerance=np.float64(AS_GIVEN_TOLERANCE),
     )

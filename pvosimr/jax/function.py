@@ -2,10 +2,11 @@
 
 Forward: the library's batch entry point through XLA's FFI (:mod:`.ffi`).  Reverse: a
 ``jax.custom_vjp`` whose backward pass is the generated gradient library (``⟨W, dG/dε⟩`` in one
-reverse-mode pass per row, :meth:`pvosimr.codegen.call.CompiledDelassus.vjp`), mapped to q's
-coordinates by :class:`pvosimr.coordinates.CoordinatePlan`; dG/dq is never formed.  The unit
-parts of q are normalised in JAX before the call (:mod:`pvosimr.coordinates`), so JAX's own
-differentiation of ``u/|u|`` removes the gradient's radial part off the sphere.
+reverse-mode pass per row, :meth:`pvosimr.codegen.call.CompiledDelassus.vjp`); dG/dq is never
+formed.  The handler itself normalises the unit parts of q (:mod:`pvosimr.coordinates`: G is
+``G(N(q))``) and maps the tangent gradient to q's coordinates with the chain rule of
+``u/|u|`` (no radial part off the sphere), so a jitted G or gradient is one call into C, with
+no gather or copy of q around it.
 """
 
 from __future__ import annotations
@@ -88,17 +89,14 @@ def delassus(
         return _empty(f.nq, given)
     ffi.register()
     n_p = placement_size(model, f.constraint_models) if given else 0
-    delassus_hat = _custom_vjp(f, threads)
-    plan = coordinate_plan(model)
-    # One computation rather than a few dozen small ones, each compiled apart, outside jit.
-    normalize = jax.jit(lambda q: plan.normalize(q, jnp, _set))
+    delassus_q = _custom_vjp(f, threads)
 
     def G(q, placements=None):
         q = _float64(q, "q", f.nq)
         p = _placement_vector(f, placements, n_p) if given else None
         if not given and placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return delassus_hat(normalize(q), p)
+        return delassus_q(q, p)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
@@ -106,43 +104,43 @@ def delassus(
 
 
 def _custom_vjp(f, threads: int | None) -> Callable:
-    """``(q̂, p) ↦ G`` on normalised ``q̂``, with the generated gradient as its VJP."""
-    m, nv = f.m, f.nv
+    """``(q, p) ↦ G(N(q))``, with the generated gradient as its VJP (both one handler call)."""
+    m = f.m
     g_entry = ffi.batch_entry(f.library)
     vjp_entry = ffi.batch_entry(f.vjp_library.library)
-    plan = coordinate_plan(f.model)
-    to_coordinates = jax.jit(lambda q_hat, g: plan.to_coordinates(q_hat, g, jnp, _set, _zeros))
+    plan = coordinate_plan(f.model).packed()
 
-    def evaluate(q_hat, p):
-        out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], m, m), jnp.float64)
-        inputs = (q_hat,) if p is None else (q_hat, p)
-        return ffi.call(g_entry, out, *inputs, has_p=p is not None, threads=threads)
+    def evaluate(q, p):
+        out = jax.ShapeDtypeStruct((*q.shape[:-1], m, m), jnp.float64)
+        inputs = (q,) if p is None else (q, p)
+        return ffi.call(g_entry, out, *inputs, plan=plan, has_p=p is not None, threads=threads)
 
     @jax.custom_vjp
-    def delassus_hat(q_hat, p):
-        return evaluate(q_hat, p)
+    def delassus_q(q, p):
+        return evaluate(q, p)
 
-    def forward(q_hat, p):
+    def forward(q, p):
         if p is not None and p.perturbed:
             raise TypeError(
                 "pvosimr.jax: no gradient with respect to the placements (only q's): wrap "
                 "them in jax.lax.stop_gradient"
             )
         p_value = None if p is None else p.value
-        return evaluate(q_hat.value, p_value), (q_hat.value, p_value)
+        return evaluate(q.value, p_value), (q.value, p_value)
 
     def backward(residuals, W):
-        q_hat, p_value = residuals
+        q, p_value = residuals
         if isinstance(W, jax.custom_derivatives.SymbolicZero):
-            return jnp.zeros_like(q_hat), None
-        out = jax.ShapeDtypeStruct((*q_hat.shape[:-1], nv), jnp.float64)
-        W = jnp.broadcast_to(W, (*q_hat.shape[:-1], m, m))
-        inputs = (q_hat, W) if p_value is None else (q_hat, p_value, W)
-        g = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
-        return to_coordinates(q_hat, g), None
+            return jnp.zeros_like(q), None
+        out = jax.ShapeDtypeStruct(q.shape, jnp.float64)
+        W = jnp.broadcast_to(W, (*q.shape[:-1], m, m))
+        inputs = (q, W) if p_value is None else (q, p_value, W)
+        has_p = p_value is not None
+        g_q = ffi.call(vjp_entry, out, *inputs, plan=plan, has_p=has_p, threads=threads)
+        return g_q, None
 
-    delassus_hat.defvjp(forward, backward, symbolic_zeros=True)
-    return delassus_hat
+    delassus_q.defvjp(forward, backward, symbolic_zeros=True)
+    return delassus_q
 
 
 def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
@@ -162,14 +160,6 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla!r} (pvosimr.jax.delassus)."
     G.xla = G_xla
     return G
-
-
-def _set(a, index: np.ndarray, values):
-    return a.at[..., index].set(values)
-
-
-def _zeros(shape: tuple[int, ...]):
-    return jnp.zeros(shape, jnp.float64)
 
 
 def _float64(x, name: str, size: int):

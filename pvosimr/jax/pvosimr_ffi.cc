@@ -5,11 +5,19 @@
 // Inputs: q (..., nq); with has_p, the placements p (..., n_p); with a weight input, W
 // (..., m, m) last, with q's leading dimensions (vmap's "broadcast_all" gives every input the
 // batch's); runs of rows sharing one p become one call (the C takes one p for all its rows).
-// Output: G (..., m, m) or the gradient (..., nv), written as the library writes it.
+// `plan` is pvosimr.coordinates.CoordinatePlan.packed(): where q's unit parts and each
+// joint's coordinates are.  Every unit part of q whose squared norm is not within `tolerance`
+// of 1 is divided by its norm first (in a copy; q as given when none is): G is G(N(q)).
+// Output: G (..., m, m); with W, the gradient of <W, G(N(q))> in q's coordinates (..., nq):
+// the library's tangent gradient mapped by T (T^T T)^-1 at N(q), each unit part's rows divided
+// by its norm (CoordinatePlan.to_coordinates, the chain rule of u/|u|).
 // A failing row is an error naming the row and the library's verdict: never a wrong output.
 #include <cstdint>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -43,15 +51,124 @@ const char* verdict(int rc) {
 
 int64_t last_dim(ffi::AnyBuffer::Dimensions dims) { return dims.size() ? dims.back() : 1; }
 
+// A reader of CoordinatePlan.packed(): sections of a count and that many fixed-size records.
+struct Section {
+  const int64_t* at = nullptr;
+  int64_t count = 0;
+};
+
+struct Plan {
+  int64_t nq = 0, nv = 0;
+  Section identity, quaternions, se3, complexes, se2, units;  // records of 2, 7, 10, 3, 6, 2
+
+  static Plan read(ffi::Span<const int64_t> packed) {
+    Plan plan;
+    const int64_t* at = packed.begin();
+    plan.nq = *at++;
+    plan.nv = *at++;
+    for (auto [section, width] : {std::pair{&plan.identity, 2}, {&plan.quaternions, 7},
+                                  {&plan.se3, 10}, {&plan.complexes, 3}, {&plan.se2, 6},
+                                  {&plan.units, 2}}) {
+      section->count = *at++;
+      section->at = at;
+      at += section->count * width;
+    }
+    return plan;
+  }
+};
+
+// The divisor of a unit part u: 1 where |u.u - 1| <= tolerance (u used as given), else |u|
+// (NaN for a non-finite or zero part, which the library then refuses).
+double divisor(const double* u, int64_t length, double tolerance) {
+  double squared = 0.0;
+  for (int64_t k = 0; k < length; ++k) squared += u[k] * u[k];
+  return std::fabs(squared - 1.0) <= tolerance ? 1.0 : std::sqrt(squared);
+}
+
+// The rows of q with every unit part normalised: q itself where every part is used as given,
+// else `copy` holding them.
+const double* normalised(const double* qs, int64_t B, const Plan& plan, double tolerance,
+                         std::vector<double>& copy) {
+  const int64_t* units = plan.units.at;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t k = 0; k < plan.units.count; ++k) {
+      const int64_t start = units[2 * k], length = units[2 * k + 1];
+      if (divisor(qs + b * plan.nq + start, length, tolerance) == 1.0) continue;
+      copy.assign(qs, qs + B * plan.nq);
+      for (int64_t r = b; r < B; ++r) {
+        for (int64_t j = 0; j < plan.units.count; ++j) {
+          double* u = copy.data() + r * plan.nq + units[2 * j];
+          const double d = divisor(u, units[2 * j + 1], tolerance);
+          if (d != 1.0)
+            for (int64_t i = 0; i < units[2 * j + 1]; ++i) u[i] /= d;
+        }
+      }
+      return copy.data();
+    }
+  }
+  return qs;
+}
+
+// One row's tangent gradient g (nv) in q's coordinates (nq) at q (as given) and its normalised
+// q_hat: CoordinatePlan.to_coordinates, then each unit part's rows divided by its divisor.
+void to_coordinates(const Plan& plan, const double* q, const double* q_hat, const double* g,
+                    double* out, double tolerance) {
+  std::fill(out, out + plan.nq, 0.0);
+  const int64_t* e = plan.identity.at;
+  for (int64_t k = 0; k < plan.identity.count; ++k, e += 2) out[e[0]] = g[e[1]];
+  e = plan.quaternions.at;  // rows x y z w, columns a b c: 4 T_Q g = 2 [w 1 + v× ; -v^T] g
+  for (int64_t k = 0; k < plan.quaternions.count; ++k, e += 7) {
+    const double x = q_hat[e[0]], y = q_hat[e[1]], z = q_hat[e[2]], w = q_hat[e[3]];
+    const double a = g[e[4]], b = g[e[5]], c = g[e[6]];
+    out[e[0]] = 2.0 * (w * a - z * b + y * c);
+    out[e[1]] = 2.0 * (z * a + w * b - x * c);
+    out[e[2]] = 2.0 * (-y * a + x * b + w * c);
+    out[e[3]] = 2.0 * (-x * a - y * b - z * c);
+  }
+  e = plan.se3.at;  // translation rows, columns a b c, the quaternion's rows: R(Q) g
+  for (int64_t k = 0; k < plan.se3.count; ++k, e += 10) {
+    const double x = q_hat[e[6]], y = q_hat[e[7]], z = q_hat[e[8]], w = q_hat[e[9]];
+    const double a = g[e[3]], b = g[e[4]], c = g[e[5]];
+    const double xx = 2 * x * x, yy = 2 * y * y, zz = 2 * z * z;
+    const double xy = 2 * x * y, xz = 2 * x * z, yz = 2 * y * z;
+    const double xw = 2 * x * w, yw = 2 * y * w, zw = 2 * z * w;
+    out[e[0]] = (1 - yy - zz) * a + (xy - zw) * b + (xz + yw) * c;
+    out[e[1]] = (xy + zw) * a + (1 - xx - zz) * b + (yz - xw) * c;
+    out[e[2]] = (xz - yw) * a + (yz + xw) * b + (1 - xx - yy) * c;
+  }
+  e = plan.complexes.at;  // (cos, sin) turned: (-sin, cos) g
+  for (int64_t k = 0; k < plan.complexes.count; ++k, e += 3) {
+    const double cos = q_hat[e[0]], sin = q_hat[e[1]], turn = g[e[2]];
+    out[e[0]] = -sin * turn;
+    out[e[1]] = cos * turn;
+  }
+  e = plan.se2.at;  // translation rows, columns a b, the angle's rows: R(theta) g
+  for (int64_t k = 0; k < plan.se2.count; ++k, e += 6) {
+    const double cos = q_hat[e[4]], sin = q_hat[e[5]], a = g[e[2]], b = g[e[3]];
+    out[e[0]] = cos * a - sin * b;
+    out[e[1]] = sin * a + cos * b;
+  }
+  e = plan.units.at;
+  for (int64_t k = 0; k < plan.units.count; ++k, e += 2) {
+    const double d = divisor(q + e[0], e[1], tolerance);
+    for (int64_t i = 0; i < e[1]; ++i) out[e[0] + i] /= d;
+  }
+}
+
 ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_t entry,
-                int64_t has_p, int64_t threads) {
+                int64_t has_p, int64_t threads, ffi::Span<const int64_t> packed,
+                double tolerance) {
+  const Plan plan = Plan::read(packed);
   auto q = args.get<ffi::AnyBuffer>(0);
   if (q.has_error()) return q.error();
   const size_t n_args = args.size();
   const bool with_w = n_args == static_cast<size_t>(2 + has_p);
   const int64_t nq = last_dim(q->dimensions());
+  if (nq != plan.nq) return ffi::Error::InvalidArgument("pvosimr: q's last axis is not nq");
   const int64_t B = nq ? static_cast<int64_t>(q->element_count()) / nq : 0;
-  const double* qs = static_cast<const double*>(q->untyped_data());
+  const double* given = static_cast<const double*>(q->untyped_data());
+  std::vector<double> copy;
+  const double* qs = normalised(given, B, plan, tolerance, copy);
   const double* p = nullptr;
   int64_t n_p = 0, p_rows = 1;
   if (has_p) {
@@ -69,9 +186,11 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     W = static_cast<const double*>(wb->untyped_data());
     n_w = B ? static_cast<int64_t>(wb->element_count()) / B : 0;
   }
-  double* o = static_cast<double*>(out->untyped_data());
-  const int64_t n_out = B ? static_cast<int64_t>(out->element_count()) / B : 0;
   if (B == 0) return ffi::Error::Success();
+  // The library's output: G in place, or the tangent gradient (B, nv) mapped below.
+  std::vector<double> tangent(with_w ? B * plan.nv : 0);
+  double* o = with_w ? tangent.data() : static_cast<double*>(out->untyped_data());
+  const int64_t n_out = with_w ? plan.nv : static_cast<int64_t>(out->element_count()) / B;
   if (p_rows != 1 && p_rows != B) {
     return ffi::Error::InvalidArgument("pvosimr: placements must have one row or one per q");
   }
@@ -100,6 +219,11 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     }
     start = stop;
   }
+  if (with_w) {
+    double* g_q = static_cast<double*>(out->untyped_data());
+    for (int64_t b = 0; b < B; ++b)
+      to_coordinates(plan, given + b * nq, qs + b * nq, o + b * n_out, g_q + b * nq, tolerance);
+  }
   return ffi::Error::Success();
 }
 
@@ -111,4 +235,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrEval, Eval,
                                   .Ret<ffi::AnyBuffer>()
                                   .Attr<int64_t>("entry")
                                   .Attr<int64_t>("has_p")
-                                  .Attr<int64_t>("threads"));
+                                  .Attr<int64_t>("threads")
+                                  .Attr<ffi::Span<const int64_t>>("plan")
+                                  .Attr<double>("tolerance"));
