@@ -305,10 +305,10 @@ def test_every_kind_of_unit_coordinates_on_and_off_the_sphere(tree):
     unit complex pairs, SE(3), SE(2), composites) against the numpy reference
     (:func:`pvosimr.coordinates.tangent_to_coordinates` of ``f.vjp`` at ``N(q)``), in a batch
     whose rows are on the sphere, off it, and normalised to rounding."""
-    import pvosimr.jax
     from _jax import mixed_tree, off_sphere
     from _trees import every_kind_of_joint
 
+    import pvosimr.jax
     from pvosimr.coordinates import normalized
 
     if tree == "every kind of joint":

@@ -119,15 +119,12 @@ def test_non_finite_q_raises(humanoid_G, bad):
         G(torch.from_numpy(qs[1]))
 
 
-def test_cuda_float32_and_shapes_are_refused(humanoid_G):
+def test_other_devices_float32_and_shapes_are_refused(humanoid_G):
     model, G, _ = humanoid_G
     q = torch.from_numpy(configurations(model, 1)[0])
     # a tensor on another device (meta stands in for CUDA on a machine without a GPU)
-    with pytest.raises(ValueError, match=r"^pvosimr.torch runs on the CPU only: q is on meta"):
+    with pytest.raises(ValueError, match=r"^pvosimr.torch runs on the CPU, or on a CUDA device "):
         G(q.to("meta"))
-    if torch.cuda.is_available():
-        with pytest.raises(ValueError, match=r"runs on the CPU only: q is on cuda"):
-            G(q.cuda())
     with pytest.raises(TypeError, match=r"float64 only: q is torch.float32"):
         G(q.float())
     with pytest.raises(ValueError, match=rf"shape \(\.\.\., {model.nq}\)"):
@@ -206,3 +203,53 @@ def test_no_constraint_rows_give_empty_matrices():
     G = pvosimr.torch.delassus(model, [])
     q = torch.from_numpy(configurations(model, 3))
     assert G(q).shape == (3, 0, 0) and G(q[0]).shape == (0, 0)
+
+
+@pytest.fixture(scope="module")
+def humanoid_xla():
+    pytest.importorskip("jax", reason='the XLA route needs JAX: pip install "pvosimr[jax]"')
+    import pvosimr.torch
+
+    model, cms = humanoid()
+    return pvosimr.torch.delassus(model, cms, route="xla")
+
+
+def test_the_xla_route_is_the_library_s_G_and_gradient(humanoid_G, humanoid_xla, x64):
+    """route="xla" on CPU tensors (what it does on a CUDA device, through DLPack): G and the
+    autograd gradient against the library's route, off the unit sphere too."""
+    model, G, f = humanoid_G
+    qs = torch.from_numpy(configurations(model, 4, seed=12))
+    (start, length), *_ = unit_part_spans(model)
+    qs[1, start : start + length] *= 1.6
+    W = torch.from_numpy(np.random.default_rng(12).standard_normal((4, f.m, f.m)))
+    x = qs.clone().requires_grad_()
+    (W * humanoid_xla(x)).sum().backward()
+    y = qs.clone().requires_grad_()
+    (W * G(y)).sum().backward()
+    np.testing.assert_allclose(humanoid_xla(qs).numpy(), G(qs).numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=0, atol=1e-11)
+    q = qs[0].clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: humanoid_xla(x)[:3, :3], (q,))
+    G32 = humanoid_xla(qs.float())  # float32 where the library takes float64 only
+    assert G32.dtype == torch.float32
+    scale = np.abs(G(qs).numpy()).max()
+    assert np.abs(G32.double().numpy() - G(qs).numpy()).max() <= 1e-4 * scale
+    with pytest.raises(ValueError, match=r"runs on the CPU, or on a CUDA device"):
+        humanoid_xla(qs.to("meta"))
+
+
+def test_the_xla_route_needs_jax_64_bit_mode_for_float64(humanoid_xla):
+    import jax
+
+    model, _ = humanoid()
+    q = torch.from_numpy(configurations(model, 1, seed=14)[0])
+    with jax.enable_x64(False), pytest.raises(TypeError, match=r"jax_enable_x64', True\)"):
+        humanoid_xla(q)
+
+
+def test_a_cuda_tensor_takes_the_xla_route(humanoid_G):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the default route's CUDA branch runs where a GPU is lent")
+    model, G, f = humanoid_G
+    q = configurations(model, 2, seed=13)
+    np.testing.assert_allclose(G(torch.from_numpy(q).cuda()).cpu().numpy(), f(q), atol=1e-12)

@@ -3,10 +3,13 @@
 its reverse-mode gradient and traced by ``torch.compile``.
 
 - :mod:`.op`: the ops ``pvosimr::delassus`` and ``pvosimr::delassus_vjp``, their fake kernels
-  and autograd, and :func:`delassus`.
+  and autograd, and :func:`delassus`;
+- :mod:`.xla`: ``route="xla"``, the XLA route of :mod:`pvosimr.jax.seam` on tensors through
+  DLPack (CUDA tensors, float32).
 
 Importing it without PyTorch raises ``ModuleNotFoundError`` with the one line that says what to
-install.  float64 tensors on the CPU only.
+install.  The library's route takes float64 tensors on the CPU; a CUDA tensor goes to the XLA
+route.
 """
 
 from ..extras import require

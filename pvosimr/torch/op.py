@@ -27,7 +27,7 @@ from ..coordinates import AS_GIVEN_TOLERANCE as TOL
 from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
 from ..kinematics.placements import placement_size
 
-__all__ = ["delassus"]
+__all__ = ["ROUTES", "delassus"]
 
 _lock = threading.Lock()
 _functions: list[_Entry] = []
@@ -176,12 +176,19 @@ def _set_numpy(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarr
     return a
 
 
+#: The ways :func:`delassus` can compute G: the generated library (a custom op, CPU, float64),
+#: or the XLA route of :mod:`pvosimr.jax.seam` through DLPack (:mod:`.xla`: CUDA or CPU,
+#: float32 or float64).
+ROUTES = ("ffi", "xla")
+
+
 def delassus(
     model: pin.Model,
     cms: Sequence,
     algorithm: str = "pv-osimr",
     placements: str | None = None,
     *,
+    route: str | None = None,
     threads: int | None = None,
     cache_dir=None,
 ) -> Callable:
@@ -192,18 +199,30 @@ def delassus(
     (..., m, m), float64, the compiled library's ``f(q)`` (bitwise where q's quaternions and
     unit complex pairs are normalised to rounding; ``f(N(q))`` elsewhere,
     :mod:`pvosimr.coordinates`).  ``placements`` with ``placements="input"``: one entry per
-    constraint (``pin.SE3`` or a pair) or the placement vector ``p`` (n_p,) as a float64
-    tensor, without gradient.
+    constraint (``pin.SE3`` or a pair) or the placement vector ``p`` (n_p,) as a tensor,
+    without gradient.
 
     Differentiable through ``torch.autograd`` (the generated reverse-mode gradient), and
     traced by ``torch.compile(fullgraph=True)`` (fake kernels).  A q that is not finite or
     beyond the model's range, and a G that is not finite, raise ``ValueError`` naming the row.
-    ``TypeError`` for a tensor that is not float64, ``ValueError`` for one that is not on the
-    CPU (CUDA is not supported).
+    ``TypeError`` for a tensor that is not float64, ``ValueError`` for one on a device other
+    than the CPU or a CUDA device.
+
+    ``route``: ``"ffi"``, the above (the ops ``pvosimr::delassus`` and
+    ``pvosimr::delassus_vjp`` over the generated library); ``"xla"``, the algorithm bodies on
+    JAX arrays compiled by XLA (:mod:`pvosimr.torch.xla`: tensors through DLPack, on the CPU
+    or a CUDA device JAX has, float32 or float64, non-finite entries rather than errors, no
+    ``torch.compile``; needs the extra ``jax``, and ``jax[cuda12]`` for CUDA); None (default):
+    ``"ffi"`` for CPU tensors and ``"xla"`` for CUDA tensors, the XLA route built at the first
+    CUDA call.
     """
+    if route not in (None, *ROUTES):
+        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
     if placements not in (None, "fixed", "input"):
         raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
     given = placements == "input"
+    if route == "xla":
+        return _xla(model, cms, algorithm, given)
     f = compile_library(
         model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
         cache_dir=cache_dir,
@@ -227,8 +246,13 @@ def delassus(
     with _lock:
         _functions.append(entry)
         handle = len(_functions) - 1
+    on_cuda: list[Callable] = []  # the XLA route, built at the first CUDA tensor
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
+        if route is None and isinstance(q, torch.Tensor) and q.device.type == "cuda":
+            if not on_cuda:
+                on_cuda.append(_xla(model, f.constraint_models, f.algorithm, given))
+            return on_cuda[0](q, placements)
         _check_tensor(q, "q", f.nq)
         p = None
         if given:
@@ -243,15 +267,57 @@ def delassus(
     return G
 
 
-def _check_tensor(x, name: str, size: int) -> None:
+def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
+    """``route="xla"``: :func:`.xla.xla_delassus` with the checks of tensors and placements."""
+    from ..constraints import as_constraint_list
+    from ..kinematics.placements import placement_vector
+    from .xla import xla_delassus
+
+    cms = as_constraint_list(cms, model)
+    G_xla = xla_delassus(model, cms, algorithm, given)
+    n_p = placement_size(model, cms) if given else 0
+
+    def G(q: torch.Tensor, placements=None) -> torch.Tensor:
+        _check_tensor(q, "q", model.nq, _XLA_DEVICES, _XLA_DTYPES)
+        p = None
+        if given:
+            if placements is None:
+                raise TypeError("this function has placements as inputs: pass placements=[...]")
+            if isinstance(placements, (list, tuple)):
+                placements = torch.from_numpy(placement_vector(model, cms, placements))
+                placements = placements.to(q.device, q.dtype)
+            p = _fixed_placements(placements, n_p, _XLA_DEVICES, _XLA_DTYPES)
+        elif placements is not None:
+            raise TypeError("this function has fixed placements: call G(q)")
+        return G_xla(q, p)
+
+    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla.seam!r} (pvosimr.torch.delassus)."
+    G.seam = G_xla.seam
+    return G
+
+
+_LIBRARY_DEVICES, _LIBRARY_DTYPES = ("cpu",), (torch.float64,)
+_XLA_DEVICES, _XLA_DTYPES = ("cpu", "cuda"), (torch.float32, torch.float64)
+
+
+def _check_tensor(
+    x,
+    name: str,
+    size: int,
+    devices: tuple[str, ...] = _LIBRARY_DEVICES,
+    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
+) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
-    if x.device.type != "cpu":
+    if x.device.type not in devices:
         raise ValueError(
-            f"pvosimr.torch runs on the CPU only: {name} is on {x.device}; pass {name}.cpu()"
+            f"pvosimr.torch runs on the CPU, or on a CUDA device through route='xla': {name} "
+            f"is on {x.device}"
         )
-    if x.dtype != torch.float64:
-        raise TypeError(f"pvosimr.torch computes in float64 only: {name} is {x.dtype}")
+    if x.dtype not in dtypes:
+        kinds = " or ".join(str(d).removeprefix("torch.") for d in dtypes)
+        also = "" if len(dtypes) > 1 else " (route='xla' computes in float32 too)"
+        raise TypeError(f"pvosimr.torch computes in {kinds} only: {name} is {x.dtype}{also}")
     if x.ndim == 0 or x.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
 
@@ -261,7 +327,17 @@ def _placement_tensor(f, placements, n_p: int) -> torch.Tensor:
         f.placement_vector(None)  # the library's TypeError: pass placements=[...]
     if isinstance(placements, (list, tuple)):
         return torch.from_numpy(f.placement_vector(placements))
-    _check_tensor(placements, "placements", n_p)
+    return _fixed_placements(placements, n_p)
+
+
+def _fixed_placements(
+    placements: torch.Tensor,
+    n_p: int,
+    devices: tuple[str, ...] = _LIBRARY_DEVICES,
+    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
+) -> torch.Tensor:
+    """The placement vector ``p`` (n_p,) for every q, checked, without gradient."""
+    _check_tensor(placements, "placements", n_p, devices, dtypes)
     if placements.ndim != 1:
         raise ValueError(f"placements must be one vector of {n_p} numbers for every q")
     if placements.requires_grad:
