@@ -63,6 +63,24 @@ def test_forward_is_bitwise_the_library_at_any_batch_shape(humanoid_G):
     np.testing.assert_allclose(nested.numpy(), loop, rtol=0, atol=1e-13)
 
 
+def test_an_eager_call_without_gradient_is_the_op_s_own_result(humanoid_G):
+    """One q, no gradient recorded: G skips the dispatcher; the op gives the same bits, and a
+    q that needs a gradient (or is off the sphere) goes through the op."""
+    model, G, f = humanoid_G
+    q = torch.from_numpy(configurations(model, 1, seed=15)[0])
+    direct = G(q)
+    assert torch.equal(direct, torch.ops.pvosimr.delassus(q, None, G.handle))
+    assert direct.is_contiguous() and direct.grad_fn is None
+    with_grad = G(q.clone().requires_grad_())
+    assert with_grad.grad_fn is not None and torch.equal(with_grad.detach(), direct)
+    with torch.no_grad():
+        assert torch.equal(G(q.clone().requires_grad_()), direct)
+    (start, length), *_ = unit_part_spans(model)
+    off = q.clone()
+    off[start : start + length] *= 2.0
+    np.testing.assert_allclose(G(off).numpy(), direct.numpy(), rtol=0, atol=1e-13)
+
+
 def test_autograd_is_the_generated_vjp_in_q_coordinates(humanoid_G):
     model, G, f = humanoid_G
     qs = configurations(model, 4, seed=1)
