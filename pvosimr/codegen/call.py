@@ -268,6 +268,12 @@ class CompiledDelassus:
             raise ValueError(f"W is not finite: {where} = {a[r, e]}")
         return a
 
+    def work_size(self, library: str = "G") -> tuple[int, int]:
+        """``(sz_w, sz_iw)``: the doubles and integers (``long long``) of work that one call of
+        ``pvosimr_eval`` in the library of G (``"G"``) or of its gradient (``"vjp"``) takes."""
+        info = {"G": self._G, "vjp": self._vjp}[library].info
+        return int(info["sz_w"]), int(info["sz_iw"])
+
     def placement_vector(self, placements) -> np.ndarray | None:
         """``p`` for the call's ``placements`` (None for a function of ``q`` alone)."""
         if self.placements == "fixed":

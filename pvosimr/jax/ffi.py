@@ -16,6 +16,7 @@ import hashlib
 import os
 import threading
 import uuid
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +30,15 @@ from ..codegen.call import CodegenError, usable_cores
 from ..coordinates import AS_GIVEN_TOLERANCE
 from ..notices import announce
 
-__all__ = ["TARGET", "batch_entry", "call", "handler_library", "register"]
+__all__ = [
+    "TARGET",
+    "Entry",
+    "batch_entry",
+    "call",
+    "handler_library",
+    "register",
+    "single_entry",
+]
 
 #: The name the handler is registered under (CPU).
 TARGET = "pvosimr_eval"
@@ -89,35 +98,60 @@ def register() -> None:
 def batch_entry(library: str | os.PathLike) -> int:
     """The address of ``pvosimr_eval_batch`` in the generated ``library`` (loaded once; the
     dynamic loader hands back the copy :mod:`pvosimr.codegen` has loaded)."""
+    return _address(library, "pvosimr_eval_batch")
+
+
+def single_entry(library: str | os.PathLike) -> int:
+    """The address of ``pvosimr_eval`` (one row, the caller's work arrays) in ``library``."""
+    return _address(library, "pvosimr_eval")
+
+
+def _address(library: str | os.PathLike, symbol: str) -> int:
     key = str(library)
     with _lock:
         if key not in _entries:
             _entries[key] = ctypes.CDLL(key)
         cdll = _entries[key]
-    return ctypes.cast(cdll.pvosimr_eval_batch, ctypes.c_void_p).value
+    return ctypes.cast(getattr(cdll, symbol), ctypes.c_void_p).value
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One library as the handler calls it: its batch entry point, its single one (for one
+    row, on the work arrays of the calling thread, ``work_size`` = ``(sz_w, sz_iw)``), and
+    the model's :meth:`~pvosimr.coordinates.CoordinatePlan.packed` plan."""
+
+    batch: int
+    single: int
+    work_size: tuple[int, int]
+    plan: np.ndarray
+
+    @classmethod
+    def of(cls, library: str | os.PathLike, work_size: tuple[int, int], plan: np.ndarray):
+        return cls(batch_entry(library), single_entry(library), work_size, plan)
 
 
 def call(
-    entry: int,
+    entry: Entry,
     out: jax.ShapeDtypeStruct,
     *args,
-    plan: np.ndarray,
     has_p: bool,
     threads: int | None = None,
 ):
     """The handler on ``args`` (q, then p where ``has_p``, then W for a gradient library):
-    one call of the batch entry at ``entry`` into ``out``'s shape, G (..., m, m) or, with W,
-    the gradient in q's coordinates (..., nq).  ``plan``:
-    :meth:`pvosimr.coordinates.CoordinatePlan.packed` of the model, with which the handler
-    normalises q's unit parts (as given within
-    :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a gradient.  vmap broadcasts
-    every input to the batch ("broadcast_all"), so nested vmaps stay one call."""
+    one call of ``entry``'s library into ``out``'s shape, G (..., m, m) or, with W, the
+    gradient in q's coordinates (..., nq).  With the entry's plan the handler normalises q's
+    unit parts (as given within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a
+    gradient.  vmap broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay
+    one call."""
     threads = usable_cores() if threads is None else int(threads)
     return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
         *args,
-        entry=np.int64(entry),
+        entry=np.int64(entry.batch),
         has_p=np.int64(has_p),
         threads=np.int64(threads),
-        plan=plan,
+        plan=entry.plan,
         tolerance=np.float64(AS_GIVEN_TOLERANCE),
+        single=np.int64(entry.single),
+        work_size=np.array(entry.work_size, dtype=np.int64),
     )

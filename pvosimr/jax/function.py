@@ -106,14 +106,14 @@ def delassus(
 def _custom_vjp(f, threads: int | None) -> Callable:
     """``(q, p) ↦ G(N(q))``, with the generated gradient as its VJP (both one handler call)."""
     m = f.m
-    g_entry = ffi.batch_entry(f.library)
-    vjp_entry = ffi.batch_entry(f.vjp_library.library)
     plan = coordinate_plan(f.model).packed()
+    g_entry = ffi.Entry.of(f.library, f.work_size("G"), plan)
+    vjp_entry = ffi.Entry.of(f.vjp_library.library, f.work_size("vjp"), plan)
 
     def evaluate(q, p):
         out = jax.ShapeDtypeStruct((*q.shape[:-1], m, m), jnp.float64)
         inputs = (q,) if p is None else (q, p)
-        return ffi.call(g_entry, out, *inputs, plan=plan, has_p=p is not None, threads=threads)
+        return ffi.call(g_entry, out, *inputs, has_p=p is not None, threads=threads)
 
     @jax.custom_vjp
     def delassus_q(q, p):
@@ -135,8 +135,7 @@ def _custom_vjp(f, threads: int | None) -> Callable:
         out = jax.ShapeDtypeStruct(q.shape, jnp.float64)
         W = jnp.broadcast_to(W, (*q.shape[:-1], m, m))
         inputs = (q, W) if p_value is None else (q, p_value, W)
-        has_p = p_value is not None
-        g_q = ffi.call(vjp_entry, out, *inputs, plan=plan, has_p=has_p, threads=threads)
+        g_q = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
         return g_q, None
 
     delassus_q.defvjp(forward, backward, symbolic_zeros=True)

@@ -26,6 +26,9 @@ namespace ffi = xla::ffi;
 namespace {
 
 using Batch = int (*)(const double*, long long, const double*, double*, int, int, long long*);
+using Single = int (*)(const double*, const double*, double*, double*, long long*, int);
+using SingleW = int (*)(const double*, const double*, const double*, double*, double*, long long*,
+                        int);
 using BatchW = int (*)(const double*, long long, const double*, const double*, long long, double*,
                        int, int, long long*);
 
@@ -109,6 +112,19 @@ const double* normalised(const double* qs, int64_t B, const Plan& plan, double t
   return qs;
 }
 
+// Work arrays of this thread for single rows, grown to the largest library's sizes.
+struct Work {
+  std::vector<double> w, tangent;
+  std::vector<long long> iw;
+};
+Work& thread_work(int64_t sz_w, int64_t sz_iw, int64_t nv) {
+  thread_local Work work;
+  if (static_cast<int64_t>(work.w.size()) < sz_w) work.w.resize(sz_w);
+  if (static_cast<int64_t>(work.iw.size()) < sz_iw) work.iw.resize(sz_iw);
+  if (static_cast<int64_t>(work.tangent.size()) < nv) work.tangent.resize(nv);
+  return work;
+}
+
 // One row's tangent gradient g (nv) in q's coordinates (nq) at q (as given) and its normalised
 // q_hat: CoordinatePlan.to_coordinates, then each unit part's rows divided by its divisor.
 void to_coordinates(const Plan& plan, const double* q, const double* q_hat, const double* g,
@@ -157,7 +173,7 @@ void to_coordinates(const Plan& plan, const double* q, const double* q_hat, cons
 
 ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_t entry,
                 int64_t has_p, int64_t threads, ffi::Span<const int64_t> packed,
-                double tolerance) {
+                double tolerance, int64_t single, ffi::Span<const int64_t> work_size) {
   const Plan plan = Plan::read(packed);
   auto q = args.get<ffi::AnyBuffer>(0);
   if (q.has_error()) return q.error();
@@ -187,12 +203,29 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     n_w = B ? static_cast<int64_t>(wb->element_count()) / B : 0;
   }
   if (B == 0) return ffi::Error::Success();
-  // The library's output: G in place, or the tangent gradient (B, nv) mapped below.
-  std::vector<double> tangent(with_w ? B * plan.nv : 0);
-  double* o = with_w ? tangent.data() : static_cast<double*>(out->untyped_data());
+  // The library's output: G in place, or the tangent gradient (B, nv) mapped below.  One row
+  // (and one p) goes through the single entry point with this thread's work arrays.
+  const bool one = B == 1 && single != 0;
+  Work& work = thread_work(one ? work_size[0] : 0, one ? work_size[1] : 0, with_w ? plan.nv : 0);
+  std::vector<double> tangent(with_w && !one ? B * plan.nv : 0);
+  double* o = !with_w ? static_cast<double*>(out->untyped_data())
+                      : (one ? work.tangent.data() : tangent.data());
   const int64_t n_out = with_w ? plan.nv : static_cast<int64_t>(out->element_count()) / B;
   if (p_rows != 1 && p_rows != B) {
     return ffi::Error::InvalidArgument("pvosimr: placements must have one row or one per q");
+  }
+  if (one) {
+    const int rc = with_w ? reinterpret_cast<SingleW>(single)(qs, p, W, o, work.w.data(),
+                                                              work.iw.data(), 1)
+                          : reinterpret_cast<Single>(single)(qs, p, o, work.w.data(),
+                                                             work.iw.data(), 1);
+    if (rc != 0) {
+      return ffi::Error::InvalidArgument(std::string("pvosimr: at row 0 of the batch: ") +
+                                         verdict(rc));
+    }
+    if (with_w) to_coordinates(plan, given, qs, o, static_cast<double*>(out->untyped_data()),
+                               tolerance);
+    return ffi::Error::Success();
   }
   int64_t start = 0;
   while (start < B) {
@@ -237,4 +270,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrEval, Eval,
                                   .Attr<int64_t>("has_p")
                                   .Attr<int64_t>("threads")
                                   .Attr<ffi::Span<const int64_t>>("plan")
-                                  .Attr<double>("tolerance"));
+                                  .Attr<double>("tolerance")
+                                  .Attr<int64_t>("single")
+                                  .Attr<ffi::Span<const int64_t>>("work_size"));
