@@ -66,7 +66,7 @@ def test_forward_is_bitwise_the_library_at_any_batch_shape(humanoid_G):
 def test_an_eager_call_without_gradient_is_the_op_s_own_result(humanoid_G):
     """One q, no gradient recorded: G skips the dispatcher; the op gives the same bits, and a
     q that needs a gradient (or is off the sphere) goes through the op."""
-    model, G, f = humanoid_G
+    model, G, _ = humanoid_G
     q = torch.from_numpy(configurations(model, 1, seed=15)[0])
     direct = G(q)
     assert torch.equal(direct, torch.ops.pvosimr.delassus(q, None, G.handle))
