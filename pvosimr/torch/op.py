@@ -205,7 +205,7 @@ def delassus(
     Differentiable through ``torch.autograd`` (the generated reverse-mode gradient), and
     traced by ``torch.compile(fullgraph=True)`` (fake kernels).  An eager call on one q that
     records no gradient is the library's single call itself, as the op would make it, without
-    the dispatcher's tens of microseconds.  A q that is not finite or
+    the dispatcher's cost.  A q that is not finite or
     beyond the model's range, and a G that is not finite, raise ``ValueError`` naming the row.
     ``TypeError`` for a tensor that is not float64, ``ValueError`` for one on a device other
     than the CPU or a CUDA device.
