@@ -206,7 +206,8 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
   // The library's output: G in place, or the tangent gradient (B, nv) mapped below.  One row
   // (and one p) goes through the single entry point with this thread's work arrays.
   const bool one = B == 1 && single != 0;
-  Work& work = thread_work(one ? work_size[0] : 0, one ? work_size[1] : 0, with_w ? plan.nv : 0);
+  Work& work = one ? thread_work(work_size[0], work_size[1], with_w ? plan.nv : 0)
+                   : thread_work(0, 0, 0);  // a batch: the library's own work arrays
   std::vector<double> tangent(with_w && !one ? B * plan.nv : 0);
   double* o = !with_w ? static_cast<double*>(out->untyped_data())
                       : (one ? work.tangent.data() : tangent.data());
