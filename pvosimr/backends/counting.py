@@ -52,6 +52,18 @@ NONE = -1  # the node id of an entry without a node (a structural zero or ±1)
 ONE = -2  # the numerator of 1 / x
 
 
+# The matrices here are small (6 × 6 at most, mostly): a numpy call's overhead is the cost, so
+# the hot paths test masks with ``np.count_nonzero`` (a fraction of ``.any()``'s) and make
+# arrays with ``np.empty`` and ``fill``.
+
+
+def _nones(shape) -> np.ndarray:
+    """Node ids ``NONE`` of that shape."""
+    ids = np.empty(shape, dtype=np.int64)
+    ids.fill(NONE)
+    return ids
+
+
 class OverBudgetError(Exception):
     """Raised by a primitive that takes :attr:`Graph.made` past :attr:`Graph.budget`."""
 
@@ -78,13 +90,13 @@ class Graph:
     def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
         """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
         n = np.size(cost) if count is None else count
-        ids = np.arange(self.size, self.size + n, dtype=np.int64)
-        self.size += n
+        start, self.size = self.size, self.size + n
+        ids = np.arange(start, self.size, dtype=np.int64)
         if self.size > self._num.size:  # grown, the new nodes no quotients (yet)
             self._num, self._den = (_grown(r, 2 * self.size, NONE) for r in (self._num, self._den))
             self._ops = _grown(self._ops, 2 * self.size, 0)
-        self._ops[ids] = cost
-        self.made += int(cost) * n if np.ndim(cost) == 0 else int(cost.sum())
+        self._ops[start : self.size] = cost
+        self.made += int(cost.sum()) if isinstance(cost, np.ndarray) else int(cost) * n
         if self.made > self.budget:
             raise OverBudgetError(self.made)
         return ids
@@ -106,7 +118,7 @@ class Graph:
         x0, y0 = np.maximum(x, 0), np.maximum(y, 0)  # no node: read node 0 (an input, or the
         # full rules below run, which mask it)
         dx, dy = self._den[x0], self._den[y0]
-        if (dx < 0).all() and (dy < 0).all():
+        if not (np.count_nonzero(dx >= 0) or np.count_nonzero(dy >= 0)):
             return None
         nx, ny = self._num[x0], self._num[y0]
         valid = (x >= 0) & (y >= 0)
@@ -122,8 +134,9 @@ class Graph:
     def link(self, dst: np.ndarray, src: np.ndarray) -> None:
         """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped."""
         keep = src >= 0
-        if keep.any():
-            self._edges.append((dst[keep], src[keep]))
+        kept = np.count_nonzero(keep)
+        if kept:
+            self._edges.append((dst, src) if kept == keep.size else (dst[keep], src[keep]))
 
     def constants(self, values: np.ndarray) -> np.ndarray:
         """One node per distinct value, shared by every constant of that value."""
@@ -181,7 +194,8 @@ def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
 def _kinds(v: np.ndarray) -> np.ndarray:
     """Structure codes of values (NaN: varies with ``q``), as CasADi tells constants apart:
     only an exact 0 vanishes and only an exact ±1 multiplies for free."""
-    codes = np.full(v.shape, CONST, dtype=np.int8)
+    codes = np.empty(v.shape, dtype=np.int8)
+    codes.fill(CONST)
     codes[np.isnan(v)] = SYM
     codes[v == 0.0] = ZERO
     codes[np.abs(v) == 1.0] = UNIT
@@ -205,24 +219,25 @@ def _key(key) -> tuple:
 
 def constant(g: Graph, a: Any) -> Structure:
     """A numeric constant: one node per distinct value other than 0 and ±1."""
-    return _with_constants(g, _folded(a), np.full(np.shape(_folded(a)), NONE, dtype=np.int64))
+    v = _folded(a)
+    return _with_constants(g, v, _nones(v.shape))
 
 
 def _with_constants(g: Graph, v: np.ndarray, ids: np.ndarray) -> Structure:
     """``v`` with the node of its value at every constant entry other than 0 and ±1."""
     codes = _kinds(v)
     mask = codes == CONST
-    if mask.any():
+    if np.count_nonzero(mask):
         ids[mask] = g.constants(v[mask])
-    ids[(codes == ZERO) | (codes == UNIT)] = NONE
+    ids[codes < CONST] = NONE  # a structural zero or ±1: no node
     return Structure(v, ids, g, codes)
 
 
 def _operation(g: Graph, ids: np.ndarray, mask: np.ndarray, cost, *operands: np.ndarray):
     """New nodes at the entries of ``mask`` costing ``cost`` each, reading ``operands``."""
-    n = int(mask.sum())
+    n = int(np.count_nonzero(mask))
     if n:
-        ids[mask] = new = g.nodes(cost if np.ndim(cost) == 0 else cost[mask], n)
+        ids[mask] = new = g.nodes(cost[mask] if isinstance(cost, np.ndarray) else cost, n)
         for src in operands:
             g.link(new, src[mask])
 
@@ -231,7 +246,7 @@ def _unary(x: Structure, f) -> Structure:
     """``f(x)`` entrywise (−, sqrt, cos, sin): one operation per varying entry; constants fold."""
     with np.errstate(all="ignore"):
         v = f(x.v)
-    ids = np.full(x.shape, NONE, dtype=np.int64)
+    ids = _nones(x.shape)
     _operation(x.g, ids, x.c == SYM, 1, x.n)
     return _with_constants(x.g, v, ids)
 
@@ -240,8 +255,19 @@ def _broadcast(a: Structure, b: Structure):
     """1×1 operands broadcast (a scalar times a matrix)."""
     if a.shape == b.shape:
         return a.c, b.c, a.v, b.v, a.n, b.n
+    if a.shape == (1, 1):
+        return _spread(a.c, b.shape), b.c, _spread(a.v, b.shape), b.v, _spread(a.n, b.shape), b.n
+    if b.shape == (1, 1):
+        return a.c, _spread(b.c, a.shape), a.v, _spread(b.v, a.shape), a.n, _spread(b.n, a.shape)
     shape = np.broadcast_shapes(a.shape, b.shape)
     return tuple(np.broadcast_to(x, shape) for x in (a.c, b.c, a.v, b.v, a.n, b.n))
+
+
+def _spread(x: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """The one entry of a 1×1 ``x`` at every entry of ``shape``."""
+    out = np.empty(shape, dtype=x.dtype)
+    out.fill(x[0, 0])
+    return out
 
 
 def _sum(a: Structure, b: Structure, subtract: bool) -> Structure:
@@ -268,17 +294,17 @@ def _product(a: Structure, b: Structure, divide: bool) -> Structure:
     both = (x != ZERO) & (y != ZERO)
     v[~both] = 0.0
     if divide:
-        one, copy, src_x, src_y = (nx == ny) & (x == SYM), np.full(v.shape, NONE), nx, ny
+        one, copy, src_x, src_y = (nx == ny) & (x == SYM), _nones(v.shape), nx, ny
     else:
         rules = g.products(nx, ny)
-        one, copy, src_x, src_y = rules or (False, np.full(v.shape, NONE), nx, ny)
+        one, copy, src_x, src_y = rules or (False, _nones(v.shape), nx, ny)
     v[one] = 1.0
     sym = np.isnan(v)
     ids = np.where(sym & (y == UNIT), nx, np.where(sym & (x == UNIT) & (not divide), ny, copy))
     work = sym & (ids == NONE)
     _operation(g, ids, work, 1, src_x, src_y)
     quotient = work & (divide | (src_x != nx) | (src_y != ny))
-    if quotient.any():  # x / y, or (1/x) y rewritten as y / x
+    if np.count_nonzero(quotient):  # x / y, or (1/x) y rewritten as y / x
         num = np.where(vx == 1.0, ONE, src_x) if divide else np.where(src_x != nx, src_y, src_x)
         den = src_y if divide else np.where(src_x != nx, src_x, src_y)
         g.quotients(ids[quotient], num[quotient], den[quotient])
@@ -290,59 +316,84 @@ def _matmul(a: Structure, b: Structure) -> Structure:
     if a.shape == (1, 1) or b.shape == (1, 1):
         return _product(a, b, divide=False)
     g = a.g
-    nz_a, nz_b = (a.c != ZERO)[:, :, None], (b.c != ZERO)[None]
-    sym_a, sym_b = (a.c == SYM)[:, :, None], (b.c == SYM)[None]
-    unit_a, unit_b = (a.c == UNIT)[:, :, None], (b.c == UNIT)[None]
-    terms = nz_a & nz_b  # (i, k, j)
-    varying = terms & (sym_a | sym_b)
+    ca, cb = a.c[:, :, None], b.c[None]
+    terms = (ca != ZERO) & (cb != ZERO)  # (i, k, j)
+    varying = terms & ((ca == SYM) | (cb == SYM))
     rules = g.products(a.n[:, :, None], b.n[None])
     if rules is not None:
-        one, copy, src_a, src_b = rules
+        one = rules[0]
         one &= varying
         varying &= ~one
     fixed = terms & ~varying
-    free = varying & (unit_a | unit_b)  # no multiplication
-    if rules is not None:
-        free |= varying & (copy != NONE)
-    out = varying.any(1)
     products = a.v[:, :, None] * b.v[None]
     if rules is not None:
         products[one] = 1.0
     products[~fixed] = 0.0
     v = products.sum(1)  # in the order of k, as CasADi adds them
-    v[out] = np.nan
-    ids = np.full(v.shape, NONE, dtype=np.int64)
-    if out.any():
-        first = np.argmax(varying, axis=1)
-        before = fixed & (np.arange(a.shape[1])[None, :, None] < first[:, None, :])
-        leading = np.where(before, products, 0.0).sum(1)  # fold into one constant
-        trailing = fixed & ~before
-        muls = (varying & ~free).sum(1)
-        adds = varying.sum(1) - 1 + trailing.sum(1) + (leading != 0.0)
-        cost = muls + adds
-        # a term that is a node itself: ±1 · x, x (y/x)
-        term = np.where(sym_a, a.n[:, :, None], b.n[None])
-        if rules is None:
-            cube = (a.shape[0], a.shape[1], b.shape[1])
-            src_a, src_b = np.broadcast_to(a.n[:, :, None], cube), np.broadcast_to(b.n[None], cube)
-        else:
-            term = np.where(copy != NONE, copy, term)
-            src_a = np.where(copy != NONE, term, src_a)
-            src_b = np.where(copy != NONE, NONE, src_b)
-        i, j = np.nonzero(out & (cost == 0))  # that term alone
-        ids[i, j] = term[i, first[i, j], j]
-        work = out & (cost > 0)
-        ids[work] = g.nodes(cost[work])
-        i, k, j = np.nonzero(varying & work[:, None, :])
-        g.link(ids[i, j], src_a[i, k, j])
-        g.link(ids[i, j], src_b[i, k, j])
-        lead = work & (leading != 0.0) & (np.abs(leading) != 1.0)
-        if lead.any():
-            g.link(ids[lead], g.constants(leading[lead]))
-        i, k, j = np.nonzero(trailing & work[:, None, :])
-        if i.size:
-            g.link(ids[i, j], g.constants(products[i, k, j]))
+    out = np.logical_or.reduce(varying, axis=1)
+    ids = _nones(v.shape)
+    if np.count_nonzero(out):
+        v[out] = np.nan
+        _matmul_nodes(a, b, ids, out, varying, fixed, products, rules)
     return _with_constants(g, v, ids)
+
+
+def _matmul_nodes(
+    a: Structure,
+    b: Structure,
+    ids: np.ndarray,
+    out: np.ndarray,
+    varying: np.ndarray,
+    fixed: np.ndarray,
+    products: np.ndarray,
+    rules: tuple | None,
+) -> None:
+    """The nodes of the entries of ``a @ b`` that vary (``out``), into ``ids``: their
+    operations and edges, as :func:`_matmul` sorted its terms."""
+    g = a.g
+    free = varying & ((a.c == UNIT)[:, :, None] | (b.c == UNIT)[None])  # no multiplication
+    if rules is not None:
+        _, copy, src_a, src_b = rules
+        free |= varying & (copy != NONE)
+        # a term that is a node itself: ±1 · x, x (y/x)
+        term = np.where((a.c == SYM)[:, :, None], a.n[:, :, None], b.n[None])
+        term = np.where(copy != NONE, copy, term)
+        src_a = np.where(copy != NONE, term, src_a)
+        src_b = np.where(copy != NONE, NONE, src_b)
+    first = np.argmax(varying, axis=1)
+    count = partial(np.add.reduce, axis=1)
+    cost = 2 * count(varying) - count(free) - 1  # a product per term not free, then the sums
+    constants = np.count_nonzero(fixed)  # constant terms: folded before ``first``, added after
+    if constants:
+        before = fixed & ~np.logical_or.accumulate(varying, axis=1)
+        leading = np.where(before, products, 0.0).sum(1)
+        trailing = fixed & ~before
+        cost += count(trailing) + (leading != 0.0)
+    i, j = np.nonzero(out & (cost == 0))  # that term alone
+    if i.size:
+        k = first[i, j]
+        if rules is None:
+            ids[i, j] = np.where(a.c[i, k] == SYM, a.n[i, k], b.n[k, j])
+        else:
+            ids[i, j] = term[i, k, j]
+    work = out & (cost > 0)
+    ids[work] = g.nodes(cost[work])
+    i, k, j = np.nonzero(varying & work[:, None, :])
+    dst = ids[i, j]
+    if rules is None:
+        g.link(dst, a.n[i, k])
+        g.link(dst, b.n[k, j])
+    else:
+        g.link(dst, src_a[i, k, j])
+        g.link(dst, src_b[i, k, j])
+    if not constants:
+        return
+    lead = work & (leading != 0.0) & (np.abs(leading) != 1.0)
+    if np.count_nonzero(lead):
+        g.link(ids[lead], g.constants(leading[lead]))
+    i, k, j = np.nonzero(trailing & work[:, None, :])
+    if i.size:
+        g.link(ids[i, j], g.constants(products[i, k, j]))
 
 
 def _operators(f: Callable[[Structure, Structure], Structure]) -> tuple[Callable, Callable]:
