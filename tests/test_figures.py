@@ -143,10 +143,15 @@ def test_quick_never_turns_a_failure_into_a_pass():
 
 
 @pytest.mark.slow
-def test_full_run(tmp_path):
-    """The full regeneration (minutes); ``pytest -m slow``."""
+def test_full_run_counts_the_committed_figures(tmp_path):
+    """The full regeneration, uncached (minutes; ``pytest -m slow``), counts exactly the
+    committed ``figures/opcounts.csv``: a change of any count fails until the figures are
+    regenerated (``pvosimr figures --out figures``)."""
     summary = figures.run(tmp_path, quick=False, cache_path=None, progress=False)
     assert len(summary["rows"]) == sum(len(c.algorithms) for c in figures.sweeps(figures.FULL))
+    committed = figures.read_csv(Path(__file__).parents[1] / "figures" / "opcounts.csv")
+    changed = [(c, n) for c, n in zip(committed, summary["rows"], strict=True) if c != n]
+    assert not changed, f"{len(changed)} counts differ from figures/opcounts.csv: {changed[:5]}"
 
 
 def _sweep_rows() -> list[Count]:

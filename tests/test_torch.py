@@ -63,6 +63,22 @@ def test_forward_is_bitwise_the_library_at_any_batch_shape(humanoid_G):
     np.testing.assert_allclose(nested.numpy(), loop, rtol=0, atol=1e-13)
 
 
+def test_the_same_function_asked_again_reuses_its_op_entry(humanoid_G):
+    """The ops' table grows with the distinct libraries, not with the calls of ``delassus``."""
+    import pvosimr.torch
+    from pvosimr.torch import op
+
+    model, G, _ = humanoid_G
+    again = pvosimr.torch.delassus(model, humanoid()[1])
+    assert again.handle == G.handle
+    size = len(op._functions)
+    threads = op._functions[G.handle].threads + 1  # another entry: the same library, run apart
+    other = pvosimr.torch.delassus(model, humanoid()[1], threads=threads)
+    assert other.handle == size and len(op._functions) == size + 1
+    q = torch.from_numpy(configurations(model, 2, seed=3))
+    assert torch.equal(again(q), G(q)) and torch.equal(other(q), G(q))
+
+
 def test_an_eager_call_without_gradient_is_the_op_s_own_result(humanoid_G):
     """One q, no gradient recorded: G skips the dispatcher; the op gives the same bits, and a
     q that needs a gradient (or is off the sphere) goes through the op."""

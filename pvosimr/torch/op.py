@@ -32,6 +32,10 @@ __all__ = ["ROUTES", "delassus"]
 _lock = threading.Lock()
 _functions: list[_Entry] = []
 """The compiled functions the ops can run, by handle."""
+_handles: dict[tuple[str, str, int], int] = {}
+"""The handle of each (library, gradient library, threads): a function asked for again (the
+same model, constraints and options) reuses its entry, so the table grows only with the
+distinct libraries a process loads."""
 
 _VERDICTS = {
     1: "q is not finite or beyond the model's range (after its quaternions and unit complex "
@@ -237,17 +241,8 @@ def delassus(
 
         return empty
     n_p = placement_size(model, f.constraint_models) if given else 0
-    entry = _Entry(
-        f,
-        usable_cores() if threads is None else int(threads),
-        _batch_function(f.library, False),
-        _batch_function(f.vjp_library.library, True),
-        coordinate_plan(model),
-        unit_part_spans(model),
-    )
-    with _lock:
-        _functions.append(entry)
-        handle = len(_functions) - 1
+    handle = _handle(f, model, usable_cores() if threads is None else int(threads))
+    entry = _functions[handle]
     on_cuda: list[Callable] = []  # the XLA route, built at the first CUDA tensor
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
@@ -282,6 +277,25 @@ def _eager_without_gradient(q: torch.Tensor) -> bool:
         and not (q.requires_grad and torch.is_grad_enabled())
         and not torch.compiler.is_compiling()
     )
+
+
+def _handle(f, model: pin.Model, threads: int) -> int:
+    """The op's handle of ``f`` run on ``threads`` threads (its entry made at the first ask)."""
+    key = (str(f.library), str(f.vjp_library.library), threads)
+    with _lock:
+        if key not in _handles:
+            _functions.append(
+                _Entry(
+                    f,
+                    threads,
+                    _batch_function(f.library, False),
+                    _batch_function(f.vjp_library.library, True),
+                    coordinate_plan(model),
+                    unit_part_spans(model),
+                )
+            )
+            _handles[key] = len(_functions) - 1
+        return _handles[key]
 
 
 def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
