@@ -4,8 +4,8 @@ models, operation counts, many random trees): they run under ``-m slow`` (CI's
 ``pytest -m slow``, and its run under the oldest pin selects ``heavy`` too), not in the README's
 ``pytest``.  ``tests/conftest.py`` marks them; docs/testing.md says which suite checks what.
 
-An entry is a test's node id (one parameter set) or a whole file; the value says why it is
-heavy.  Chosen by measurement (``--durations`` and each test's CPU time, with an empty compile
+An entry is a test's node id (one parameter set), a test function (all its parameter sets) or a
+whole file; the value says why it is heavy.  Chosen by measurement (``--durations`` and each test's CPU time, with an empty compile
 cache): the default suite keeps one small library of each generated-code path
 (tests/test_codegen_simd.py, test_codegen_vjp.py, test_codegen_chunks.py's chunk of 7).
 """
@@ -295,7 +295,7 @@ HEAVY: dict[str, str] = {
     "tests/test_jax.py::test_vmap_of_grad_equals_a_python_loop": FRONT,
     "tests/test_jax.py::test_forward_mode_is_refused_in_one_line": FRONT,
     "tests/test_torch.py::test_the_xla_route_is_the_library_s_G_and_gradient": FRONT,
-    "tests/test_jax.py::test_every_kind_of_unit_coordinates_on_and_off_the_sphere": BUILDS_C,
+    "tests/test_jax.py::test_every_kind_of_unit_coordinates_on_and_off_the_sphere[every kind of joint]": BUILDS_C,
     "tests/test_torch.py::test_opcheck_both_ops": FRONT,
     "tests/test_torch.py::test_without_torch_the_entry_point_says_what_to_install": SUBPROCESS,
     "tests/test_jax_seam.py::test_random_trees_against_numpy[0]": FRONT,

@@ -28,11 +28,11 @@ def pytest_collection_modifyitems(config, items):
     files = {item.nodeid.split("::")[0] for item in items}
     found = set()
     for item in items:
-        if item.nodeid in HEAVY or item.nodeid.split("::")[0] in HEAVY:
+        function, file = item.nodeid.split("[")[0], item.nodeid.split("::")[0]
+        if item.nodeid in HEAVY or function in HEAVY or file in HEAVY:
             item.add_marker(pytest.mark.heavy)
             item.add_marker(pytest.mark.slow)
-            found.add(item.nodeid)
-            found.add(item.nodeid.split("::")[0])
+            found.update((item.nodeid, function, file))
     whole_files = not any("::" in arg for arg in config.args) and not config.getoption("keyword")
     # A listed parameter set may be absent where the installed versions draw other cases (the
     # oldest pin has no mimic robots); a listed test whose function is gone is stale.
