@@ -132,7 +132,8 @@ class Graph:
         return one, copy, src_x, src_y
 
     def link(self, dst: np.ndarray, src: np.ndarray) -> None:
-        """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped."""
+        """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped; the arrays
+        are kept, not copied, where none is dropped (pass arrays that nothing writes later)."""
         keep = src >= 0
         kept = np.count_nonzero(keep)
         if kept:
