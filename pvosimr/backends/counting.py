@@ -253,15 +253,14 @@ def _unary(x: Structure, f) -> Structure:
 
 
 def _broadcast(a: Structure, b: Structure):
-    """1×1 operands broadcast (a scalar times a matrix)."""
+    """1×1 operands broadcast (a scalar times a matrix); other shapes must agree, as CasADi's."""
     if a.shape == b.shape:
         return a.c, b.c, a.v, b.v, a.n, b.n
     if a.shape == (1, 1):
         return _spread(a.c, b.shape), b.c, _spread(a.v, b.shape), b.v, _spread(a.n, b.shape), b.n
     if b.shape == (1, 1):
         return a.c, _spread(b.c, a.shape), a.v, _spread(b.v, a.shape), a.n, _spread(b.n, a.shape)
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    return tuple(np.broadcast_to(x, shape) for x in (a.c, b.c, a.v, b.v, a.n, b.n))
+    raise ValueError(f"dimension mismatch: {a.shape} and {b.shape}")
 
 
 def _spread(x: np.ndarray, shape: tuple[int, int]) -> np.ndarray:

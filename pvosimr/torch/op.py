@@ -22,7 +22,7 @@ import pinocchio as pin
 import torch
 
 from ..codegen import compile as compile_library
-from ..codegen.call import usable_cores
+from ..codegen.call import CompiledDelassus, usable_cores
 from ..coordinates import AS_GIVEN_TOLERANCE as TOL
 from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
 from ..kinematics.placements import placement_size
@@ -279,7 +279,7 @@ def _eager_without_gradient(q: torch.Tensor) -> bool:
     )
 
 
-def _handle(f, model: pin.Model, threads: int) -> int:
+def _handle(f: CompiledDelassus, model: pin.Model, threads: int) -> int:
     """The op's handle of ``f`` run on ``threads`` threads (its entry made at the first ask)."""
     key = (str(f.library), str(f.vjp_library.library), threads)
     with _lock:
