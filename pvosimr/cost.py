@@ -59,6 +59,13 @@ class Counter:
         several bodies share: pass its result to them)."""
         return prefix(self.B, self.topology, self.kin)
 
+    def share(self) -> None:
+        """From now on, each body reuses what earlier ones made from the same operands, and
+        nothing is dropped after a count (:mod:`pvosimr.backends.reuse`): many bodies that
+        share most of their work count several times faster, each count still the body's
+        alone."""
+        self.B.graph.share()
+
     def count(self, body: Body) -> int:
         """The estimated count of ``body``: the operations its G reads
         (:meth:`~pvosimr.backends.counting.CountingBackend.operations`)."""
@@ -70,7 +77,10 @@ class Counter:
         """The estimated count of ``body`` and everything it made, or None once it makes more
         than ``budget`` operations (the kept prefix included)."""
         graph = self.B.graph
-        mark, graph.budget = graph.mark(), budget
+        mark = None if graph.reuse else graph.mark()
+        if graph.reuse:
+            graph.start_body()
+        graph.budget = budget
         try:
             G = body(self.B, self.topology, self.kin)
             return Count(self.B.operations(G), graph.made)
@@ -78,7 +88,8 @@ class Counter:
             return None
         finally:
             graph.budget = math.inf
-            graph.rewind(mark)
+            if mark is not None:
+                graph.rewind(mark)
 
 
 def estimate_operations(

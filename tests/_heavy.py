@@ -200,6 +200,7 @@ HEAVY: dict[str, str] = {
     "tests/test_constraint_models.py::test_every_model_casadi[1]": SLOWEST,
     "tests/test_constraint_models.py::test_every_model_casadi[2]": SLOWEST,
     "tests/test_cost.py::test_bodies_counted_on_one_counter_are_counted_alone": SLOWEST,
+    "tests/test_cost.py::test_bodies_sharing_results_are_counted_alone[chain_welded_every_k_k4-welds_6d]": SLOWEST,
     "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[chain_welded_every_k_k4-welds_6d]": SLOWEST,
     "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[panda_mimic-fingers_3d]": SLOWEST,
     "tests/test_cost.py::test_cheapest_is_within_five_percent_of_the_best_count[panda_mimic-tool_6d]": SLOWEST,

@@ -3,6 +3,7 @@ the counted operations."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ import pytest
 
 from pvosimr import zoo
 from pvosimr.algorithms import pv_osimh, sweeps_for
-from pvosimr.algorithms.pv_osimh_plan import PLAN, cheapest_plan, plan_prices
+from pvosimr.algorithms.pv_osimh_plan import PLAN, Plan, candidates, cheapest_plan, plan_prices
 from pvosimr.backends.counting import CountingBackend
 from pvosimr.choice import ALGORITHM_ORDER, fewest_operations, operation_counts, prepare
 from pvosimr.cost import Counter, estimate_operations
@@ -147,6 +148,48 @@ def test_bodies_counted_on_one_counter_are_counted_alone() -> None:
         alone = estimate_operations(robot.model, topo, sweeps_for(algorithm), robot.constraints)
         assert shared.count(sweeps_for(algorithm)) == alone
         assert shared.measure(sweeps_for(algorithm), budget=alone / 10) is None  # past budget
+
+
+@pytest.mark.parametrize(
+    "name, preset", [("chain_welded_every_k_k4", "welds_6d"), ("panda_mimic", "fingers_3d")]
+)
+def test_bodies_sharing_results_are_counted_alone(name: str, preset: str) -> None:
+    """On a counter that shares results between bodies (:meth:`Counter.share`), every plan of
+    PV-OSIMh, priced in any order and again, with or without a budget, counts what it counts on
+    a counter rewound after each body; so does a body that makes the same products twice."""
+    robot = zoo.load(name, preset)
+    topo = Topology(robot.model, robot.constraints)
+    links = sorted(candidates(topo))
+    plans = [
+        frozenset(c for k, c in enumerate(links) if s >> k & 1) for s in range(2 ** len(links))
+    ]
+    plans = [plans[k] for k in np.random.default_rng(7).permutation(len(plans))]
+    plans += plans[:3]  # taken again
+    counters = {}
+    for sharing in (False, True):
+        counter = Counter(robot.model, topo, robot.constraints)
+        steps = counter.keep(pv_osimh.joint_steps)
+        if sharing:
+            counter.share()
+        counters[sharing] = counter, steps
+
+    def priced(sharing: bool, cuts: frozenset, budget: float = math.inf, twice: bool = False):
+        counter, steps = counters[sharing]
+        plan = Plan.build(topo, cuts)
+
+        def body(B, t, kin):
+            G = pv_osimh._sweeps(B, t, kin, plan, steps)
+            return G + pv_osimh._sweeps(B, t, kin, plan, steps) if twice else G
+
+        return counter.measure(body, budget)
+
+    for k, cuts in enumerate(plans):
+        alone = priced(False, cuts)
+        assert priced(True, cuts) == alone, sorted(cuts)
+        for budget in (alone.made, alone.made - 1):  # at the bound, just past it
+            assert priced(True, cuts, budget) == priced(False, cuts, budget), (sorted(cuts), budget)
+        if k < 2:
+            assert priced(True, cuts, twice=True) == priced(False, cuts, twice=True), sorted(cuts)
 
 
 def test_pv_osimh_plans_on_the_constraints_placements() -> None:

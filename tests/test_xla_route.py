@@ -50,7 +50,7 @@ def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
     def compile_stand_in(*args, **kwargs):
         raise ChosenError
 
-    monkeypatch.setattr(function, "compile_library", compile_stand_in)
+    monkeypatch.setattr(function, "library_with_gradient", compile_stand_in)
     monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
     with pytest.raises(ChosenError):
         pj.delassus(model, cms)

@@ -172,6 +172,7 @@ def plan_prices(counter: Counter, sweeps: PlanSweeps, steps: Callable[..., Any])
     with that plan on ``counter``, or None past ``budget`` operations made; the recursion every
     plan shares is made once."""
     shared = counter.keep(steps)
+    counter.share()  # plans differing by a cut share most of their sweeps
 
     def price(plan: Plan, budget: float = math.inf) -> Count | None:
         return counter.measure(lambda B, t, kin: sweeps(B, t, kin, plan, shared), budget)

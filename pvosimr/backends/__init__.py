@@ -7,7 +7,9 @@
 - :mod:`.casadi`: CasADi SX, for operation counts and generated code (needs CasADi);
 - :mod:`.outlined`: CasADi SX with each link's fold and extension a call of a shared function,
   for generated code that grows by a call per link;
-- :mod:`.counting`: operation counts without CasADi.
+- :mod:`.counting`: operation counts without CasADi, on the expression graph of :mod:`.graph`,
+  whose bodies can reuse each other's results (:mod:`.reuse`);
+- :mod:`.jax`: JAX arrays, one configuration (imported by :mod:`pvosimr.jax.seam` only).
 """
 
 from .numpy import NUMPY, NumpyBackend, blockdiag_by_assignment, mirror_upper, upper_mirror

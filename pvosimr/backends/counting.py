@@ -34,22 +34,19 @@ algorithms on this backend.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from .graph import NONE, ONE, Graph, OverBudgetError
 from .protocol import FOLD_TOLERANCE
 
 __all__ = ["CountingBackend", "Graph", "OverBudgetError", "Structure", "constant"]
 
 # An entry's structure.
 ZERO, UNIT, CONST, SYM = 0, 1, 2, 3
-
-NONE = -1  # the node id of an entry without a node (a structural zero or ±1)
-ONE = -2  # the numerator of 1 / x
 
 
 # The matrices here are small (6 × 6 at most, mostly): a numpy call's overhead is the cost, so
@@ -62,134 +59,6 @@ def _nones(shape) -> np.ndarray:
     ids = np.empty(shape, dtype=np.int64)
     ids.fill(NONE)
     return ids
-
-
-class OverBudgetError(Exception):
-    """Raised by a primitive that takes :attr:`Graph.made` past :attr:`Graph.budget`."""
-
-
-class Graph:
-    """The expression graph of one run: per node its operation count (a constant counts one
-    instruction, an input none), and per operation its edges ``dst ← src`` to earlier nodes.
-
-    ``made`` is the operations of every node made so far, read or not (at least the count);
-    making more than ``budget`` raises :class:`OverBudgetError` (a search can drop a candidate as
-    soon as it makes more than the best one did)."""
-
-    def __init__(self) -> None:
-        self.size = 0
-        self.made = 0
-        self.budget = math.inf
-        self._edges: list[tuple[np.ndarray, np.ndarray]] = []
-        self._constants: dict[float, int] = {}
-        self._num = np.full(64, NONE, dtype=np.int64)  # of a quotient node: its numerator
-        self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
-        self._ops = np.zeros(64, dtype=np.int64)  # of every node: its own operations
-        self.inputs = np.zeros(0, dtype=np.int64)
-
-    def nodes(self, cost: np.ndarray | int, count: int | None = None) -> np.ndarray:
-        """Ids of new nodes, ``count`` of them or one per entry of ``cost``."""
-        n = np.size(cost) if count is None else count
-        start, self.size = self.size, self.size + n
-        ids = np.arange(start, self.size, dtype=np.int64)
-        if self.size > self._num.size:  # grown, the new nodes no quotients (yet)
-            self._num, self._den = (_grown(r, 2 * self.size, NONE) for r in (self._num, self._den))
-            self._ops = _grown(self._ops, 2 * self.size, 0)
-        self._ops[start : self.size] = cost
-        self.made += int(cost.sum()) if isinstance(cost, np.ndarray) else int(cost) * n
-        if self.made > self.budget:
-            raise OverBudgetError(self.made)
-        return ids
-
-    def drop(self, ids: np.ndarray) -> None:
-        """Nodes known dead at once (the lower triangle a symmetric result drops): their
-        operations leave :attr:`made`."""
-        self.made -= int(self._ops[np.unique(ids)].sum())
-
-    def quotients(self, ids: np.ndarray, num: np.ndarray, den: np.ndarray) -> None:
-        """Nodes ``ids`` are ``num / den`` (``num`` ONE for ``1 / den``)."""
-        self._num[ids], self._den[ids] = num, den
-
-    def products(self, x: np.ndarray, y: np.ndarray):
-        """CasADi's rewriting of a product ``x y`` of nodes: ``(1/x) x`` is 1; ``x (y/x)`` is
-        ``y`` (no operation); ``(1/x) y`` is ``y / x`` (reads x, not its inverse).  Returns
-        where the product is 1, where it is a node of its own (and which), and the nodes
-        the product reads in place of ``x`` and ``y``; None where no quotient takes part."""
-        x0, y0 = np.maximum(x, 0), np.maximum(y, 0)  # no node: read node 0 (an input, or the
-        # full rules below run, which mask it)
-        dx, dy = self._den[x0], self._den[y0]
-        if not (np.count_nonzero(dx >= 0) or np.count_nonzero(dy >= 0)):
-            return None
-        nx, ny = self._num[x0], self._num[y0]
-        valid = (x >= 0) & (y >= 0)
-        inv_x, inv_y = valid & (nx == ONE), valid & (ny == ONE)
-        one = (inv_x & (dx == y)) | (inv_y & (dy == x))
-        from_y = valid & (dy == x) & ~inv_y
-        from_x = valid & (dx == y) & ~inv_x & ~from_y
-        copy = np.where(from_y, ny, np.where(from_x, nx, NONE))
-        src_x = np.where(inv_x & ~one, dx, x)
-        src_y = np.where(inv_y & ~one & ~inv_x, dy, y)
-        return one, copy, src_x, src_y
-
-    def link(self, dst: np.ndarray, src: np.ndarray) -> None:
-        """Edges ``dst[k] ← src[k]``, those from an entry without a node dropped; the arrays
-        are kept, not copied, where none is dropped (pass arrays that nothing writes later)."""
-        keep = src >= 0
-        kept = np.count_nonzero(keep)
-        if kept:
-            self._edges.append((dst, src) if kept == keep.size else (dst[keep], src[keep]))
-
-    def constants(self, values: np.ndarray) -> np.ndarray:
-        """One node per distinct value, shared by every constant of that value."""
-        unique, where = np.unique(values, return_inverse=True)
-        ids = np.empty(unique.size, dtype=np.int64)
-        for k, v in enumerate(unique.tolist()):
-            if v not in self._constants:
-                self._constants[v] = int(self.nodes(1, 1)[0])
-            ids[k] = self._constants[v]
-        return ids[where]
-
-    def mark(self) -> tuple[int, int, int]:
-        """The graph as it is now, for :meth:`rewind`."""
-        return self.size, self.made, len(self._edges)
-
-    def rewind(self, mark: tuple[int, int, int]) -> None:
-        """Drop every node made since ``mark`` (one body counted after a shared prefix)."""
-        self.size, self.made, edges = mark
-        del self._edges[edges:]
-        self._constants = {v: n for v, n in self._constants.items() if n < self.size}
-        self._num[self.size :] = self._den[self.size :] = NONE
-
-    def reached_cost(self, outputs: np.ndarray) -> int:
-        """The operations of the nodes ``outputs`` depend on, less the unread inputs."""
-        reach = np.zeros(self.size, dtype=bool)
-        reach[outputs[outputs >= 0]] = True
-        for dst, src in self._reverse_blocks():
-            reach[src[reach[dst]]] = True
-        return int(self._ops[: self.size][reach].sum()) - int((~reach[self.inputs]).sum())
-
-    def _reverse_blocks(self):
-        """The edges in blocks, last first, each block's sources older than all its nodes, so
-        one pass (nodes are numbered in creation order) marks everything reachable."""
-        blocks: list[list] = []
-        for dst, src in self._edges:
-            lo, hi = int(dst.min()), int(src.max())
-            if blocks and hi < blocks[-1][0]:
-                blocks[-1][0] = min(lo, blocks[-1][0])
-                blocks[-1][1].append((dst, src))
-            else:
-                blocks.append([lo, [(dst, src)]])
-        for _, parts in reversed(blocks):
-            if len(parts) == 1:
-                yield parts[0]
-            else:
-                yield np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])
-
-
-def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
-    grown = np.full(size, fill, dtype=np.int64)
-    grown[: a.size] = a
-    return grown
 
 
 def _kinds(v: np.ndarray) -> np.ndarray:
@@ -243,6 +112,30 @@ def _operation(g: Graph, ids: np.ndarray, mask: np.ndarray, cost, *operands: np.
             g.link(new, src[mask])
 
 
+def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
+    """The primitive ``f``, whose result a graph that shares results (:mod:`.reuse`) takes
+    from an earlier body where it can (the same primitive, operands of the same values and
+    nodes) and otherwise keeps."""
+
+    def primitive(*args: Any) -> Structure:
+        g: Graph = args[0].g
+        if g.reuse is None:
+            return f(*args)
+        key = (f, *((x.v.shape, x.v.tobytes(), x.n.tobytes()) if isinstance(x, Structure) else x
+                    for x in args))  # fmt: skip
+        found = g.taken(key)
+        if found is not None:
+            v, n, c = found
+            return Structure(v, n, g, c)
+        with g.reuse.recording(key, lambda: g.made, g.edge_count) as arrays:
+            out = f(*args)
+            arrays += (out.v, out.n, out.c)
+        return out
+
+    return primitive
+
+
+@_shared
 def _unary(x: Structure, f) -> Structure:
     """``f(x)`` entrywise (−, sqrt, cos, sin): one operation per varying entry; constants fold."""
     with np.errstate(all="ignore"):
@@ -399,6 +292,8 @@ def _matmul_nodes(
 def _operators(f: Callable[[Structure, Structure], Structure]) -> tuple[Callable, Callable]:
     """``x ∘ y`` and ``y ∘ x`` for a binary ``f``, the other operand lifted to a
     :class:`Structure` (a number or a numeric array)."""
+
+    f = _shared(f)
 
     def left(self: Structure, other: Any) -> Structure:
         return f(self, self._lift(other))

@@ -18,16 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 import pinocchio as pin
 
-from ..codegen import compile as compile_library
 from ..coordinates import coordinate_plan
+from ..front_end import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import placement_size, placement_vector
 from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
-
-#: The ways :func:`delassus` can compute G: the generated library through XLA's FFI, or the
-#: algorithm bodies on JAX arrays, compiled by XLA (:mod:`pvosimr.jax.seam`).
-ROUTES = ("ffi", "xla")
 
 _X64 = (
     "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
@@ -74,17 +70,10 @@ def delassus(
     """
     if route is None:  # the default: the FFI on a CPU, XLA where JAX's default device is a GPU
         route = "xla" if jax.default_backend() == "gpu" else "ffi"
-    if route not in ROUTES:
-        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
-    if placements not in (None, "fixed", "input"):
-        raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
-    given = placements == "input"
+    given = placements_given(route, placements)
     if route == "xla":
         return _xla(model, cms, algorithm, given)
-    f = compile_library(
-        model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
-        cache_dir=cache_dir,
-    )  # fmt: skip
+    f = library_with_gradient(model, cms, algorithm, given, cache_dir)
     if f.m == 0:
         return _empty(f.nq, given)
     ffi.register()

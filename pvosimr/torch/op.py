@@ -21,10 +21,10 @@ import numpy as np
 import pinocchio as pin
 import torch
 
-from ..codegen import compile as compile_library
 from ..codegen.call import CompiledDelassus, usable_cores
 from ..coordinates import AS_GIVEN_TOLERANCE as TOL
 from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
+from ..front_end import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import placement_size
 
 __all__ = ["ROUTES", "delassus"]
@@ -180,12 +180,6 @@ def _set_numpy(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarr
     return a
 
 
-#: The ways :func:`delassus` can compute G: the generated library (a custom op, CPU, float64),
-#: or the XLA route of :mod:`pvosimr.jax.seam` through DLPack (:mod:`.xla`: CUDA or CPU,
-#: float32 or float64).
-ROUTES = ("ffi", "xla")
-
-
 def delassus(
     model: pin.Model,
     cms: Sequence,
@@ -222,17 +216,10 @@ def delassus(
     ``"ffi"`` for CPU tensors and ``"xla"`` for CUDA tensors, the XLA route built at the first
     CUDA call.
     """
-    if route not in (None, *ROUTES):
-        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
-    if placements not in (None, "fixed", "input"):
-        raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
-    given = placements == "input"
+    given = placements_given(route, placements)
     if route == "xla":
         return _xla(model, cms, algorithm, given)
-    f = compile_library(
-        model, cms, algorithm, placements="input" if given else "fixed", vjp=True,
-        cache_dir=cache_dir,
-    )  # fmt: skip
+    f = library_with_gradient(model, cms, algorithm, given, cache_dir)
     if f.m == 0:  # no constraint rows: (..., 0, 0), q still checked
 
         def empty(q: torch.Tensor, placements=None) -> torch.Tensor:
