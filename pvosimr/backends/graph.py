@@ -33,7 +33,7 @@ class Graph:
         self.size = 0
         self.made = 0
         self.budget = math.inf
-        self._edges: list[tuple[np.ndarray, np.ndarray]] = []
+        self._edges: list[_Edges] = []
         self._constants: dict[float, int] = {}
         self._num = np.full(64, NONE, dtype=np.int64)  # of a quotient node: its numerator
         self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
@@ -107,7 +107,9 @@ class Graph:
         keep = src >= 0
         kept = np.count_nonzero(keep)
         if kept:
-            self._edges.append((dst, src) if kept == keep.size else (dst[keep], src[keep]))
+            if kept < keep.size:
+                dst, src = dst[keep], src[keep]
+            self._edges.append((dst, src, int(dst.min()), int(src.max())))
 
     def constants(self, values: np.ndarray) -> np.ndarray:
         """One node per distinct value, shared by every constant of that value."""
@@ -153,29 +155,34 @@ class Graph:
         """The operations of the nodes ``outputs`` depend on, less the unread inputs."""
         reach = np.zeros(self.size, dtype=bool)
         reach[outputs[outputs >= 0]] = True
-        edges = self._edges if self.reuse is None else self.reuse.body_edges(self._edges)
-        for dst, src in _reverse_blocks(edges):
+        if self.reuse is None:
+            blocks = _blocks(self._edges)
+        else:
+            blocks = self.reuse.body_blocks(self._edges, _blocks)
+        for dst, src in reversed(blocks):
             reach[src[reach[dst]]] = True
         return int(self._ops[: self.size][reach].sum()) - int((~reach[self.inputs]).sum())
 
 
-def _reverse_blocks(edges: list[tuple[np.ndarray, np.ndarray]]):
-    """The edges (in the order they were made) in blocks, last first, each block's sources
-    older than all its nodes, so one pass (nodes are numbered in creation order) marks
-    everything reachable."""
+#: Edges ``dst[k] ← src[k]`` with the least ``dst`` and the greatest ``src``.
+_Edges = tuple[np.ndarray, np.ndarray, int, int]
+
+
+def _blocks(edges: list[_Edges]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The edges (in the order they were made) in blocks, each block's sources older than all
+    its nodes, so one pass over the blocks, last first, marks everything reachable (nodes are
+    numbered in creation order)."""
     blocks: list[list] = []
-    for dst, src in edges:
-        lo, hi = int(dst.min()), int(src.max())
+    for dst, src, lo, hi in edges:
         if blocks and hi < blocks[-1][0]:
             blocks[-1][0] = min(lo, blocks[-1][0])
             blocks[-1][1].append((dst, src))
         else:
             blocks.append([lo, [(dst, src)]])
-    for _, parts in reversed(blocks):
-        if len(parts) == 1:
-            yield parts[0]
-        else:
-            yield np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])
+    return [
+        parts[0] if len(parts) == 1 else tuple(map(np.concatenate, zip(*parts, strict=True)))
+        for _, parts in blocks
+    ]
 
 
 def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:

@@ -51,6 +51,7 @@ class Reuse:
         self.floor, self.floor_made, self.floor_edges = size, made, edges
         self.body = 0
         self.edges: list[range] = []  # the edges this body made or took, past the prefix's
+        self._prefix_blocks: list | None = None
         self.results: dict[tuple, list[_Result]] = {}
         self._read: set[float] = set()  # the constants this body has counted
         self._constants_made = 0  # operations of constants counted so far (all bodies)
@@ -83,10 +84,13 @@ class Reuse:
                 return result
         return None
 
-    def body_edges(self, edges: list) -> list:
-        """The edges of this body's graph, in the order they were made."""
-        ranges = sorted(self.edges, key=lambda r: r.start)
-        return edges[: self.floor_edges] + [edges[k] for r in ranges for k in r]
+    def body_blocks(self, edges: list, blocks: Callable[[list], list]) -> list:
+        """The ``blocks`` of the reverse pass over this body's graph: the prefix's (made
+        once), then those of the edges this body made or took, in the order they were made."""
+        if self._prefix_blocks is None:
+            self._prefix_blocks = blocks(edges[: self.floor_edges])
+        own = [edges[k] for r in sorted(self.edges, key=lambda r: r.start) for k in r]
+        return self._prefix_blocks + blocks(own)
 
     @contextmanager
     def recording(self, key: tuple, made: Callable[[], int], edges: Callable[[], int]):
