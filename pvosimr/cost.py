@@ -77,9 +77,9 @@ class Counter:
         """The estimated count of ``body`` and everything it made, or None once it makes more
         than ``budget`` operations (the kept prefix included)."""
         graph = self.B.graph
-        mark = None if graph.reuse else graph.mark()
         if graph.reuse:
-            graph.start_body()
+            graph.start_body()  # may stop sharing (then it rewinds to the prefix)
+        mark = None if graph.reuse else graph.mark()
         graph.budget = budget
         try:
             G = body(self.B, self.topology, self.kin)

@@ -183,13 +183,28 @@ def test_bodies_sharing_results_are_counted_alone(name: str, preset: str) -> Non
 
         return counter.measure(body, budget)
 
+    shared_bodies = 0
     for k, cuts in enumerate(plans):
         alone = priced(False, cuts)
+        shared_bodies += counters[True][0].B.graph.reuse is not None
         assert priced(True, cuts) == alone, sorted(cuts)
         for budget in (alone.made, alone.made - 1):  # at the bound, just past it
             assert priced(True, cuts, budget) == priced(False, cuts, budget), (sorted(cuts), budget)
         if k < 2:
             assert priced(True, cuts, twice=True) == priced(False, cuts, twice=True), sorted(cuts)
+    assert shared_bodies >= len(plans) // 2  # the plans shared (until it stopped paying)
+
+
+def test_sharing_stops_where_it_does_not_pay() -> None:
+    """Bodies that share nothing (other algorithms) stop the sharing after the second: the
+    graph is rewound to the prefix, and every count is still the body's alone."""
+    robot, topo = _robot("shadow_hand", "fingertips_3d")
+    shared = Counter(robot.model, topo, robot.constraints)
+    shared.share()
+    for algorithm in ("pv-osimr", "naive", "ltl-osim", "pv-osimr"):
+        alone = Counter(robot.model, topo, robot.constraints).measure(sweeps_for(algorithm))
+        assert shared.measure(sweeps_for(algorithm)) == alone, algorithm  # made included
+    assert shared.B.graph.reuse is None
 
 
 def test_pv_osimh_plans_on_the_constraints_placements() -> None:

@@ -127,9 +127,9 @@ def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
         if found is not None:
             v, n, c = found
             return Structure(v, n, g, c)
-        with g.reuse.recording(key, lambda: g.made, g.edge_count) as arrays:
-            out = f(*args)
-            arrays += (out.v, out.n, out.c)
+        g.reuse.begin(g.made, g.edge_count())
+        out = f(*args)
+        g.reuse.keep(key, (out.v, out.n, out.c), g.made, g.edge_count())
         return out
 
     return primitive

@@ -47,8 +47,15 @@ class Graph:
         self.reuse = Reuse(self.size, self.made, len(self._edges))
 
     def start_body(self) -> None:
-        """A new body on a shared graph: :attr:`made` is the prefix's again."""
+        """A new body on a shared graph: :attr:`made` is the prefix's again.  Where the last
+        body took too few results from earlier ones to pay for keeping them
+        (:meth:`Reuse.pays <.reuse.Reuse.pays>`), the graph stops sharing: rewound to the
+        prefix, it counts each body alone from now on (the same counts, less memory)."""
         assert self.reuse is not None
+        if not self.reuse.pays():
+            reuse, self.reuse = self.reuse, None
+            self.rewind((reuse.floor, reuse.floor_made, reuse.floor_edges))
+            return
         self.made = self.reuse.start()
 
     def add(self, made: int) -> None:

@@ -23,9 +23,7 @@ on a rewound graph, to the operation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -56,13 +54,22 @@ class Reuse:
         self._read: set[float] = set()  # the constants this body has counted
         self._constants_made = 0  # operations of constants counted so far (all bodies)
         self._recording: list[float] | None = None  # the constants the primitive running read
+        self._start = (0, 0, 0)
+        self.taken = self.kept = 0  # this body's results taken from earlier ones, and made
 
     def start(self) -> int:
         """A new body: returns the operations it starts with (the prefix's)."""
         self.body += 1
         self._read = set()
         self.edges = []
+        self._recording = None  # a body stopped past its budget stops its primitive too
+        self.taken = self.kept = 0
         return self.floor_made
+
+    def pays(self) -> bool:
+        """Whether the last body took at least a third of its results from earlier ones (the
+        first body, which has none to take, pays for the second)."""
+        return self.body < 2 or 10 * self.taken >= self.taken + self.kept
 
     def constant(self, value: float, node: int, new: bool) -> int:
         """A constant read: the operations it adds to this body's count (1 the first time the
@@ -81,6 +88,7 @@ class Reuse:
             if result.body != self.body:
                 result.body = self.body
                 self.edges.append(result.edges)
+                self.taken += 1
                 return result
         return None
 
@@ -92,19 +100,19 @@ class Reuse:
         own = [edges[k] for r in sorted(self.edges, key=lambda r: r.start) for k in r]
         return self._prefix_blocks + blocks(own)
 
-    @contextmanager
-    def recording(self, key: tuple, made: Callable[[], int], edges: Callable[[], int]):
-        """Keep what the primitive run inside makes, as ``key``'s result: yields a list to
-        which the caller appends the result arrays."""
-        arrays: list[Any] = []
-        before, constants_before, first_edge = made(), self._constants_made, edges()
-        self._recording = read = []
-        try:
-            yield arrays
-        finally:
-            self._recording = None
-        own = made() - before - (self._constants_made - constants_before)
-        made_edges = range(first_edge, edges())
+    def begin(self, made: int, edges: int) -> None:
+        """A primitive starts, with the graph at ``made`` operations and ``edges`` edge
+        blocks: what it makes until :meth:`keep` is its result."""
+        self._start = (made, self._constants_made, edges)
+        self._recording = []
+
+    def keep(self, key: tuple, arrays: tuple, made: int, edges: int) -> None:
+        """The primitive begun last made ``arrays`` (the graph now at ``made``, ``edges``):
+        kept as ``key``'s result."""
+        before, constants_before, first_edge = self._start
+        own = made - before - (self._constants_made - constants_before)
+        made_edges = range(first_edge, edges)
         self.edges.append(made_edges)
-        result = _Result(tuple(arrays), own, tuple(read), made_edges, self.body)
-        self.results.setdefault(key, []).append(result)
+        read, self._recording = tuple(self._recording or ()), None
+        self.results.setdefault(key, []).append(_Result(arrays, own, read, made_edges, self.body))
+        self.kept += 1
