@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 import pinocchio as pin
 
+from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
 from ..coordinates import coordinate_plan
-from ..front_end import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import placement_size, placement_vector
 from . import ffi
 

@@ -22,9 +22,9 @@ import pinocchio as pin
 import torch
 
 from ..codegen.call import CompiledDelassus, usable_cores
+from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
 from ..coordinates import AS_GIVEN_TOLERANCE as TOL
 from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
-from ..front_end import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import placement_size
 
 __all__ = ["ROUTES", "delassus"]

@@ -7,6 +7,9 @@ from collections.abc import Iterable
 
 import pinocchio as pin
 
+from .build import compile as compile_library
+from .call import CompiledDelassus
+
 __all__ = ["ROUTES", "library_with_gradient", "placements_given"]
 
 #: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
@@ -27,11 +30,9 @@ def placements_given(route: str | None, placements: str | None) -> bool:
 
 def library_with_gradient(
     model: pin.Model, cms: Iterable, algorithm: str, given: bool, cache_dir=None
-):
+) -> CompiledDelassus:
     """The compiled G (:func:`pvosimr.codegen.compile`) with its gradient library
     (``vjp=True``), placements as inputs where ``given``."""
-    from .codegen import compile as compile_library
-
     placements = "input" if given else "fixed"
     return compile_library(
         model, cms, algorithm, placements=placements, vjp=True, cache_dir=cache_dir
