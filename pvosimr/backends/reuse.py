@@ -14,7 +14,10 @@ alone:
 - a constant counts once per body (the first time the body reads it), unless the shared prefix
   made it, as on a graph rewound to the prefix before each body;
 - a result serves a body once: a body that asks twice for the same product makes it twice, as
-  it would alone.
+  it would alone;
+- where a body takes too few results from earlier ones to pay for keeping them
+  (:meth:`Reuse.pays`), the graph is rewound to the prefix and counts each body alone from then
+  on.
 
 :meth:`pvosimr.cost.Counter.share` turns this on; the counts are those of bodies counted alone
 on a rewound graph, to the operation.
@@ -67,7 +70,7 @@ class Reuse:
         return self.floor_made
 
     def pays(self) -> bool:
-        """Whether the last body took at least a third of its results from earlier ones (the
+        """Whether the last body took at least a tenth of its results from earlier ones (the
         first body, which has none to take, pays for the second)."""
         return self.body < 2 or 10 * self.taken >= self.taken + self.kept
 
