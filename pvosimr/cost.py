@@ -61,9 +61,8 @@ class Counter:
 
     def share(self) -> None:
         """From now on, each body reuses what earlier ones made from the same operands, and
-        nothing is dropped after a count (:mod:`pvosimr.backends.reuse`): many bodies that
-        share most of their work count several times faster, each count still the body's
-        alone."""
+        nothing is dropped after a count (:mod:`pvosimr.backends.reuse`): bodies that share
+        most of their work count faster, each count still the body's alone."""
         self.B.graph.share()
 
     def count(self, body: Body) -> int:

@@ -5,9 +5,10 @@ models, operation counts, many random trees): they run under ``-m slow`` (CI's
 ``pytest``.  ``tests/conftest.py`` marks them; docs/testing.md says which suite checks what.
 
 An entry is a test's node id (one parameter set), a test function (all its parameter sets) or a
-whole file; the value says why it is heavy.  Chosen by measurement (``--durations`` and each test's CPU time, with an empty compile
-cache): the default suite keeps one small library of each generated-code path
-(tests/test_codegen_simd.py, test_codegen_vjp.py, test_codegen_chunks.py's chunk of 7).
+whole file; the value says why it is heavy.  Chosen by measurement (``--durations`` and each
+test's CPU time, with an empty compile cache): the default suite keeps one small library of
+each generated-code path (tests/test_codegen_simd.py, test_codegen_vjp.py,
+test_codegen_chunks.py's chunk of 7).
 """
 
 BUILDS_C = "builds C libraries of its own (the generated code of a larger tree, or several)"

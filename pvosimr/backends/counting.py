@@ -124,7 +124,7 @@ def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
         key = (f, *((x.v.shape, x.v.tobytes(), x.n.tobytes()) if isinstance(x, Structure) else x
                     for x in args))  # fmt: skip
         found = g.taken(key)
-        if found is not None:
+        if found is not None:  # arrays kept, never written: a Structure copies before writing
             v, n, c = found
             return Structure(v, n, g, c)
         g.reuse.begin(g.made, g.edge_count())

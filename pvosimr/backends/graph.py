@@ -59,7 +59,8 @@ class Graph:
         self.made = self.reuse.start()
 
     def add(self, made: int) -> None:
-        """Operations a body makes without new nodes (a result or a constant taken again)."""
+        """``made`` more operations (new nodes, or a result or constant taken again); past
+        :attr:`budget`, :class:`OverBudgetError`."""
         self.made += made
         if self.made > self.budget:
             raise OverBudgetError(self.made)
@@ -73,9 +74,7 @@ class Graph:
             self._num, self._den = (_grown(r, 2 * self.size, NONE) for r in (self._num, self._den))
             self._ops = _grown(self._ops, 2 * self.size, 0)
         self._ops[start : self.size] = cost
-        self.made += int(cost.sum()) if isinstance(cost, np.ndarray) else int(cost) * n
-        if self.made > self.budget:
-            raise OverBudgetError(self.made)
+        self.add(int(cost.sum()) if isinstance(cost, np.ndarray) else int(cost) * n)
         return ids
 
     def drop(self, ids: np.ndarray) -> None:
@@ -145,6 +144,7 @@ class Graph:
         return result.arrays
 
     def edge_count(self) -> int:
+        """How many edge blocks the graph holds (a primitive's are those it adds)."""
         return len(self._edges)
 
     def mark(self) -> tuple[int, int, int]:
