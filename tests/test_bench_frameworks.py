@@ -117,6 +117,17 @@ def test_targets_follow_the_numbers():
     assert all(v == "not met" and "not measured" in m for _, m, v in rows)
 
 
+def test_the_direct_call_after_the_trivial_one_is_reported_beside_the_bound():
+    times = {"direct:vjp:B1": 9.0, "jax:trivial:B1": 10.0, "jax:grad:B1": 24.0}
+    section = {"cases": [_timed(times)], "batches": [1]}
+    row = frameworks_section.targets(section)[3]
+    assert row[2] == "not met" and "after the trivial call" not in row[1]
+    section["cases"][0].timings["jax:trivial+direct:vjp:B1"] = Timing([22.5e-6] * 3, 1)
+    row = frameworks_section.targets(section)[3]
+    assert row[2] == "not met"  # the bound is unchanged
+    assert row[1].endswith("(the direct call after the trivial call: 12.5 µs)")
+
+
 def test_missing_extras_are_named_in_one_line(monkeypatch):
     monkeypatch.setattr(frameworks_section, "missing_extra", lambda m: m)
     section = frameworks_section.time_frameworks([], batches=BATCHES, repeats=1)
@@ -146,6 +157,7 @@ def test_section_times_every_method_after_checking_it(run):
     (case,) = section["cases"]
     expected = {f"{k}:B{B}" for k in METHODS for B in BATCHES}
     expected |= {"jax:trivial:B1", "torch:trivial:B1"}
+    expected |= {"jax:trivial+direct:G:B1", "jax:trivial+direct:vjp:B1"}
     assert set(case["timings"]) == expected, case["skipped"]
     for name, error in case["errors"].items():
         bound = frameworks.G_TOLERANCE if ":G:" in name else frameworks.GRADIENT_TOLERANCE

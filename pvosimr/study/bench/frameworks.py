@@ -15,7 +15,11 @@ Per robot case (default :data:`FRAMEWORK_CASES`) and batch size B (default
   ``backward(W)`` of a tensor that requires its gradient.
 
 At B = 1 the trivial calls of :mod:`.trivial` are timed in the same rounds: ``jax:trivial`` (a
-jitted FFI call doubling 8 numbers) and ``torch:trivial`` (a custom op doing the same).
+jitted FFI call doubling 8 numbers) and ``torch:trivial`` (a custom op doing the same).  So are
+``jax:trivial+direct:G`` and ``jax:trivial+direct:vjp``: the trivial jitted call, then the
+direct call.  Less the trivial call alone, they time the direct call in the state JAX's dispatch
+leaves the caches in, as a call inside ``jit`` finds them (a large generated function, the
+gradient's above all, runs slower there than in a loop of its own).
 
 Before timing, each front end's G is compared with ``f(qs)`` (every row; "bitwise" when equal)
 and each gradient with central differences of the direct G at the first configuration, on q's
@@ -204,11 +208,13 @@ def blocking(fn: Callable) -> Callable:
     return lambda x: fn(x).block_until_ready()
 
 
-def _trivial(result: FrameworkResult, cache) -> dict:
-    """The trivial jitted FFI call and torch custom op, checked, as B = 1 methods."""
+def _trivial(front: Front, q: np.ndarray, cache) -> dict:
+    """The trivial jitted FFI call and torch custom op, checked, as B = 1 methods; and the
+    trivial jitted call followed by each direct call at ``q``."""
     from . import trivial
 
     out: dict = {}
+    result, f, W = front.result, front.f, front.W
     if "jax" not in result.skipped:
         import jax.numpy as jnp
 
@@ -218,6 +224,8 @@ def _trivial(result: FrameworkResult, cache) -> dict:
         result.errors["jax:trivial"] = error
         if error == 0.0:
             out["jax:trivial:B1"] = (blocking(fn), [x], 1)
+            for name, direct in (("G", f), ("vjp", lambda a: f.vjp(a, W))):
+                out[f"jax:trivial+direct:{name}:B1"] = (_after(blocking(fn), x, direct), [q], 1)
     if "torch" not in result.skipped:
         import torch
 
@@ -226,6 +234,16 @@ def _trivial(result: FrameworkResult, cache) -> dict:
         if result.errors["torch:trivial"] == 0.0:
             out["torch:trivial:B1"] = (fn, [torch.arange(float(trivial.N), dtype=torch.float64)], 1)
     return out
+
+
+def _after(first: Callable, x, then: Callable) -> Callable:
+    """``first(x)``, then ``then`` on the argument."""
+
+    def both(a):
+        first(x)
+        return then(a)
+
+    return both
 
 
 def repeats_at(B: int, repeats: int) -> int:
@@ -247,6 +265,6 @@ def time_robot(
         qs = np.stack([robot.q_random(rng) for _ in range(B)])
         methods = front.methods(qs)
         if B == 1:
-            methods.update(_trivial(result, cache_dir))
+            methods.update(_trivial(front, qs[0], cache_dir))
         result.timings.update(time_methods(methods, repeats_at(B, repeats)))
     return result
