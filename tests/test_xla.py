@@ -304,6 +304,8 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     assert "No GPU present" in text and "not measured" in text
     assert "| case | B | dtype |" not in text  # no table of invented numbers
     assert "GRiD" in text  # the published figure, quoted as such
+    assert "frax's dense route on the GPU: not measured (no GPU present)." in text
+    assert [v for _, _, v in gpu.gpu_targets(result)] == ["not measured"] * 3
 
 
 def test_the_bench_section_tables(tmp_path):
@@ -320,9 +322,54 @@ def test_the_bench_section_tables(tmp_path):
     cpu = {"cold": process, "warm": {**process, "compile_s": 1.0}, "load": (1.0, 1.0, 1.0)}
     text = gpu.markdown({"gpus": ["cuda:0"], "gpu": rows, "float32": float32, "cpu": cpu})
     assert "| x | 1,024 | float64 | 0.01 µs | 0.03 µs | 1 µs |" in text
+    assert "frax's dense route on the GPU: not measured (not run)." in text
     assert "| cold (empty cache) | 0.10 s | 0.50 s | 100.00 s | 100.60 s |" in text
     assert "| warm (persistent cache) | 0.10 s | 0.50 s | 1.00 s | 1.60 s |" in text
     assert "| FFI | 1.5 µs |" in text and "| ur5 | 6 | 6 | 3e-07 |" in text
+
+
+def test_the_gpu_targets_and_frax_table():
+    from pvosimr.study.bench import gpu
+
+    atlas = {"case": "atlas/feet_6d", "batch": 65536, "cpu_c_s": 1e-6}
+    rows = [
+        {**atlas, "dtype": "float64", "G_s": 0.015e-6, "grad_s": 0.075e-6},
+        {**atlas, "dtype": "float32", "G_s": 0.011e-6, "grad_s": 0.02e-6},
+    ]
+    frax_rows = [
+        {"batch": 1024, "dtype": "float32", "frax_G_s": 2e-6, "frax_grad_s": 9e-6,
+         "frax_G_dtype": "float64", "G_s": 0.1e-6, "grad_s": 0.3e-6, "G_dtype": "float32"},
+    ]  # fmt: skip
+    frax = {"robot": "G1", "agreement": 1e-12, "rows": frax_rows}
+    result = {"gpus": ["cuda:0"], "gpu": rows, "frax": frax}
+    verdicts = gpu.gpu_targets(result)
+    assert [v for _, _, v in verdicts] == ["met", "not met", "not met"]
+    assert verdicts[1][1] == "5.00×"
+    text = gpu.markdown(result)
+    assert "| 1,024 | float32 | 2 µs (float64) | 0.1 µs | 20.0× | 9 µs (float64) | 0.3 µs" in text
+    rows.pop()
+    assert gpu.gpu_targets(result)[2][1:] == (
+        "not measured: no such row in the run",
+        "not measured",
+    )
+    frax["rows"] = []
+    assert "not timed, the two disagree (1.0e-12)" in gpu.markdown(result)
+
+
+@pytest.mark.slow  # frax's G1 and pvosimr's XLA route compiled in both dtypes (about a minute)
+def test_frax_beside_pvosimr_runs_on_any_device(x64):
+    """The GPU part's frax comparison, on the CPU device at B = 2: both routes' G checked
+    on the device before timing, every time finite, frax's float32 computed in its float64."""
+    pytest.importorskip("frax")
+    from pvosimr.study.bench import gpu
+
+    out = gpu.frax_on_gpu((2,), repeats=1, device=jax.devices("cpu")[0])
+    assert out["agreement"] <= 1e-10
+    assert [(r["batch"], r["dtype"], r["G_dtype"]) for r in out["rows"]] == [
+        (2, "float64", "float64"), (2, "float32", "float32")
+    ]  # fmt: skip
+    times = [r[k] for r in out["rows"] for k in ("G_s", "grad_s", "frax_G_s", "frax_grad_s")]
+    assert np.isfinite(times).all()
 
 
 def test_the_gpu_timings_run_on_any_device(x64):

@@ -10,6 +10,10 @@ pvosimr):
 
 Nothing is timed before :func:`.frax_route.agreement` passed on :data:`AGREEMENT_CONFIGS`
 configurations (the error is recorded as ``errors["frax-vs-pinocchio"]``).
+
+:func:`device_rows` is the same comparison for the section GPU (:mod:`.gpu`): on one device,
+per configuration, float64 and float32, frax's ``jit(vmap(dense_g))`` and its gradient beside
+pvosimr's XLA route (:func:`pvosimr.jax.seam.compile_seam`) on the same configurations.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from .frameworks import FrameworkResult, Front, blocking, repeats_at
 from .loop import time_methods
 from .results import Timing
 
-__all__ = ["AGREEMENT_CONFIGS", "AGREEMENT_KEY", "ONE_CALL_FROM", "one_call_rounds", "time_frax"]
+__all__ = [
+    "AGREEMENT_CONFIGS",
+    "AGREEMENT_KEY",
+    "ONE_CALL_FROM",
+    "device_rows",
+    "one_call_rounds",
+    "time_frax",
+]
 
 AGREEMENT_CONFIGS = 8
 AGREEMENT_KEY = "frax-vs-pinocchio"
@@ -89,3 +100,75 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
         timer = one_call_rounds if B >= ONE_CALL_FROM else time_methods
         result.timings.update(timer(methods, repeats_at(B, repeats)))
     return result
+
+
+def device_rows(
+    batches: Sequence[int], repeats: int, device, median_call, seed: int = 0
+) -> tuple[float, list[dict]]:
+    """The agreement of frax's G with pvosimr's on the G1, and, where it passed, per B and
+    dtype (float64, float32): seconds per configuration on ``device`` of frax's dense
+    ``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` (``frax_G_s``, ``frax_grad_s``) and of
+    pvosimr's XLA route on the same configurations (``G_s``, ``grad_s``).  In float64, both
+    routes' G on the device at the first configurations are checked first (frax's against
+    pvosimr's numpy path, :func:`.frax_route.agreement`; pvosimr's against frax's, turned to
+    the foot frames).  ``median_call(call, repeats)`` times one blocking call."""
+    import jax
+
+    from pvosimr.jax.seam import compile_seam
+
+    case = frax_route.load()
+    rng = np.random.default_rng(seed)
+    error = frax_route.agreement(case, case.random_q(rng, AGREEMENT_CONFIGS))
+    if not error <= frax_route.AGREEMENT_TOLERANCE:
+        return error, []
+    routes = {"frax_": case.dense_g, "": compile_seam(case.model, case.cms)}
+    rows = []
+    for B in batches:
+        q_frax = np.resize(case.random_q(rng, min(B, 64)), (B, case.model.nq))
+        inputs = {"frax_": q_frax, "": case.pinocchio_q(q_frax)}
+        for dtype in (np.float64, np.float32):
+            row: dict = {"batch": B, "dtype": np.dtype(dtype).name}
+            W = jax.device_put(weights(case.m).astype(dtype), device)
+            outputs = {}
+            for prefix, G in routes.items():
+                x = jax.device_put(inputs[prefix].astype(dtype), device)
+                timed, outputs[prefix] = _per_configuration(G, x, W, repeats, median_call)
+                row.update({prefix + k: v for k, v in timed.items()})
+            if dtype == np.float64:
+                error = max(error, _device_agreement(case, q_frax, outputs))
+            rows.append(row)
+    if not error <= frax_route.AGREEMENT_TOLERANCE:
+        return error, []
+    return error, rows
+
+
+def _per_configuration(G, x, W, repeats: int, median_call) -> tuple[dict, np.ndarray]:
+    """``G_s`` and ``grad_s``, seconds per configuration of ``jit(vmap(G))`` and of
+    ``jit(vmap(grad ⟨W, G⟩))`` on ``x``'s device, ``G_dtype`` (what G is computed in: a
+    route's own float64 constants may promote a float32 q), and the first rows of G."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(q):
+        return jnp.sum(W * G(q))
+
+    g, grad = jax.jit(jax.vmap(G)), jax.jit(jax.vmap(jax.grad(loss)))
+    B, out = len(x), g(x)
+    timed = {
+        "G_s": median_call(lambda: g(x).block_until_ready(), repeats) / B,
+        "grad_s": median_call(lambda: grad(x).block_until_ready(), repeats) / B,
+        "G_dtype": np.dtype(out.dtype).name,
+    }
+    return timed, np.asarray(out[:AGREEMENT_CONFIGS], dtype=float)
+
+
+def _device_agreement(case: frax_route.FraxCase, q_frax: np.ndarray, G: dict) -> float:
+    """frax's device G against pvosimr's numpy path, and pvosimr's device G against frax's,
+    at the first configurations (the larger relative error)."""
+    qs = q_frax[: len(G[""])]
+    worst = frax_route.agreement(case, qs, G["frax_"])
+    for q, frax_G, ours in zip(qs, G["frax_"], G[""], strict=True):
+        local = case.local(frax_G, q)
+        error = float(np.max(np.abs(ours - local)) / np.max(np.abs(local)))
+        worst = max(worst, error) if np.isfinite(error) else np.inf
+    return worst

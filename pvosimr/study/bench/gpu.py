@@ -4,8 +4,11 @@ Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 
 - **GPU.** Where JAX sees a GPU: time per configuration of ``jit(vmap(G))`` and of the gradient
   of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float64 and float32, on :data:`GPU_CASES`, beside the
-  CPU batched C (``f(qs, threads=<cores>)``) on the same host, and GRiD's published batched M⁻¹
-  (:data:`GRID`, quoted, not measured).  Where none is present, the section says so.
+  CPU batched C (``f(qs, threads=<cores>)``) on the same host; frax's dense route on its G1
+  beside pvosimr's on the same GPU at B ∈ :data:`FRAX_BATCHES`
+  (:func:`.frax_compare.device_rows`); GRiD's published batched M⁻¹ (:data:`GRID`, quoted, not
+  measured); and the issue's GPU targets (:func:`gpu_targets`) judged on these numbers.  Where
+  none is present, the section says so.
 - **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
   fresh process with an empty persistent cache (cold), then in a second fresh process with the
   cache the first wrote (warm): building the function, tracing and XLA's compile, timed apart; then
@@ -40,6 +43,7 @@ from ..options import REPORT_DIR
 __all__ = [
     "CPU_BATCH",
     "CPU_CASE",
+    "FRAX_BATCHES",
     "GPU_BATCHES",
     "GPU_CASES",
     "GRID",
@@ -47,6 +51,7 @@ __all__ = [
     "cpu_compile",
     "float32_errors",
     "gpu_devices",
+    "gpu_targets",
     "gpu_timings",
     "main",
     "markdown",
@@ -58,6 +63,10 @@ CPU_CASE = "atlas/feet_6d"
 CPU_BATCH = 4096
 GPU_CASES = ("atlas/feet_6d", "atlas_two_shadow_hands/fingertips_3d_feet_6d")
 GPU_BATCHES = (1024, 16384, 65536, 262144)
+FRAX_BATCHES = (1024, 65536)
+#: The issue's GPU targets: Atlas 2×6D at B = 65,536, seconds per configuration.
+TARGET_CASE, TARGET_BATCH = "atlas/feet_6d", 65536
+F64_TARGET_S, F32_TARGET_S, GRADIENT_TARGET = 0.02e-6, 0.01e-6, 4.0
 GRID = (
     "GRiD's batched mass-matrix inverse: 0.57–0.64 µs per problem on an RTX 5090, float32 "
     "(GRiD's benchmark table, 2026-05, as quoted in pvosimr issue 36; not measured here)"
@@ -288,6 +297,54 @@ def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
     }
 
 
+def frax_on_gpu(batches: Sequence[int] = FRAX_BATCHES, repeats: int = 20, device: Any = None):
+    """frax's dense route beside pvosimr's on its G1 (:func:`.frax_compare.device_rows`), on
+    ``device`` (default: JAX's first GPU): ``{"agreement", "rows"}``, or ``{"unavailable"}``
+    saying why not (frax not installed)."""
+    import jax
+
+    from pvosimr.extras import install_hint
+
+    try:
+        from .frax_compare import device_rows
+        from .frax_route import ROBOT
+
+        device = jax.devices("gpu")[0] if device is None else device
+        agreement, rows = device_rows(batches, repeats, device, median_call)
+    except ModuleNotFoundError:
+        return {"unavailable": install_hint("the section GPU, frax's dense route", "frax")}
+    return {"robot": ROBOT, "agreement": agreement, "rows": rows}
+
+
+def gpu_targets(result: dict) -> list[tuple[str, str, str]]:
+    """The issue's three GPU targets, ``(target, measured, verdict)``, on Atlas 2×6D at
+    B = 65,536 (``not measured`` where the run has no such row)."""
+    rows = {(r["case"], r["batch"], r["dtype"]): r for r in result.get("gpu", ())}
+    f64, f32 = (rows.get((TARGET_CASE, TARGET_BATCH, d)) for d in ("float64", "float32"))
+    where = f"Atlas 2×6D, B = {TARGET_BATCH:,}"
+    why = "no GPU present" if not result.get("gpus") else "no such row in the run"
+    targets = [
+        (f"G, float64, ≤ {_us(F64_TARGET_S)} per q ({where})", f64, "G"),
+        (f"its gradient ≤ {GRADIENT_TARGET:g}× G, float64 ({where})", f64, "ratio"),
+        (f"G, float32, ≤ {_us(F32_TARGET_S)} per q ({where})", f32, "G"),
+    ]
+    out = []
+    for target, row, kind in targets:
+        if row is None:
+            out.append((target, f"not measured: {why}", "not measured"))
+        elif kind == "ratio":
+            ratio = row["grad_s"] / row["G_s"]
+            out.append((target, f"{ratio:.2f}×", _verdict(ratio <= GRADIENT_TARGET)))
+        else:
+            bound = F64_TARGET_S if row["dtype"] == "float64" else F32_TARGET_S
+            out.append((target, _us(row["G_s"]), _verdict(row["G_s"] <= bound)))
+    return out
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
 # --------------------------------------------------------------------------- the report
 
 
@@ -315,7 +372,10 @@ def markdown(result: dict) -> str:
                 f"{_us(r['grad_s'])} | {_us(r['cpu_c_s'])} |"
             )
         lines.append("")
-    lines += [f"For scale: {GRID}. frax's dense route: not measured (frax is not installed).", ""]
+    lines += _frax_lines(result)
+    lines += [f"For scale: {GRID}.", "", "| target | measured | verdict |", "|---|---|---|"]
+    lines += [f"| {t} | {m} | **{v}** |" for t, m, v in gpu_targets(result)]
+    lines.append("")
     cpu = result.get("cpu")
     if cpu:
         cold, warm = cpu["cold"], cpu["warm"]
@@ -356,6 +416,42 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _frax_lines(result: dict) -> list[str]:
+    """frax's dense route on the GPU beside pvosimr's, or why it was not measured."""
+    frax = result.get("frax")
+    if not result.get("gpus"):
+        return ["frax's dense route on the GPU: not measured (no GPU present).", ""]
+    if frax is None or "unavailable" in frax:
+        why = "not run" if frax is None else frax["unavailable"]
+        return [f"frax's dense route on the GPU: not measured ({why}).", ""]
+    head = f"frax's dense G = J M⁻¹ Jᵀ on {frax['robot']} beside pvosimr's XLA route"
+    if not frax["rows"]:
+        return [f"{head}: not timed, the two disagree ({frax['agreement']:.1e}).", ""]
+    lines = [
+        f"{head}, same configurations, same GPU (agreement {frax['agreement']:.1e}; G in "
+        "brackets where a route computes in another dtype than q's):",
+        "",
+        "| B | q | frax G | pvosimr G | frax ÷ pvosimr | frax gradient | pvosimr gradient |"
+        " frax ÷ pvosimr |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in frax["rows"]:
+        lines.append(
+            f"| {r['batch']:,} | {r['dtype']} | {_frax_cell(r, 'frax_G_s')} | "
+            f"{_frax_cell(r, 'G_s')} | {r['frax_G_s'] / r['G_s']:.1f}× | "
+            f"{_frax_cell(r, 'frax_grad_s')} | {_frax_cell(r, 'grad_s')} | "
+            f"{r['frax_grad_s'] / r['grad_s']:.1f}× |"
+        )
+    return [*lines, ""]
+
+
+def _frax_cell(row: dict, key: str) -> str:
+    """A time of a frax row, with the dtype its route computed G in where it is not q's."""
+    route = key.removesuffix("grad_s").removesuffix("G_s")  # "frax_" or pvosimr's ""
+    dtype = row.get(f"{route}G_dtype", row["dtype"])
+    return _us(row[key]) + ("" if dtype == row["dtype"] else f" ({dtype})")
+
+
 def write(result: dict, out: Path) -> list[Path]:
     """``gpu.md`` and ``gpu.json`` in ``out``."""
     out = Path(out)
@@ -376,6 +472,7 @@ def run(cpu: bool = True, float32: bool = True) -> dict:
     result: dict[str, Any] = {"machine": machine(), "gpus": gpu_devices()}
     if result["gpus"]:
         result["gpu"] = gpu_timings()
+        result["frax"] = frax_on_gpu()
     if cpu:
         result["cpu"] = cpu_compile()
     if float32:
