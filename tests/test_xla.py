@@ -380,3 +380,38 @@ def test_the_gpu_timings_run_on_any_device(x64):
     rows = gpu.gpu_timings(("double_pendulum",), (16,), repeats=1, device=jax.devices("cpu")[0])
     assert [(r["batch"], r["dtype"]) for r in rows] == [(16, "float64"), (16, "float32")]
     assert all(np.isfinite([r["G_s"], r["grad_s"], r["cpu_c_s"]]).all() for r in rows)
+
+
+@pytest.mark.slow  # exports, runs the runner in a fresh interpreter, builds its C
+def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
+    """gpu_export → run.py (jax and numpy only, here on the CPU device) → the section with its
+    rows; a function whose output is off the recorded reference is refused, not timed."""
+    import json
+    import subprocess
+    import sys
+
+    from pvosimr.study.bench import gpu, gpu_export
+
+    folder = tmp_path / "export"
+    gpu_export.export(folder, cases=("double_pendulum",), batches=(8,), frax_batches=None)
+    run = [sys.executable, str(folder / "run.py"), "--out", str(tmp_path / "out"),
+           "--device", "cpu", "--repeats", "1"]  # fmt: skip
+    blocked = "import sys; sys.modules['pvosimr'] = sys.modules['pinocchio'] = None; "
+    script = (
+        blocked + "import runpy; sys.argv.pop(0); runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    done = subprocess.run([sys.executable, "-c", script, *run[1:]], cwd=tmp_path,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]  # neither pvosimr nor pinocchio imported
+    rows = json.loads((tmp_path / "out" / "gpu_rows.json").read_text(encoding="utf-8"))
+    assert [(r["batch"], r["dtype"]) for r in rows["gpu"]] == [(8, "float64"), (8, "float32")]
+    assert all(r["error"] <= 1e-12 for r in rows["gpu"])
+    result = {**{k: rows[k] for k in gpu.DEVICE_KEYS if k in rows}, "gpus": ["cuda:0"]}
+    text = gpu.markdown(result)
+    assert "| double_pendulum | 8 | float64 |" in text and "gpu_export" in text
+    reference = folder / "double_pendulum_float64_G_reference.npy"
+    wrong = np.load(reference)
+    wrong[0, 0, 0] += 1e-6
+    np.save(reference, wrong)
+    again = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode != 0 and "off the reference" in again.stderr

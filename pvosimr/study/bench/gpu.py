@@ -48,6 +48,7 @@ __all__ = [
     "GPU_CASES",
     "GRID",
     "compiled_batch",
+    "configurations",
     "cpu_compile",
     "float32_errors",
     "gpu_devices",
@@ -101,7 +102,9 @@ def compiled_batch(G, qs: np.ndarray):
     return compiled, {"trace_s": traced - start, "compile_s": time.perf_counter() - traced}
 
 
-def _configurations(model, n: int, seed: int) -> np.ndarray:
+def configurations(model, n: int, seed: int) -> np.ndarray:
+    """``n`` configurations of ``model``: up to 64 random ones, repeated (the time of a batch
+    does not depend on which q it holds)."""
     from pvosimr.zoo.seeded import random_q
 
     rng = np.random.default_rng(seed)
@@ -145,7 +148,7 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     G = compile_seam(robot.model, robot.constraints)
     out["graph_s"] = time.perf_counter() - start
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
-    qs = _configurations(robot.model, batch, 0)
+    qs = configurations(robot.model, batch, 0)
     compiled, seconds = compiled_batch(G, qs)
     out.update(seconds)
     x = jax.device_put(qs)
@@ -225,7 +228,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
             rows.append({"robot": name, "skipped": str(exc).splitlines()[0]})
             continue
         G = compile_seam(robot.model, robot.constraints)
-        qs = _configurations(robot.model, n_q, 1)
+        qs = configurations(robot.model, n_q, 1)
         out = np.asarray(G(qs.astype(np.float32)), dtype=float)
         data = robot.model.createData()
         errors = []
@@ -270,7 +273,7 @@ def gpu_timings(
         G = compile_seam(robot.model, robot.constraints)
         f = codegen.compile(robot.model, robot.constraints)
         for batch in batches:
-            qs = _configurations(robot.model, batch, 0)
+            qs = configurations(robot.model, batch, 0)
             c_s = median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
             for dtype in (np.float64, np.float32):
                 row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
@@ -363,7 +366,7 @@ def markdown(result: dict) -> str:
             "",
         ]
     else:
-        lines += [f"On {', '.join(result['gpus'])}.", ""]
+        lines += [f"On {', '.join(result['gpus'])}{_elsewhere(result)}.", ""]
         lines += ["| case | B | dtype | G per q | gradient per q | CPU batched C per q |"]
         lines += ["|---|---:|---|---:|---:|---:|"]
         for r in result["gpu"]:
@@ -445,6 +448,19 @@ def _frax_lines(result: dict) -> list[str]:
     return [*lines, ""]
 
 
+def _elsewhere(result: dict) -> str:
+    """Where the GPU rows came from another machine: which, and from what."""
+    host, exported = result.get("host"), result.get("exported")
+    if not host or not exported:
+        return ""
+    return (
+        f" (a host of {host['cpus']} CPUs, jax {host['jax']}: the functions exported by "
+        f"`python -m pvosimr.study.bench.gpu_export` on {exported['date']}, jax "
+        f"{exported['jax']}, timed there by its run.py, each checked first against this "
+        "machine's output)"
+    )
+
+
 def _frax_cell(row: dict, key: str) -> str:
     """A time of a frax row, with the dtype its route computed G in where it is not q's."""
     route = key.removesuffix("grad_s").removesuffix("G_s")  # "frax_" or pvosimr's ""
@@ -462,15 +478,20 @@ def write(result: dict, out: Path) -> list[Path]:
     return [md, js]
 
 
-def run(cpu: bool = True, float32: bool = True) -> dict:
-    """Every part this machine can run (see the module docstring)."""
+def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None) -> dict:
+    """Every part this machine can run (see the module docstring); with ``device_rows``, the
+    GPU part is the one :mod:`.gpu_runner` measured on another machine (its ``gpu_rows.json``,
+    from the functions :mod:`.gpu_export` wrote)."""
     from pvosimr.extras import require
 
     from .environment import machine
 
     require("pvosimr bench: the section GPU", "jax", "casadi")
     result: dict[str, Any] = {"machine": machine(), "gpus": gpu_devices()}
-    if result["gpus"]:
+    if device_rows is not None:
+        measured = json.loads(Path(device_rows).read_text(encoding="utf-8"))
+        result.update({k: measured[k] for k in DEVICE_KEYS if k in measured})
+    elif result["gpus"]:
         result["gpu"] = gpu_timings()
         result["frax"] = frax_on_gpu()
     if cpu:
@@ -480,19 +501,29 @@ def run(cpu: bool = True, float32: bool = True) -> dict:
     return result
 
 
+#: What :func:`run` takes from :mod:`.gpu_runner`'s ``gpu_rows.json``.
+DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pvosimr.study.bench.gpu``: run, write, print the paths."""
     parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu")
     parser.add_argument("--out", type=Path, default=REPORT_DIR / "figures")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU compile (minutes)")
     parser.add_argument("--no-float32", action="store_true", help="skip float32's zoo errors")
+    parser.add_argument(
+        "--device-rows",
+        type=Path,
+        help="the GPU part from gpu_rows.json of run.py (python -m pvosimr.study.bench.gpu_export)",
+    )
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         case, batch, repeats, compare, cache = args.worker
         print(json.dumps(_xla_process(case, int(batch), int(repeats), compare == "1", cache)))
         return 0
-    for path in write(run(cpu=not args.no_cpu, float32=not args.no_float32), args.out):
+    result = run(cpu=not args.no_cpu, float32=not args.no_float32, device_rows=args.device_rows)
+    for path in write(result, args.out):
         print(path)
     return 0
 

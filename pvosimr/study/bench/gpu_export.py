@@ -1,0 +1,174 @@
+"""The section GPU for a machine that has JAX and a GPU but not pvosimr's dependencies: the
+functions exported here, timed there by :mod:`.gpu_runner`, reported here.
+
+``python -m pvosimr.study.bench.gpu_export DIR`` writes into DIR, with :func:`export`:
+
+- per case of :data:`~.gpu.GPU_CASES` and dtype (float64, float32): ``jit(vmap(G))`` of the XLA
+  route (:func:`pvosimr.jax.seam.compile_seam`) and ``jit(vmap(grad ⟨W, G⟩))``, serialized by
+  ``jax.export`` for the platforms ``cuda`` and ``cpu`` with a symbolic batch, the W of the
+  section (:func:`.derivatives.weights`); the case's configurations; each function's output on
+  them, run here on the CPU from the serialized function (float64's G checked against the numpy
+  path first, to 1e-12); and the case's generated C (:func:`pvosimr.codegen.export`) for the
+  host's batched call;
+- the same for frax's dense route and pvosimr's on frax's G1, after
+  :func:`.frax_route.agreement` passed (where frax is installed);
+- ``manifest.json`` and ``run.py`` (:mod:`.gpu_runner`).
+
+There, ``python DIR/run.py --out OUT`` writes ``OUT/gpu_rows.json``; here, ``python -m
+pvosimr.study.bench.gpu --device-rows OUT/gpu_rows.json --out figures`` writes the section with
+those rows.  The functions the GPU runs are the ones ``jax.jit`` would compile here: the same
+StableHLO, the output checked against this machine's before it is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .derivatives import weights
+from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
+
+__all__ = ["CONFIGS", "PLATFORMS", "export", "main"]
+
+CONFIGS = 64
+"""Configurations per case: the rows every batch repeats, and where the GPU is checked."""
+PLATFORMS = ("cuda", "cpu")
+DTYPES = ("float64", "float32")
+
+
+def export(
+    out: Path,
+    cases: Sequence[str] = GPU_CASES,
+    batches: Sequence[int] = GPU_BATCHES,
+    frax_batches: Sequence[int] | None = FRAX_BATCHES,
+) -> Path:
+    """Write the folder (module docstring) and return its manifest's path; ``frax_batches``
+    None leaves frax out (so does a missing frax)."""
+    import jax
+
+    from pvosimr import __version__
+
+    jax.config.update("jax_enable_x64", True)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    manifest: dict = {"batches": list(batches), "frax_batches": list(frax_batches or ())}
+    manifest["exported"] = {"date": stamp, "pvosimr": __version__, "jax": jax.__version__,
+                            "platforms": list(PLATFORMS)}  # fmt: skip
+    manifest["cases"] = [_case(out, spec) for spec in cases]
+    manifest["frax"] = _frax(out) if frax_batches else None
+    shutil.copyfile(Path(__file__).with_name("gpu_runner.py"), out / "run.py")
+    path = out / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return path
+
+
+def _slug(spec: str) -> str:
+    return spec.replace("/", "__")
+
+
+def _case(out: Path, spec: str) -> dict:
+    """One zoo case: its functions, configurations, references and generated C."""
+    import pvosimr
+    from pvosimr import codegen, zoo
+    from pvosimr.jax.seam import compile_seam
+
+    robot = zoo.load_case(spec)
+    G = compile_seam(robot.model, robot.constraints)
+    qs = configurations(robot.model, CONFIGS, 0)
+    data = robot.model.createData()
+    truth = np.stack(
+        [pvosimr.compute_delassus(robot.model, data, q, robot.constraints) for q in qs]
+    )
+    slug = _slug(spec)
+    np.save(out / f"{slug}_q.npy", qs)
+    functions = {d: _exported(out, f"{slug}_{d}", G, qs.astype(d), weights(G.m)) for d in DTYPES}
+    _check(out / functions["float64"]["G_reference"], truth, 1e-12, spec)
+    name = slug.replace("-", "_")
+    codegen.export(robot.model, robot.constraints, out / f"{slug}_c", name=f"c_{name}")
+    return {"name": spec, "q": f"{slug}_q.npy", "c": f"{slug}_c", "functions": functions}
+
+
+def _frax(out: Path) -> dict | None:
+    """frax's dense route and pvosimr's XLA route on frax's G1, or None without frax."""
+    from pvosimr.jax.seam import compile_seam
+
+    from . import frax_route
+
+    try:
+        case = frax_route.load()
+    except ModuleNotFoundError:
+        return None
+    q_frax = case.random_q(np.random.default_rng(0), CONFIGS)
+    agreement = frax_route.agreement(case, q_frax)
+    if not agreement <= frax_route.AGREEMENT_TOLERANCE:
+        raise AssertionError(f"frax's G and pvosimr's disagree by {agreement:.3g}")
+    q = case.pinocchio_q(q_frax)
+    np.save(out / "frax_q_frax.npy", q_frax)
+    np.save(out / "frax_q.npy", q)
+    W = weights(case.m)
+    functions = {}
+    for prefix, G, x in (
+        ("frax_", case.dense_g, q_frax),
+        ("", compile_seam(case.model, case.cms), q),
+    ):
+        for d in DTYPES:
+            functions[prefix + d] = _exported(
+                out, f"frax_{prefix or 'pvosimr_'}{d}", G, x.astype(d), W
+            )
+    return {"robot": frax_route.ROBOT, "agreement": agreement, "q_frax": "frax_q_frax.npy",
+            "q": "frax_q.npy", "functions": functions}  # fmt: skip
+
+
+def _exported(out: Path, stem: str, G: Callable, qs: np.ndarray, W: np.ndarray) -> dict:
+    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` in ``qs``'s dtype, serialized into
+    ``out``, with their outputs at ``qs`` (run here from the serialized functions)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+
+    Wd = jnp.asarray(W.astype(qs.dtype))
+
+    def loss(q):
+        return jnp.sum(Wd * G(q))
+
+    (batch,) = export.symbolic_shape("b")
+    spec = jax.ShapeDtypeStruct((batch, qs.shape[1]), qs.dtype)
+    entry: dict = {}
+    for kind, f in (("G", jax.vmap(G)), ("grad", jax.vmap(jax.grad(loss)))):
+        exported = export.export(jax.jit(f), platforms=PLATFORMS)(spec)
+        name = f"{stem}_{kind}.jax"
+        (out / name).write_bytes(exported.serialize())
+        again = export.deserialize(bytearray((out / name).read_bytes()))
+        reference = np.asarray(jax.jit(again.call)(qs))
+        np.save(out / f"{stem}_{kind}_reference.npy", reference)
+        entry[kind], entry[f"{kind}_reference"] = name, f"{stem}_{kind}_reference.npy"
+        if kind == "G":
+            entry["G_dtype"] = reference.dtype.name
+    return entry
+
+
+def _check(reference: Path, truth: np.ndarray, tolerance: float, what: str) -> None:
+    error = float(np.max(np.abs(np.load(reference) - truth)) / np.max(np.abs(truth)))
+    if not error <= tolerance:
+        raise AssertionError(f"{what}: the exported G is off the numpy path by {error:.3g}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pvosimr.study.bench.gpu_export DIR``."""
+    parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu_export")
+    parser.add_argument("out", type=Path, help="the folder to write (taken to the GPU machine)")
+    parser.add_argument("--no-frax", action="store_true", help="leave frax's comparison out")
+    args = parser.parse_args(argv)
+    print(export(args.out, frax_batches=None if args.no_frax else FRAX_BATCHES))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
