@@ -27,7 +27,6 @@ import argparse
 import functools
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..options import REPORT_DIR
+from .gpu_runner import median_call
 
 __all__ = [
     "CPU_BATCH",
@@ -77,17 +77,6 @@ FLOAT32_ROBOTS = (
     "double_pendulum", "four_bar", "ur5", "panda", "allegro_left_hand", "solo12", "cassie_leg",
     "shadow_hand", "atlas", "talos", "atlas_shadow_hand",
 )  # fmt: skip
-
-
-def median_call(call, repeats: int) -> float:
-    """Median seconds of ``call()`` (a blocking call) over ``repeats``, after one warm-up."""
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def compiled_batch(G, qs: np.ndarray):
