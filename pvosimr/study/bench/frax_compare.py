@@ -26,6 +26,7 @@ import numpy as np
 from . import frax_route
 from .derivatives import weights
 from .frameworks import FrameworkResult, Front, blocking, repeats_at
+from .gpu_runner import median_call
 from .loop import time_methods
 from .results import Timing
 
@@ -103,7 +104,7 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
 
 
 def device_rows(
-    batches: Sequence[int], repeats: int, device, median_call, seed: int = 0
+    batches: Sequence[int], repeats: int, device, seed: int = 0
 ) -> tuple[float, list[dict]]:
     """The agreement of frax's G with pvosimr's on the G1, and, where it passed, per B and
     dtype (float64, float32): seconds per configuration on ``device`` of frax's dense
@@ -111,7 +112,7 @@ def device_rows(
     pvosimr's XLA route on the same configurations (``G_s``, ``grad_s``).  In float64, both
     routes' G on the device at the first configurations are checked first (frax's against
     pvosimr's numpy path, :func:`.frax_route.agreement`; pvosimr's against frax's, turned to
-    the foot frames).  ``median_call(call, repeats)`` times one blocking call."""
+    the foot frames)."""
     import jax
 
     from pvosimr.jax.seam import compile_seam
@@ -132,7 +133,7 @@ def device_rows(
             outputs = {}
             for prefix, G in routes.items():
                 x = jax.device_put(inputs[prefix].astype(dtype), device)
-                timed, outputs[prefix] = _per_configuration(G, x, W, repeats, median_call)
+                timed, outputs[prefix] = _per_configuration(G, x, W, repeats)
                 row.update({prefix + k: v for k, v in timed.items()})
             if dtype == np.float64:
                 error = max(error, _device_agreement(case, q_frax, outputs))
@@ -142,7 +143,7 @@ def device_rows(
     return error, rows
 
 
-def _per_configuration(G, x, W, repeats: int, median_call) -> tuple[dict, np.ndarray]:
+def _per_configuration(G, x, W, repeats: int) -> tuple[dict, np.ndarray]:
     """``G_s`` and ``grad_s``, seconds per configuration of ``jit(vmap(G))`` and of
     ``jit(vmap(grad ⟨W, G⟩))`` on ``x``'s device, ``G_dtype`` (what G is computed in: a
     route's own float64 constants may promote a float32 q), and the first rows of G."""

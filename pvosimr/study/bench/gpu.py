@@ -302,7 +302,7 @@ def frax_on_gpu(batches: Sequence[int] = FRAX_BATCHES, repeats: int = 20, device
         from .frax_route import ROBOT
 
         device = jax.devices("gpu")[0] if device is None else device
-        agreement, rows = device_rows(batches, repeats, device, median_call)
+        agreement, rows = device_rows(batches, repeats, device)
     except ModuleNotFoundError:
         return {"unavailable": install_hint("the section GPU, frax's dense route", "frax")}
     return {"robot": ROBOT, "agreement": agreement, "rows": rows}
