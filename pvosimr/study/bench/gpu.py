@@ -295,16 +295,15 @@ def frax_on_gpu(batches: Sequence[int] = FRAX_BATCHES, repeats: int = 20, device
     saying why not (frax not installed)."""
     import jax
 
-    from pvosimr.extras import install_hint
+    from pvosimr.extras import install_hint, missing_extra
 
-    try:
-        from .frax_compare import device_rows
-        from .frax_route import ROBOT
-
-        device = jax.devices("gpu")[0] if device is None else device
-        agreement, rows = device_rows(batches, repeats, device)
-    except ModuleNotFoundError:
+    if missing_extra("frax") is not None:
         return {"unavailable": install_hint("the section GPU, frax's dense route", "frax")}
+    from .frax_compare import device_rows
+    from .frax_route import ROBOT
+
+    device = jax.devices("gpu")[0] if device is None else device
+    agreement, rows = device_rows(batches, repeats, device)
     return {"robot": ROBOT, "agreement": agreement, "rows": rows}
 
 
