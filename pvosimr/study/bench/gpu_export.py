@@ -40,7 +40,8 @@ CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
 PLATFORMS = ("cuda", "cpu")
 FLOAT32_TOLERANCE = 1e-4
-"""The float32 G's largest error against the float64 numpy path (about 1e-6 on the zoo)."""
+"""The float32 G's largest error against the float64 numpy path (the zoo's measured errors:
+figures/gpu.md, "float32 on the zoo")."""
 DTYPES = ("float64", "float32")
 
 
