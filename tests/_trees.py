@@ -17,6 +17,8 @@ import pinocchio as pin
 import pytest
 from hypothesis import strategies as st
 
+from pvosimr.algorithms.pv_osimh_plan import Plan, candidates, set_plan
+from pvosimr.checks import topology_for
 from pvosimr.zoo.seeded import (
     JOINT_KINDS,
     MIDDLE_ANGLE_SINGULAR,
@@ -41,6 +43,7 @@ __all__ = [
     "TreeSpec",
     "add_mimics",
     "build_tree",
+    "drawn_plan",
     "every_kind_of_joint",
     "fig1_tree",
     "make_joint",
@@ -75,6 +78,24 @@ ROBOT_SAMPLE = frozenset(
         "double_pendulum", "anymal_kinova", "allegro_left_hand", "romeo", "bravo7_gripper",
     )
 )  # fmt: skip
+
+
+#: The slow property tests keep PV-OSIMh's own rule on every ``RULE_EVERY``-th tree.
+RULE_EVERY = 10
+
+
+def drawn_plan(model: pin.Model, cms: Sequence, seed: int) -> None:
+    """PV-OSIMh's plan for ``model`` and ``cms`` (the cached topology the calls use): cuts drawn
+    at random from ``seed``, except on every :data:`RULE_EVERY`-th seed, which keeps the plan
+    the rule picks.  Every plan gives the same G (``tests/test_pv_osimh.py``), so a drawn plan
+    checks the sweeps on plans of every shape, and spares the rule's pricing on the cost model,
+    most of a small tree's time; the rule has its own tests (``test_pv_osimh``, ``test_cost``)."""
+    if seed % RULE_EVERY == 0:
+        return
+    topology = topology_for(model, cms)
+    rng = np.random.default_rng(seed)
+    cuts = frozenset(i for i in sorted(candidates(topology)) if rng.random() < 0.5)
+    set_plan(topology, Plan.build(topology, cuts))
 
 
 def robot_sweep(names: Sequence[str]) -> list:

@@ -23,6 +23,7 @@ from _trees import (
     CONTACT_TYPES,
     TreeSpec,
     build_tree,
+    drawn_plan,
     mixed_kinds,
     random_q,
     random_shape,
@@ -260,11 +261,13 @@ def test_pin4_bad_input():
 @pytest.mark.slow
 def test_property_mixed_kinds():
     """2,000 trees of mixed kinds: the truth against Pinocchio's rows, every algorithm on numpy
-    and batched numpy against the truth ("auto" on every tenth); the CasADi functions of
-    PV-OSIMr and PV-OSIMh on every fiftieth."""
+    and batched numpy against the truth ("auto" and PV-OSIMh's own rule on every tenth,
+    PV-OSIMh on a drawn plan elsewhere); the CasADi functions of PV-OSIMr and PV-OSIMh on
+    every fiftieth."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
     for seed in range(1000, 1000 + SLOW_TREES):
         model, cms = mixed_tree(seed, min_constraints=1)
+        drawn_plan(model, cms, seed)
         q = random_q(model, np.random.default_rng(seed))
         assert_rows_are_pinocchios(model, q, cms)
         _check_every_algorithm(model, cms, seed, auto=seed % 10 == 0)

@@ -19,7 +19,15 @@ import shutil
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import ANCHOR_MODELS, CONTACT_TYPES, TreeSpec, build_tree, random_q, random_shape
+from _trees import (
+    ANCHOR_MODELS,
+    CONTACT_TYPES,
+    TreeSpec,
+    build_tree,
+    drawn_plan,
+    random_q,
+    random_shape,
+)
 from _trees import mixed_kinds as rigid_kinds
 from _trees import with_anchors as anchors_among
 from hypothesis import HealthCheck, given, settings
@@ -266,11 +274,13 @@ def test_unsupported_models_named():
 
 @pytest.mark.slow
 def test_property_every_model():
-    """1,000 trees with every model: every algorithm on numpy and batched numpy; the CasADi
-    functions of every algorithm on every 25th."""
+    """1,000 trees with every model: every algorithm on numpy and batched numpy (PV-OSIMh on a
+    drawn plan, the rule's on every tenth tree); the CasADi functions of every algorithm on
+    every 25th."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
     for seed in range(10_000, 10_000 + SLOW_TREES):
         model, cms = every_model_tree(seed)
+        drawn_plan(model, cms, seed)
         _check_numpy_and_batch(model, cms, seed)
         if seed % 25 == 0:
             q = random_q(model, np.random.default_rng(seed))

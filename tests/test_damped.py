@@ -5,8 +5,9 @@ as measured with pin 4.1.0 (a change in Pinocchio makes that test fail)."""
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import random_q, random_trees
+from _trees import drawn_plan, random_q, random_trees
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pvosimr
 import pvosimr.damped
@@ -85,8 +86,10 @@ def test_damped_inverse_on_random_trees(tree):
 
 @pytest.mark.slow
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tree=random_trees(max_joints=15, max_constraints=6))
-def test_damped_inverse_on_many_random_trees(tree):
+@given(tree=random_trees(max_joints=15, max_constraints=6), plan=st.integers(0, 2**31 - 1))
+def test_damped_inverse_on_many_random_trees(tree, plan):
+    """PV-OSIMh on a plan drawn from ``plan`` (the rule's where it is a multiple of ten)."""
+    drawn_plan(*tree, plan)
     check_random_tree(tree)
 
 

@@ -14,6 +14,7 @@ from _trees import (
     TreeSpec,
     add_mimics,
     build_tree,
+    drawn_plan,
     random_q,
     reduced_truth,
     requires_pin_feature,
@@ -121,10 +122,12 @@ def test_zero_scaling_is_refused_by_name():
 
 @pytest.mark.slow
 def test_many_mimic_trees():
-    """400 random trees of 5–20 joints with mimic couplings, every algorithm, numpy and batch."""
+    """400 random trees of 5–20 joints with mimic couplings, every algorithm, numpy and batch
+    (PV-OSIMh on a drawn plan, the rule's on every tenth tree)."""
     worst = 0.0
     for seed in range(100, 500):
         model, cms, relaxed, pairs = mimic_tree(seed, n=5 + seed % 16)
+        drawn_plan(model, cms, seed)
         rng = np.random.default_rng(seed)
         qs = np.stack([random_q(model, rng) for _ in range(2)])
         for algorithm in pvosimr.ALGORITHMS:

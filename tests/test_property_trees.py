@@ -23,6 +23,7 @@ from _trees import (
     TreeSpec,
     add_mimics,
     build_tree,
+    drawn_plan,
     random_q,
     random_shape,
     reduced_truth,
@@ -65,13 +66,16 @@ def _kinds_in(model: pin.Model) -> set[str]:
     return set().union(*(walk(j) for j in model.joints[1:]))
 
 
-def check_tree(seed: int, casadi: bool) -> tuple[dict[str, float], pin.Model]:
-    """Every algorithm, numpy and batched, at two configurations; the worst error per path."""
+def check_tree(seed: int, casadi: bool, drawn: bool = False) -> tuple[dict[str, float], pin.Model]:
+    """Every algorithm, numpy and batched, at two configurations; the worst error per path.
+    ``drawn``: PV-OSIMh on a drawn plan (:func:`_trees.drawn_plan`), not always the rule's."""
     spec = random_spec(seed)
     relaxed, cms = build_tree(spec)
     rng = np.random.default_rng(seed + 1)
     count = 2 if HAS_MIMIC and seed % MIMIC_EVERY == 0 else 0
     model, cms, pairs = add_mimics(relaxed, cms, rng, count)
+    if drawn:
+        drawn_plan(model, cms, seed)
     qs = np.array([random_q(model, rng) for _ in range(2)])
     truths = [
         reduced_truth(model, cms, relaxed, pairs, q) if pairs else dense_delassus(model, q, cms)
@@ -99,11 +103,11 @@ def check_tree(seed: int, casadi: bool) -> tuple[dict[str, float], pin.Model]:
     return worst, model
 
 
-def run(seeds: range) -> tuple[dict[str, float], Counter]:
+def run(seeds: range, drawn: bool = False) -> tuple[dict[str, float], Counter]:
     worst: dict[str, float] = {}
     seen: Counter = Counter()
     for seed in seeds:
-        errors, model = check_tree(seed, casadi=seed % CASADI_EVERY == 0)
+        errors, model = check_tree(seed, casadi=seed % CASADI_EVERY == 0, drawn=drawn)
         for path, err in errors.items():
             worst[path] = max(worst.get(path, 0.0), err)
         seen.update(_kinds_in(model))
@@ -120,7 +124,7 @@ def test_random_trees_fast_subset():
 def test_random_trees_every_joint_type_every_algorithm_every_path():
     pytest.importorskip("casadi")
     start = time.perf_counter()
-    worst, seen = run(range(SLOW_TREES))
+    worst, seen = run(range(SLOW_TREES), drawn=True)  # the rule's plan on every tenth tree
     elapsed = time.perf_counter() - start
     assert set(seen) >= EVERY_TYPE, EVERY_TYPE - set(seen)
     print(
