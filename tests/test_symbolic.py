@@ -138,3 +138,43 @@ def test_sx_function_equals_numpy_on_the_shadow_hand(algorithm):
     q = random_q(hand.model, np.random.default_rng(4))
     G_np = pvosimr.compute_delassus(hand.model, hand.model.createData(), q, hand.constraints)
     assert np.abs(np.array(f(q)) - G_np).max() / np.abs(G_np).max() <= 1e-10
+
+
+def _block(rng: np.random.Generator, x, shape: tuple[int, int]):
+    """A block of one of the kinds the sweeps place: SX with structural zeros, an empty SX, a
+    constant (DM, with explicit zeros or sparsified)."""
+    kind = int(rng.integers(4))
+    if kind == 0:
+        block = ca.SX(*shape)
+        for i, j in zip(*np.nonzero(rng.random(shape) < 0.6), strict=True):
+            block[int(i), int(j)] = x[int(rng.integers(x.numel()))] * float(rng.normal())
+        return block
+    if kind == 1:
+        return ca.SX(*shape)
+    values = np.where(rng.random(shape) < 0.5, 0.0, rng.normal(size=shape))
+    return ca.DM(values) if kind == 2 else ca.sparsify(ca.DM(values))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**31))
+def test_blocks_placed_at_once_are_the_assigned_ones(seed):
+    """CasADi's own ``place_blocks`` (one concatenation) gives the very matrix of slice
+    assignment: blocks across several cells, later ones over earlier ones (their structural
+    zeros clearing what was there), constants with explicit zeros, an empty block."""
+    from pvosimr.backends.casadi import CASADI
+    from pvosimr.backends.protocol import place_blocks
+
+    rng = np.random.default_rng(seed)
+    x = ca.SX.sym("x", 5)
+    rows, cols = (int(n) for n in rng.integers(1, 10, size=2))
+    blocks = []
+    for _ in range(int(rng.integers(0, 9))):
+        r0, c0 = int(rng.integers(rows)), int(rng.integers(cols))
+        r1, c1 = int(rng.integers(r0 + 1, rows + 1)), int(rng.integers(c0 + 1, cols + 1))
+        blocks.append((slice(r0, r1), slice(c0, c1), _block(rng, x, (r1 - r0, c1 - c0))))
+    assigned = ca.SX(rows, cols)
+    for r, c, block in blocks:
+        assigned[r, c] = block
+    placed = place_blocks(CASADI, rows, cols, blocks)
+    assert placed.sparsity() == assigned.sparsity()
+    assert str(placed) == str(assigned)

@@ -17,7 +17,7 @@ In local frames ``^kK_j`` maps link ``k``'s motion (frame k) to EE ``j``'s const
 
 from __future__ import annotations
 
-from ..backends import Backend, Matrix
+from ..backends.protocol import Backend, Matrix, place_blocks
 from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
@@ -60,7 +60,7 @@ def forward_sweep(topo: Topology, K: Pairs, steps: dict[int, JointStep]) -> Pair
 
 def assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
     """Lines 18–19: every block from the CEMP of one EE and ``Y`` of the other at their cca."""
-    G = B.zeros(topo.m_relaxed, topo.m_relaxed)
+    blocks = []
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
         for b in range(a, len(topo.ees)):
@@ -69,8 +69,8 @@ def assemble(B: Backend, topo: Topology, K: Pairs, Y: Pairs) -> Matrix:
             if c == 0:
                 continue
             rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
-            G[ri, rj] = K[c, ei] @ Y[c, ej]
-    return B.symmetric_from_upper(G)
+            blocks.append((ri, rj, K[c, ei] @ Y[c, ej]))
+    return B.symmetric_from_upper(place_blocks(B, topo.m_relaxed, topo.m_relaxed, blocks))
 
 
 def efpa_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:

@@ -52,7 +52,7 @@ from itertools import pairwise
 
 import pinocchio as pin
 
-from ..backends import Backend, Matrix
+from ..backends.protocol import Backend, Matrix, place_blocks
 from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
@@ -171,11 +171,11 @@ def assemble(
     """Eq. 13' for every block (upper triangle; G is symmetric)."""
     Y = {(c, e): Omega0[c] @ K[e][c].T for c, e in cover(topo, plan)}  # ^0Ω_c ^cK_eᵀ
     shared = _SharedTerms(B, plan, Omega, K)
-    G = B.zeros(topo.m_relaxed, topo.m_relaxed)
+    blocks = []
     for a, ei in enumerate(topo.ees):
         ri = slice(topo.offsets[a], topo.offsets[a] + topo.dim_of[ei])
         c = plan.A[ei]
-        G[ri, ri] = Omega[ei, ei] if c == 0 else Omega[ei, ei] + K[ei][c] @ Y[c, ei]
+        blocks.append((ri, ri, Omega[ei, ei] if c == 0 else Omega[ei, ei] + K[ei][c] @ Y[c, ei]))
         for b in range(a + 1, len(topo.ees)):
             ej = topo.ees[b]
             rj = slice(topo.offsets[b], topo.offsets[b] + topo.dim_of[ej])
@@ -185,8 +185,8 @@ def assemble(
                 via_c = K[ei][c] @ Y[c, ej] if (c, ej) in Y else (K[ej][c] @ Y[c, ei]).T
                 block = via_c if block is None else block + via_c
             if block is not None:
-                G[ri, rj] = block
-    return B.symmetric_from_upper(G)
+                blocks.append((ri, rj, block))
+    return B.symmetric_from_upper(place_blocks(B, topo.m_relaxed, topo.m_relaxed, blocks))
 
 
 class _SharedTerms:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from itertools import pairwise
 
-from ..backends.protocol import Backend, Matrix, rows_through
+from ..backends.protocol import Backend, Matrix, place_blocks, rows_through
 from ..kinematics.frames import Kinematics
 from ..topology import Topology
 from .articulated import JointStep, fold_into_parent, joint_step
@@ -277,7 +277,7 @@ def assemble(B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix],
     ``^0Ω_e = ^{A(e)}Ω_e + ^{A(e)}K_e (^0Ω_{A(e)} ^{A(e)}K_eᵀ)`` (eq. 18 at an EE, where
     ``^{A(e)}P_e = ^{A(e)}K_eᵀ`` by line 20).
     """
-    G = B.zeros(topo.m_relaxed, topo.m_relaxed)
+    blocks = []
     start = dict(zip(topo.ees, topo.offsets, strict=True))
 
     def span(first: int, last: int) -> slice:
@@ -290,13 +290,13 @@ def assemble(B: Backend, topo: Topology, Omega: dict, Omega0: dict[int, Matrix],
             stacked = [K[p][c] for p in run]
             Z = (B.vstack(stacked) if len(stacked) > 1 else stacked[0]) @ Y_ce  # eq. 13
             if upper:
-                G[span(run[0], run[-1]), span(e, e)] = Z
+                blocks.append((span(run[0], run[-1]), span(e, e), Z))
             else:
-                G[span(e, e), span(run[0], run[-1])] = Z.T
+                blocks.append((span(e, e), span(run[0], run[-1]), Z.T))
     for e in topo.ees:
         A, rows = topo.A[e], span(e, e)
-        G[rows, rows] = Omega[e] if A == 0 else Omega[e] + K[e][A] @ Y[A, e]  # line 28
-    return B.symmetric_from_upper(G)
+        blocks.append((rows, rows, Omega[e] if A == 0 else Omega[e] + K[e][A] @ Y[A, e]))  # l. 28
+    return B.symmetric_from_upper(place_blocks(B, topo.m_relaxed, topo.m_relaxed, blocks))
 
 
 def pv_osimr_sweeps(B: Backend, topo: Topology, kin: Kinematics) -> Matrix:

@@ -2,17 +2,20 @@
 
 Numeric constants become sparse DM with rounding residue folded to exact zeros
 (:data:`~pvosimr.backends.protocol.FOLD_TOLERANCE`), so structural zeros cost no operation,
-as in the paper's counts.
+as in the paper's counts.  G's blocks are placed all at once (:func:`~.protocol.place_blocks`):
+an SX slice assignment copies the whole matrix, which made placing EFPA's O(m²) blocks
+quadratic in their number.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..extras import require
-from .protocol import FOLD_TOLERANCE
+from .protocol import FOLD_TOLERANCE, Block, implements, place_blocks
 
 require("operation counts and code generation", "casadi")  # one line naming the extra
 import casadi as ca  # noqa: E402
@@ -107,6 +110,39 @@ class CasadiBackend:
 
 
 CASADI = CasadiBackend()
+
+
+@implements(place_blocks, CasadiBackend)
+def _place_blocks(B: CasadiBackend, rows: int, cols: int, blocks: Sequence[Block]) -> Any:
+    """:func:`~.protocol.place_blocks` in one concatenation: the rows and columns are cut where any
+    block starts or stops, each block fills the cells it covers (a later one replacing an
+    earlier one's, its structural zeros included, as slice assignment does), and the grid of
+    cells, zeros where none was written, is concatenated once."""
+    if not rows or not cols:
+        return SX(rows, cols)
+    row_cuts = sorted({0, rows, *(x for r, _, _ in blocks for x in (r.start, r.stop))})
+    col_cuts = sorted({0, cols, *(x for _, c, _ in blocks for x in (c.start, c.stop))})
+    row_at = {x: k for k, x in enumerate(row_cuts)}
+    col_at = {x: k for k, x in enumerate(col_cuts)}
+    cells: dict[tuple[int, int], Any] = {}
+    for r, c, block in blocks:
+        block = SX(block)
+        whole = row_at[r.stop] - row_at[r.start] == 1 and col_at[c.stop] - col_at[c.start] == 1
+        for i in range(row_at[r.start], row_at[r.stop]):
+            for j in range(col_at[c.start], col_at[c.stop]):
+                cells[i, j] = (
+                    block
+                    if whole
+                    else block[
+                        row_cuts[i] - r.start : row_cuts[i + 1] - r.start,
+                        col_cuts[j] - c.start : col_cuts[j + 1] - c.start,
+                    ]
+                )
+    return ca.blockcat([
+        [cells.get((i, j), SX(row_cuts[i + 1] - row_cuts[i], col_cuts[j + 1] - col_cuts[j]))
+         for j in range(len(col_cuts) - 1)]
+        for i in range(len(row_cuts) - 1)
+    ])  # fmt: skip
 
 
 def _hat(p: Any) -> Any:

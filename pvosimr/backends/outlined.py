@@ -32,7 +32,7 @@ import numpy as np
 
 from ..spatial import Chain, DenseTransform, Transform
 from .casadi import CASADI, SX, CasadiBackend, ca
-from .protocol import Backend, JointStep, Matrix, implements, joint_step
+from .protocol import Backend, JointStep, Matrix, implements, joint_step, place_blocks
 
 __all__ = ["OUTLINED", "OutlinedCasadi", "OutlinedStep"]
 
@@ -44,6 +44,12 @@ class OutlinedCasadi(CasadiBackend):
 
 
 OUTLINED = OutlinedCasadi()
+
+
+@implements(place_blocks, OutlinedCasadi)
+def _place_blocks(B: OutlinedCasadi, rows: int, cols: int, blocks: list) -> Any:
+    """CasADi's own :func:`~.protocol.place_blocks`: placing blocks is no arithmetic to outline."""
+    return place_blocks(CASADI, rows, cols, blocks)
 
 
 def _pattern(sp: Any) -> tuple:

@@ -2,20 +2,22 @@
 
 Every algorithm body is written once against this interface: it uses only the matrix operators
 ``@``, ``+``, ``-``, ``.T``, slicing (reads, and slice assignment into ``zeros``), the methods of
-:class:`Backend` and two hooks.  :data:`~pvosimr.backends.numpy.NUMPY` evaluates numerically; the
-batched backend (:mod:`pvosimr.backends.stack`) evaluates many configurations at once; CasADi SX
-(:mod:`pvosimr.backends.casadi`) turns the very same code into a symbolic expression graph
-(operation counts, code generation).
+:class:`Backend` and the hooks below.  :data:`~pvosimr.backends.numpy.NUMPY` evaluates
+numerically; the batched backend (:mod:`pvosimr.backends.stack`) evaluates many configurations
+at once; CasADi SX (:mod:`pvosimr.backends.casadi`) turns the very same code into a symbolic
+expression graph (operation counts, code generation).
 
-The hooks, :func:`joint_step` and :func:`rows_through`, are the steps a backend may do its own,
-faster way (:func:`implements`).  Their generic forms are the products the paper counts, and
-the only ones CasADi and the counting backends run; a backend's own must give the same matrices
-to rounding.  The algorithms call the hooks and never ask which backend they run on.
+The hooks, :func:`joint_step`, :func:`rows_through` and :func:`place_blocks`, are the steps a
+backend may do its own, faster way (:func:`implements`).  The generic forms of the first two
+are the products the paper counts, and the only ones the counting backends run; a backend's own
+must give the same matrices to rounding.  :func:`place_blocks` only places blocks (no arithmetic):
+a backend's own must give the very same matrix.  The algorithms call the hooks and never ask
+which backend they run on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -24,10 +26,12 @@ import numpy as np
 __all__ = [
     "FOLD_TOLERANCE",
     "Backend",
+    "Block",
     "JointStep",
     "Matrix",
     "implements",
     "joint_step",
+    "place_blocks",
     "rows_through",
 ]
 
@@ -213,16 +217,42 @@ def rows_through(
     return own(B, product, blocks)
 
 
+#: A block of a matrix being assembled: its rows, its columns (slices with a start and a stop)
+#: and its value.
+Block = tuple[slice, slice, Matrix]
+
+
+def place_blocks(B: Backend, rows: int, cols: int, blocks: Sequence[Block]) -> Matrix:
+    """Hook: the ``rows × cols`` matrix of zeros with each block of ``blocks`` written at its
+    rows and columns, in order (a later block replaces what an earlier one wrote there): the
+    generic form is that slice assignment into ``B.zeros``.  The sweeps end by placing G's
+    blocks (O(m²) of them for EFPA), where a backend whose assignment copies the whole matrix
+    (CasADi's SX) places them all at once instead."""
+    own = _OWN_PLACE_BLOCKS.get(type(B))
+    if own is not None:
+        return own(B, rows, cols, blocks)
+    G = B.zeros(rows, cols)
+    for r, c, block in blocks:
+        G[r, c] = block
+    return G
+
+
 _OWN_JOINT_STEP: dict[type, Callable[..., Any]] = {}
 _OWN_ROWS_THROUGH: dict[type, Callable[..., Any]] = {}
-_OWN = {joint_step: _OWN_JOINT_STEP, rows_through: _OWN_ROWS_THROUGH}
+_OWN_PLACE_BLOCKS: dict[type, Callable[..., Any]] = {}
+_OWN = {
+    joint_step: _OWN_JOINT_STEP,
+    rows_through: _OWN_ROWS_THROUGH,
+    place_blocks: _OWN_PLACE_BLOCKS,
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def implements(hook: Callable[..., Any], cls: type) -> Callable[[F], F]:
     """Decorator: the function is backend class ``cls``'s own form of ``hook``
-    (:func:`joint_step` or :func:`rows_through`), called with the hook's arguments.
+    (:func:`joint_step`, :func:`rows_through` or :func:`place_blocks`), called with the hook's
+    arguments.
 
     Exactly ``cls``, not its subclasses: a subclass may change the arithmetic that a shortcut
     goes around (the pivot probe of :mod:`pvosimr.checks` notes every ``B.inv``, the
