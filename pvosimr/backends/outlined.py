@@ -25,6 +25,7 @@ q (no shared function can hold it as a constant).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from ..spatial import Chain, DenseTransform, Transform
 from .casadi import CASADI, SX, CasadiBackend, ca
-from .protocol import Backend, JointStep, Matrix, implements, joint_step, place_blocks
+from .protocol import Backend, Block, JointStep, Matrix, implements, joint_step, place_blocks
 
 __all__ = ["OUTLINED", "OutlinedCasadi", "OutlinedStep"]
 
@@ -47,7 +48,7 @@ OUTLINED = OutlinedCasadi()
 
 
 @implements(place_blocks, OutlinedCasadi)
-def _place_blocks(B: OutlinedCasadi, rows: int, cols: int, blocks: list) -> Any:
+def _place_blocks(B: OutlinedCasadi, rows: int, cols: int, blocks: Sequence[Block]) -> Any:
     """CasADi's own :func:`~.protocol.place_blocks`: placing blocks is no arithmetic to outline."""
     return place_blocks(CASADI, rows, cols, blocks)
 

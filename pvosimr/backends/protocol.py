@@ -9,10 +9,10 @@ expression graph (operation counts, code generation).
 
 The hooks, :func:`joint_step`, :func:`rows_through` and :func:`place_blocks`, are the steps a
 backend may do its own, faster way (:func:`implements`).  The generic forms of the first two
-are the products the paper counts, and the only ones the counting backends run; a backend's own
-must give the same matrices to rounding.  :func:`place_blocks` only places blocks (no arithmetic):
-a backend's own must give the very same matrix.  The algorithms call the hooks and never ask
-which backend they run on.
+are the products the paper counts, and the only ones CasADi and the counting backends run; a
+backend's own must give the same matrices to rounding.  :func:`place_blocks` only places blocks
+(no arithmetic): a backend's own must give the very same matrix.  The algorithms call the hooks
+and never ask which backend they run on.
 """
 
 from __future__ import annotations
