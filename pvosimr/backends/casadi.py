@@ -3,8 +3,8 @@
 Numeric constants become sparse DM with rounding residue folded to exact zeros
 (:data:`~pvosimr.backends.protocol.FOLD_TOLERANCE`), so structural zeros cost no operation,
 as in the paper's counts.  G's blocks are placed all at once (:func:`~.protocol.place_blocks`):
-an SX slice assignment copies the whole matrix, which made placing EFPA's O(m²) blocks
-quadratic in their number.
+an SX slice assignment copies the whole matrix, so placing EFPA's O(m²) blocks one at a time
+would take time quadratic in their number.
 """
 
 from __future__ import annotations
