@@ -287,3 +287,39 @@ def test_a_cuda_tensor_takes_the_xla_route(humanoid_G):
     model, G, f = humanoid_G
     q = configurations(model, 2, seed=13)
     np.testing.assert_allclose(G(torch.from_numpy(q).cuda()).cpu().numpy(), f(q), atol=1e-12)
+
+
+def test_every_kind_of_unit_coordinates_on_and_off_the_sphere():
+    """The library's map of the gradient to q's coordinates, which the ops call (quaternions,
+    unit complex pairs, SE(3), SE(2), composites), against the numpy reference in a batch whose
+    rows are on the sphere, off it and normalised to rounding, and row by row (the library
+    tests/test_jax.py builds for the same tree)."""
+    from _jax import off_sphere
+    from _trees import every_kind_of_joint
+
+    import pvosimr.torch
+    from pvosimr.coordinates import normalized
+
+    model = every_kind_of_joint()
+    cms = [
+        pin.RigidConstraintModel(kind, model, joint, pin.SE3.Identity(), pin.LOCAL)
+        for kind, joint in (
+            (pin.ContactType.CONTACT_6D, model.njoints - 1),
+            (pin.ContactType.CONTACT_3D, 3),
+        )
+    ]
+    G = pvosimr.torch.delassus(model, cms)
+    f = G.compiled
+    rng = np.random.default_rng(11)
+    qs = configurations(model, 6, seed=11)
+    qs[1::2] = [off_sphere(model, q, rng) for q in qs[1::2]]
+    qs[4] = normalized(model, qs[4])[0]
+    Ws = rng.standard_normal((len(qs), f.m, f.m))
+    x = torch.from_numpy(qs).requires_grad_()
+    (torch.from_numpy(Ws) * G(x)).sum().backward()
+    for k, (q, W) in enumerate(zip(qs, Ws, strict=True)):
+        truth = tangent_to_coordinates(model, q, f.vjp(normalized(model, q)[0], W))
+        one = torch.from_numpy(q).requires_grad_()
+        (torch.from_numpy(W) * G(one)).sum().backward()
+        for g in (x.grad.numpy()[k], one.grad.numpy()):
+            np.testing.assert_allclose(g, truth, rtol=0, atol=1e-12 * np.abs(truth).max())

@@ -18,7 +18,9 @@ A function with a weight input ``W`` (the gradient of ``⟨W, G⟩``, ``n_w = m�
 input of ``F``) takes it after ``p``: ``pvosimr_eval(q, p, W, out, w, iw, check)`` and
 ``pvosimr_eval_batch(qs, B, p, Ws, w_stride, out, threads, check, bad)``, row ``r`` reading
 ``Ws + r·w_stride`` (``w_stride`` 0: one ``W`` for every row); the extension's single call is
-``vjp(q, W)``.  The other libraries' C is unchanged.
+``vjp(q, W)``.  Its library also has ``pvosimr_to_coordinates`` (:data:`COORDINATES_C`), which
+maps the tangent gradient to q's coordinates for the front ends.  The other libraries' C is
+unchanged.
 
 Every entry point returns :data:`OK`, :data:`BAD_Q` (``q`` beyond the model's range, not
 finite or not normalized), :data:`BAD_W` (``W`` not finite), :data:`NON_FINITE` (the output is
@@ -33,6 +35,7 @@ from .simd import FEATURES, scratch_bytes
 __all__ = [
     "BAD_Q",
     "BAD_W",
+    "COORDINATES_C",
     "EVAL_FAILED",
     "FINITE_C",
     "NON_FINITE",
@@ -45,7 +48,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "9"
+WRAPPER_VERSION = "10"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
@@ -101,6 +104,86 @@ MAX_THREADS = 256
 #: the threads).
 BLOCK = 8
 assert all(BLOCK % lanes == 0 for lanes in FEATURES)
+
+#: C of ``pvosimr_to_coordinates(plan, B, qs, q_hats, gs, outs, tolerance)``: for each of ``B``
+#: rows, the tangent gradient ``g`` (nv) in q's coordinates (nq) at ``q`` (as given) and its
+#: normalised ``q_hat``: :meth:`pvosimr.coordinates.CoordinatePlan.to_coordinates`, each unit
+#: part's rows then divided by that part's norm in ``q`` (1 where its squared norm is within
+#: ``tolerance`` of 1).  ``plan`` is :meth:`~pvosimr.coordinates.CoordinatePlan.packed`.  The
+#: JAX handler and the PyTorch ops call it, one map for both.
+COORDINATES_C = """
+static double pvosimr_divisor(const casadi_real* u, long long length, double tolerance) {
+  double squared = 0.0;
+  long long k;
+  for (k = 0; k < length; ++k) squared += u[k] * u[k];
+  return fabs(squared - 1.0) <= tolerance ? 1.0 : sqrt(squared);
+}
+
+CASADI_SYMBOL_EXPORT void pvosimr_to_coordinates(const long long* plan, long long B,
+                                                 const casadi_real* qs,
+                                                 const casadi_real* q_hats,
+                                                 const casadi_real* gs, casadi_real* outs,
+                                                 double tolerance) {
+  /* plan: nq, nv, then sections of a count and its records: identity (row, column),
+     quaternions (x y z w rows, 3 columns), se3 (3 rows, 3 columns, the quaternion's rows),
+     complexes (cos and sin rows, a column), se2 (2 rows, 2 columns, the angle's 2 rows),
+     unit parts (start, length) */
+  static const int width[6] = {2, 7, 10, 3, 6, 2};
+  const long long nq = plan[0], nv = plan[1];
+  const long long* section[6];
+  long long count[6], b, k, i;
+  const long long* at = plan + 2;
+  for (k = 0; k < 6; ++k) {
+    count[k] = *at++;
+    section[k] = at;
+    at += count[k] * width[k];
+  }
+  for (b = 0; b < B; ++b) {
+    const casadi_real* q = qs + b * nq;
+    const casadi_real* q_hat = q_hats + b * nq;
+    const casadi_real* g = gs + b * nv;
+    casadi_real* out = outs + b * nq;
+    const long long* e;
+    for (i = 0; i < nq; ++i) out[i] = 0.0;
+    for (k = 0, e = section[0]; k < count[0]; ++k, e += 2) out[e[0]] = g[e[1]];
+    /* 4 T_Q g = 2 [w 1 + v× ; -v^T] g */
+    for (k = 0, e = section[1]; k < count[1]; ++k, e += 7) {
+      const double x = q_hat[e[0]], y = q_hat[e[1]], z = q_hat[e[2]], w = q_hat[e[3]];
+      const double u = g[e[4]], v = g[e[5]], t = g[e[6]];
+      out[e[0]] = 2.0 * (w * u - z * v + y * t);
+      out[e[1]] = 2.0 * (z * u + w * v - x * t);
+      out[e[2]] = 2.0 * (-y * u + x * v + w * t);
+      out[e[3]] = 2.0 * (-x * u - y * v - z * t);
+    }
+    /* the translation: R(Q) g */
+    for (k = 0, e = section[2]; k < count[2]; ++k, e += 10) {
+      const double x = q_hat[e[6]], y = q_hat[e[7]], z = q_hat[e[8]], w = q_hat[e[9]];
+      const double u = g[e[3]], v = g[e[4]], t = g[e[5]];
+      const double xx = 2 * x * x, yy = 2 * y * y, zz = 2 * z * z;
+      const double xy = 2 * x * y, xz = 2 * x * z, yz = 2 * y * z;
+      const double xw = 2 * x * w, yw = 2 * y * w, zw = 2 * z * w;
+      out[e[0]] = (1 - yy - zz) * u + (xy - zw) * v + (xz + yw) * t;
+      out[e[1]] = (xy + zw) * u + (1 - xx - zz) * v + (yz - xw) * t;
+      out[e[2]] = (xz - yw) * u + (yz + xw) * v + (1 - xx - yy) * t;
+    }
+    /* (cos, sin) turned: (-sin, cos) g */
+    for (k = 0, e = section[3]; k < count[3]; ++k, e += 3) {
+      out[e[0]] = -q_hat[e[1]] * g[e[2]];
+      out[e[1]] = q_hat[e[0]] * g[e[2]];
+    }
+    /* the planar translation: R(theta) g */
+    for (k = 0, e = section[4]; k < count[4]; ++k, e += 6) {
+      const double c = q_hat[e[4]], s = q_hat[e[5]], u = g[e[2]], v = g[e[3]];
+      out[e[0]] = c * u - s * v;
+      out[e[1]] = s * u + c * v;
+    }
+    for (k = 0, e = section[5]; k < count[5]; ++k, e += 2) {
+      const double d = pvosimr_divisor(q + e[0], e[1], tolerance);
+      for (i = 0; i < e[1]; ++i) out[e[0] + i] /= d;
+    }
+  }
+}
+"""
 
 
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
@@ -173,11 +256,12 @@ def entry_points(
     usable = "pvosimr_simd_usable()" if simd else "0"
     call = f"(pvosimr_native_usable() ? pvosimr_native_f : {fname})" if native else fname
     scratch = scratch_bytes(nq, n_out, lanes) if simd else 0
+    coordinates = COORDINATES_C if n_w else ""
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
-{_FLUSH}{FINITE_C}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
+{_FLUSH}{FINITE_C}{coordinates}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{

@@ -106,6 +106,11 @@ def single_entry(library: str | os.PathLike) -> int:
     return _address(library, "pvosimr_eval")
 
 
+def coordinates_entry(library: str | os.PathLike) -> int:
+    """The address of ``pvosimr_to_coordinates`` in a gradient ``library``."""
+    return _address(library, "pvosimr_to_coordinates")
+
+
 def _address(library: str | os.PathLike, symbol: str) -> int:
     key = str(library)
     with _lock:
@@ -118,17 +123,27 @@ def _address(library: str | os.PathLike, symbol: str) -> int:
 @dataclass(frozen=True)
 class Entry:
     """One library as the handler calls it: its batch entry point, its single one (for one
-    row, on the work arrays of the calling thread, ``work_size`` = ``(sz_w, sz_iw)``), and
-    the model's :meth:`~pvosimr.coordinates.CoordinatePlan.packed` plan."""
+    row, on the work arrays of the calling thread, ``work_size`` = ``(sz_w, sz_iw)``), the
+    model's :meth:`~pvosimr.coordinates.CoordinatePlan.packed` plan, and a gradient library's
+    map to q's coordinates (0 for G's)."""
 
     batch: int
     single: int
     work_size: tuple[int, int]
     plan: np.ndarray
+    coordinates: int = 0
 
     @classmethod
-    def of(cls, library: str | os.PathLike, work_size: tuple[int, int], plan: np.ndarray):
-        return cls(batch_entry(library), single_entry(library), work_size, plan)
+    def of(
+        cls,
+        library: str | os.PathLike,
+        work_size: tuple[int, int],
+        plan: np.ndarray,
+        gradient: bool = False,
+    ):
+        """The entry of ``library``; ``gradient``: a gradient library (a W input)."""
+        coordinates = coordinates_entry(library) if gradient else 0
+        return cls(batch_entry(library), single_entry(library), work_size, plan, coordinates)
 
 
 def call(
@@ -154,4 +169,5 @@ def call(
         tolerance=np.float64(AS_GIVEN_TOLERANCE),
         single=np.int64(entry.single),
         work_size=np.array(entry.work_size, dtype=np.int64),
+        coordinates=np.int64(entry.coordinates),
     )

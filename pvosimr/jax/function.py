@@ -97,7 +97,7 @@ def _custom_vjp(f, threads: int | None) -> Callable:
     m = f.m
     plan = coordinate_plan(f.model).packed()
     g_entry = ffi.Entry.of(f.library, f.work_size("G"), plan)
-    vjp_entry = ffi.Entry.of(f.vjp_library.library, f.work_size("vjp"), plan)
+    vjp_entry = ffi.Entry.of(f.vjp_library.library, f.work_size("vjp"), plan, gradient=True)
 
     def evaluate(q, p):
         out = jax.ShapeDtypeStruct((*q.shape[:-1], m, m), jnp.float64)

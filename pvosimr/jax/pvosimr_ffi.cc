@@ -10,7 +10,8 @@
 // of 1 is divided by its norm first (in a copy; q as given when none is): G is G(N(q)).
 // Output: G (..., m, m); with W, the gradient of <W, G(N(q))> in q's coordinates (..., nq):
 // the library's tangent gradient mapped by T (T^T T)^-1 at N(q), each unit part's rows divided
-// by its norm (CoordinatePlan.to_coordinates, the chain rule of u/|u|).
+// by its norm (CoordinatePlan.to_coordinates, the chain rule of u/|u|), by the gradient
+// library's own pvosimr_to_coordinates, whose address is the attribute `coordinates`.
 // A failing row is an error naming the row and the library's verdict: never a wrong output.
 #include <cstdint>
 #include <algorithm>
@@ -31,6 +32,8 @@ using SingleW = int (*)(const double*, const double*, const double*, double*, do
                         int);
 using BatchW = int (*)(const double*, long long, const double*, const double*, long long, double*,
                        int, int, long long*);
+using Coordinates = void (*)(const long long*, long long, const double*, const double*,
+                             const double*, double*, double);
 
 // The codes of pvosimr/codegen/c_source.py.
 const char* verdict(int rc) {
@@ -125,55 +128,10 @@ Work& thread_work(int64_t sz_w, int64_t sz_iw, int64_t nv) {
   return work;
 }
 
-// One row's tangent gradient g (nv) in q's coordinates (nq) at q (as given) and its normalised
-// q_hat: CoordinatePlan.to_coordinates, then each unit part's rows divided by its divisor.
-void to_coordinates(const Plan& plan, const double* q, const double* q_hat, const double* g,
-                    double* out, double tolerance) {
-  std::fill(out, out + plan.nq, 0.0);
-  const int64_t* e = plan.identity.at;
-  for (int64_t k = 0; k < plan.identity.count; ++k, e += 2) out[e[0]] = g[e[1]];
-  e = plan.quaternions.at;  // rows x y z w, columns a b c: 4 T_Q g = 2 [w 1 + v× ; -v^T] g
-  for (int64_t k = 0; k < plan.quaternions.count; ++k, e += 7) {
-    const double x = q_hat[e[0]], y = q_hat[e[1]], z = q_hat[e[2]], w = q_hat[e[3]];
-    const double a = g[e[4]], b = g[e[5]], c = g[e[6]];
-    out[e[0]] = 2.0 * (w * a - z * b + y * c);
-    out[e[1]] = 2.0 * (z * a + w * b - x * c);
-    out[e[2]] = 2.0 * (-y * a + x * b + w * c);
-    out[e[3]] = 2.0 * (-x * a - y * b - z * c);
-  }
-  e = plan.se3.at;  // translation rows, columns a b c, the quaternion's rows: R(Q) g
-  for (int64_t k = 0; k < plan.se3.count; ++k, e += 10) {
-    const double x = q_hat[e[6]], y = q_hat[e[7]], z = q_hat[e[8]], w = q_hat[e[9]];
-    const double a = g[e[3]], b = g[e[4]], c = g[e[5]];
-    const double xx = 2 * x * x, yy = 2 * y * y, zz = 2 * z * z;
-    const double xy = 2 * x * y, xz = 2 * x * z, yz = 2 * y * z;
-    const double xw = 2 * x * w, yw = 2 * y * w, zw = 2 * z * w;
-    out[e[0]] = (1 - yy - zz) * a + (xy - zw) * b + (xz + yw) * c;
-    out[e[1]] = (xy + zw) * a + (1 - xx - zz) * b + (yz - xw) * c;
-    out[e[2]] = (xz - yw) * a + (yz + xw) * b + (1 - xx - yy) * c;
-  }
-  e = plan.complexes.at;  // (cos, sin) turned: (-sin, cos) g
-  for (int64_t k = 0; k < plan.complexes.count; ++k, e += 3) {
-    const double cos = q_hat[e[0]], sin = q_hat[e[1]], turn = g[e[2]];
-    out[e[0]] = -sin * turn;
-    out[e[1]] = cos * turn;
-  }
-  e = plan.se2.at;  // translation rows, columns a b, the angle's rows: R(theta) g
-  for (int64_t k = 0; k < plan.se2.count; ++k, e += 6) {
-    const double cos = q_hat[e[4]], sin = q_hat[e[5]], a = g[e[2]], b = g[e[3]];
-    out[e[0]] = cos * a - sin * b;
-    out[e[1]] = sin * a + cos * b;
-  }
-  e = plan.units.at;
-  for (int64_t k = 0; k < plan.units.count; ++k, e += 2) {
-    const double d = divisor(q + e[0], e[1], tolerance);
-    for (int64_t i = 0; i < e[1]; ++i) out[e[0] + i] /= d;
-  }
-}
-
 ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_t entry,
                 int64_t has_p, int64_t threads, ffi::Span<const int64_t> packed,
-                double tolerance, int64_t single, ffi::Span<const int64_t> work_size) {
+                double tolerance, int64_t single, ffi::Span<const int64_t> work_size,
+                int64_t coordinates) {
   const Plan plan = Plan::read(packed);
   auto q = args.get<ffi::AnyBuffer>(0);
   if (q.has_error()) return q.error();
@@ -202,6 +160,9 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     W = static_cast<const double*>(wb->untyped_data());
     n_w = B ? static_cast<int64_t>(wb->element_count()) / B : 0;
   }
+  if (with_w && coordinates == 0) {
+    return ffi::Error::InvalidArgument("pvosimr: a W input needs a gradient library's entry");
+  }
   if (B == 0) return ffi::Error::Success();
   // The library's output: G in place, or the tangent gradient (B, nv) mapped below.  One row
   // (and one p) goes through the single entry point with this thread's work arrays.
@@ -224,8 +185,11 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
       return ffi::Error::InvalidArgument(std::string("pvosimr: at row 0 of the batch: ") +
                                          verdict(rc));
     }
-    if (with_w) to_coordinates(plan, given, qs, o, static_cast<double*>(out->untyped_data()),
-                               tolerance);
+    if (with_w) {
+      reinterpret_cast<Coordinates>(coordinates)(
+          reinterpret_cast<const long long*>(packed.begin()), 1, given, qs, o,
+          static_cast<double*>(out->untyped_data()), tolerance);
+    }
     return ffi::Error::Success();
   }
   int64_t start = 0;
@@ -254,9 +218,9 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     start = stop;
   }
   if (with_w) {
-    double* g_q = static_cast<double*>(out->untyped_data());
-    for (int64_t b = 0; b < B; ++b)
-      to_coordinates(plan, given + b * nq, qs + b * nq, o + b * n_out, g_q + b * nq, tolerance);
+    reinterpret_cast<Coordinates>(coordinates)(
+        reinterpret_cast<const long long*>(packed.begin()), B, given, qs, o,
+        static_cast<double*>(out->untyped_data()), tolerance);
   }
   return ffi::Error::Success();
 }
@@ -273,4 +237,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrEval, Eval,
                                   .Attr<ffi::Span<const int64_t>>("plan")
                                   .Attr<double>("tolerance")
                                   .Attr<int64_t>("single")
-                                  .Attr<ffi::Span<const int64_t>>("work_size"));
+                                  .Attr<ffi::Span<const int64_t>>("work_size")
+                                  .Attr<int64_t>("coordinates"));

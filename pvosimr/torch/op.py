@@ -3,11 +3,17 @@
 Two ops on q as given (..., nq): ``pvosimr::delassus``, ``G(N(q))`` with ``N`` normalising the
 unit parts (:mod:`pvosimr.coordinates`), and ``pvosimr::delassus_vjp``, the gradient of
 ``⟨W, G(N(q))⟩`` in q's coordinates: the generated reverse-mode gradient (along
-``pin.integrate``) mapped by :class:`pvosimr.coordinates.CoordinatePlan` and divided by each
-unit part's norm; dG/dq is never formed.  Each has a fake kernel (so
-``torch.compile(fullgraph=True)`` traces them without a graph break); the first's autograd is
-the second.  Normalising in the op, in numpy, keeps a single call at one op's cost.  The ops
-take an integer ``handle`` into this module's table of compiled functions.
+``pin.integrate``) mapped to q's coordinates and divided by each unit part's norm by the
+gradient library's own ``pvosimr_to_coordinates`` (the map the JAX handler calls); dG/dq is
+never formed.  Each has a fake kernel (so ``torch.compile(fullgraph=True)`` traces them
+without a graph break); the first's autograd is the second.  Normalising in the op, in numpy,
+keeps a single call at one op's cost.  The ops take an integer ``handle`` into this module's
+table of compiled functions.
+
+Eager calls on plain tensors run the ops' kernels without the dispatcher: directly where
+autograd records nothing, else through an ``autograd.Function`` whose backward is the second
+op's kernel (a Python custom op's dispatch and autograd cost more than the library's call).
+Traced calls (``torch.compile``) and subclassed tensors go through the ops.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pinocchio as pin
 import torch
+from torch.autograd.function import once_differentiable
 
 from ..codegen.call import CompiledDelassus, usable_cores
 from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
@@ -49,33 +56,40 @@ _VERDICTS = {
 
 @dataclasses.dataclass
 class _Entry:
-    """A compiled function and its batch entry points through ctypes (for placements given
-    as a tensor, which the callable's own API takes as pin.SE3 lists)."""
+    """A compiled function and its entry points through ctypes: the batches (for placements
+    given as a tensor, which the callable's own API takes as pin.SE3 lists) and the gradient
+    library's map to q's coordinates."""
 
     f: object
     threads: int
     batch: ctypes._CFuncPtr
     batch_vjp: ctypes._CFuncPtr
+    coordinates: ctypes._CFuncPtr
     plan: CoordinatePlan
+    packed: np.ndarray  # the plan, for the C
     spans: list[tuple[int, int]]
 
-    def normalized(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """``(N(q), scale)``: ``q`` with its unit parts normalised (as given within
-        :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`: then ``q`` itself, no copy) and the
-        divisor of each coordinate's gradient (1 outside the parts; None: all 1)."""
+    def normalized(self, q: np.ndarray) -> np.ndarray:
+        """``N(q)``: ``q`` with its unit parts normalised (as given within
+        :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`: then ``q`` itself, no copy)."""
         if q.ndim == 1:
             if self.unit(q):
-                return q, None
+                return q
             q = q[None]
         q = q.reshape(-1, q.shape[-1]) if q.ndim > 2 else q
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero part: NaN, refused later
-            q_hat = self.plan.normalize(q, np, _set_numpy)
-            scale = np.ones_like(q)
-            for a, n in self.spans:
-                u = q[:, a : a + n]
-                squared = np.einsum("ij,ij->i", u, u)[:, None]
-                scale[:, a : a + n] = np.where(abs(squared - 1.0) <= TOL, 1.0, np.sqrt(squared))
-        return q_hat, scale
+            return self.plan.normalize(q, np, _set_numpy)
+
+    def to_coordinates(self, q: np.ndarray, q_hat: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """The tangent gradients ``g`` (B, nv) at ``q_hat`` = N(q) in q's coordinates (B, nq):
+        the library's ``pvosimr_to_coordinates``."""
+        q, g = np.ascontiguousarray(q), np.ascontiguousarray(g)
+        out = np.empty(q.shape)
+        at_q = q.ctypes.data
+        at_q_hat = at_q if q_hat is q else np.ascontiguousarray(q_hat).ctypes.data
+        self.coordinates(self.packed.ctypes.data, out.size // self.f.nq, at_q, at_q_hat,
+                         g.ctypes.data, out.ctypes.data, TOL)  # fmt: skip
+        return out
 
     def unit(self, q: np.ndarray) -> bool:
         """Whether every unit part of the one ``q`` is used as given (a few scalar steps)."""
@@ -121,16 +135,25 @@ def _batch_function(library, with_w: bool) -> ctypes._CFuncPtr:
     return entry
 
 
-@torch.library.custom_op("pvosimr::delassus", mutates_args=())
-def delassus_op(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
+def _coordinates_function(library) -> ctypes._CFuncPtr:
+    entry = ctypes.CDLL(str(library)).pvosimr_to_coordinates
+    entry.restype = None
+    entry.argtypes = [ctypes.c_void_p, ctypes.c_longlong, *[ctypes.c_void_p] * 4, ctypes.c_double]
+    return entry
+
+
+def _delassus(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
     """G(N(q)) (..., m, m) at ``q`` (..., nq), float64 on the CPU."""
     entry = _functions[handle]
     q_np = q.detach().numpy()
     if p is None and q_np.ndim == 1 and entry.unit(q_np):  # the single call, at its cost
         return torch.from_numpy(np.ascontiguousarray(entry.f(q_np)))
-    q_hat, _ = entry.normalized(q_np)
+    q_hat = entry.normalized(q_np)
     G = entry.rows(q_hat, None if p is None else p.detach().numpy(), None)
     return torch.from_numpy(np.ascontiguousarray(G).reshape(*q.shape[:-1], entry.f.m, entry.f.m))
+
+
+delassus_op = torch.library.custom_op("pvosimr::delassus", _delassus, mutates_args=())
 
 
 @delassus_op.register_fake
@@ -139,20 +162,19 @@ def _(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
     return q.new_empty((*q.shape[:-1], m, m))
 
 
-@torch.library.custom_op("pvosimr::delassus_vjp", mutates_args=())
-def delassus_vjp_op(
+def _delassus_vjp(
     q: torch.Tensor, p: torch.Tensor | None, W: torch.Tensor, handle: int
 ) -> torch.Tensor:
     """The gradient of ``⟨W, G(N(q))⟩`` in q's coordinates (..., nq)."""
     entry = _functions[handle]
     W = W.detach().expand(*q.shape[:-1], entry.f.m, entry.f.m).contiguous().numpy()
-    q_hat, scale = entry.normalized(q.detach().numpy())
+    q_np = q.detach().numpy()
+    q_hat = entry.normalized(q_np)
     g = entry.rows(q_hat, None if p is None else p.detach().numpy(), W)
-    g = g.reshape(*q_hat.shape[:-1], entry.f.nv)
-    g_q = entry.plan.to_coordinates(q_hat, g, np, _set_numpy, np.zeros)
-    if scale is not None:
-        g_q = g_q / scale
-    return torch.from_numpy(np.ascontiguousarray(g_q).reshape(q.shape))
+    return torch.from_numpy(entry.to_coordinates(q_np, q_hat, g).reshape(q.shape))
+
+
+delassus_vjp_op = torch.library.custom_op("pvosimr::delassus_vjp", _delassus_vjp, mutates_args=())
 
 
 @delassus_vjp_op.register_fake
@@ -172,6 +194,23 @@ def _backward(ctx, grad: torch.Tensor):
 
 
 delassus_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+class _Eager(torch.autograd.Function):
+    """The op and its autograd, eager: the same kernels called directly."""
+
+    @staticmethod
+    def forward(ctx, q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
+        # ctx as forward's first argument: a separate setup_context costs torch an
+        # inspect.signature per call
+        _setup_context(ctx, (q, p, handle), None)
+        return _delassus(q, p, handle)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: torch.Tensor):
+        q, p = ctx.saved_tensors
+        return _delassus_vjp(q, p, grad, ctx.handle), None, None
 
 
 def _set_numpy(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -238,16 +277,19 @@ def delassus(
                 on_cuda.append(_xla(model, f.constraint_models, f.algorithm, given))
             return on_cuda[0](q, placements)
         _check_tensor(q, "q", f.nq)
-        if not given and q.ndim == 1 and _eager_without_gradient(q):
+        eager = _eager(q)
+        if eager and not given and q.ndim == 1 and not _recording(q):
             q_np = q.numpy()
-            if entry.unit(q_np):  # the op's own single call, without the dispatcher's cost
+            if entry.unit(q_np):  # the op's own single call
                 return torch.from_numpy(np.ascontiguousarray(f(q_np)))
         p = None
         if given:
             p = _placement_tensor(f, placements, n_p)
         elif placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return delassus_op(q, p, handle)
+        if not eager:
+            return delassus_op(q, p, handle)
+        return _Eager.apply(q, p, handle) if _recording(q) else _delassus(q, p, handle)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.torch.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
@@ -255,15 +297,16 @@ def delassus(
     return G
 
 
-def _eager_without_gradient(q: torch.Tensor) -> bool:
-    """Whether a call on ``q`` may skip the op: an eager call (not traced by
-    ``torch.compile``) on a plain tensor that records no gradient.  Everything else (autograd,
-    tracing, fake and other subclassed tensors) goes through the op."""
-    return (
-        type(q) is torch.Tensor
-        and not (q.requires_grad and torch.is_grad_enabled())
-        and not torch.compiler.is_compiling()
-    )
+def _eager(q: torch.Tensor) -> bool:
+    """Whether a call on ``q`` may skip the ops' dispatch: an eager call (not traced by
+    ``torch.compile``) on a plain tensor.  Tracing, fake and other subclassed tensors go
+    through the ops."""
+    return type(q) is torch.Tensor and not torch.compiler.is_compiling()
+
+
+def _recording(q: torch.Tensor) -> bool:
+    """Whether autograd records a call on ``q``."""
+    return q.requires_grad and torch.is_grad_enabled()
 
 
 def _handle(f: CompiledDelassus, model: pin.Model, threads: int) -> int:
@@ -271,13 +314,16 @@ def _handle(f: CompiledDelassus, model: pin.Model, threads: int) -> int:
     key = (str(f.library), str(f.vjp_library.library), threads)
     with _lock:
         if key not in _handles:
+            plan = coordinate_plan(model)
             _functions.append(
                 _Entry(
                     f,
                     threads,
                     _batch_function(f.library, False),
                     _batch_function(f.vjp_library.library, True),
-                    coordinate_plan(model),
+                    _coordinates_function(f.vjp_library.library),
+                    plan,
+                    plan.packed(),
                     unit_part_spans(model),
                 )
             )
