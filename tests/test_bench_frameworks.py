@@ -156,7 +156,7 @@ def test_section_times_every_method_after_checking_it(run):
     section = data["frameworks"]
     (case,) = section["cases"]
     expected = {f"{k}:B{B}" for k in METHODS for B in BATCHES}
-    expected |= {"jax:trivial:B1", "torch:trivial:B1"}
+    expected |= {"jax:trivial:B1", "torch:trivial:B1", "torch:trivial+backward:B1"}
     expected |= {"jax:trivial+direct:G:B1", "jax:trivial+direct:vjp:B1"}
     assert set(case["timings"]) == expected, case["skipped"]
     for name, error in case["errors"].items():

@@ -15,7 +15,8 @@ Per robot case (default :data:`FRAMEWORK_CASES`) and batch size B (default
   ``backward(W)`` of a tensor that requires its gradient.
 
 At B = 1 the trivial calls of :mod:`.trivial` are timed in the same rounds: ``jax:trivial`` (a
-jitted FFI call doubling 8 numbers) and ``torch:trivial`` (a custom op doing the same).  So are
+jitted FFI call doubling 8 numbers), ``torch:trivial`` (a custom op doing the same) and
+``torch:trivial+backward`` (the same through ``torch.autograd``, forward and backward).  So are
 ``jax:trivial+direct:G`` and ``jax:trivial+direct:vjp``: the trivial jitted call, then the
 direct call.  Less the trivial call alone, they time the direct call in the state JAX's dispatch
 leaves the caches in, as a call inside ``jit`` finds them (a large generated function, the
@@ -233,6 +234,19 @@ def _trivial(front: Front, q: np.ndarray, cache) -> dict:
         result.errors["torch:trivial"] = trivial.check(fn, torch.from_numpy)
         if result.errors["torch:trivial"] == 0.0:
             out["torch:trivial:B1"] = (fn, [torch.arange(float(trivial.N), dtype=torch.float64)], 1)
+        fn = trivial.torch_double_autograd(cache)
+        leaf = torch.arange(float(trivial.N), dtype=torch.float64).requires_grad_(True)
+        ones = torch.ones(trivial.N, dtype=torch.float64)
+
+        def backward(x):
+            x.grad = None
+            fn(x).backward(ones)
+            return x.grad
+
+        error = trivial.check(fn, torch.from_numpy)
+        result.errors["torch:trivial+backward"] = max(error, float(abs(backward(leaf) - 2).max()))
+        if result.errors["torch:trivial+backward"] == 0.0:
+            out["torch:trivial+backward:B1"] = (backward, [leaf], 1)
     return out
 
 

@@ -40,6 +40,7 @@ LABELS = {
     "jax:trivial+direct:G": "trivial jitted FFI call, then direct f(q)",
     "jax:trivial+direct:vjp": "trivial jitted FFI call, then direct f.vjp(q, W)",
     "torch:trivial": "trivial torch custom op (2x of 8 numbers)",
+    "torch:trivial+backward": "trivial torch autograd.Function, forward + backward (2x of 8)",
     "frax:G": "frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))",
     "frax:grad": "frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
 }

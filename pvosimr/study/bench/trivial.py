@@ -1,4 +1,5 @@
-"""The B = 1 overhead baselines: a trivial jitted XLA FFI call and a trivial torch custom op.
+"""The B = 1 overhead baselines: a trivial jitted XLA FFI call, a trivial torch custom op, and
+the same C through torch's autograd, forward and backward.
 
 Both double 8 float64 numbers in C++: :data:`SOURCE` holds an XLA FFI handler (built with the
 C++ compiler against the installed jaxlib's headers, ``jax.ffi.include_dir()``, loaded with
@@ -22,7 +23,7 @@ import numpy as np
 
 from pvosimr.codegen import compiler as toolchain
 
-__all__ = ["SOURCE", "N", "build", "check", "jax_double", "torch_double"]
+__all__ = ["SOURCE", "N", "build", "check", "jax_double", "torch_double", "torch_double_autograd"]
 
 N = 8
 """How many numbers the trivial calls double."""
@@ -132,6 +133,35 @@ def torch_double(cache: Path | None = None) -> Callable:
 
         _LOADED[TORCH_OP] = double  # type: ignore[assignment]
     return _LOADED[TORCH_OP]
+
+
+def torch_double_autograd(cache: Path | None = None) -> Callable:
+    """2x through ctypes as a ``torch.autograd.Function`` (float64, CPU, contiguous), its
+    backward 2x of the cotangent the same way: what torch's autograd itself costs a foreign
+    function, forward and backward (pvosimr.torch's eager calls with a gradient take this
+    route)."""
+    import torch
+
+    function = _library(cache).pvosimr_bench_double_c
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    function.restype = None
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        x = x.detach().contiguous()
+        out = torch.empty_like(x)
+        function(x.data_ptr(), out.data_ptr(), x.numel())
+        return out
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+            return double(x)
+
+        @staticmethod
+        def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+            return double(grad)
+
+    return Double.apply
 
 
 def check(fn: Callable, wrap: Callable = lambda x: x) -> float:
