@@ -78,6 +78,8 @@ def _delassus(
     )
     sweeps = sweeps_for(algorithm)
     G = ca.densify(sweeps(B, topology, kin)) if topology.m else SX(0, 0)
+    if not ca.is_equal(G, G.T, 0):  # the compiled libraries' buffers rely on it
+        raise RuntimeError(f"{algorithm}: G's lower triangle is not its upper's expressions")
     inputs, names = ([q], ["q"]) if p is None else ([q, p], ["q", "p"])
     return _Delassus(algorithm.replace("-", "_"), inputs, names, G)
 

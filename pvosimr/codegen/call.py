@@ -111,14 +111,15 @@ class _Library:
         return rc, bad.value, out
 
     def shaped(self, out: np.ndarray) -> np.ndarray:
-        """``out`` (B, n_out) as B outputs of shape ``out_shape`` (a view).
+        """``out`` (B, n_out) as B outputs of shape ``out_shape`` (a C-contiguous view).
 
-        CasADi writes a matrix column-major (and dG's matrices one after the other), so the
-        last two axes are swapped: each matrix is exactly the generated code's, symmetric or
-        not.  A vector (the gradient of :meth:`CompiledDelassus.vjp`) is (B, n_out) as it is.
+        CasADi writes a matrix column-major (and dG's matrices one after the other); G's lower
+        triangle is its upper's own expressions (:func:`pvosimr.symbolic.delassus_function`
+        checks), and so is each of dG's, so each matrix read row-major is exactly the
+        generated code's.  A vector (the gradient of :meth:`CompiledDelassus.vjp`) is as it
+        is.
         """
-        shaped = out.reshape(len(out), *self.out_shape)
-        return shaped.swapaxes(-1, -2) if len(self.out_shape) > 1 else shaped
+        return out.reshape(len(out), *self.out_shape)
 
 
 class CompiledDelassus:

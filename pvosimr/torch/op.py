@@ -77,8 +77,15 @@ class _Entry:
                 return q
             q = q[None]
         q = q.reshape(-1, q.shape[-1]) if q.ndim > 2 else q
+        if all(self._as_given(q[:, rows]) for rows in self.plan.unit.values()):
+            return q
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero part: NaN, refused later
             return self.plan.normalize(q, np, _set_numpy)
+
+    @staticmethod
+    def _as_given(u: np.ndarray) -> bool:
+        """Whether every unit part ``u`` (B, parts, length) is used as given."""
+        return bool(np.all(np.abs(np.einsum("bpk,bpk->bp", u, u) - 1.0) <= TOL))
 
     def to_coordinates(self, q: np.ndarray, q_hat: np.ndarray, g: np.ndarray) -> np.ndarray:
         """The tangent gradients ``g`` (B, nv) at ``q_hat`` = N(q) in q's coordinates (B, nq):
@@ -123,7 +130,7 @@ class _Entry:
                                 ctypes.byref(bad))  # fmt: skip
         if rc != 0:
             raise ValueError(f"pvosimr.torch: at row {bad.value}: {_VERDICTS.get(rc, rc)}")
-        return out if W is not None else out.reshape(len(qs), f.m, f.m).swapaxes(-1, -2)
+        return out if W is not None else out.reshape(len(qs), f.m, f.m)  # G is symmetric
 
 
 def _batch_function(library, with_w: bool) -> ctypes._CFuncPtr:
