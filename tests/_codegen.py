@@ -5,10 +5,14 @@ import shutil
 
 import pytest
 
-FAST = ("-O1",)
+#: A batch's caller starts every thread the batch can use, however small (by default it starts
+#: none for the small batches of the tests): so the tests of threads run threads.
+THREADED = "-DPVOSIMR_SPAWN_SECONDS=0"
+
+FAST = ("-O1", THREADED)
 """The small test models compile quickest at -O1 (their run time is the same)."""
 
-FAST_DERIVATIVES = ("-O0",)
+FAST_DERIVATIVES = ("-O0", THREADED)
 """dG's and the gradient's C is large (about nv G's): -O0 builds it fastest, and these tests time
 nothing."""
 

@@ -5,9 +5,11 @@ one dense output: ``G`` or ``dG``) and three entry points:
 
 - ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q``, evaluate ``F``, check ``out`` finite;
 - ``pvosimr_eval_batch(qs, B, p, out, threads, check, bad)``: the same for ``B`` rows of ``qs``
-  (row-major, ``nq`` each) with one ``p`` on ``threads`` workers, each a POSIX thread with its
-  own work arrays (the calling thread is the first: ``threads == 1`` creates no thread) taking
-  blocks of :data:`BLOCK` rows in row order.  ``*bad`` is the first failing row.  With the
+  (row-major, ``nq`` each) with one ``p`` on at most ``threads`` workers, each a POSIX thread
+  with its own work arrays, taking blocks of :data:`BLOCK` rows in row order.  The calling
+  thread is the first; after its first block it starts the others that finish the blocks left
+  soonest at that block's pace, counting :data:`SPAWN_SECONDS` a thread (``threads == 1``, or a
+  small batch, creates no thread).  ``*bad`` is the first failing row.  With the
   vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
   4 or 8 rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
   failing row, through ``pvosimr_eval``;
@@ -42,13 +44,14 @@ __all__ = [
     "NOT_FAST",
     "NO_MEMORY",
     "OK",
+    "SPAWN_SECONDS",
     "WRAPPER_VERSION",
     "entry_points",
     "extension_source",
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "10"
+WRAPPER_VERSION = "11"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
@@ -98,6 +101,12 @@ static int pvosimr_finite(const casadi_real* x, casadi_int n) {
 
 #: Threads beyond this are not used (the table of workers lives on the stack).
 MAX_THREADS = 256
+
+#: What a batch's caller counts for starting and joining a thread (seconds, measured on a
+#: 2-core virtual machine): after its first block it starts the threads that, at that block's
+#: pace, finish the batch soonest, none for a small batch.  The C macro
+#: ``PVOSIMR_SPAWN_SECONDS`` (``-D`` in the flags) replaces it.
+SPAWN_SECONDS = 1e-4
 
 #: Rows a batch's worker takes at a time: a multiple of every width of vector lanes, so that
 #: groups of lanes always start at multiples of the lanes (a row's matrix does not depend on
@@ -261,6 +270,7 @@ def entry_points(
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
+#include <time.h>
 {_FLUSH}{FINITE_C}{coordinates}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
@@ -279,27 +289,70 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p
   return {OK};
 }}
 
+typedef struct pvosimr_worker pvosimr_worker;
+
 typedef struct {{
   const casadi_real* qs;
   const casadi_real* p;
 {w_field}  casadi_real* out;
   long long B, next;  /* next: the first row not yet handed out (atomic) */
   int check, simd, stop;  /* stop (atomic): a worker has failed */
+  /* the threads the caller may start (after its first block), and those it started */
+  int threads, spawned;
+  pvosimr_worker* workers;
+  pthread_t* tid;
 }} pvosimr_batch;
 
-typedef struct {{
+struct pvosimr_worker {{
   pvosimr_batch* batch;
   long long bad;
   int rc;
-}} pvosimr_worker;
+}};
+
+static void* pvosimr_run_worker(void* arg);
+
+static double pvosimr_seconds(void) {{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}}
+
+/* After the caller's first block (`rows` rows in `seconds`): the number of other workers
+   that finishes the blocks left soonest at that pace, each costing PVOSIMR_SPAWN_SECONDS to
+   start and join; none where the caller alone is as quick. */
+#ifndef PVOSIMR_SPAWN_SECONDS
+#define PVOSIMR_SPAWN_SECONDS {SPAWN_SECONDS!r}
+#endif
+static void pvosimr_spawn(pvosimr_batch* b, long long rows, double seconds) {{
+  const long long left = (b->B - rows + {BLOCK - 1}) / {BLOCK};
+  double best = (double)left * seconds;
+  int k, more = 0;
+  for (k = 1; k < b->threads; ++k) {{
+    const double t = PVOSIMR_SPAWN_SECONDS * k + (double)((left + k) / (k + 1)) * seconds;
+    if (t < best) {{
+      best = t;
+      more = k;
+    }}
+  }}
+  for (k = 1; k <= more; ++k) {{
+    b->workers[k].batch = b;
+    b->workers[k].rc = {OK};
+    b->workers[k].bad = -1;
+    if (pthread_create(&b->tid[k], NULL, pvosimr_run_worker, &b->workers[k]) != 0) break;
+    b->spawned = k;
+  }}
+}}
 
 /* Blocks of {BLOCK} rows are handed out in row order to whichever worker asks first: every
    block before a failing one is handed out before it and finished, so the smallest failing
    row over the workers is the first of the batch.  A worker has work arrays of its own and
-   stops at its first failing row. */
+   stops at its first failing row.  The caller is worker 0; it starts the others after its
+   first block, where the rows left are worth it (pvosimr_spawn). */
 static void* pvosimr_run_worker(void* arg) {{
   pvosimr_worker* me = (pvosimr_worker*)arg;
   pvosimr_batch* b = me->batch;
+  const int first = me == b->workers && b->threads > 1;  /* the caller, free to start more */
+  const double start = first ? pvosimr_seconds() : 0.0;
   casadi_real* w = (casadi_real*)malloc(sizeof(casadi_real) * {max(1, sizes["sz_w"])});
   casadi_int* iw = (casadi_int*)malloc(sizeof(casadi_int) * {max(1, sizes["sz_iw"])});
   void* scratch = NULL;  /* the vector lanes' inputs and outputs; none: scalar rows only */
@@ -329,6 +382,10 @@ static void* pvosimr_run_worker(void* arg) {{
       }}
     }}
     if (me->rc != {OK}) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+    else if (first && b->spawned == 0 && end < b->B && b->threads > 1) {{
+      pvosimr_spawn(b, end, pvosimr_seconds() - start);
+      b->threads = 1;  /* decided */
+    }}
   }}
   PVOSIMR_FLUSH_END
   free(w);
@@ -343,7 +400,6 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
   pvosimr_batch batch;
   pvosimr_worker worker[{MAX_THREADS}];
   pthread_t tid[{MAX_THREADS}];
-  int started[{MAX_THREADS}];
   int k, rc = {OK};
   *bad = -1;
   if (B <= 0) return {OK};
@@ -358,16 +414,15 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
   batch.check = check;
   batch.simd = {usable};
   batch.stop = 0;
-{w_batch}  for (k = 0; k < threads; ++k) {{
-    worker[k].batch = &batch;
-    started[k] = 0;
-  }}
-  for (k = 1; k < threads; ++k)  /* no thread to spare: the others share its rows */
-    started[k] = pthread_create(&tid[k], NULL, pvosimr_run_worker, &worker[k]) == 0;
-  pvosimr_run_worker(&worker[0]);
-  for (k = 1; k < threads; ++k) if (started[k]) pthread_join(tid[k], NULL);
-  for (k = 0; k < threads; ++k) {{
-    if ((k == 0 || started[k]) && worker[k].rc != {OK} && (*bad < 0 || worker[k].bad < *bad)) {{
+  batch.threads = threads;
+  batch.spawned = 0;
+  batch.workers = worker;
+  batch.tid = tid;
+{w_batch}  worker[0].batch = &batch;
+  pvosimr_run_worker(&worker[0]);  /* starts the others (no thread to spare: fewer) */
+  for (k = 1; k <= batch.spawned; ++k) pthread_join(tid[k], NULL);
+  for (k = 0; k <= batch.spawned; ++k) {{
+    if (worker[k].rc != {OK} && (*bad < 0 || worker[k].bad < *bad)) {{
       *bad = worker[k].bad;
       rc = worker[k].rc;
     }}
