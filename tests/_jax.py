@@ -1,6 +1,7 @@
 """Helpers shared by the tests of the XLA routes (tests/test_jax_seam.py, tests/test_xla.py,
-tests/test_xla_route.py; their fixture ``x64`` is in conftest.py): a relative error, random
-trees with every constraint kind, and configurations off the unit sphere."""
+tests/test_xla_route.py; their fixture ``x64`` is in conftest.py) and of the front ends
+(tests/test_jax.py, tests/test_torch.py): a relative error, random trees with every constraint
+kind, and configurations off the unit sphere."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from _trees import (
     CONTACT_TYPES,
     TreeSpec,
     build_tree,
+    every_kind_of_joint,
     mixed_kinds,
     random_shape,
     with_anchors,
@@ -31,6 +33,31 @@ def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.
     for start, length in unit_part_spans(model):
         q[start : start + length] *= rng.uniform(0.5, 2.0)
     return q
+
+
+def on_and_off_the_sphere(model: pin.Model, qs: np.ndarray, rng: np.random.Generator):
+    """``qs`` (at least 5 rows) with every other row off the unit sphere and the fifth
+    normalised to rounding."""
+    from pvosimr.coordinates import normalized
+
+    qs = qs.copy()
+    qs[1::2] = [off_sphere(model, q, rng) for q in qs[1::2]]
+    qs[4] = normalized(model, qs[4])[0]
+    return qs
+
+
+def every_kind_of_joint_held() -> tuple[pin.Model, list]:
+    """:func:`_trees.every_kind_of_joint` with a 6D weld on its last joint and a 3D point on
+    its third (LOCAL, at the joints' frames)."""
+    model = every_kind_of_joint()
+    cms = [
+        pin.RigidConstraintModel(kind, model, joint, pin.SE3.Identity(), pin.LOCAL)
+        for kind, joint in (
+            (pin.ContactType.CONTACT_6D, model.njoints - 1),
+            (pin.ContactType.CONTACT_3D, 3),
+        )
+    ]
+    return model, cms
 
 
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:

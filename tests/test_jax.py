@@ -305,30 +305,17 @@ def test_every_kind_of_unit_coordinates_on_and_off_the_sphere(tree):
     unit complex pairs, SE(3), SE(2), composites) against the numpy reference
     (:func:`pvosimr.coordinates.tangent_to_coordinates` of ``f.vjp`` at ``N(q)``), in a batch
     whose rows are on the sphere, off it, and normalised to rounding."""
-    from _jax import mixed_tree, off_sphere
-    from _trees import every_kind_of_joint
+    from _jax import every_kind_of_joint_held, mixed_tree, on_and_off_the_sphere
 
     import pvosimr.jax
     from pvosimr.coordinates import normalized
 
-    if tree == "every kind of joint":
-        model = every_kind_of_joint()
-        cms = [
-            pin.RigidConstraintModel(kind, model, joint, pin.SE3.Identity(), pin.LOCAL)
-            for kind, joint in (
-                (pin.ContactType.CONTACT_6D, model.njoints - 1),
-                (pin.ContactType.CONTACT_3D, 3),
-            )
-        ]
-    else:
-        model, cms = mixed_tree(tree)
+    model, cms = every_kind_of_joint_held() if tree == "every kind of joint" else mixed_tree(tree)
     assert unit_part_spans(model)
     G = pvosimr.jax.delassus(model, cms)
     f = G.compiled
     rng = np.random.default_rng(11)
-    qs = configurations(model, 6, seed=11)
-    qs[1::2] = [off_sphere(model, q, rng) for q in qs[1::2]]
-    qs[4] = normalized(model, qs[4])[0]
+    qs = on_and_off_the_sphere(model, configurations(model, 6, seed=11), rng)
     Ws = rng.standard_normal((len(qs), f.m, f.m))
 
     def loss(q, W):

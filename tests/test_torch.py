@@ -294,26 +294,16 @@ def test_every_kind_of_unit_coordinates_on_and_off_the_sphere():
     unit complex pairs, SE(3), SE(2), composites), against the numpy reference in a batch whose
     rows are on the sphere, off it and normalised to rounding, and row by row (the library
     tests/test_jax.py builds for the same tree)."""
-    from _jax import off_sphere
-    from _trees import every_kind_of_joint
+    from _jax import every_kind_of_joint_held, on_and_off_the_sphere
 
     import pvosimr.torch
     from pvosimr.coordinates import normalized
 
-    model = every_kind_of_joint()
-    cms = [
-        pin.RigidConstraintModel(kind, model, joint, pin.SE3.Identity(), pin.LOCAL)
-        for kind, joint in (
-            (pin.ContactType.CONTACT_6D, model.njoints - 1),
-            (pin.ContactType.CONTACT_3D, 3),
-        )
-    ]
+    model, cms = every_kind_of_joint_held()
     G = pvosimr.torch.delassus(model, cms)
     f = G.compiled
     rng = np.random.default_rng(11)
-    qs = configurations(model, 6, seed=11)
-    qs[1::2] = [off_sphere(model, q, rng) for q in qs[1::2]]
-    qs[4] = normalized(model, qs[4])[0]
+    qs = on_and_off_the_sphere(model, configurations(model, 6, seed=11), rng)
     Ws = rng.standard_normal((len(qs), f.m, f.m))
     x = torch.from_numpy(qs).requires_grad_()
     (torch.from_numpy(Ws) * G(x)).sum().backward()
