@@ -247,10 +247,10 @@ def delassus(
     without gradient.
 
     Differentiable through ``torch.autograd`` (the generated reverse-mode gradient), and
-    traced by ``torch.compile(fullgraph=True)`` (fake kernels).  An eager call on one q that
-    records no gradient is the library's single call itself, as the op would make it, without
-    the dispatcher's cost.  A q that is not finite or
-    beyond the model's range, and a G that is not finite, raise ``ValueError`` naming the row.
+    traced by ``torch.compile(fullgraph=True)`` (fake kernels).  An eager call on plain
+    tensors runs the ops' kernels without the dispatcher's cost (on one q that records no
+    gradient: the library's single call itself).  A q that is not finite or beyond the
+    model's range, and a G that is not finite, raise ``ValueError`` naming the row.
     ``TypeError`` for a tensor that is not float64, ``ValueError`` for one on a device other
     than the CPU or a CUDA device.
 
