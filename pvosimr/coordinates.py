@@ -102,9 +102,11 @@ library's arrays are immutable)."""
 
 @dataclass(frozen=True)
 class CoordinatePlan:
-    """Where each joint's coordinates are, for :meth:`normalize` and :meth:`to_coordinates` on
-    any array library (leading batch axes allowed), with its ``where``, ``sqrt`` and ``stack``
-    passed as ``xp`` and its indexed assignment as ``set_``.
+    """Where each joint's coordinates are: :meth:`normalize` on any array library (leading
+    batch axes allowed, its ``where`` and ``sqrt`` passed as ``xp`` and its indexed assignment
+    as ``set_``), and :meth:`packed` for the generated gradient library's map of the tangent
+    gradient to q's coordinates (:data:`pvosimr.codegen.c_source.COORDINATES_C`, the C of
+    :func:`tangent_to_coordinates`).
 
     Index arrays (rows of q, columns of v): ``identity`` (vector-space coordinates),
     ``quaternions`` (4 rows and 3 columns each), ``se3`` (3 translation rows, 3 columns and the
@@ -152,48 +154,6 @@ class CoordinatePlan:
             as_given = abs(squared - 1.0) <= AS_GIVEN_TOLERANCE
             q = set_(q, rows, xp.where(as_given, u, u / xp.sqrt(squared)))
         return q
-
-    def to_coordinates(self, q_hat, g, xp: Any, set_: Setter, zeros):
-        """``T (Tᵀ T)⁻¹ g`` at the normalised ``q_hat``: the tangent gradient ``g`` (..., nv) in
-        q's coordinates (..., nq), with no radial part; ``zeros(shape)`` makes the result."""
-        out = zeros((*g.shape[:-1], self.nq))
-        rows, cols = self.identity
-        if len(rows):
-            out = set_(out, rows, g[..., cols])
-        rows, cols = self.quaternions
-        if len(rows):  # (T_Q)ᵀ T_Q = ¼: 4 T_Q g = 2 [w 1 + v× ; −vᵀ] g
-            x, y, z, w = (q_hat[..., rows[:, k]] for k in range(4))
-            a, b, c = (g[..., cols[:, k]] for k in range(3))
-            turned = (w * a - z * b + y * c, z * a + w * b - x * c, -y * a + x * b + w * c)
-            block = xp.stack([*turned, -x * a - y * b - z * c], -1)
-            out = set_(out, rows, 2.0 * block)
-        rows, cols, quaternion = self.se3
-        if len(rows):  # ṗ = R(Q) v, R orthogonal
-            x, y, z, w = (q_hat[..., quaternion[:, k]] for k in range(4))
-            a, b, c = (g[..., cols[:, k]] for k in range(3))
-            xx, yy, zz = 2 * x * x, 2 * y * y, 2 * z * z
-            xy, xz, yz = 2 * x * y, 2 * x * z, 2 * y * z
-            xw, yw, zw = 2 * x * w, 2 * y * w, 2 * z * w
-            block = xp.stack(
-                [
-                    (1 - yy - zz) * a + (xy - zw) * b + (xz + yw) * c,
-                    (xy + zw) * a + (1 - xx - zz) * b + (yz - xw) * c,
-                    (xz - yw) * a + (yz + xw) * b + (1 - xx - yy) * c,
-                ],
-                -1,
-            )
-            out = set_(out, rows, block)
-        rows, cols = self.complexes
-        if len(rows):  # (cos θ, sin θ) turned by ε: (−sin θ, cos θ), of unit length
-            cos, sin = q_hat[..., rows[:, 0]], q_hat[..., rows[:, 1]]
-            turn = g[..., cols]
-            out = set_(out, rows, xp.stack([-sin * turn, cos * turn], -1))
-        rows, cols, angle = self.se2
-        if len(rows):  # (ẋ, ẏ) = R(θ) v
-            cos, sin = q_hat[..., angle[:, 0]], q_hat[..., angle[:, 1]]
-            a, b = g[..., cols[:, 0]], g[..., cols[:, 1]]
-            out = set_(out, rows, xp.stack([cos * a - sin * b, sin * a + cos * b], -1))
-        return out
 
 
 def coordinate_plan(model: pin.Model) -> CoordinatePlan:

@@ -45,7 +45,9 @@ def test_the_map_is_the_chain_rule_with_no_radial_part(name):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_the_plan_on_arrays_equals_the_reference(name):
+def test_the_plan_normalises_as_the_reference(name):
+    """(The plan's map, in the generated gradient library, is tested by tests/test_jax.py and
+    tests/test_torch.py against :func:`tangent_to_coordinates`.)"""
     model = MODELS[name]()
     plan = coordinate_plan(model)
     rng = np.random.default_rng(1)
@@ -56,10 +58,6 @@ def test_the_plan_on_arrays_equals_the_reference(name):
         return a
 
     qs = np.stack([random_q(model, rng) for _ in range(4)])
-    gs = rng.standard_normal((4, model.nv))
-    batched = plan.to_coordinates(qs, gs, np, set_, np.zeros)  # leading batch axis
-    for q, g, row in zip(qs, gs, batched, strict=True):
-        np.testing.assert_allclose(row, tangent_to_coordinates(model, q, g), rtol=0, atol=1e-13)
     # off the sphere: normalize divides each unit part by its norm, and nothing else moves
     scaled = qs.copy()
     for start, length in unit_part_spans(model):

@@ -116,10 +116,11 @@ assert all(BLOCK % lanes == 0 for lanes in FEATURES)
 
 #: C of ``pvosimr_to_coordinates(plan, B, qs, q_hats, gs, outs, tolerance)``: for each of ``B``
 #: rows, the tangent gradient ``g`` (nv) in q's coordinates (nq) at ``q`` (as given) and its
-#: normalised ``q_hat``: :meth:`pvosimr.coordinates.CoordinatePlan.to_coordinates`, each unit
-#: part's rows then divided by that part's norm in ``q`` (1 where its squared norm is within
-#: ``tolerance`` of 1).  ``plan`` is :meth:`~pvosimr.coordinates.CoordinatePlan.packed`.  The
-#: JAX handler and the PyTorch ops call it, one map for both.
+#: normalised ``q_hat``: ``T (Tᵀ T)⁻¹ g`` at ``q_hat``
+#: (:func:`pvosimr.coordinates.tangent_to_coordinates` is its reference), each unit part's rows
+#: then divided by that part's norm in ``q`` (1 where its squared norm is within ``tolerance``
+#: of 1).  ``plan`` is :meth:`~pvosimr.coordinates.CoordinatePlan.packed`.  The JAX handler
+#: and the PyTorch ops call it, one map for both.
 COORDINATES_C = """
 static double pvosimr_divisor(const casadi_real* u, long long length, double tolerance) {
   double squared = 0.0;

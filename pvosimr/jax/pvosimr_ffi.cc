@@ -10,7 +10,7 @@
 // of 1 is divided by its norm first (in a copy; q as given when none is): G is G(N(q)).
 // Output: G (..., m, m); with W, the gradient of <W, G(N(q))> in q's coordinates (..., nq):
 // the library's tangent gradient mapped by T (T^T T)^-1 at N(q), each unit part's rows divided
-// by its norm (CoordinatePlan.to_coordinates, the chain rule of u/|u|), by the gradient
+// by its norm (coordinates.tangent_to_coordinates, the chain rule of u/|u|), by the gradient
 // library's own pvosimr_to_coordinates, whose address is the attribute `coordinates`.
 // A failing row is an error naming the row and the library's verdict: never a wrong output.
 #include <cstdint>
