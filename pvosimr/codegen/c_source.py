@@ -102,10 +102,9 @@ static int pvosimr_finite(const casadi_real* x, casadi_int n) {
 #: Threads beyond this are not used (the table of workers lives on the stack).
 MAX_THREADS = 256
 
-#: What a batch's caller counts for starting and joining a thread (seconds, measured on a
-#: 2-core virtual machine): after its first block it starts the threads that, at that block's
-#: pace, finish the batch soonest, none for a small batch.  The C macro
-#: ``PVOSIMR_SPAWN_SECONDS`` (``-D`` in the flags) replaces it.
+#: What a batch's caller counts for starting and joining a thread (seconds): after its first
+#: block it starts the threads that, at that block's pace, finish the batch soonest, none for a
+#: small batch.  The C macro ``PVOSIMR_SPAWN_SECONDS`` (``-D`` in the flags) replaces it.
 SPAWN_SECONDS = 1e-4
 
 #: Rows a batch's worker takes at a time: a multiple of every width of vector lanes, so that

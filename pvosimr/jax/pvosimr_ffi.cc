@@ -58,6 +58,7 @@ const char* verdict(int rc) {
 int64_t last_dim(ffi::AnyBuffer::Dimensions dims) { return dims.size() ? dims.back() : 1; }
 
 // A reader of CoordinatePlan.packed(): sections of a count and that many fixed-size records.
+// The handler itself reads nq, nv and the unit parts; the whole plan goes to the library's map.
 struct Section {
   const int64_t* at = nullptr;
   int64_t count = 0;
