@@ -82,8 +82,7 @@ checked too (its shape, finite entries: ``ValueError`` naming the entry).  It is
 pass of G's graph, so its C is a few times G's whatever nv (dG's grows like nv times G's): it
 is built like G's, with ``flags`` and, where the CPU has FMA and AVX2, a copy compiled for them
 that its single call and batch rows run (its batches have no vector lanes).  Through the
-extension the single call is one C call, like G's.  ``pvosimr bench`` times it against G
-(``figures/timings.md``).
+extension the single call is one C call, like G's.  ``pvosimr bench`` times it against G (``figures/timings.md``).
 
 Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
