@@ -79,10 +79,9 @@ gradient of ``⟨W, G⟩`` along ``pin.integrate``, (nv,) with entry ``k`` ``Σ_
 (the contraction of ``f.derivatives(q)`` with ``W``; ``W`` taken as given, not symmetrised),
 and (B, nv) for a batch, with ``W`` (m, m) for every row or (B, m, m), one per row.  ``W`` is
 checked too (its shape, finite entries: ``ValueError`` naming the entry).  It is one reverse
-pass of G's graph, so its C is a few times G's whatever nv (dG's grows like nv times G's): it
-is built like G's, with ``flags`` and, where the CPU has FMA and AVX2, a copy compiled for them
-that its single call and batch rows run (its batches have no vector lanes).  Through the
-extension the single call is one C call, like G's.  ``pvosimr bench`` times it against G (``figures/timings.md``).
+pass of G's graph, so its C is a few times G's whatever nv (dG's grows like nv times G's), and
+it is built with ``derivative_flags`` too.  Through the extension the single call is one C
+call, like G's.  ``pvosimr bench`` times it against G (``figures/timings.md``).
 
 Libraries are cached on disk in :func:`default_cache_dir` (``$PVOSIMR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/pvosimr``, else ``~/.cache/pvosimr``), under a name that hashes the generated
@@ -113,9 +112,8 @@ outlined.  A lower optimization level still builds faster for a somewhat slower 
 ``flags=("-O1",)`` when the build time matters more.  dG's C is the largest (about nv times
 G's): hence ``derivative_flags=("-O1",)``.  The vector lanes and the FMA copy put G's function
 in the library three times below the line (plain, on lanes, on FMA) and twice above it (plain,
-on FMA), and the gradient's twice, which doubles their build time or more: ``simd=False``
-builds the plain one only, when the build time matters more than batches and a faster single
-call.
+on FMA), which doubles its build time or more: ``simd=False`` builds the plain one only, when
+the build time matters more than batches and a faster single call.
 
 Subnormal numbers are flushed to zero while the generated code runs (x86 FTZ and DAZ, the
 caller's mode restored after): on a long chain the coupling between far-apart constraints
@@ -341,21 +339,18 @@ def generate_source(
 
 
 def _assemble(info: dict, lanes: int) -> str:
-    """The library's C from CasADi's (``info["generated"]``): with ``lanes``, the single call
-    and the batch rows on this CPU's fused multiply-adds, and G's batches on that many vector
-    lanes where its function allows it (``info["simd_lanes"]``: ``lanes``, else 0; a chunked
-    function's and the gradient's batches stay scalar)."""
+    """The library's C from CasADi's (``info["generated"]``): with ``lanes``, the vector path
+    on that many where the function allows it (``info["simd_lanes"]``: ``lanes``, else 0; a
+    chunked function's batches stay scalar)."""
     generated = info["generated"]
-    wanted = lanes and not info["chunked"] and not info["n_w"]
+    wanted = lanes and not info["chunked"]
     function = vector.vector_function(generated, info["fname"], info["n_in"]) if wanted else None
     info["simd_lanes"] = 0 if function is None else lanes
     section = function and vector.section(function, info["nq"], info["n_out"], lanes)
-    if not lanes:
-        copy = None
-    elif info["chunked"]:
-        copy = chunks.native_copy(generated)
+    if info["chunked"]:  # no lanes, but the single call and rows on fused multiply-adds
+        copy = chunks.native_copy(generated) if lanes else None
     else:
-        copy = vector.native_copy(generated, info["fname"])
+        copy = vector.native_copy(generated, info["fname"]) if function else None
     native = vector.on_native(copy) if copy else None
     info["native"] = native is not None
     entry = c_text.entry_points(
@@ -412,8 +407,8 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     ``placements="input"``: the constraint placements are arguments of every call instead of
     constants.  ``derivatives=True``: also dG (:meth:`CompiledDelassus.derivatives`), in a
     second library built with ``derivative_flags``.  ``vjp=True``: also the gradient of
-    ``⟨W, G⟩`` (:meth:`CompiledDelassus.vjp`), in a library of its own, built with
-    ``flags`` (its C is a few times G's).
+    ``⟨W, G⟩`` (:meth:`CompiledDelassus.vjp`), in a library of its own, also built with
+    ``derivative_flags``.
     ``flags`` go to the compiler before the build's own (:data:`BUILD_FLAGS`); no
     machine-specific flag is added.
     The libraries are cached in ``cache_dir`` (default :func:`default_cache_dir`).
@@ -460,9 +455,9 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
         del info["generated"]
         builds["derivatives"] = cached(tuple(derivative_flags), source, info, python_headers())
     if vjp:
-        source, info = _generate(model, cms, algorithm, placements, vjp=True, lanes=lanes)
+        source, info = _generate(model, cms, algorithm, placements, vjp=True)
         del info["generated"]
-        builds["vjp"] = cached(tuple(flags), source, info, python_headers())
+        builds["vjp"] = cached(tuple(derivative_flags), source, info, python_headers())
     try:
         return CompiledDelassus(model, cms, algorithm, **builds)
     except (OSError, ImportError) as exc:
@@ -495,7 +490,6 @@ def _generate(
     placements: str,
     derivatives: bool = False,
     vjp: bool = False,
-    lanes: int = 0,
 ) -> tuple[str, dict]:
     """:func:`generate_source`, announced when it is slow (a large model, or dG)."""
     what = "dG" if derivatives else "the gradient of <W, G>" if vjp else "G"
@@ -505,9 +499,8 @@ def _generate(
     )
     with _said_if_slow(message):
         return generate_source(
-            model, cms, algorithm, placements=placements, simd=lanes, derivatives=derivatives,
-            vjp=vjp,
-        )  # fmt: skip
+            model, cms, algorithm, placements=placements, derivatives=derivatives, vjp=vjp
+        )
 
 
 def _cached(

@@ -137,7 +137,7 @@ def export(
     lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
     wanted = {"G": (lanes, tuple(flags))}
     if vjp:
-        wanted["vjp"] = (lanes, tuple(flags))
+        wanted["vjp"] = (0, tuple(derivative_flags))
     if derivatives:
         wanted["derivatives"] = (0, tuple(derivative_flags))
     sources, infos = {}, {}
@@ -203,7 +203,7 @@ def _spec(
         "exported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
     flags = {part: list(export_flags(f)) for part, f in part_flags.items()}
-    others = [part for part in flags if flags[part] != flags["G"]]  # dG's, where exported
+    others = [part for part in flags if part != "G"]
     flags_text = shlex.join(flags["G"])
     if others:
         flags_text += f" ({'/'.join(others)}: {shlex.join(flags[others[0]])})"

@@ -47,8 +47,8 @@ DERIVATIVE_CASES = ("atlas/feet_6d",)
 """Cases whose derivatives are timed by default (their build is the slow part of a run)."""
 
 DERIVATIVE_FLAGS = ("-O1",)
-"""Compiler flags of dG (``codegen.compile``'s default ``derivative_flags``): its generated
-function is many times G's, which ``-O3`` builds far slower (the gradient's gets G's flags)."""
+"""Compiler flags of the derivatives (``codegen.compile``'s default ``derivative_flags``):
+their generated function is many times G's, which ``-O3`` builds far slower."""
 
 STEP = 1e-5  # h of the central differences: truncation ~h², rounding ~eps/h, both ≪ 1e-6
 TOLERANCE = 1e-6  # max|ΔdG| / max|dG| against the central differences of Pinocchio
