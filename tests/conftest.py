@@ -21,10 +21,34 @@ def pytest_configure(config):
     )
 
 
+#: The files whose tests take longest (``--durations`` with an empty compile cache: minutes in
+#: all under ``-m slow``, tens of seconds in the default suite), longest first.  They go first in
+#: the collection, and so to the xdist workers first (``--no-loadscope-reorder`` in pyproject's
+#: addopts keeps the collection's order): no worker is then left with a long file at the end.
+LONGEST_FIRST = (
+    "tests/test_figures.py",
+    "tests/test_cli.py",
+    "tests/test_docs.py",
+    "tests/test_jax_seam.py",
+    "tests/test_cost.py",
+    "tests/test_constraint_models.py",
+    "tests/test_constraint_kinds.py",
+    "tests/test_bench.py",
+    "tests/test_codegen.py",
+    "tests/test_jax.py",
+    "tests/test_torch.py",
+    "tests/test_codegen_chunks.py",
+    "tests/test_codegen_vjp.py",
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the marks
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of :data:`HEAVY` heavy and slow.  Where whole files are collected, a
-    listed test that is not among them fails the run: the list must not silently go stale."""
+    """Mark the tests of :data:`HEAVY` heavy and slow, and put the files of
+    :data:`LONGEST_FIRST` first.  Where whole files are collected, a listed heavy test that is
+    not among them fails the run: the list must not silently go stale."""
+    rank = {file: k for k, file in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
     files = {item.nodeid.split("::")[0] for item in items}
     found = set()
     for item in items:
