@@ -2,6 +2,7 @@
 tests that run only under ``-m slow`` because they take seconds (:data:`HEAVY`)."""
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ os.environ.setdefault(
 
 
 def pytest_configure(config):
+    config.pluginmanager.register(LongestFirst(), "longest-first")
     config.addinivalue_line(
         "markers",
         "heavy: a test of the default kind that takes seconds (a C or C++ build, a whole "
@@ -22,12 +24,14 @@ def pytest_configure(config):
 
 
 #: The files whose tests take longest (``--durations`` with an empty compile cache: minutes in
-#: all under ``-m slow``, tens of seconds in the default suite), longest first.  They go first in
-#: the collection, and so to the xdist workers first (``--no-loadscope-reorder`` in pyproject's
-#: addopts keeps the collection's order): no worker is then left with a long file at the end.
+#: all under ``-m slow``, tens of seconds in the default suite; ``test_bridge.py`` builds the
+#: C++ bridge that other files then find built), longest first.  :class:`LongestFirst` hands
+#: them to the xdist workers first, so that no worker is left with a long file at the end while
+#: the other waits.
 LONGEST_FIRST = (
     "tests/test_figures.py",
     "tests/test_cli.py",
+    "tests/test_bridge.py",
     "tests/test_docs.py",
     "tests/test_jax_seam.py",
     "tests/test_cost.py",
@@ -42,13 +46,25 @@ LONGEST_FIRST = (
 )
 
 
+class LongestFirst:
+    """The selected tests ordered by file: those of :data:`LONGEST_FIRST` first, in its order,
+    then the others, most tests first (pytest-xdist's own order, which
+    ``--no-loadscope-reorder`` in pyproject's addopts turns off so that this one holds)."""
+
+    @pytest.hookimpl(trylast=True)  # after ``-m`` has selected
+    def pytest_collection_modifyitems(self, items):
+        def file(item) -> str:
+            return item.nodeid.split("::")[0]
+
+        counts = Counter(file(item) for item in items)
+        rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: (rank.get(file(item), len(rank)), -counts[file(item)]))
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the marks
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of :data:`HEAVY` heavy and slow, and put the files of
-    :data:`LONGEST_FIRST` first.  Where whole files are collected, a listed heavy test that is
-    not among them fails the run: the list must not silently go stale."""
-    rank = {file: k for k, file in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+    """Mark the tests of :data:`HEAVY` heavy and slow.  Where whole files are collected, a
+    listed test that is not among them fails the run: the list must not silently go stale."""
     files = {item.nodeid.split("::")[0] for item in items}
     found = set()
     for item in items:
