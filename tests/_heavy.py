@@ -298,6 +298,8 @@ HEAVY: dict[str, str] = {
     "tests/test_jax.py::test_forward_mode_is_refused_in_one_line": FRONT,
     "tests/test_torch.py::test_the_xla_route_is_the_library_s_G_and_gradient": FRONT,
     "tests/test_jax.py::test_every_kind_of_unit_coordinates_on_and_off_the_sphere[every kind of joint]": BUILDS_C,
+    "tests/test_jax.py::test_every_kind_of_unit_coordinates_on_and_off_the_sphere[1]": BUILDS_C,
+    "tests/test_torch.py::test_every_kind_of_unit_coordinates_on_and_off_the_sphere": BUILDS_C,
     "tests/test_torch.py::test_opcheck_both_ops": FRONT,
     "tests/test_torch.py::test_without_torch_the_entry_point_says_what_to_install": SUBPROCESS,
     "tests/test_jax_seam.py::test_random_trees_against_numpy[0]": FRONT,
