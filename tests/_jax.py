@@ -11,6 +11,7 @@ from _trees import (
     CONTACT_TYPES,
     TreeSpec,
     build_tree,
+    chain_of,
     every_kind_of_joint,
     mixed_kinds,
     random_shape,
@@ -58,6 +59,17 @@ def every_kind_of_joint_held() -> tuple[pin.Model, list]:
         )
     ]
     return model, cms
+
+
+def planar_chain_held() -> tuple[pin.Model, list]:
+    """A planar joint (SE(2): a unit complex pair among its coordinates), a spherical one (a
+    quaternion) and an unbounded revolute (a unit complex pair), a 3D point on the last link:
+    every map of unit coordinates but SE(3) in a tree that builds in seconds.  A revolute at
+    the root, so that G depends on where the planar joint has moved."""
+    joints = [pin.JointModelRY(), pin.JointModelPlanar(), pin.JointModelSpherical()]
+    model = chain_of([*joints, pin.JointModelRUBX()])
+    kind = pin.ContactType.CONTACT_3D
+    return model, [pin.RigidConstraintModel(kind, model, 4, pin.SE3.Identity(), pin.LOCAL)]
 
 
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:

@@ -396,7 +396,6 @@ def reduced_truth(model: pin.Model, cms: list, relaxed: pin.Model, pairs: list, 
 
 def every_kind_of_joint() -> pin.Model:
     """A chain with one joint of each kind of coordinates (all massive)."""
-    model = pin.Model()
     composite = pin.JointModelComposite(pin.JointModelRX())
     composite.addJoint(pin.JointModelRUBY(), pin.SE3(np.eye(3), np.array([0.0, 0.1, 0.0])))
     joints = [
@@ -410,6 +409,12 @@ def every_kind_of_joint() -> pin.Model:
         pin.JointModelTranslation(),
         pin.JointModelRY(),
     ]
+    return chain_of(joints)
+
+
+def chain_of(joints: list) -> pin.Model:
+    """A chain of ``joints``, each 0.2 along z from its parent, each link massive."""
+    model = pin.Model()
     parent = 0
     for k, joint in enumerate(joints):
         placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.2]))

@@ -299,18 +299,19 @@ print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
     assert ".so.damaged" in names and ".so.sha256" in names, names
 
 
-@pytest.mark.parametrize("tree", ["every kind of joint", 1, 3])
+@pytest.mark.parametrize("tree", ["every kind of joint", "planar chain", 1, 3])
 def test_every_kind_of_unit_coordinates_on_and_off_the_sphere(tree):
     """The handler's normalisation and its map of the gradient to q's coordinates (quaternions,
     unit complex pairs, SE(3), SE(2), composites) against the numpy reference
     (:func:`pvosimr.coordinates.tangent_to_coordinates` of ``f.vjp`` at ``N(q)``), in a batch
     whose rows are on the sphere, off it, and normalised to rounding."""
-    from _jax import every_kind_of_joint_held, mixed_tree, on_and_off_the_sphere
+    from _jax import every_kind_of_joint_held, mixed_tree, on_and_off_the_sphere, planar_chain_held
 
     import pvosimr.jax
     from pvosimr.coordinates import normalized
 
-    model, cms = every_kind_of_joint_held() if tree == "every kind of joint" else mixed_tree(tree)
+    trees = {"every kind of joint": every_kind_of_joint_held, "planar chain": planar_chain_held}
+    model, cms = trees[tree]() if tree in trees else mixed_tree(tree)
     assert unit_part_spans(model)
     G = pvosimr.jax.delassus(model, cms)
     f = G.compiled
