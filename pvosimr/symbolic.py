@@ -9,8 +9,8 @@ numerically (the pin wheel has no CasADi bindings) by running the backend-generi
 of :mod:`pvosimr.kinematics.joints` on SX, so every algorithm body in :mod:`pvosimr.algorithms`
 runs unchanged.  The constraint placements may be a second input
 (:mod:`pvosimr.kinematics.placements`), and ``dG/dq`` along Pinocchio's ``integrate`` is the
-same graph differentiated (:func:`delassus_function` with ``derivatives=True``), its gradient
-against a weight matrix ``W`` the same graph in reverse mode (``vjp=True``).
+same graph differentiated (:func:`delassus_function` with ``output="dG"``), its gradient
+against a weight matrix ``W`` the same graph in reverse mode (``output="vjp"``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .topology import Topology
 __all__ = [
     "CASADI",
     "FOLD_TOLERANCE",
+    "OUTPUTS",
     "PLACEMENTS",
     "CasadiBackend",
     "count_operations",
@@ -45,6 +46,9 @@ __all__ = [
 
 #: What ``placements=`` may be: the constraint models' own numbers, or an input ``p``.
 PLACEMENTS = ("fixed", "input")
+OUTPUTS = ("G", "dG", "vjp")
+"""What :func:`delassus_function` computes: G, dG/dq, or the gradient of ⟨W, G⟩ (the output's
+name in the CasADi function)."""
 
 
 class _Delassus(NamedTuple):
@@ -90,8 +94,7 @@ def delassus_function(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
-    derivatives: bool = False,
-    vjp: bool = False,
+    output: str = "G",
     outlined: bool = False,
 ) -> ca.Function:
     """The CasADi function ``q ↦ G`` (dense m × m) of one algorithm, model and constraint list
@@ -101,7 +104,10 @@ def delassus_function(
     second input, ``p = placement_vector(model, constraint_models, placements)``; its name ends
     in ``_placed``.
 
-    ``derivatives=True``: the function of the same inputs to ``dG`` ((m·m) × nv) instead:
+    ``output`` (one of :data:`OUTPUTS`, the CasADi function's output name) chooses what it
+    computes: G (``"G"``), dG or the gradient of ``⟨W, G⟩``.
+
+    ``output="dG"``: the function of the same inputs to ``dG`` ((m·m) × nv) instead:
     column ``k`` is ``vec(∂G/∂ε_k)`` (column-major), ``∂G/∂ε_k = d/dε G(q ⊕ ε e_k)`` at
     ``ε = 0`` with ``⊕`` Pinocchio's ``integrate``; as G is symmetric, the buffer is an
     (nv, m, m) C-contiguous array of the nv matrices.  It is forward-mode AD of the same SX
@@ -110,11 +116,11 @@ def delassus_function(
     pass per velocity coordinate, then common subexpressions merged (``casadi.cse``: the
     passes rebuild the same products); reverse mode would cost several times more.
 
-    ``vjp=True``: the function of the same inputs and a last one, ``W`` (m × m), to the
-    gradient ``g`` (nv × 1) of ``⟨W, G⟩`` along ``⊕``: ``g_k = Σ_ij W_ij ∂G_ij/∂ε_k``, the
-    contraction of the ``derivatives=True`` output with ``W`` (no symmetrisation: ``W`` is taken
-    as given, symmetric or not).  ``W`` is read row-major: the input's buffer is a C-contiguous
-    (m, m) array, so the input as a CasADi matrix is ``Wᵀ`` (and ``⟨W, G⟩ = ⟨Wᵀ, Gᵀ⟩``).  It is
+    ``output="vjp"``: the function of the same inputs and a last one, ``W`` (m × m), to the
+    gradient ``g`` (nv × 1) of ``⟨W, G⟩`` along ``⊕``: ``g_k = Σ_ij W_ij ∂G_ij/∂ε_k``, dG
+    contracted with ``W`` (no symmetrisation: ``W`` is taken as given, symmetric or not).
+    ``W`` is read row-major: the input's buffer is a C-contiguous (m, m) array, so the input
+    as a CasADi matrix is ``Wᵀ`` (and ``⟨W, G⟩ = ⟨Wᵀ, Gᵀ⟩``).  It is
     one reverse-mode pass of the same SX graph (``casadi.jtimes`` transposed, seeded by ``W``),
     then ``T(q)ᵀ``: a few times G's operations whatever nv, where ``dG`` is about nv times.
     Its name has ``_vjp`` after ``delassus``.
@@ -127,27 +133,26 @@ def delassus_function(
     generated code that grows by a call per link.
     :func:`pvosimr.codegen.build.compile` wraps the same function with those checks.
     """
-    if derivatives and vjp:
-        raise ValueError("derivatives=True and vjp=True are two functions: ask for one")
-    if outlined and (derivatives or vjp):
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, not {output!r}")
+    if outlined and output != "G":
         raise ValueError("outlined=True is for G itself; dG and its gradient are inline")
     B = CASADI
     if outlined:
         from .backends.outlined import OUTLINED as B
     d = _delassus(model, constraint_models, algorithm, placements, B)
-    out, name, inputs, names, output = d.G, "delassus", d.inputs, d.names, "G"
-    if derivatives or vjp:
+    out, name, inputs, names = d.G, "delassus", d.inputs, d.names
+    if output != "G":
         q = d.inputs[0]
         tangent = configuration_tangent(CASADI, model, q)
-    if derivatives:
+    if output == "dG":
         out, name = ca.cse(ca.densify(ca.jtimes(ca.vec(d.G), q, tangent))), "delassus_derivatives"
-        output = "dG"
-    elif vjp:
+    elif output == "vjp":
         m = d.G.size1()
         Wt = SX.sym("W", m, m)  # the row-major buffer of W, i.e. Wᵀ as CasADi reads it
         pulled = ca.jtimes(ca.vec(d.G.T), q, ca.vec(Wt), True)  # (∂vec Gᵀ/∂q)ᵀ vec Wᵀ
         out, name = ca.cse(ca.densify(ca.mtimes(tangent.T, pulled))), "delassus_vjp"
-        inputs, names, output = [*inputs, Wt], [*names, "W"], "vjp"
+        inputs, names = [*inputs, Wt], [*names, "W"]
     name += f"_{d.algorithm}" + ("_placed" if placements == "input" else "")
     return ca.Function(name, inputs, [out], names, [output])
 

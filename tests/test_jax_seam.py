@@ -195,7 +195,7 @@ def test_gradient_is_the_compiled_one(x64):
     symbolic = pytest.importorskip("pvosimr.symbolic")
     model, cms = tree_with_unit_parts()
     G = seam.compile_seam(model, cms)
-    vjp = symbolic.delassus_function(model, cms, vjp=True)
+    vjp = symbolic.delassus_function(model, cms, output="vjp")
     rng = np.random.default_rng(5)
     q = random_q(model, rng)
     W = rng.normal(size=(G.m, G.m))

@@ -87,7 +87,7 @@ def test_a_joint_whose_subspace_moves_with_q_folds_inline():
 def test_outlined_is_for_g_only():
     robot = zoo.chain_welded_every_k(2)
     with pytest.raises(ValueError, match="outlined=True is for G"):
-        symbolic.delassus_function(robot.model, robot.constraints, vjp=True, outlined=True)
+        symbolic.delassus_function(robot.model, robot.constraints, output="vjp", outlined=True)
 
 
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40), ("RZ", 120)])

@@ -301,10 +301,10 @@ def assert_derivatives_match_differences(
     q = random_q(model, rng)
     data = model.createData()
     if placements is None:
-        f = symbolic.delassus_function(model, cms, derivatives=True)
+        f = symbolic.delassus_function(model, cms, output="dG")
         args, truth_cms = (q,), cms
     else:
-        f = symbolic.delassus_function(model, cms, placements="input", derivatives=True)
+        f = symbolic.delassus_function(model, cms, placements="input", output="dG")
         args = (q, symbolic.placement_vector(model, cms, placements))
         truth_cms = rebuilt(model, cms, placements)
     assert f.name_out() == ["dG"]
@@ -353,9 +353,9 @@ def test_derivatives_with_placements_as_input_on_atlas(atlas):
 
 
 def gradient(model: pin.Model, cms: list, q: np.ndarray, W: np.ndarray, p=None) -> np.ndarray:
-    """``delassus_function(..., vjp=True)`` at ``q`` (and ``p``) and ``W``: (nv,)."""
+    """``delassus_function(..., output="vjp")`` at ``q`` (and ``p``) and ``W``: (nv,)."""
     placements = "fixed" if p is None else "input"
-    f = symbolic.delassus_function(model, cms, placements=placements, vjp=True)
+    f = symbolic.delassus_function(model, cms, placements=placements, output="vjp")
     assert f.name_in() == ["q", "W"] if p is None else ["q", "p", "W"]
     assert f.name_out() == ["vjp"]
     args = (q,) if p is None else (q, p)
@@ -384,12 +384,12 @@ def test_gradient_is_the_contraction_of_derivatives_on_atlas(atlas):
     q = random_q(model, rng)
     m = pvosimr.Topology(model, cms).m
     W = rng.standard_normal((m, m))
-    dG = derivatives(symbolic.delassus_function(model, cms, derivatives=True), model, m, q)
+    dG = derivatives(symbolic.delassus_function(model, cms, output="dG"), model, m, q)
     assert relative(gradient(model, cms, q, W), np.einsum("kij,ij->k", dG, W)) <= 1e-10
     placements = random_placements(cms, rng)
     p = symbolic.placement_vector(model, cms, placements)
-    f = symbolic.delassus_function(model, cms, placements="input", derivatives=True)
+    f = symbolic.delassus_function(model, cms, placements="input", output="dG")
     dG = derivatives(f, model, m, q, p)
     assert relative(gradient(model, cms, q, W, p), np.einsum("kij,ij->k", dG, W)) <= 1e-10
-    with pytest.raises(ValueError, match="ask for one"):
-        symbolic.delassus_function(model, cms, derivatives=True, vjp=True)
+    with pytest.raises(ValueError, match="output must be one of 'G', 'dG', 'vjp', not 'dG/dq'"):
+        symbolic.delassus_function(model, cms, output="dG/dq")

@@ -210,8 +210,8 @@ def test_gradient_and_jvp_are_the_compiled_ones(x64):
     compiled from (the C route's own graph; the compiled libraries: the slow suite)."""
     model, cms = tree_with_unit_parts()
     G = xla.compile_xla(model, cms)
-    vjp = delassus_function(model, cms, vjp=True)
-    dG = delassus_function(model, cms, derivatives=True)
+    vjp = delassus_function(model, cms, output="vjp")
+    dG = delassus_function(model, cms, output="dG")
     rng = np.random.default_rng(5)
     q = random_q(model, rng)
     W = rng.normal(size=(G.m, G.m))

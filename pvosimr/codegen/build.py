@@ -67,14 +67,14 @@ same bodies.  Likewise a sub-list of the constraints gives the sub-matrix of G o
 serves every active subset: ``G[np.ix_(rows, rows)]`` (the same matrix to rounding).
 
 **Derivatives.**  ``compile(..., derivatives=True)`` adds a second library for
-``pvosimr.symbolic.delassus_function(..., derivatives=True)``: ``f.derivatives(q[, placements])`` is
+``pvosimr.symbolic.delassus_function(..., output="dG")``: ``f.derivatives(q[, placements])`` is
 (nv, m, m), slice ``k`` = d/dε G(pin.integrate(q, ε e_k)) at ε = 0, and (B, nv, m, m) for a
 batch, with the checks and errors of the call.  It is a separate library (the G library is the
 one ``derivatives=False`` builds, shared in the cache) so that it gets its own flags,
 ``derivative_flags`` (default ``-O1``): its C is about nv times G's.
 
 **A gradient.**  ``compile(..., vjp=True)`` adds a library for
-``pvosimr.symbolic.delassus_function(..., vjp=True)``: ``f.vjp(q, W[, placements])`` is the
+``pvosimr.symbolic.delassus_function(..., output="vjp")``: ``f.vjp(q, W[, placements])`` is the
 gradient of ``⟨W, G⟩`` along ``pin.integrate``, (nv,) with entry ``k`` ``Σ_ij W_ij ∂G_ij/∂ε_k``
 (the contraction of ``f.derivatives(q)`` with ``W``; ``W`` taken as given, not symmetrised),
 and (B, nv) for a batch, with ``W`` (m, m) for every row or (B, m, m), one per row.  ``W`` is
@@ -273,16 +273,14 @@ def generate_source(
     *,
     placements: str = "fixed",
     simd: int = 0,
-    derivatives: bool = False,
-    vjp: bool = False,
+    output: str = "G",
 ) -> tuple[str, dict]:
     """The C source of one library and its sizes (``nq``, ``m``, ``n_out``, ``sz_w``, …; and
     ``generated``, CasADi's part of the source).
 
-    The library computes G (:func:`pvosimr.symbolic.delassus_function`) or, with
-    ``derivatives=True``, dG (the same with ``derivatives=True``), of
-    ``q`` and, with ``placements="input"``, ``p``; with ``vjp=True``, the gradient of
-    ``⟨W, G⟩`` (the same with ``vjp=True``) of those and ``W`` (``n_w = m·m`` numbers); entry
+    The library computes :func:`pvosimr.symbolic.delassus_function`'s ``output``: G, dG
+    (``"dG"``) or the gradient of ``⟨W, G⟩`` (``"vjp"``), of ``q`` and, with
+    ``placements="input"``, ``p`` (and ``W``, ``n_w = m·m`` numbers, for the gradient); entry
     points of :mod:`pvosimr.codegen.c_source`.  A function of more than
     :data:`~pvosimr.codegen.chunks.CHUNKED_FROM` instructions is written in chunks
     (``info["chunked"]``).  ``simd=4`` or ``8`` adds the vector path of the batch on that many
@@ -293,23 +291,23 @@ def generate_source(
 
     ca = symbolic.ca
     f = symbolic.delassus_function(
-        model, constraint_models, algorithm, placements=placements, derivatives=derivatives, vjp=vjp
+        model, constraint_models, algorithm, placements=placements, output=output
     )
     chunked = int(f.n_instructions()) > chunks.CHUNKED_FROM
-    if chunked and not (derivatives or vjp):  # beyond the line: a shared fold per kind of link
+    if chunked and output == "G":  # beyond the line: a shared fold per kind of link
         f = symbolic.delassus_function(
             model, constraint_models, algorithm, placements=placements, outlined=True
         )
     cg = ca.CodeGenerator("pvosimr_generated.c", {"with_header": False})
     cg.add(f)
     names = f.name_in()
-    if derivatives:
+    if output == "dG":
         m, out_shape = math.isqrt(int(f.size1_out(0))), (int(model.nv),)
-    elif vjp:
+    elif output == "vjp":
         m, out_shape = int(f.size1_in(names.index("W"))), (int(model.nv),)
     else:
         m, out_shape = int(f.size1_out(0)), ()
-    out_shape = (*out_shape, m, m) if not vjp else out_shape
+    out_shape = (*out_shape, m, m) if output != "vjp" else out_shape
     info = {
         "fname": f.name(),
         "nq": int(model.nq),
@@ -317,7 +315,7 @@ def generate_source(
         "m": m,
         "n_in": int(f.n_in()),
         "n_p": int(f.nnz_in(names.index("p"))) if "p" in names else 0,
-        "n_w": int(f.nnz_in(names.index("W"))) if vjp else 0,
+        "n_w": int(f.nnz_in(names.index("W"))) if output == "vjp" else 0,
         "n_out": int(f.nnz_out(0)),
         "out_shape": out_shape,
         "sz_arg": int(f.sz_arg()),
@@ -433,7 +431,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     from .. import symbolic  # noqa: F401  (first: without CasADi, one line naming the extra)
 
     cms = as_constraint_list(constraint_models, model)
-    _, info = _generate(model, cms, algorithm, placements, False)
+    _, info = _generate(model, cms, algorithm, placements)
     name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
     algorithm = name.replace("_", "-")  # "auto" resolved
     if info["m"] == 0:
@@ -451,11 +449,11 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     cached = functools.partial(_cached, compiler, identity, folder)
     builds = {"build": cached(tuple(flags), source, info, python_headers())}
     if derivatives:
-        source, info = _generate(model, cms, algorithm, placements, derivatives=True)
+        source, info = _generate(model, cms, algorithm, placements, "dG")
         del info["generated"]
         builds["derivatives"] = cached(tuple(derivative_flags), source, info, python_headers())
     if vjp:
-        source, info = _generate(model, cms, algorithm, placements, vjp=True)
+        source, info = _generate(model, cms, algorithm, placements, "vjp")
         del info["generated"]
         builds["vjp"] = cached(tuple(derivative_flags), source, info, python_headers())
     try:
@@ -488,19 +486,16 @@ def _generate(
     cms: list,
     algorithm: str,
     placements: str,
-    derivatives: bool = False,
-    vjp: bool = False,
+    output: str = "G",
 ) -> tuple[str, dict]:
     """:func:`generate_source`, announced when it is slow (a large model, or dG)."""
-    what = "dG" if derivatives else "the gradient of <W, G>" if vjp else "G"
+    what = {"G": "G", "dG": "dG", "vjp": "the gradient of <W, G>"}[output]
     message = (
         f"code generation: building the expression graph of {what} ({algorithm}, "
         f"model {model.name or '?'} with nq={model.nq}) and writing its C"
     )
     with _said_if_slow(message):
-        return generate_source(
-            model, cms, algorithm, placements=placements, derivatives=derivatives, vjp=vjp
-        )
+        return generate_source(model, cms, algorithm, placements=placements, output=output)
 
 
 def _cached(

@@ -142,10 +142,10 @@ def export(
         wanted["derivatives"] = (0, tuple(derivative_flags))
     sources, infos = {}, {}
     for part, (part_lanes, _) in wanted.items():
+        output = "dG" if part == "derivatives" else part  # the function's output name
         sources[part], infos[part] = builder.generate_source(
-            model, cms, algorithm, placements=placements, derivatives=part == "derivatives",
-            vjp=part == "vjp", simd=part_lanes,
-        )  # fmt: skip
+            model, cms, algorithm, placements=placements, simd=part_lanes, output=output
+        )
         del infos[part]["generated"]
     if infos["G"]["m"] == 0:
         raise ExportError("the constraints have no rows (m = 0): there is no G to export")

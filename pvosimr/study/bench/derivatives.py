@@ -1,7 +1,7 @@
 """dG/dq: the generated derivatives against central differences, each checked before it is timed.
 
 Column k of the derivative is ``dG/dε_k = d/dε G(pin.integrate(model, q, ε e_k))`` at ε = 0
-(:func:`pvosimr.symbolic.delassus_function` with ``derivatives=True``), an (nv, m, m) array.
+(:func:`pvosimr.symbolic.delassus_function` with ``output="dG"``), an (nv, m, m) array.
 The methods:
 
 - ``dG:codegen``: ``f.derivatives(q, threads=1)`` of ``codegen.compile(..., derivatives=True)``;
