@@ -55,7 +55,6 @@ __all__ = [
     "Front",
     "blocking",
     "loss_gradient_fd",
-    "repeats_at",
     "time_robot",
 ]
 
@@ -260,11 +259,6 @@ def _after(first: Callable, x, then: Callable) -> Callable:
     return both
 
 
-def repeats_at(B: int, repeats: int) -> int:
-    """Fewer samples for the large batches: one sample of B = 4096 lasts many calls' worth."""
-    return repeats if B <= 64 else max(3, min(repeats, 7))
-
-
 def time_robot(
     robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None
 ) -> FrameworkResult:
@@ -280,5 +274,5 @@ def time_robot(
         methods = front.methods(qs)
         if B == 1:
             methods.update(_trivial(front, qs[0], cache_dir))
-        result.timings.update(time_methods(methods, repeats_at(B, repeats)))
+        result.timings.update(time_methods(methods, repeats))
     return result

@@ -194,7 +194,10 @@ NOTE = (
     f"{G_TOLERANCE:g}) and every gradient with central differences of f on q's coordinates "
     f'with quaternions normalised (to {GRADIENT_TOLERANCE:g}). The rows "trivial jitted FFI '
     'call, then direct …" time the direct call right after a JAX dispatch (less the trivial '
-    "call's time, in the targets' brackets): the state of the caches a call inside jit finds."
+    "call's time, in the targets' brackets): the state of the caches a call inside jit finds. "
+    'The process keeps the memory it frees (the machine\'s line "freed memory"): otherwise the '
+    "output XLA allocates for a jitted batch pays a page fault per 4 KiB in some calls and not "
+    "in others, as the process's earlier allocations decide (docs/jax-torch.md)."
 )
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import frax_route
 from .derivatives import weights
-from .frameworks import FrameworkResult, Front, blocking, repeats_at
+from .frameworks import FrameworkResult, Front, blocking
 from .gpu_runner import median_call
 from .loop import time_methods
 from .results import Timing
@@ -99,7 +99,7 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
         qs = case.random_q(rng, B)
         methods = {**frax_methods(case, qs), **front.methods(case.pinocchio_q(qs))}
         timer = one_call_rounds if B >= ONE_CALL_FROM else time_methods
-        result.timings.update(timer(methods, repeats_at(B, repeats)))
+        result.timings.update(timer(methods, repeats))
     return result
 
 

@@ -16,7 +16,7 @@ from pvosimr import zoo
 from ..progress import progress_bar
 from .crossover import CROSSOVER_BATCH, CROSSOVER_SIZES, blas_threads, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
-from .environment import machine
+from .environment import keep_freed_memory, machine
 from .loop import N_CONFIGS, time_methods
 from .methods import BATCH_SIZE, CaseOptions, case_methods
 from .mujoco import MUJOCO_ROBOTS, time_mujoco
@@ -132,8 +132,10 @@ def run(
         raise ValueError("repeats must be at least 1")
     # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
     # spinning for a while, on the core that the two-thread batches of the next sample need.
+    # And the memory the process frees stays with it: no call pays page faults that another
+    # call's earlier allocations decided.
     with blas_threads(1) as blas:
-        info = machine()
+        info = {**machine(), "freed memory": keep_freed_memory()}
         started = time.perf_counter()
         section = None
         if frameworks is not None:
