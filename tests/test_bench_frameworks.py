@@ -9,6 +9,9 @@ or torch takes seconds and is marked slow; the default suite checks the verdicts
 import contextlib
 import io
 import json
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -180,3 +183,35 @@ def test_section_runs_on_its_cases_only():
         "batches": frameworks.FRAMEWORK_BATCHES,
         "frax_batches": (),
     }
+
+
+_FAULTS_OF_A_SECOND_BUFFER = """
+import resource, sys
+import numpy as np
+if sys.argv[1] == "kept":
+    from pvosimr.study.bench.environment import keep_freed_memory
+    print(keep_freed_memory())
+def faults_of_a_fresh_buffer():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    a = np.empty(1 << 20)  # 8 MiB, written whole
+    a.fill(1.0)
+    del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+faults_of_a_fresh_buffer()
+print(faults_of_a_fresh_buffer())
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_the_bench_process_keeps_the_memory_it_frees():
+    """A second 8 MiB buffer is written without page faults once the bench keeps freed memory;
+    without it glibc hands the first back, and the second pays hundreds."""
+    runs = {}
+    for how in ("kept", "default"):
+        done = subprocess.run(
+            [sys.executable, "-c", _FAULTS_OF_A_SECOND_BUFFER, how],
+            capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+        runs[how] = done.stdout.split("\n")
+    assert runs["kept"][0].startswith("kept by the process")
+    assert int(runs["kept"][1]) < 10 and int(runs["default"][0]) > 100
