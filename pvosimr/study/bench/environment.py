@@ -20,6 +20,7 @@ __all__ = ["keep_freed_memory", "machine"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 _KEPT = {_M_TRIM_THRESHOLD: 1 << 30, _M_MMAP_THRESHOLD: 32 << 20}  # the mmap one's maximum
+_KEPT_TEXT = "glibc's trim threshold 1 GiB, mmap threshold 32 MiB"  # _KEPT, as the report says it
 
 
 def _cpu() -> str:
@@ -93,15 +94,15 @@ def machine() -> dict[str, str]:
 
 def keep_freed_memory() -> str:
     """Have glibc keep the memory this process frees instead of handing it back to the system
-    (its trim threshold 1 GiB, its mmap threshold 32 MiB, with ``mallopt``), for the rest of the
-    process.  Otherwise a large buffer freed and taken again, such as the output XLA allocates
-    for a jitted batch, pays a page fault per 4 KiB in some calls and not in others, as the
-    process's earlier allocations decide; the numpy arrays of the direct calls do not.  What was
-    done, for the report."""
+    (its trim and mmap thresholds raised with ``mallopt``), for the rest of the process.
+    Otherwise a large buffer freed and taken again, such as the output XLA allocates for a
+    jitted batch, pays a page fault per 4 KiB in some calls and not in others, as the process's
+    earlier allocations decide; the numpy arrays of the direct calls do not.  What was done,
+    for the report."""
     if platform.libc_ver()[0] != "glibc":
         return "not set (the C library is not glibc)"
     mallopt = ctypes.CDLL(None).mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     if not all(mallopt(parameter, value) == 1 for parameter, value in _KEPT.items()):
         return "not set (glibc's mallopt refused)"
-    return "kept by the process (glibc's trim threshold 1 GiB, mmap threshold 32 MiB)"
+    return f"kept by the process ({_KEPT_TEXT})"
