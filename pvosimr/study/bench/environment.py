@@ -20,7 +20,10 @@ __all__ = ["keep_freed_memory", "machine"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 _KEPT = {_M_TRIM_THRESHOLD: 1 << 30, _M_MMAP_THRESHOLD: 32 << 20}  # the mmap one's maximum
-_KEPT_TEXT = "glibc's trim threshold 1 GiB, mmap threshold 32 MiB"  # _KEPT, as the report says it
+_KEPT_TEXT = (
+    f"glibc's trim threshold {_KEPT[_M_TRIM_THRESHOLD] >> 30} GiB, "
+    f"mmap threshold {_KEPT[_M_MMAP_THRESHOLD] >> 20} MiB"
+)
 
 
 def _cpu() -> str:
