@@ -118,6 +118,40 @@ def test_vmap_of_grad_equals_a_python_loop(humanoid_G):
     np.testing.assert_allclose(batched, loop, rtol=0, atol=1e-12 * max(1.0, np.abs(loop).max()))
 
 
+def test_vmap_of_grad_in_every_arrangement_of_q_and_W(humanoid_G):
+    """A W that every row shares reaches the handler once; batched W, batched q, nested and
+    jacrev's own vmap each give f.vjp's gradient at every (q, W) pair."""
+    model, G, f = humanoid_G
+    qs = configurations(model, 3, seed=4)
+    Ws = np.random.default_rng(4).standard_normal((2, f.m, f.m))
+    grad = jax.grad(lambda q, W: jnp.sum(W * G(q)))
+
+    def expected(q, W):
+        return tangent_to_coordinates(model, q, f.vjp(q, W))
+
+    def close(got, want):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, np.abs(want).max()))
+
+    table = np.stack([np.stack([expected(q, W) for q in qs]) for W in Ws])  # (W, q, nq)
+    # W batched, q not; then q inside (shared W), W outside; then q outside, W inside
+    close(np.asarray(jax.jit(jax.vmap(grad, in_axes=(None, 0)))(qs[1], Ws)), table[:, 1])
+    inner = jax.vmap(grad, in_axes=(0, None))
+    close(np.asarray(jax.jit(jax.vmap(inner, in_axes=(None, 0)))(qs, Ws)), table)
+    inner = jax.vmap(grad, in_axes=(None, 0))
+    close(np.asarray(jax.jit(jax.vmap(inner, in_axes=(0, None)))(qs, Ws)), table.swapaxes(0, 1))
+    # nested q batches sharing one W
+    nested = jax.vmap(jax.vmap(grad, in_axes=(0, None)), in_axes=(0, None))
+    close(np.asarray(jax.jit(nested)(np.stack([qs, qs[::-1]]), Ws[0])),
+          np.stack([table[0], table[0, ::-1]]))  # fmt: skip
+    # jacrev (a vmap over the cotangent basis) under vmap: row (i, j) is the gradient of G_ij
+    jac = np.asarray(jax.jit(jax.vmap(jax.jacrev(G)))(qs[:2]))
+    for k in range(2):
+        for i, j in ((0, 0), (1, 4), (f.m - 1, 2)):
+            E = np.zeros((f.m, f.m))
+            E[i, j] = 1.0
+            close(jac[k, i, j], expected(qs[k], E))
+
+
 def test_check_grads_reverse_mode(humanoid_G):
     model, G, f = humanoid_G
     q = configurations(model, 1, seed=5)[0]
@@ -264,6 +298,12 @@ def test_placements_as_inputs():
     np.testing.assert_allclose(
         g, tangent_to_coordinates(model, qs[0], f.vjp(qs[0], W, placements=moved)), atol=1e-12
     )
+    # vmap of grad: a p per row, one W for every row (the W the handler reads once)
+    grads = np.asarray(jax.jit(jax.vmap(jax.grad(lambda q, p: jnp.sum(W * G(q, p)))))(qs, ps))
+    for k, (q, row_p) in enumerate(zip(qs, ps, strict=True)):
+        placements = moved if np.array_equal(row_p, p) else [cm.joint1_placement for cm in cms]
+        truth = tangent_to_coordinates(model, q, f.vjp(q, W, placements=placements))
+        np.testing.assert_allclose(grads[k], truth, rtol=0, atol=1e-12 * np.abs(truth).max())
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         jax.grad(lambda p: jnp.sum(G(qs[0], p)))(p)
 

@@ -158,7 +158,7 @@ def call(
     gradient in q's coordinates (..., nq).  With the entry's plan the handler normalises q's
     unit parts (as given within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a
     gradient.  vmap broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay
-    one call."""
+    one call; W may also be one (m, m) for every row of q."""
     threads = usable_cores() if threads is None else int(threads)
     return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
         *args,

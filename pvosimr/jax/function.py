@@ -117,18 +117,57 @@ def _custom_vjp(f, threads: int | None) -> Callable:
         p_value = None if p is None else p.value
         return evaluate(q.value, p_value), (q.value, p_value)
 
+    def gradient(q, *p_W):  # p_W: (W,) or (p, W); W (..., m, m), one per row of q
+        out = jax.ShapeDtypeStruct(q.shape, jnp.float64)
+        return ffi.call(vjp_entry, out, q, *p_W, has_p=len(p_W) == 2, threads=threads)
+
+    shared = _shared_weight(gradient)
+
     def backward(residuals, W):
         q, p_value = residuals
         if isinstance(W, jax.custom_derivatives.SymbolicZero):
             return jnp.zeros_like(q), None
-        out = jax.ShapeDtypeStruct(q.shape, jnp.float64)
+        p_W = (W,) if p_value is None else (p_value, W)
+        if q.ndim == 1:  # one configuration: under vmap, W is often the same for every row
+            return shared(q, *p_W), None
         W = jnp.broadcast_to(W, (*q.shape[:-1], m, m))
-        inputs = (q, W) if p_value is None else (q, p_value, W)
-        g_q = ffi.call(vjp_entry, out, *inputs, has_p=p_value is not None, threads=threads)
-        return g_q, None
+        return gradient(q, *p_W[:-1], W), None
 
     delassus_q.defvjp(forward, backward, symbolic_zeros=True)
     return delassus_q
+
+
+def _shared_weight(gradient: Callable) -> Callable:
+    """``gradient(q, [p,] W)`` for a W (m, m) that every row of q (..., nq) shares, with a vmap
+    rule that keeps such a W unbatched: the handler then reads the one W for every row rather
+    than a (B, m, m) copy that XLA would fill (vmap's "broadcast_all").  A batched W, or a p
+    that is not one row, is broadcast to q's rows and goes through ``gradient`` as is."""
+
+    @jax.custom_batching.custom_vmap
+    def shared(q, *p_W):
+        return gradient(q, *p_W)
+
+    @shared.def_vmap
+    def rule(axis_size: int, in_batched: list, q, *p_W):
+        if not in_batched[0]:
+            q = jnp.broadcast_to(q, (axis_size, *q.shape))
+        rows = q.shape[:-1]
+        *p, W = p_W
+        if p and (in_batched[1] or p[0].ndim > 1):  # one p per row of q
+            p = [_rows(p[0], in_batched[1], rows)]
+        if in_batched[-1]:
+            return gradient(q, *p, _rows(W, True, rows, 2)), True
+        return shared(q, *p, W), True
+
+    return shared
+
+
+def _rows(x, batched: bool, rows: tuple, trailing: int = 1):
+    """``x`` (its last ``trailing`` axes the entry; a leading batch axis where ``batched``)
+    broadcast to one entry per row of ``rows``."""
+    if batched:  # (axis, [inner rows...], entry): the inner rows are a suffix of rows[1:]
+        x = x.reshape(x.shape[:1] + (1,) * (len(rows) + trailing - x.ndim) + x.shape[1:])
+    return jnp.broadcast_to(x, (*rows, *x.shape[x.ndim - trailing :]))
 
 
 def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:

@@ -2,9 +2,10 @@
 //
 // One handler serves every library: the address of the library's pvosimr_eval_batch is an
 // attribute (`entry`), so a call is one batched call into C on the library's own threads.
-// Inputs: q (..., nq); with has_p, the placements p (..., n_p); with a weight input, W
-// (..., m, m) last, with q's leading dimensions (vmap's "broadcast_all" gives every input the
-// batch's); runs of rows sharing one p become one call (the C takes one p for all its rows).
+// Inputs: q (..., nq); with has_p, the placements p (..., n_p); with a weight input, W last:
+// (m, m) for every row, or (..., m, m) with q's leading dimensions (vmap's "broadcast_all"
+// gives every input the batch's; pvosimr.jax passes a W that every row shares once).  Runs of
+// rows sharing one p become one call (the C takes one p for all its rows).
 // `plan` is pvosimr.coordinates.CoordinatePlan.packed(): where q's unit parts and each
 // joint's coordinates are.  Every unit part of q whose squared norm is not within `tolerance`
 // of 1 is divided by its norm first (in a copy; q as given when none is): G is G(N(q)).
@@ -154,12 +155,18 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     p_rows = n_p ? static_cast<int64_t>(pb->element_count()) / n_p : 1;
   }
   const double* W = nullptr;
-  int64_t n_w = 0;
-  if (with_w) {  // one W per row of q (vmap broadcasts every input to the batch)
+  int64_t w_stride = 0;  // 0: one W (m, m) for every row; else one W per row of q
+  if (with_w) {
     auto wb = args.get<ffi::AnyBuffer>(n_args - 1);
     if (wb.has_error()) return wb.error();
     W = static_cast<const double*>(wb->untyped_data());
-    n_w = B ? static_cast<int64_t>(wb->element_count()) / B : 0;
+    const auto dims = wb->dimensions();
+    const int64_t n_w = dims.size() < 2 ? 0 : dims[dims.size() - 1] * dims[dims.size() - 2];
+    const int64_t w_rows = n_w ? static_cast<int64_t>(wb->element_count()) / n_w : 0;
+    if (w_rows != 1 && w_rows != B) {
+      return ffi::Error::InvalidArgument("pvosimr: W must be one (m, m) or one per q");
+    }
+    w_stride = w_rows == 1 ? 0 : n_w;
   }
   if (with_w && coordinates == 0) {
     return ffi::Error::InvalidArgument("pvosimr: a W input needs a gradient library's entry");
@@ -206,7 +213,7 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     int rc;
     if (with_w) {
       rc = reinterpret_cast<BatchW>(entry)(qs + start * nq, stop - start, p_row,
-                                           W + start * n_w, n_w, o + start * n_out,
+                                           W + start * w_stride, w_stride, o + start * n_out,
                                            static_cast<int>(threads), 1, &bad);
     } else {
       rc = reinterpret_cast<Batch>(entry)(qs + start * nq, stop - start, p_row,
