@@ -107,6 +107,33 @@ def test_autograd_is_the_generated_vjp_in_q_coordinates(humanoid_G):
     assert np.abs(x.grad.numpy() - expected).max() <= 1e-12 * max(1.0, np.abs(expected).max())
 
 
+def test_backward_of_an_expanded_W_and_of_one_per_row(humanoid_G):
+    """backward(W.expand(B, ...)) reads the one W for every row; a W per row, and the same W
+    copied to every row, give the same gradients, through the op and the eager path."""
+    model, G, f = humanoid_G
+    qs = configurations(model, 4, seed=6).reshape(2, 2, -1)
+    Ws = np.random.default_rng(6).standard_normal((2, 2, f.m, f.m))
+    flat = qs.reshape(4, -1)
+    expected = np.stack([tangent_to_coordinates(model, q, f.vjp(q, Ws[0, 0])) for q in flat])
+    per_row = np.stack(
+        [
+            tangent_to_coordinates(model, q, f.vjp(q, W))
+            for q, W in zip(flat, Ws.reshape(4, f.m, f.m), strict=True)
+        ]
+    )
+    W0 = torch.from_numpy(Ws[0, 0])
+    for W, truth in ((W0.expand(2, 2, f.m, f.m), expected),
+                     (W0.expand(2, 2, f.m, f.m).contiguous(), expected),
+                     (torch.from_numpy(Ws), per_row)):  # fmt: skip
+        for through_op in (False, True):
+            x = torch.from_numpy(qs).requires_grad_()
+            out = torch.ops.pvosimr.delassus(x, None, G.handle) if through_op else G(x)
+            out.backward(W)
+            got = x.grad.numpy().reshape(4, -1)
+            scale = max(1.0, np.abs(truth).max())
+            assert np.abs(got - truth).max() <= 1e-12 * scale, (W.stride(), through_op)
+
+
 def test_gradcheck_in_float64(humanoid_G):
     model, G, _ = humanoid_G
     q = torch.from_numpy(configurations(model, 1, seed=2)[0]).requires_grad_()
@@ -226,6 +253,18 @@ def test_atlas_and_placements_as_inputs(atlas):
     (torch.from_numpy(W) * G(x, p)).sum().backward()
     truth = tangent_to_coordinates(model, qs[0], f.vjp(qs[0], W, placements=moved))
     np.testing.assert_allclose(x.grad.numpy(), truth, rtol=0, atol=1e-12)
+    xs = torch.from_numpy(qs).requires_grad_()
+    G(xs, p).backward(torch.from_numpy(W).expand(3, f.m, f.m))  # one W for every row
+    truth = [tangent_to_coordinates(model, q, f.vjp(q, W, placements=moved)) for q in qs]
+    np.testing.assert_allclose(xs.grad.numpy(), np.stack(truth), rtol=0, atol=1e-12)
+    Ws = np.random.default_rng(10).standard_normal((3, f.m, f.m))  # one W per row
+    xs.grad = None
+    G(xs, p).backward(torch.from_numpy(Ws))
+    truth = [
+        tangent_to_coordinates(model, q, f.vjp(q, Wq, placements=moved))
+        for q, Wq in zip(qs, Ws, strict=True)
+    ]
+    np.testing.assert_allclose(xs.grad.numpy(), np.stack(truth), rtol=0, atol=1e-12)
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         G(x, p.clone().requires_grad_())
 

@@ -114,7 +114,8 @@ class _Entry:
                 return f(q) if q.ndim == 1 else f(q.reshape(-1, f.nq), threads=self.threads)
             if q.ndim == 1:
                 return f.vjp(q, W)
-            return f.vjp(q.reshape(-1, f.nq), W.reshape(-1, f.m, f.m), threads=self.threads)
+            Ws = W if W.ndim == 2 else W.reshape(-1, f.m, f.m)  # one W, or one per row
+            return f.vjp(q.reshape(-1, f.nq), Ws, threads=self.threads)
         qs = np.ascontiguousarray(q.reshape(-1, f.nq))
         p = np.ascontiguousarray(p, dtype=np.float64)
         n_out = f.nv if W is not None else f.m * f.m
@@ -124,9 +125,10 @@ class _Entry:
             rc = self.batch(qs.ctypes.data, len(qs), p.ctypes.data, out.ctypes.data,
                             self.threads, 1, ctypes.byref(bad))  # fmt: skip
         else:
-            Ws = np.ascontiguousarray(W.reshape(len(qs), f.m * f.m), dtype=np.float64)
+            Ws = np.ascontiguousarray(W.reshape(-1, f.m * f.m), dtype=np.float64)
+            stride = 0 if len(Ws) == 1 else f.m * f.m  # one W for every row, or one per row
             rc = self.batch_vjp(qs.ctypes.data, len(qs), p.ctypes.data, Ws.ctypes.data,
-                                f.m * f.m, out.ctypes.data, self.threads, 1,
+                                stride, out.ctypes.data, self.threads, 1,
                                 ctypes.byref(bad))  # fmt: skip
         if rc != 0:
             raise ValueError(f"pvosimr.torch: at row {bad.value}: {_VERDICTS.get(rc, rc)}")
@@ -174,7 +176,12 @@ def _delassus_vjp(
 ) -> torch.Tensor:
     """The gradient of ``⟨W, G(N(q))⟩`` in q's coordinates (..., nq)."""
     entry = _functions[handle]
-    W = W.detach().expand(*q.shape[:-1], entry.f.m, entry.f.m).contiguous().numpy()
+    W = W.detach()
+    if W.dim() > 2 and not any(W.stride()[:-2]):  # one W expanded over the batch: read once
+        W = W[(0,) * (W.dim() - 2)]
+    if W.dim() > 2:
+        W = W.expand(*q.shape[:-1], entry.f.m, entry.f.m)
+    W = W.contiguous().numpy()
     q_np = q.detach().numpy()
     q_hat = entry.normalized(q_np)
     g = entry.rows(q_hat, None if p is None else p.detach().numpy(), W)
