@@ -132,6 +132,9 @@ def test_backward_of_an_expanded_W_and_of_one_per_row(humanoid_G):
             got = x.grad.numpy().reshape(4, -1)
             scale = max(1.0, np.abs(truth).max())
             assert np.abs(got - truth).max() <= 1e-12 * scale, (W.stride(), through_op)
+    x = torch.from_numpy(qs[:0]).requires_grad_()  # an empty batch, W expanded to it
+    G(x).backward(W0.expand(0, 2, f.m, f.m))
+    assert x.grad.shape == (0, 2, model.nq)
 
 
 def test_gradcheck_in_float64(humanoid_G):

@@ -177,7 +177,7 @@ def _delassus_vjp(
     """The gradient of ``⟨W, G(N(q))⟩`` in q's coordinates (..., nq)."""
     entry = _functions[handle]
     W = W.detach()
-    if W.dim() > 2 and not any(W.stride()[:-2]):  # one W expanded over the batch: read once
+    if W.dim() > 2 and W.numel() and not any(W.stride()[:-2]):  # one W expanded: read once
         W = W[(0,) * (W.dim() - 2)]
     if W.dim() > 2:
         W = W.expand(*q.shape[:-1], entry.f.m, entry.f.m)
