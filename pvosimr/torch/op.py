@@ -107,7 +107,8 @@ class _Entry:
         return True
 
     def rows(self, q: np.ndarray, p: np.ndarray | None, W: np.ndarray | None) -> np.ndarray:
-        """G (or the gradient, with ``W``) of the rows of ``q`` (..., nq) with one ``p``."""
+        """G (or the gradient, with ``W``: one (m, m) for every row, or (..., m, m)) of the
+        rows of ``q`` (..., nq) with one ``p``."""
         f = self.f
         if p is None:  # the callable itself: its single and batched calls, its errors
             if W is None:
