@@ -140,8 +140,9 @@ def _custom_vjp(f, threads: int | None) -> Callable:
 def _shared_weight(gradient: Callable) -> Callable:
     """``gradient(q, [p,] W)`` for a W (m, m) that every row of q (..., nq) shares, with a vmap
     rule that keeps such a W unbatched: the handler then reads the one W for every row rather
-    than a (B, m, m) copy that XLA would fill (vmap's "broadcast_all").  A batched W, or a p
-    that is not one row, is broadcast to q's rows and goes through ``gradient`` as is."""
+    than a (B, m, m) copy that XLA would fill (vmap's "broadcast_all").  A p that is not one
+    row is broadcast to q's rows; so is a batched W, which then goes through ``gradient``, one
+    W per row."""
 
     @jax.custom_batching.custom_vmap
     def shared(q, *p_W):
