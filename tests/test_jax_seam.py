@@ -187,6 +187,33 @@ def test_float32_is_close_to_float64(x64):
     assert rel(single, G(q)) <= 1e-4
 
 
+def _dot_precisions(jaxpr) -> list:
+    """The precision of every ``dot_general`` in ``jaxpr`` and the jaxprs inside it."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dot_general":
+            found.append(eqn.params["precision"])
+        for value in eqn.params.values():
+            inner = getattr(value, "jaxpr", None)
+            if inner is not None:
+                found += _dot_precisions(getattr(inner, "jaxpr", inner))
+    return found
+
+
+def test_float32_products_ask_for_full_precision(x64):
+    """Every product asks XLA for ``Precision.HIGHEST``: at the default, a GPU multiplies
+    float32 in TF32, and the float32 G leaves its tolerance (a CPU cannot show it)."""
+    model, cms = tree_with_unit_parts()
+    G = seam.compile_seam(model, cms)
+    q = random_q(model, np.random.default_rng(0)).astype(np.float32)
+    highest = (jax.lax.Precision.HIGHEST,) * 2
+    loss = jax.grad(lambda x: jnp.sum(G(x)))
+    for traced, x in ((G, q), (jax.vmap(G), np.stack([q, q])), (loss, q)):
+        precisions = _dot_precisions(jax.make_jaxpr(traced)(x).jaxpr)
+        assert precisions
+        assert all(p == highest for p in precisions), set(map(str, precisions))
+
+
 # --------------------------------------------------------------------------- derivatives
 
 
