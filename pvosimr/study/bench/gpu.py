@@ -442,7 +442,8 @@ def _elsewhere(result: dict) -> str:
     if not host or not exported:
         return ""
     return (
-        f" (a host of {host['cpus']} CPUs, jax {host['jax']}: the functions exported by "
+        f" ({host.get('device_kind', 'a GPU')} on a host of {host['cpus']} CPUs, jax "
+        f"{host['jax']}: the functions exported by "
         f"`python -m pvosimr.study.bench.gpu_export` on {exported['date']}, jax "
         f"{exported['jax']}, timed there by its run.py, each checked first against this "
         "machine's output)"
