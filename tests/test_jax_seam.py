@@ -193,10 +193,11 @@ def _dot_precisions(jaxpr) -> list:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "dot_general":
             found.append(eqn.params["precision"])
-        for value in eqn.params.values():
-            inner = getattr(value, "jaxpr", None)
-            if inner is not None:
-                found += _dot_precisions(getattr(inner, "jaxpr", inner))
+        for param in eqn.params.values():
+            for value in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(value, "jaxpr", None)  # a closed jaxpr (cond's branches: many)
+                if inner is not None:
+                    found += _dot_precisions(getattr(inner, "jaxpr", inner))
     return found
 
 
