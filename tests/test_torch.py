@@ -270,6 +270,9 @@ def test_atlas_and_placements_as_inputs(atlas):
     np.testing.assert_allclose(xs.grad.numpy(), np.stack(truth), rtol=0, atol=1e-12)
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         G(x, p.clone().requires_grad_())
+    qs[1, -1] = np.nan  # placements as a tensor: the library's batch called by the op itself
+    with pytest.raises(ValueError, match=r"^pvosimr.torch: at row 1: q is not finite"):
+        G(torch.from_numpy(qs), p)
 
 
 def test_no_constraint_rows_give_empty_matrices():

@@ -28,6 +28,7 @@ import pinocchio as pin
 import torch
 from torch.autograd.function import once_differentiable
 
+from ..codegen import c_source as c_text
 from ..codegen.call import CompiledDelassus, usable_cores
 from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
 from ..coordinates import AS_GIVEN_TOLERANCE as TOL
@@ -45,13 +46,15 @@ same model, constraints and options) reuses its entry, so the table grows only w
 distinct libraries a process loads."""
 
 _VERDICTS = {
-    1: "q is not finite or beyond the model's range (after its quaternions and unit complex "
-    "pairs are normalised)",
-    2: "G or its gradient is not finite: the mass matrix is singular there or precision was lost",
-    3: "the generated function reported a failure",
-    4: "no memory for the work arrays",
-    5: "the cotangent W is not finite",
+    c_text.BAD_Q: "q is not finite or beyond the model's range (after its quaternions and unit "
+    "complex pairs are normalised)",
+    c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
+    "precision was lost",
+    c_text.EVAL_FAILED: "the generated function reported a failure",
+    c_text.NO_MEMORY: "no memory for the work arrays",
+    c_text.BAD_W: "the cotangent W is not finite",
 }
+"""The library's codes (:mod:`pvosimr.codegen.c_source`) as the errors' words."""
 
 
 @dataclasses.dataclass
