@@ -131,6 +131,30 @@ def test_the_direct_call_after_the_trivial_one_is_reported_beside_the_bound():
     assert row[1].endswith("(the direct call after the trivial call: 12.5 µs)")
 
 
+class _Output:
+    """A stand-in for a JAX array: its buffer's address."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self.at
+
+
+def test_the_addresses_of_xla_s_outputs_are_counted_and_reported():
+    turn = iter([64, 128, 192] * 3)
+    assert frameworks.output_buffers(lambda x: _Output(next(turn)), [None], calls=9) == 3
+    assert frameworks.output_buffers(lambda x: _Output(64), [None]) == 1
+    case = _timed({})
+    section = {"cases": [case], "batches": [64, 4096], "missing": [], "unavailable": {}}
+    assert "Addresses of XLA's output" not in "\n".join(frameworks_section.lines(section))
+    case.output_buffers = {"jax:G:B64": 1, "jax:G:B4096": 3}
+    text = "\n".join(frameworks_section.lines(section))
+    probe = frameworks.OUTPUT_PROBE
+    assert f"jit(vmap(G)) in {probe} calls right after the timing: 1 at B = 64, 3 at B" in text
+    assert case.to_json()["output_buffers"] == case.output_buffers
+
+
 def test_missing_extras_are_named_in_one_line(monkeypatch):
     monkeypatch.setattr(frameworks_section, "missing_extra", lambda m: m)
     section = frameworks_section.time_frameworks([], batches=BATCHES, repeats=1)
@@ -166,6 +190,8 @@ def test_section_times_every_method_after_checking_it(run):
         bound = frameworks.G_TOLERANCE if ":G:" in name else frameworks.GRADIENT_TOLERANCE
         assert error <= bound, name
     assert case["bitwise"] and all(case["bitwise"].values())  # the same library
+    probed = case["output_buffers"]  # XLA's output addresses, probed at B > 1 only
+    assert list(probed) == ["jax:G:B3"] and 1 <= probed["jax:G:B3"] <= frameworks.OUTPUT_PROBE
     assert frameworks_section.HEADING in md and "## Targets" not in md  # the section alone
     assert len(section["targets"]) == 5
 

@@ -25,7 +25,9 @@ gradient's above all, runs slower there than in a loop of its own).
 Before timing, each front end's G is compared with ``f(qs)`` (every row; "bitwise" when equal)
 and each gradient with central differences of the direct G at the first configuration, on q's
 coordinates with quaternions and unit-complex pairs normalised (``pin.normalize``), the G that
-the front ends define off the sphere. A method that disagrees is reported, not timed.
+the front ends define off the sphere. A method that disagrees is reported, not timed.  After
+each B > 1's timing, :func:`output_buffers` counts the addresses XLA gives ``jit(vmap(G))``'s
+output: one buffer reused, or a few in turn, which the ratio at a large B depends on.
 
 On frax's G1 (:mod:`.frax_route`, both feet welded), the same batches time frax's dense
 ``jit(vmap(J M⁻¹ Jᵀ))`` and its gradient against pvosimr's, after :func:`.frax_route.agreement`
@@ -55,6 +57,7 @@ __all__ = [
     "Front",
     "blocking",
     "loss_gradient_fd",
+    "output_buffers",
     "time_robot",
 ]
 
@@ -67,6 +70,7 @@ FRAMEWORK_BATCHES = (1, 64, 4096)
 G_TOLERANCE = 1e-12  # max|ΔG| / max(1, max|G|) of a front end's G against f(qs)
 GRADIENT_TOLERANCE = 1e-6  # max|Δg| / max|g| against central differences
 STEP = 1e-6  # h of the central differences on q's coordinates
+OUTPUT_PROBE = 20  # jitted calls after a batch's timing whose output addresses are counted
 
 
 @dataclass
@@ -74,6 +78,8 @@ class FrameworkResult(Timed):
     """One robot of the section: its timings per method name ``<method>:B<B>``, the checks."""
 
     bitwise: dict[str, bool] = field(default_factory=dict)
+    # jax:G:B<B> (B > 1): the addresses XLA's output took in OUTPUT_PROBE calls (output_buffers)
+    output_buffers: dict[str, int] = field(default_factory=dict)
 
     def median(self, method: str, B: int) -> float | None:
         """Median seconds per call (a whole batch) of ``method`` at ``B``, if timed."""
@@ -85,6 +91,7 @@ class FrameworkResult(Timed):
             **self.json_head(),
             "errors": self.errors,
             "bitwise": self.bitwise,
+            "output_buffers": self.output_buffers,
         }
 
 
@@ -208,6 +215,14 @@ def blocking(fn: Callable) -> Callable:
     return lambda x: fn(x).block_until_ready()
 
 
+def output_buffers(fn: Callable, inputs: Sequence, calls: int = OUTPUT_PROBE) -> int:
+    """How many addresses the output of ``fn(*inputs)``, a JAX array, takes in ``calls`` calls,
+    each result dropped before the next.  XLA may reuse one buffer or hand out a few in turn,
+    process by process; a buffer no call has just written is out of the caches at a large B,
+    and each store into it waits on memory."""
+    return len({fn(*inputs).unsafe_buffer_pointer() for _ in range(calls)})
+
+
 def _trivial(front: Front, q: np.ndarray, cache) -> dict:
     """The trivial jitted FFI call and torch custom op, checked, as B = 1 methods; and the
     trivial jitted call followed by each direct call at ``q``."""
@@ -275,4 +290,7 @@ def time_robot(
         if B == 1:
             methods.update(_trivial(front, qs[0], cache_dir))
         result.timings.update(time_methods(methods, repeats))
+        if B > 1 and f"jax:G:B{B}" in methods:  # the timing's allocator state, just after it
+            fn, inputs, _ = methods[f"jax:G:B{B}"]
+            result.output_buffers[f"jax:G:B{B}"] = output_buffers(fn, inputs)
     return result

@@ -18,6 +18,7 @@ from .frameworks import (
     FRAMEWORK_CASES,
     G_TOLERANCE,
     GRADIENT_TOLERANCE,
+    OUTPUT_PROBE,
     FrameworkResult,
     time_robot,
 )
@@ -183,6 +184,21 @@ def _checks(case: FrameworkResult) -> str:
     return text + (" Not timed: " + "; ".join(skipped) + "." if skipped else "")
 
 
+def _buffers(case: FrameworkResult) -> list[str]:
+    """The line on XLA's output buffers (:func:`.frameworks.output_buffers`), if probed."""
+    if not case.output_buffers:
+        return []
+    counts = ", ".join(f"{n} at B = {k.rsplit(':B', 1)[1]}" for k, n in case.output_buffers.items())
+    return [
+        "",
+        f"Addresses of XLA's output of jit(vmap(G)) in {OUTPUT_PROBE} calls right after the "
+        f"timing: {counts} (1: the same buffer every call). Where XLA hands out several in "
+        "turn, each call stores G where no call has just written, out of the caches at a large "
+        "B, while the direct call's output is the buffer it has just freed: the ratio rises "
+        "(docs/jax-torch.md).",
+    ]
+
+
 NOTE = (
     "Time per call of a whole batch of B configurations (µs), median [p25–p75] of the "
     "samples (each the mean of consecutive calls on the same B configurations, one call from "
@@ -255,7 +271,7 @@ def lines(section: dict | None) -> list[str]:
     methods = [k for k in LABELS if not k.startswith("frax")]
     for case in section["cases"]:
         out += ["", f"### {case.name} (nv {case.nv}, m {case.m})", ""]
-        out += [*_table(case, section["batches"], methods), "", _checks(case)]
+        out += [*_table(case, section["batches"], methods), "", _checks(case), *_buffers(case)]
     out += _frax(section.get("frax"), section.get("frax_batches", []))
     out += [f"\n{spec}: not available ({why})" for spec, why in section["unavailable"].items()]
     return out
