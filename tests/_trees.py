@@ -47,6 +47,7 @@ __all__ = [
     "every_kind_of_joint",
     "fig1_tree",
     "make_joint",
+    "mass_on_the_first_axis",
     "mixed_kinds",
     "pin_constraint_size",
     "random_inertia",
@@ -422,3 +423,17 @@ def chain_of(joints: list) -> pin.Model:
         inertia = pin.Inertia(1.0 + 0.1 * k, np.array([0.0, 0.0, 0.1]), np.diag([0.1, 0.2, 0.3]))
         model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
     return model
+
+
+def mass_on_the_first_axis() -> tuple[pin.Model, list, np.ndarray]:
+    """A point mass on the axis of the first joint, a point contact at it, and three q: M is
+    singular exactly when q_tilt = 0, in the last of them."""
+    model = pin.Model()
+    turn = model.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "turn")
+    tilt = model.addJoint(turn, pin.JointModelRY(), pin.SE3.Identity(), "tilt")
+    point_mass = pin.Inertia(2.0, np.array([0, 0, 1.0]), np.zeros((3, 3)))
+    model.appendBodyToJoint(tilt, point_mass, pin.SE3.Identity())
+    at_mass = pin.SE3(np.eye(3), np.array([0, 0, 1.0]))
+    contact = pin.ContactType.CONTACT_3D
+    cms = [pin.RigidConstraintModel(contact, model, tilt, at_mass, pin.LOCAL)]
+    return model, cms, np.array([[0.3, 0.5], [0.2, 0.7], [0.1, 0.0]])

@@ -3,7 +3,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from _trees import random_q, random_trees
+from _trees import mass_on_the_first_axis, random_q, random_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -196,15 +196,7 @@ def test_singular_mass_matrix_names_a_row(algorithm):
 
 @pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_singular_row_is_named_and_the_others_compute(algorithm):
-    """A point mass on the axis of the first joint: M is singular exactly when q_tilt = 0."""
-    model = pin.Model()
-    turn = model.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "turn")
-    tilt = model.addJoint(turn, pin.JointModelRY(), pin.SE3.Identity(), "tilt")
-    point_mass = pin.Inertia(2.0, np.array([0, 0, 1.0]), np.zeros((3, 3)))
-    model.appendBodyToJoint(tilt, point_mass, pin.SE3.Identity())
-    at_mass = pin.SE3(np.eye(3), np.array([0, 0, 1.0]))
-    cms = [pin.RigidConstraintModel(C3, model, tilt, at_mass, pin.LOCAL)]
-    qs = np.array([[0.3, 0.5], [0.2, 0.7], [0.1, 0.0]])
+    model, cms, qs = mass_on_the_first_axis()  # M singular in row 2 only
     with pytest.raises(ValueError, match=r"singular at row 2 of qs \(1 of 3 rows\)"):
         pvosimr.compute_delassus_batch(model, qs, cms, algorithm=algorithm, block_size=2)
     check_batch(model, cms, qs[:2], algorithms=[algorithm])

@@ -7,6 +7,7 @@ placements fixed; the same one tests/test_torch.py uses); Atlas and placements a
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -16,8 +17,11 @@ import pytest
 
 jax = pytest.importorskip("jax", reason='needs JAX: pip install "pvosimr[jax]"')
 import jax.numpy as jnp  # noqa: E402
+from _trees import mass_on_the_first_axis  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
+from pvosimr.codegen import c_source  # noqa: E402
+from pvosimr.codegen.front_end import VERDICTS  # noqa: E402
 from pvosimr.constraints import point, weld  # noqa: E402
 from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
 
@@ -187,13 +191,28 @@ def test_non_finite_q_is_a_run_time_error_never_a_matrix(humanoid_G, bad):
         qs[2, start : start + length] = 0.0
     else:
         qs[2, -1] = float(bad)
-    with pytest.raises(Exception, match=r"at row 2 of the batch: q is not finite"):
+    words = re.escape(f"pvosimr: at row 2 of the batch: {VERDICTS[c_source.BAD_Q]}")
+    with pytest.raises(Exception, match=words):
         np.asarray(jax.jit(jax.vmap(G))(qs))
     with pytest.raises(Exception, match=r"q is not finite"):
         np.asarray(jax.jit(G)(qs[2]))
     W = np.ones((f.m, f.m))
     with pytest.raises(Exception, match=r"q is not finite"):
         np.asarray(jax.grad(weighted_loss(G, W))(qs[2]))
+
+
+@pytest.mark.slow
+def test_a_singular_row_is_named_in_the_front_ends_words():
+    import pvosimr.jax
+
+    model, cms, qs = mass_on_the_first_axis()  # M singular in row 2 only
+    G = pvosimr.jax.delassus(model, cms)
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(G))(qs[:2])), G.compiled(qs[:2]))
+    words = re.escape(f"pvosimr: at row 2 of the batch: {VERDICTS[c_source.NON_FINITE]}")
+    with pytest.raises(Exception, match=words):
+        np.asarray(jax.jit(jax.vmap(G))(qs))
+    with pytest.raises(Exception, match=words.replace("2", "0")):
+        np.asarray(jax.grad(weighted_loss(G, np.ones((3, 3))))(qs[2]))
 
 
 def test_float32_and_wrong_shapes_are_refused(humanoid_G):

@@ -6,6 +6,7 @@ placements fixed; the one tests/test_jax.py uses); torch.compile, Atlas and plac
 are in ``-m slow``.
 """
 
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,10 @@ def _torch():
     torch = pytest.importorskip("torch", reason='needs PyTorch: pip install "pvosimr[torch]"')
 
 
+from _trees import mass_on_the_first_axis  # noqa: E402
+
+from pvosimr.codegen import c_source  # noqa: E402
+from pvosimr.codegen.front_end import VERDICTS  # noqa: E402
 from pvosimr.constraints import point, weld  # noqa: E402
 from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
 
@@ -272,6 +277,22 @@ def test_atlas_and_placements_as_inputs(atlas):
         G(x, p.clone().requires_grad_())
     qs[1, -1] = np.nan  # placements as a tensor: the library's batch called by the op itself
     with pytest.raises(ValueError, match=r"^pvosimr.torch: at row 1: q is not finite"):
+        G(torch.from_numpy(qs), p)
+
+
+@pytest.mark.slow
+def test_a_singular_row_is_named_in_the_front_ends_words():
+    import pvosimr.torch
+    from pvosimr.symbolic import placement_vector
+
+    model, cms, qs = mass_on_the_first_axis()  # M singular in row 2 only
+    G = pvosimr.torch.delassus(model, cms, placements="input")
+    placements = [cm.joint1_placement for cm in cms]
+    p = torch.from_numpy(placement_vector(model, cms, placements))
+    expected = G.compiled(qs[:2], placements=placements)
+    assert torch.equal(G(torch.from_numpy(qs[:2]), p), torch.from_numpy(expected))
+    words = f"pvosimr.torch: at row 2: {VERDICTS[c_source.NON_FINITE]}"
+    with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
         G(torch.from_numpy(qs), p)
 
 

@@ -7,14 +7,35 @@ from collections.abc import Iterable
 
 import pinocchio as pin
 
+from . import c_source as c_text
 from .build import compile as compile_library
 from .call import CompiledDelassus
 
-__all__ = ["ROUTES", "library_with_gradient", "placements_given"]
+__all__ = ["ROUTES", "UNKNOWN", "VERDICTS", "library_with_gradient", "placements_given", "verdict"]
 
 #: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
 #: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.seam`).
 ROUTES = ("ffi", "xla")
+
+#: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
+#: ends' errors: PyTorch's op reads them here, the XLA handler has them compiled in.
+VERDICTS = {
+    c_text.BAD_Q: "q is not finite or beyond the model's range (after its quaternions and unit "
+    "complex pairs are normalised)",
+    c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
+    "precision was lost (pvosimr.compute_delassus at that q says why)",
+    c_text.EVAL_FAILED: "the generated function reported a failure",
+    c_text.NO_MEMORY: "no memory for the work arrays",
+    c_text.BAD_W: "the cotangent W is not finite",
+}
+
+
+UNKNOWN = "unknown failure"  # a code VERDICTS lacks: the words before "(code N)"
+
+
+def verdict(code: int) -> str:
+    """The words of the library's failure ``code`` (:data:`VERDICTS`)."""
+    return VERDICTS.get(code, f"{UNKNOWN} (code {code})")
 
 
 def placements_given(route: str | None, placements: str | None) -> bool:

@@ -14,6 +14,8 @@
 // by its norm (coordinates.tangent_to_coordinates, the chain rule of u/|u|), by the gradient
 // library's own pvosimr_to_coordinates, whose address is the attribute `coordinates`.
 // A failing row is an error naming the row and the library's verdict: never a wrong output.
+// `verdict(code)`, the words of the library's failure codes, is written by pvosimr/jax/ffi.py
+// from pvosimr.codegen.front_end.VERDICTS and put before this text when the handler is built.
 #include <cstdint>
 #include <algorithm>
 #include <cmath>
@@ -35,26 +37,6 @@ using BatchW = int (*)(const double*, long long, const double*, const double*, l
                        int, int, long long*);
 using Coordinates = void (*)(const long long*, long long, const double*, const double*,
                              const double*, double*, double);
-
-// The codes of pvosimr/codegen/c_source.py.
-const char* verdict(int rc) {
-  switch (rc) {
-    case 1:
-      return "q is not finite or beyond the model's range (after its quaternions and unit "
-             "complex pairs are normalised)";
-    case 2:
-      return "G or its gradient is not finite: the mass matrix is singular there or precision "
-             "was lost (pvosimr.compute_delassus at that q says why)";
-    case 3:
-      return "the generated function reported a failure";
-    case 4:
-      return "no memory for the work arrays";
-    case 5:
-      return "the cotangent W is not finite";
-    default:
-      return "unknown failure";
-  }
-}
 
 int64_t last_dim(ffi::AnyBuffer::Dimensions dims) { return dims.size() ? dims.back() : 1; }
 

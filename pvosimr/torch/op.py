@@ -28,9 +28,8 @@ import pinocchio as pin
 import torch
 from torch.autograd.function import once_differentiable
 
-from ..codegen import c_source as c_text
 from ..codegen.call import CompiledDelassus, usable_cores
-from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
+from ..codegen.front_end import ROUTES, library_with_gradient, placements_given, verdict
 from ..coordinates import AS_GIVEN_TOLERANCE as TOL
 from ..coordinates import CoordinatePlan, coordinate_plan, unit_part_spans
 from ..kinematics.placements import placement_size
@@ -44,17 +43,6 @@ _handles: dict[tuple[str, str, int], int] = {}
 """The handle of each (library, gradient library, threads): a function asked for again (the
 same model, constraints and options) reuses its entry, so the table grows only with the
 distinct libraries a process loads."""
-
-_VERDICTS = {
-    c_text.BAD_Q: "q is not finite or beyond the model's range (after its quaternions and unit "
-    "complex pairs are normalised)",
-    c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
-    "precision was lost",
-    c_text.EVAL_FAILED: "the generated function reported a failure",
-    c_text.NO_MEMORY: "no memory for the work arrays",
-    c_text.BAD_W: "the cotangent W is not finite",
-}
-"""The library's codes (:mod:`pvosimr.codegen.c_source`) as the errors' words."""
 
 
 @dataclasses.dataclass
@@ -135,7 +123,7 @@ class _Entry:
                                 stride, out.ctypes.data, self.threads, 1,
                                 ctypes.byref(bad))  # fmt: skip
         if rc != 0:
-            raise ValueError(f"pvosimr.torch: at row {bad.value}: {_VERDICTS.get(rc, rc)}")
+            raise ValueError(f"pvosimr.torch: at row {bad.value}: {verdict(rc)}")
         return out if W is not None else out.reshape(len(qs), f.m, f.m)  # G is symmetric
 
 
