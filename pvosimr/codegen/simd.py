@@ -154,6 +154,15 @@ static inline int pv_nonfinite(pv_t x) {  /* x - x is 0 exactly where x is finit
 }
 static inline void pv_store(double* v, pv_t x) { _mm256_storeu_pd(v, x); }
 static inline pv_t pv_load(const double* v) { return _mm256_loadu_pd(v); }
+/* a[j] holds entry j of the 4 rows, one per lane: row k's 4 entries to out + k * stride */
+static inline void pv_store_rows(const pv_t* a, double* out, long long stride) {
+  const __m256d t0 = _mm256_unpacklo_pd(a[0], a[1]), t1 = _mm256_unpackhi_pd(a[0], a[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(a[2], a[3]), t3 = _mm256_unpackhi_pd(a[2], a[3]);
+  _mm256_storeu_pd(out, _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd(out + stride, _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd(out + 2 * stride, _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd(out + 3 * stride, _mm256_permute2f128_pd(t1, t3, 0x31));
+}
 """,
     8: """typedef __m512d pv_t;
 typedef __mmask8 pv_mask;
@@ -175,6 +184,30 @@ static inline int pv_nonfinite(pv_t x) {  /* x - x is 0 exactly where x is finit
 }
 static inline void pv_store(double* v, pv_t x) { _mm512_storeu_pd(v, x); }
 static inline pv_t pv_load(const double* v) { return _mm512_loadu_pd(v); }
+/* a[j] holds entry j of the 8 rows, one per lane: row k's 8 entries to out + k * stride
+   (pairs of entries, then 128-bit quarters of the pairs, then of the quarters) */
+static inline void pv_store_rows(const pv_t* a, double* out, long long stride) {
+  __m512d t[8], u[8];
+  int j;
+  for (j = 0; j < 4; ++j) {
+    t[2 * j] = _mm512_unpacklo_pd(a[2 * j], a[2 * j + 1]);
+    t[2 * j + 1] = _mm512_unpackhi_pd(a[2 * j], a[2 * j + 1]);
+  }
+  for (j = 0; j < 2; ++j) {  /* u[4j..4j+3]: lanes 0 and 4, 2 and 6, 1 and 5, 3 and 7 */
+    u[4 * j] = _mm512_shuffle_f64x2(t[4 * j], t[4 * j + 2], 0x88);
+    u[4 * j + 1] = _mm512_shuffle_f64x2(t[4 * j], t[4 * j + 2], 0xDD);
+    u[4 * j + 2] = _mm512_shuffle_f64x2(t[4 * j + 1], t[4 * j + 3], 0x88);
+    u[4 * j + 3] = _mm512_shuffle_f64x2(t[4 * j + 1], t[4 * j + 3], 0xDD);
+  }
+  _mm512_storeu_pd(out, _mm512_shuffle_f64x2(u[0], u[4], 0x88));
+  _mm512_storeu_pd(out + 4 * stride, _mm512_shuffle_f64x2(u[0], u[4], 0xDD));
+  _mm512_storeu_pd(out + 2 * stride, _mm512_shuffle_f64x2(u[1], u[5], 0x88));
+  _mm512_storeu_pd(out + 6 * stride, _mm512_shuffle_f64x2(u[1], u[5], 0xDD));
+  _mm512_storeu_pd(out + stride, _mm512_shuffle_f64x2(u[2], u[6], 0x88));
+  _mm512_storeu_pd(out + 5 * stride, _mm512_shuffle_f64x2(u[2], u[6], 0xDD));
+  _mm512_storeu_pd(out + 3 * stride, _mm512_shuffle_f64x2(u[3], u[7], 0x88));
+  _mm512_storeu_pd(out + 7 * stride, _mm512_shuffle_f64x2(u[3], u[7], 0xDD));
+}
 """,
 }
 
@@ -331,7 +364,12 @@ static int pvosimr_simd_rows(const casadi_real* qs, const casadi_real* p, casadi
   if (check) for (k = 0; k < {lanes}; ++k) if (pvosimr_check_q(qs + k * {nq})) return 1;
   for (i = 0; i < {nq}; ++i) Q[i] = {prefix}_set_pd({gather});
   pvosimr_simd_f(Q, p, R);
-  for (i = 0; i < {n_out}; ++i) {{
+  /* {lanes} entries of every row at a time, transposed in registers: whole vectors stored */
+  for (i = 0; i + {lanes} <= {n_out}; i += {lanes}) {{
+    for (k = 0; k < {lanes}; ++k) bad |= pv_nonfinite(R[i + k]);
+    pv_store_rows(R + i, out + i, {n_out});
+  }}
+  for (; i < {n_out}; ++i) {{
     bad |= pv_nonfinite(R[i]);
     pv_store(v, R[i]);
     {stores}
