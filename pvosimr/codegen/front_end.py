@@ -29,7 +29,6 @@ VERDICTS = {
     c_text.BAD_W: "the cotangent W is not finite",
 }
 
-
 UNKNOWN = "unknown failure"  # a code VERDICTS lacks: the words before "(code N)"
 
 

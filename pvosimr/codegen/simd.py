@@ -184,8 +184,10 @@ static inline int pv_nonfinite(pv_t x) {  /* x - x is 0 exactly where x is finit
 }
 static inline void pv_store(double* v, pv_t x) { _mm512_storeu_pd(v, x); }
 static inline pv_t pv_load(const double* v) { return _mm512_loadu_pd(v); }
-/* a[j] holds entry j of the 8 rows, one per lane: row k's 8 entries to out + k * stride
-   (pairs of entries, then 128-bit quarters of the pairs, then of the quarters) */
+/* a[j] holds entry j of the 8 rows, one per lane: row k's 8 entries to out + k * stride.
+   An 8 x 8 transpose: t[2j] and t[2j + 1] pair entries 2j and 2j + 1 of the even and of the
+   odd lanes; u[4j..4j + 3] hold entries 4j to 4j + 3 of lanes 0 and 4, 2 and 6, 1 and 5,
+   3 and 7; the last shuffles gather the 8 entries of one lane */
 static inline void pv_store_rows(const pv_t* a, double* out, long long stride) {
   __m512d t[8], u[8];
   int j;
@@ -193,7 +195,7 @@ static inline void pv_store_rows(const pv_t* a, double* out, long long stride) {
     t[2 * j] = _mm512_unpacklo_pd(a[2 * j], a[2 * j + 1]);
     t[2 * j + 1] = _mm512_unpackhi_pd(a[2 * j], a[2 * j + 1]);
   }
-  for (j = 0; j < 2; ++j) {  /* u[4j..4j+3]: lanes 0 and 4, 2 and 6, 1 and 5, 3 and 7 */
+  for (j = 0; j < 2; ++j) {
     u[4 * j] = _mm512_shuffle_f64x2(t[4 * j], t[4 * j + 2], 0x88);
     u[4 * j + 1] = _mm512_shuffle_f64x2(t[4 * j], t[4 * j + 2], 0xDD);
     u[4 * j + 2] = _mm512_shuffle_f64x2(t[4 * j + 1], t[4 * j + 3], 0x88);
