@@ -25,7 +25,12 @@ from .backends.casadi import CASADI, FOLD_TOLERANCE, SX, CasadiBackend, ca, fold
 from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list
 from .kinematics.joints import configuration_tangent
-from .kinematics.placements import placement_size, placement_vector
+from .kinematics.placements import (
+    PLACEMENTS,
+    placement_size,
+    placement_vector,
+    placements_are_inputs,
+)
 from .kinematics.symbolic import symbolic_kinematics
 from .topology import Topology
 
@@ -44,8 +49,6 @@ __all__ = [
     "symbolic_kinematics",
 ]
 
-#: What ``placements=`` may be: the constraint models' own numbers, or an input ``p``.
-PLACEMENTS = ("fixed", "input")
 OUTPUTS = ("G", "dG", "vjp")
 """What :func:`delassus_function` computes: G, dG/dq, or the gradient of ⟨W, G⟩ (the output's
 name in the CasADi function)."""
@@ -69,13 +72,12 @@ def _delassus(
     B: CasadiBackend = CASADI,
 ) -> _Delassus:
     """G's expression, the one graph :func:`delassus_function` returns or differentiates."""
-    if placements not in PLACEMENTS:
-        raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
+    given = placements_are_inputs(placements)
     algorithm = canonical_algorithm(algorithm)
     cms = as_constraint_list(constraint_models, model)
     topology = Topology(model, cms)
     q = SX.sym("q", model.nq)
-    p = SX.sym("p", placement_size(model, cms)) if placements == "input" else None
+    p = SX.sym("p", placement_size(model, cms)) if given else None
     kin = symbolic_kinematics(model, q, topology, cms, p)
     algorithm = (
         resolve_algorithm(algorithm, model, topology, cms, "casadi") if topology.m else algorithm

@@ -27,6 +27,7 @@ from _trees import (
 import pvosimr
 from pvosimr import zoo
 from pvosimr.backends import NUMPY
+from pvosimr.codegen.front_end import placements_given
 from pvosimr.constraints import constraint_kind
 from pvosimr.kinematics.joints import configuration_tangent
 from pvosimr.kinematics.placements import placement_actions
@@ -228,6 +229,15 @@ def test_fixed_placements_keep_q_as_the_only_input(atlas):
     assert f.name_in() == ["q"] and f.name() == "delassus_pv_osimr"
     with pytest.raises(ValueError, match="placements must be one of"):
         symbolic.delassus_function(model, cms, placements="numbers")
+
+
+def test_the_front_ends_options_are_checked_by_name():
+    assert not placements_given(None, None) and not placements_given("ffi", "fixed")
+    assert placements_given("xla", "input")
+    with pytest.raises(ValueError, match="placements must be None or one of"):
+        placements_given(None, "numbers")
+    with pytest.raises(ValueError, match="route must be one of 'ffi', 'xla'"):
+        placements_given("gpu", None)
 
 
 @pytest.mark.parametrize("seed", range(6))

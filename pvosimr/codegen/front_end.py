@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import pinocchio as pin
 
+from ..kinematics.placements import PLACEMENTS
 from . import c_source as c_text
 from .build import compile as compile_library
 from .call import CompiledDelassus
@@ -43,8 +44,8 @@ def placements_given(route: str | None, placements: str | None) -> bool:
     ``"fixed"`` or ``"input"``) are checked: ``ValueError`` naming the option otherwise."""
     if route not in (None, *ROUTES):
         raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
-    if placements not in (None, "fixed", "input"):
-        raise ValueError(f"placements must be None, 'fixed' or 'input', not {placements!r}")
+    if placements not in (None, *PLACEMENTS):
+        raise ValueError(f"placements must be None or one of {PLACEMENTS}, not {placements!r}")
     return placements == "input"
 
 

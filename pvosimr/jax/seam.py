@@ -36,7 +36,11 @@ from ..constraints import as_constraint_list, check_placements  # noqa: E402
 from ..coordinates import unit_part_spans  # noqa: E402
 from ..kinematics.frames import Kinematics, backend_kinematics  # noqa: E402
 from ..kinematics.joints import joint_kinematics  # noqa: E402
-from ..kinematics.placements import placement_actions, placement_size  # noqa: E402
+from ..kinematics.placements import (  # noqa: E402
+    placement_actions,
+    placement_size,
+    placements_are_inputs,
+)
 from ..spatial import DenseTransform  # noqa: E402
 from ..topology import Topology  # noqa: E402
 from .arrays import checked_input  # noqa: E402
@@ -168,12 +172,11 @@ def compile_seam(
         ValueError / NotImplementedError: constraints, joints or an algorithm name pvosimr
             does not support; a fixed placement that is not a rigid transform.
     """
-    if placements not in ("fixed", "input"):
-        raise ValueError(f"placements must be 'fixed' or 'input', not {placements!r}")
+    given = placements_are_inputs(placements)
     if transforms not in TRANSFORMS:
         raise ValueError(f"transforms must be one of {TRANSFORMS}, not {transforms!r}")
     algorithm = canonical_algorithm(algorithm)
     cms = as_constraint_list(constraint_models, model)
-    if placements == "fixed":
+    if not given:
         check_placements(cms)
     return SeamDelassus(model, cms, algorithm, placements, transforms)

@@ -30,15 +30,29 @@ from ..lowering import JOINT_SPACE_MODELS
 from ..topology import Topology, constraint_signature
 
 __all__ = [
+    "PLACEMENTS",
     "SE3_SIZE",
     "placement_actions",
     "placement_keys",
     "placement_size",
     "placement_vector",
+    "placements_are_inputs",
 ]
 
 #: Numbers per placement in ``p``: the rotation column-major, then the translation.
 SE3_SIZE = 12
+
+#: What a function's ``placements=`` may be: the constraint models' own numbers, or an input
+#: ``p``.
+PLACEMENTS = ("fixed", "input")
+
+
+def placements_are_inputs(placements: str) -> bool:
+    """Whether ``placements`` (one of :data:`PLACEMENTS`) makes ``p`` an input of the function;
+    ``ValueError`` naming the option otherwise."""
+    if placements not in PLACEMENTS:
+        raise ValueError(f"placements must be one of {PLACEMENTS}, not {placements!r}")
+    return placements == "input"
 
 
 def _placed(shape: ConstraintShape) -> int:
