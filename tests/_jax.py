@@ -1,9 +1,12 @@
 """Helpers shared by the tests of the XLA routes (tests/test_jax_seam.py, tests/test_xla.py,
-tests/test_xla_route.py; their fixture ``x64`` is in conftest.py) and of the front ends
-(tests/test_jax.py, tests/test_torch.py): a relative error, random trees with every constraint
-kind, and configurations off the unit sphere."""
+tests/test_xla_builders.py, tests/test_xla_route.py; their fixture ``x64`` is in conftest.py)
+and of the front ends (tests/test_jax.py, tests/test_torch.py): a relative error, random trees
+with every constraint kind, configurations off the unit sphere, and an XLA builder's G against
+the numpy path."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pinocchio as pin
@@ -14,10 +17,12 @@ from _trees import (
     chain_of,
     every_kind_of_joint,
     mixed_kinds,
+    random_q,
     random_shape,
     with_anchors,
 )
 
+import pvosimr
 from pvosimr.coordinates import unit_part_spans
 
 TOLERANCE = 1e-12
@@ -34,6 +39,28 @@ def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.
     for start, length in unit_part_spans(model):
         q[start : start + length] *= rng.uniform(0.5, 2.0)
     return q
+
+
+def check_against_numpy(
+    compile_route: Callable,
+    model: pin.Model,
+    cms: list,
+    seed: int,
+    algorithm: str = "pv-osimr",
+    n_q: int = 2,
+) -> None:
+    """The G of ``compile_route(model, cms, algorithm)`` (an XLA builder) on ``n_q`` random
+    configurations, their unit parts off the sphere, in one batch: float64, and each row the
+    numpy path's G to :data:`TOLERANCE`."""
+    G = compile_route(model, cms, algorithm)
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(n_q)])
+    scaled = np.stack([off_sphere(model, q, rng) for q in qs])
+    out = np.asarray(G(scaled))
+    assert out.shape == (n_q, G.m, G.m) and out.dtype == np.float64
+    data = model.createData()
+    for q, Gx in zip(qs, out, strict=True):
+        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms, algorithm)) <= TOLERANCE
 
 
 def on_and_off_the_sphere(model: pin.Model, qs: np.ndarray, rng: np.random.Generator):

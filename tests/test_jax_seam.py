@@ -4,9 +4,10 @@ Against independent truths: G against the numpy path ``pvosimr.compute_delassus`
 (≤ 1e-12 of ``max(1, max|G|)``, float64) on the sample humanoid with weld, point,
 world-aligned and two-body constraints, on random trees with every joint type and every
 constraint kind (pin 4's models included), for every algorithm of :data:`pvosimr.ALGORITHMS`,
-at configurations whose unit parts are off the unit sphere; JAX's gradient of ⟨W, G⟩ (mapped to
-the velocity coordinates by ``T(q)``) against the CasADi function that ``f.vjp`` is compiled
-from, and against central differences.  The functions run eagerly except where ``jit`` is the
+at configurations whose unit parts are off the unit sphere; JAX's gradient of ⟨W, G⟩ against
+central differences.  What both XLA builders promise (shapes, placements as inputs, float32, the
+gradient and jvp against the CasADi functions, bad input) is checked on each in
+tests/test_xla_builders.py.  The functions run eagerly except where ``jit`` is the
 subject; Atlas, and the dearer algorithms on the humanoid, are ``-m slow``.  JAX's x64 mode is
 switched on per test and restored.
 """
@@ -24,17 +25,15 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from _jax import (  # noqa: E402
     TOLERANCE,
+    check_against_numpy,
     mixed_tree,
-    off_sphere,
     rel,
     tree_with_unit_parts,
 )
 
 import pvosimr  # noqa: E402
 from pvosimr.backends.numpy import NUMPY  # noqa: E402
-from pvosimr.coordinates import unit_part_spans  # noqa: E402
 from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
-from pvosimr.kinematics.placements import placement_vector  # noqa: E402
 
 seam = pytest.importorskip("pvosimr.jax.seam")
 
@@ -68,20 +67,6 @@ def humanoid() -> tuple[pin.Model, list]:
     return model, cms
 
 
-def check_against_numpy(
-    model: pin.Model, cms: list, seed: int, algorithm: str = "pv-osimr", n_q: int = 2
-) -> None:
-    G = seam.compile_seam(model, cms, algorithm)
-    rng = np.random.default_rng(seed)
-    qs = np.stack([random_q(model, rng) for _ in range(n_q)])
-    scaled = np.stack([off_sphere(model, q, rng) for q in qs])
-    out = np.asarray(G(scaled))
-    assert out.shape == (n_q, G.m, G.m) and out.dtype == np.float64
-    data = model.createData()
-    for q, Gx in zip(qs, out, strict=True):
-        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms, algorithm)) <= TOLERANCE
-
-
 # --------------------------------------------------------------------------- G
 
 
@@ -96,7 +81,7 @@ def test_trees_draw_many_joint_kinds_and_every_constraint_kind():
 
 @pytest.mark.parametrize("seed", TREE_SEEDS)
 def test_random_trees_against_numpy(seed, x64):
-    check_against_numpy(*mixed_tree(seed), seed)
+    check_against_numpy(seam.compile_seam, *mixed_tree(seed), seed)
 
 
 def _marked(algorithms: tuple[str, ...], fast: tuple[str, ...]) -> list:
@@ -109,12 +94,12 @@ def test_fast_names_are_algorithms():
 
 @pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST))
 def test_every_algorithm_on_a_random_tree(algorithm, x64):
-    check_against_numpy(*mixed_tree(4), 4, algorithm, n_q=1)
+    check_against_numpy(seam.compile_seam, *mixed_tree(4), 4, algorithm, n_q=1)
 
 
 @pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST[:1]))
 def test_humanoid_constraint_kinds(algorithm, x64):
-    check_against_numpy(*humanoid(), 0, algorithm, n_q=1)
+    check_against_numpy(seam.compile_seam, *humanoid(), 0, algorithm, n_q=1)
 
 
 @pytest.mark.slow
@@ -130,7 +115,9 @@ def test_the_slow_trees_draw_every_joint_kind():
 @pytest.mark.parametrize("seed", range(2, 40))
 def test_many_random_trees(seed, x64):
     model, cms = mixed_tree(seed)
-    check_against_numpy(model, cms, seed, ("pv-osimr", "efpa", "ltl-osim")[seed % 3])
+    check_against_numpy(
+        seam.compile_seam, model, cms, seed, ("pv-osimr", "efpa", "ltl-osim")[seed % 3]
+    )
 
 
 def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
@@ -154,37 +141,6 @@ def test_jit_vmap_both_transforms(transforms, x64):
 @pytest.mark.parametrize("transforms", seam.TRANSFORMS)
 def test_jit_vmap_humanoid(transforms, x64):
     check_jit_vmap(*humanoid(), transforms)
-
-
-def test_no_constraint_rows(x64):
-    model, _ = tree_with_unit_parts()
-    G = seam.compile_seam(model, [])
-    q = random_q(model, np.random.default_rng(0))
-    assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
-
-
-def test_placements_as_inputs(x64):
-    model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms, placements="input")
-    rng = np.random.default_rng(1)
-    q = random_q(model, rng)
-    moved = [
-        pin.RigidConstraintModel(cm.type, model, cm.joint1_id, pin.SE3.Random(), pin.LOCAL)
-        for cm in cms
-    ]
-    p = placement_vector(model, cms, [cm.joint1_placement for cm in moved])
-    expected = pvosimr.compute_delassus(model, model.createData(), q, moved)
-    assert rel(G(q, p), expected) <= TOLERANCE
-    assert rel(G(np.stack([q, q]), p)[1], expected) <= TOLERANCE  # p broadcast to the batch
-
-
-def test_float32_is_close_to_float64(x64):
-    model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms)
-    q = random_q(model, np.random.default_rng(0))
-    single = G(q.astype(np.float32))
-    assert single.dtype == jnp.float32
-    assert rel(single, G(q)) <= 1e-4
 
 
 def _dot_precisions(jaxpr) -> list:
@@ -218,20 +174,6 @@ def test_float32_products_ask_for_full_precision(x64):
 # --------------------------------------------------------------------------- derivatives
 
 
-def test_gradient_is_the_compiled_one(x64):
-    """JAX's gradient against the CasADi function ``f.vjp`` is compiled from."""
-    symbolic = pytest.importorskip("pvosimr.symbolic")
-    model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms)
-    vjp = symbolic.delassus_function(model, cms, output="vjp")
-    rng = np.random.default_rng(5)
-    q = random_q(model, rng)
-    W = rng.normal(size=(G.m, G.m))
-    T = configuration_tangent(NUMPY, model, q)
-    grad_q = jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q)
-    assert rel(np.asarray(grad_q) @ T, np.asarray(vjp(q, W)).ravel()) <= 1e-11
-
-
 @pytest.mark.slow
 def test_gradient_against_central_differences(x64):
     """Along each velocity coordinate, ``pin.integrate`` moved both ways, against the numpy
@@ -253,35 +195,7 @@ def test_gradient_against_central_differences(x64):
         assert abs(tangent[k] - fd) <= 1e-6 * max(1.0, abs(fd))
 
 
-def test_gradient_has_no_radial_part(x64):
-    model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms)
-    rng = np.random.default_rng(2)
-    q = off_sphere(model, random_q(model, rng), rng)
-    W = rng.normal(size=(G.m, G.m))
-    g = np.asarray(jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q))
-    for start, length in unit_part_spans(model):
-        part = slice(start, start + length)
-        assert abs(g[part] @ q[part]) <= 1e-12 * max(1.0, np.abs(g).max())
-
-
 # --------------------------------------------------------------------------- bad input
-
-
-def test_bad_input_is_named(x64):
-    model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms)
-    q = random_q(model, np.random.default_rng(0))
-    with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):
-        G(q[:-1])
-    with pytest.raises(TypeError, match="float32 or float64"):
-        G(np.zeros(model.nq, dtype=int))
-    with pytest.raises(TypeError, match="fixed placements"):
-        G(q, np.zeros(3))
-    jax.config.update("jax_enable_x64", False)
-    with pytest.raises(TypeError, match="x64 mode is off"):
-        G(q)
-    assert G(q.astype(np.float32)).dtype == jnp.float32
 
 
 def test_bad_arguments_are_named():
@@ -292,13 +206,6 @@ def test_bad_arguments_are_named():
         seam.compile_seam(model, cms, transforms="sparse")
     with pytest.raises(ValueError):
         seam.compile_seam(model, cms, "no-such-algorithm")
-
-
-def test_placements_input_needs_p(x64):
-    model, cms = mixed_tree(1)
-    G = seam.compile_seam(model, cms, placements="input")
-    with pytest.raises(TypeError, match=r"G\(q, p\)"):
-        G(random_q(model, np.random.default_rng(0)))
 
 
 def test_importing_the_backends_does_not_import_jax():

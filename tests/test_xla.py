@@ -3,10 +3,10 @@
 Against independent truths: every emitted operation against CasADi's own evaluation; G against
 the numpy path ``pvosimr.compute_delassus`` (≤ 1e-12 of ``max(1, max|G|)``, float64) on a
 sample of the zoo and on random trees with every joint type and every constraint kind, at
-configurations whose quaternions and unit complex numbers are off the unit sphere; JAX's
-gradient of ⟨W, G⟩ (mapped to the velocity coordinates by ``T(q)``) against the CasADi
-function that ``f.vjp`` is compiled from, and JAX's jvp along ``T(q) e_k`` against the one
-``f.derivatives`` is compiled from.  The functions run eagerly (one JAX operation at a time):
+configurations whose quaternions and unit complex numbers are off the unit sphere.  What both
+XLA builders promise (shapes, placements as inputs, float32, the gradient and jvp against the
+CasADi functions ``f.vjp`` and ``f.derivatives`` are compiled from, bad input) is checked on
+each in tests/test_xla_builders.py.  The functions run eagerly (one JAX operation at a time):
 XLA compiles one small function here (``jit``/``vmap``/``jacfwd``), the big ones are timed by
 ``pvosimr bench`` and checked in ``tests/test_xla_slow.py``.  JAX's x64 mode is switched on
 per test and restored.
@@ -23,39 +23,21 @@ from _trees import (
 
 jax = pytest.importorskip("jax")
 from _jax import (  # noqa: E402
-    TOLERANCE,
+    check_against_numpy,
     mixed_tree,
-    off_sphere,
     rel,
-    tree_with_unit_parts,
 )
 
 ca = pytest.importorskip("casadi")
 
 import jax.numpy as jnp  # noqa: E402
 
-import pvosimr  # noqa: E402
-from pvosimr.backends.numpy import NUMPY  # noqa: E402
-from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
-from pvosimr.symbolic import delassus_function, placement_vector  # noqa: E402
 from pvosimr.zoo import load  # noqa: E402
 
 xla = pytest.importorskip("pvosimr.jax.xla")
 
 TREE_SEEDS = range(10)
 ZOO_FAST = ("double_pendulum", "four_bar", "ur5")
-
-
-def check_against_numpy(model: pin.Model, cms: list, seed: int, n_q: int = 2) -> None:
-    G = xla.compile_xla(model, cms)
-    rng = np.random.default_rng(seed)
-    qs = np.stack([random_q(model, rng) for _ in range(n_q)])
-    scaled = np.stack([off_sphere(model, q, rng) for q in qs])
-    out = np.asarray(G(scaled))
-    assert out.shape == (n_q, G.m, G.m) and out.dtype == np.float64
-    data = model.createData()
-    for q, Gx in zip(qs, out, strict=True):
-        assert rel(Gx, pvosimr.compute_delassus(model, data, q, cms)) <= TOLERANCE
 
 
 # --------------------------------------------------------------------------- the operations
@@ -162,77 +144,16 @@ def test_trees_draw_every_joint_kind_and_constraint_kind():
 
 @pytest.mark.parametrize("seed", TREE_SEEDS)
 def test_random_trees_against_numpy(seed, x64):
-    check_against_numpy(*mixed_tree(seed), seed)
+    check_against_numpy(xla.compile_xla, *mixed_tree(seed), seed)
 
 
 @pytest.mark.parametrize("name", ZOO_FAST)
 def test_zoo_against_numpy(name, x64):
     robot = load(name)
-    check_against_numpy(robot.model, robot.constraints, 0)
-
-
-def test_no_constraint_rows(x64):
-    model, _ = tree_with_unit_parts()
-    G = xla.compile_xla(model, [])
-    q = random_q(model, np.random.default_rng(0))
-    assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
-
-
-def test_placements_as_inputs(x64):
-    model, cms = tree_with_unit_parts()
-    G = xla.compile_xla(model, cms, placements="input")
-    rng = np.random.default_rng(1)
-    q = random_q(model, rng)
-    moved = [
-        pin.RigidConstraintModel(cm.type, model, cm.joint1_id, pin.SE3.Random(), pin.LOCAL)
-        for cm in cms
-    ]
-    p = placement_vector(model, cms, [cm.joint1_placement for cm in moved])
-    expected = pvosimr.compute_delassus(model, model.createData(), q, moved)
-    assert rel(G(q, p), expected) <= TOLERANCE
-    assert rel(G(np.stack([q, q]), p)[1], expected) <= TOLERANCE  # p broadcast to the batch
-
-
-def test_float32_is_close_to_float64(x64):
-    model, cms = mixed_tree(0)
-    G = xla.compile_xla(model, cms)
-    q = random_q(model, np.random.default_rng(0))
-    single = G(q.astype(np.float32))
-    assert single.dtype == jnp.float32
-    assert rel(single, G(q)) <= 1e-4
+    check_against_numpy(xla.compile_xla, robot.model, robot.constraints, 0)
 
 
 # --------------------------------------------------------------------------- derivatives
-
-
-def test_gradient_and_jvp_are_the_compiled_ones(x64):
-    """JAX's gradient and jvp against the CasADi functions ``f.vjp`` and ``f.derivatives`` are
-    compiled from (the C route's own graph; the compiled libraries: the slow suite)."""
-    model, cms = tree_with_unit_parts()
-    G = xla.compile_xla(model, cms)
-    vjp = delassus_function(model, cms, output="vjp")
-    dG = delassus_function(model, cms, output="dG")
-    rng = np.random.default_rng(5)
-    q = random_q(model, rng)
-    W = rng.normal(size=(G.m, G.m))
-    T = configuration_tangent(NUMPY, model, q)
-    expected = np.asarray(vjp(q, W)).ravel()
-    grad_q = jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q)
-    assert rel(np.asarray(grad_q) @ T, expected) <= 1e-11
-    derivatives = np.asarray(dG(q)).reshape(G.m, G.m, model.nv, order="F")
-    along = jax.vmap(lambda t: jax.jvp(G, (jnp.asarray(q),), (t,))[1])(jnp.asarray(T.T))
-    assert rel(np.moveaxis(np.asarray(along), 0, -1), derivatives) <= 1e-11
-
-
-def test_gradient_has_no_radial_part(x64):
-    model, cms = tree_with_unit_parts()
-    G = xla.compile_xla(model, cms)
-    rng = np.random.default_rng(2)
-    q = off_sphere(model, random_q(model, rng), rng)
-    W = rng.normal(size=(G.m, G.m))
-    g = np.asarray(jax.grad(lambda x: jnp.sum(jnp.asarray(W) * G(x)))(q))
-    for start, stop in xla.unit_slices(model):
-        assert abs(g[start:stop] @ q[start:stop]) <= 1e-12 * max(1.0, np.abs(g).max())
 
 
 def test_jit_vmap_jacfwd(x64):
@@ -246,32 +167,6 @@ def test_jit_vmap_jacfwd(x64):
     J = jax.jacfwd(G)(qs[0])
     _, column = jax.jvp(G, (jnp.asarray(qs[0]),), (jnp.eye(robot.model.nq)[1],))
     assert rel(J[..., 1], column) <= 1e-15
-
-
-# --------------------------------------------------------------------------- bad input
-
-
-def test_bad_input_is_named(x64):
-    model, cms = mixed_tree(1)
-    G = xla.compile_xla(model, cms)
-    q = random_q(model, np.random.default_rng(0))
-    with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):
-        G(q[:-1])
-    with pytest.raises(TypeError, match="float32 or float64"):
-        G(np.zeros(model.nq, dtype=int))
-    with pytest.raises(TypeError, match="fixed placements"):
-        G(q, np.zeros(3))
-    jax.config.update("jax_enable_x64", False)
-    with pytest.raises(TypeError, match="x64 mode is off"):
-        G(q)
-    assert G(q.astype(np.float32)).dtype == jnp.float32
-
-
-def test_placements_input_needs_p(x64):
-    model, cms = mixed_tree(1)
-    G = xla.compile_xla(model, cms, placements="input")
-    with pytest.raises(TypeError, match=r"G\(q, p\)"):
-        G(random_q(model, np.random.default_rng(0)))
 
 
 # --------------------------------------------------------------------------- the cache folder

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from _jax import (
     TOLERANCE,
+    check_against_numpy,
     mixed_tree,
     off_sphere,
     rel,
     tree_with_unit_parts,
 )
 from _trees import ROBOT_SAMPLE, random_q
-from test_xla import check_against_numpy
 
 jax = pytest.importorskip("jax")
 xla = pytest.importorskip("pvosimr.jax.xla")
@@ -44,7 +44,7 @@ def test_slow_trees_draw_every_joint_kind():
 
 @pytest.mark.parametrize("seed", SLOW_TREES)
 def test_many_random_trees_against_numpy(seed, x64):
-    check_against_numpy(*mixed_tree(seed), seed, n_q=3)
+    check_against_numpy(xla.compile_xla, *mixed_tree(seed), seed, n_q=3)
 
 
 @pytest.mark.parametrize("name", sorted(ROBOT_SAMPLE - UNSUPPORTED))
@@ -53,7 +53,7 @@ def test_zoo_sample_against_numpy(name, x64):
         robot = zoo.load(name)
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         pytest.skip(str(exc).splitlines()[0])
-    check_against_numpy(robot.model, robot.constraints, 1)
+    check_against_numpy(xla.compile_xla, robot.model, robot.constraints, 1)
 
 
 def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):

@@ -1,5 +1,6 @@
 """The input check of the XLA routes (:mod:`.seam`, :mod:`.xla`): float32 or float64 arrays of
-the right last axis, and no float64 while JAX's x64 mode would round it."""
+the right last axis, no float64 while JAX's x64 mode would round it, and ``p`` exactly where the
+function has placements as inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["checked_input"]
+__all__ = ["checked_input", "checked_inputs"]
 
 
 def checked_input(x: Any, name: str, size: int) -> Any:
@@ -28,3 +29,19 @@ def checked_input(x: Any, name: str, size: int) -> Any:
     if x.ndim < 1 or x.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
     return x
+
+
+def checked_inputs(q: Any, p: Any, placements: str, nq: int, n_p: int) -> tuple[list, tuple]:
+    """``[q]`` or ``[q, p]`` checked (:func:`checked_input`) for a function with
+    ``placements`` ``"fixed"`` (``G(q)``) or ``"input"`` (``G(q, p)``), and their common batch
+    shape; a ``TypeError`` for a missing or unexpected ``p``, or two dtypes."""
+    inputs = [checked_input(q, "q", nq)]
+    if placements == "input":
+        if p is None:
+            raise TypeError("this function has placements as inputs: call G(q, p)")
+        inputs.append(checked_input(p, "p", n_p))
+    elif p is not None:
+        raise TypeError("this function has fixed placements: call G(q)")
+    if inputs[0].dtype != inputs[-1].dtype:
+        raise TypeError(f"q is {inputs[0].dtype} but p is {inputs[-1].dtype}: use one dtype")
+    return inputs, jnp.broadcast_shapes(*(x.shape[:-1] for x in inputs))

@@ -43,7 +43,7 @@ from ..kinematics.placements import (  # noqa: E402
 )
 from ..spatial import DenseTransform  # noqa: E402
 from ..topology import Topology  # noqa: E402
-from .arrays import checked_input  # noqa: E402
+from .arrays import checked_inputs  # noqa: E402
 
 __all__ = ["TRANSFORMS", "SeamDelassus", "compile_seam", "jax_kinematics"]
 
@@ -132,16 +132,7 @@ class SeamDelassus:
         return jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
 
     def __call__(self, q: Any, p: Any = None) -> Any:
-        inputs = [checked_input(q, "q", self.nq)]
-        if self.placements == "input":
-            if p is None:
-                raise TypeError("this function has placements as inputs: call G(q, p)")
-            inputs.append(checked_input(p, "p", self.n_p))
-        elif p is not None:
-            raise TypeError("this function has fixed placements: call G(q)")
-        if inputs[0].dtype != inputs[-1].dtype:
-            raise TypeError(f"q is {inputs[0].dtype} but p is {inputs[-1].dtype}: use one dtype")
-        batch = jnp.broadcast_shapes(*(x.shape[:-1] for x in inputs))
+        inputs, batch = checked_inputs(q, p, self.placements, self.nq, self.n_p)
         dtype = inputs[0].dtype
         if self.m == 0:  # no constraint rows: an empty G
             return jnp.zeros((*batch, 0, 0), dtype)

@@ -37,9 +37,9 @@ import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
 from ..constraints import as_constraint_list  # noqa: E402
-from ..kinematics.joints import unit_parts  # noqa: E402
+from ..coordinates import unit_part_spans  # noqa: E402
 from ..symbolic import delassus_function  # noqa: E402
-from .arrays import checked_input  # noqa: E402
+from .arrays import checked_inputs  # noqa: E402
 from .cache import use_persistent_cache  # noqa: E402
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "compile_xla",
     "emit",
     "read_program",
-    "unit_slices",
     "use_persistent_cache",
 ]
 
@@ -192,21 +191,15 @@ def emit(program: Program, columns: Sequence[Sequence[Any]]) -> Any:
     return jnp.swapaxes(stacked, -1, -2)  # CasADi's buffer is column-major
 
 
-def unit_slices(model: pin.Model) -> tuple[tuple[int, int], ...]:
-    """``(start, stop)`` in q of every unit quaternion and unit complex number of ``model``."""
-    return tuple(
-        (joint.idx_q + first, joint.idx_q + stop)
-        for joint in model.joints[1:]
-        for first, stop in unit_parts(joint)
-    )
-
-
-def _normalised(columns: list[Any], parts: Iterable[tuple[int, int]]) -> list[Any]:
-    """``columns`` with each unit part divided by its norm (the radial direction removed)."""
+def _normalised(columns: list[Any], spans: Iterable[tuple[int, int]]) -> list[Any]:
+    """``columns`` with each unit part (``(start, length)``,
+    :func:`pvosimr.coordinates.unit_part_spans`) divided by its norm (the radial direction
+    removed)."""
     columns = list(columns)
-    for start, stop in parts:
-        norm = lax.sqrt(sum(lax.mul(c, c) for c in columns[start:stop]))
-        columns[start:stop] = [lax.div(c, norm) for c in columns[start:stop]]
+    for start, length in spans:
+        part = slice(start, start + length)
+        norm = lax.sqrt(sum(lax.mul(c, c) for c in columns[part]))
+        columns[part] = [lax.div(c, norm) for c in columns[part]]
     return columns
 
 
@@ -226,24 +219,16 @@ class XlaDelassus:
         self.placements = placements
         self.nq = int(model.nq)
         self.m = program.out_shape[0]
-        self.unit_slices = unit_slices(model)
+        self.unit_spans = tuple(unit_part_spans(model))
 
     def __repr__(self) -> str:
         return f"XlaDelassus({self.program.name}, nq={self.nq}, m={self.m})"
 
     def __call__(self, q: Any, p: Any = None) -> Any:
-        inputs = [checked_input(q, "q", self.program.in_sizes[0])]
-        if self.placements == "input":
-            if p is None:
-                raise TypeError("this function has placements as inputs: call G(q, p)")
-            inputs.append(checked_input(p, "p", self.program.in_sizes[1]))
-        elif p is not None:
-            raise TypeError("this function has fixed placements: call G(q)")
-        if inputs[0].dtype != inputs[-1].dtype:
-            raise TypeError(f"q is {inputs[0].dtype} but p is {inputs[-1].dtype}: use one dtype")
-        batch = jnp.broadcast_shapes(*(x.shape[:-1] for x in inputs))
+        n_p = self.program.in_sizes[1] if self.placements == "input" else 0
+        inputs, batch = checked_inputs(q, p, self.placements, self.program.in_sizes[0], n_p)
         columns = [[jnp.broadcast_to(x[..., j], batch) for j in range(x.shape[-1])] for x in inputs]
-        columns[0] = _normalised(columns[0], self.unit_slices)
+        columns[0] = _normalised(columns[0], self.unit_spans)
         return emit(self.program, columns)
 
 
