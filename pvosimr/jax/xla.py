@@ -218,6 +218,7 @@ class XlaDelassus:
         self.algorithm = algorithm
         self.placements = placements
         self.nq = int(model.nq)
+        self.n_p = program.in_sizes[1] if placements == "input" else 0
         self.m = program.out_shape[0]
         self.unit_spans = tuple(unit_part_spans(model))
 
@@ -225,8 +226,7 @@ class XlaDelassus:
         return f"XlaDelassus({self.program.name}, nq={self.nq}, m={self.m})"
 
     def __call__(self, q: Any, p: Any = None) -> Any:
-        n_p = self.program.in_sizes[1] if self.placements == "input" else 0
-        inputs, batch = checked_inputs(q, p, self.placements, self.program.in_sizes[0], n_p)
+        inputs, batch = checked_inputs(q, p, self.placements, self.nq, self.n_p)
         columns = [[jnp.broadcast_to(x[..., j], batch) for j in range(x.shape[-1])] for x in inputs]
         columns[0] = _normalised(columns[0], self.unit_spans)
         return emit(self.program, columns)
