@@ -31,7 +31,7 @@ def test_the_report_has_the_three_engines(tmp_path):
     section = md.split("## MuJoCo's own Delassus matrix on MJCF robots")[1]
     assert "| two_arms_bar.xml | 24 |" in section and "| agree |" in section
     row = json.loads((tmp_path / "report.json").read_text())["rows"][0]
-    assert row["errors"][MUJOCO] <= validation.TOLERANCE
+    assert row["methods"][MUJOCO]["error"] <= validation.TOLERANCE
     assert row["pvosimr_vs_mujoco"] <= validation.TOLERANCE
     assert row["m"] >= 23  # 6 + 3 + 6 equality rows and the feet's contacts
     # Pinocchio's own parser cannot read this file's keyframe: said, not hidden

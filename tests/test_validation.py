@@ -20,7 +20,7 @@ def test_validate_writes_a_passing_report(tmp_path):
     assert data["pass"] is True
     row = data["rows"][0]
     for method in ("pv-osimr", "pv-osim", "efpa", "ltl-osim", "naive", "pin-efpa"):
-        assert row["errors"][method] <= validation.TOLERANCE
+        assert row["methods"][method]["error"] <= validation.TOLERANCE
 
 
 def test_a_wrong_algorithm_fails_the_run(tmp_path, monkeypatch):
@@ -36,7 +36,28 @@ def test_a_wrong_algorithm_fails_the_run(tmp_path, monkeypatch):
     md = (tmp_path / "report.md").read_text()
     assert "**FAIL**" in md and "❌" in md
     row = json.loads((tmp_path / "report.json").read_text())["rows"][0]
-    assert np.isclose(row["errors"]["efpa"], 1e-6, rtol=0.5)
+    assert np.isclose(row["methods"]["efpa"]["error"], 1e-6, rtol=0.5)
+
+
+def test_an_algorithm_that_raises_on_one_configuration_fails_the_run(tmp_path, monkeypatch):
+    """Right on the other configurations is not enough: the row fails, the cell says so."""
+    real = validation.compute_delassus
+    calls = {"efpa": 0}
+
+    def raises_once(model, data, q, cms, algorithm):
+        if algorithm == "efpa":
+            calls["efpa"] += 1
+            if calls["efpa"] == 1:
+                raise RuntimeError("efpa gave up on this configuration")
+        return real(model, data, q, cms, algorithm=algorithm)
+
+    monkeypatch.setattr(validation, "compute_delassus", raises_once)
+    code = validation.main(["--robots", "ur5", "--configs", "2", "--out", str(tmp_path)])
+    assert code == 1
+    efpa = json.loads((tmp_path / "report.json").read_text())["rows"][0]["methods"]["efpa"]
+    assert efpa["error"] <= validation.TOLERANCE  # right where it ran
+    assert efpa["failure"] == "RuntimeError: efpa gave up on this configuration"
+    assert "failed ❌ [1]" in (tmp_path / "report.md").read_text()
 
 
 def test_missing_optional_model(tmp_path, monkeypatch, capsys):
@@ -135,7 +156,7 @@ def test_a_file_run_writes_its_report_where_out_says(arm_urdf, tmp_path):
         3,
         3,
     )
-    assert all(row["errors"][a] <= validation.TOLERANCE for a in ALGORITHMS)
+    assert all(row["methods"][a]["error"] <= validation.TOLERANCE for a in ALGORITHMS)
     assert "damped" not in (out / "report.md").read_text()  # the zoo-wide section only
 
 
@@ -304,10 +325,10 @@ def test_an_error_from_cpp_is_not_a_pvosimr_refusal():
         pytest.skip(f"the bridge is needed: {reference.unavailable()}")
     cases = [zoo.load("four_bar", "coupler_rocker_3d"), zoo.load("panda_mimic", "tool_6d")]
     loop, mimic = validation.validate_cases(cases, configs=1, progress=False)
-    assert loop.raised_by["pin-efpa"] == validation.REFUSED
-    assert mimic.failures["pin-pv-osimr"].startswith("ValueError: ")
-    assert mimic.raised_by["pin-pv-osimr"] == validation.RAISED
-    assert mimic.raised_by["pin-efpa"] == validation.RAISED  # a RuntimeError from Pinocchio
+    assert loop.result("pin-efpa").raised_by == validation.REFUSED
+    assert mimic.result("pin-pv-osimr").failure.startswith("ValueError: ")
+    assert mimic.result("pin-pv-osimr").raised_by == validation.RAISED
+    assert mimic.result("pin-efpa").raised_by == validation.RAISED  # a RuntimeError from Pinocchio
 
 
 def test_a_missing_bridge_note_says_how_to_get_it(capsys, monkeypatch, tmp_path):

@@ -18,7 +18,9 @@ MUJOCO = "mujoco-efc"
 
 
 def _mjcf_rows(rows: list) -> list:
-    return [r for r in rows if MUJOCO in r.errors or r.pvosimr_vs_mujoco is not None]
+    return [
+        r for r in rows if r.result(MUJOCO).error is not None or r.pvosimr_vs_mujoco is not None
+    ]
 
 
 def _err(value: float | None) -> str:
@@ -30,7 +32,7 @@ def _left_out(row) -> str:
 
 
 def _verdict(row) -> str:
-    errs = [row.errors.get(MUJOCO), row.pvosimr_vs_mujoco, row.errors.get("pv-osimr")]
+    errs = [row.result(MUJOCO).error, row.pvosimr_vs_mujoco, row.result("pv-osimr").error]
     if any(e is None for e in errs):
         return "not all three ran"
     return "agree" if max(errs) <= TOLERANCE else "**disagree**"
@@ -44,7 +46,7 @@ def agreement_lines(rows: list) -> list[str]:
         out.append(
             f"{r.robot}: MuJoCo's rows, up to {r.m} compared over {r.configs} configurations; "
             f"pvosimr vs MuJoCo {_err(r.pvosimr_vs_mujoco)}, MuJoCo vs truth "
-            f"{_err(r.errors.get(MUJOCO))}, pvosimr vs truth {_err(r.errors.get('pv-osimr'))}: "
+            f"{_err(r.result(MUJOCO).error)}, pvosimr vs truth {_err(r.result('pv-osimr').error)}: "
             f"the three engines {_verdict(r).strip('*')}; rows not compared: {_left_out(r)}"
         )
         out += [f"{r.robot}: {note}" for note in r.parser_notes]
@@ -64,7 +66,8 @@ def mujoco_section(rows: list) -> list[str]:
     for r in cases:
         cells = [
             r.robot, str(r.nv), str(r.m), str(r.configs), _err(r.pvosimr_vs_mujoco),
-            _err(r.errors.get(MUJOCO)), _err(r.errors.get("pv-osimr")), _verdict(r), _left_out(r),
+            _err(r.result(MUJOCO).error), _err(r.result("pv-osimr").error), _verdict(r),
+            _left_out(r),
         ]  # fmt: skip
         table.append("| " + " | ".join(cells) + " |")
     notes = [f"- **{r.robot}**: {note}" for r in cases for note in r.parser_notes]

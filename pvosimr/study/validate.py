@@ -56,6 +56,7 @@ from .validate_report import (
     RAISED,
     REFUSED,
     TOLERANCE,
+    MethodResult,
     Row,
     footnotes,
     not_run,
@@ -150,16 +151,17 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
         results = {}
         for name, method in methods.items():
             if not_called(name, cms):
-                row.skipped[name] = not_called(name, cms)
+                row.methods.setdefault(name, MethodResult()).not_called = not_called(name, cms)
                 continue
             try:
                 method(model, data, q, cms)  # warm caches (topology, initPvDelassus)
                 G, seconds = _timed(method, model, data, q, cms)
             except Exception as exc:  # a method that cannot run is reported, not hidden
-                row.failures[name] = f"{type(exc).__name__}: {exc}"
-                row.raised_by[name] = REFUSED if refused_by_pvosimr(exc) else RAISED
+                result = row.methods.setdefault(name, MethodResult())
+                result.failure = f"{type(exc).__name__}: {exc}"
+                result.raised_by = REFUSED if refused_by_pvosimr(exc) else RAISED
                 continue
-            row.errors[name] = max(row.errors.get(name, 0.0), rel_err(G, truth))
+            _worst_error(row, name, rel_err(G, truth))
             times[name].append(seconds)
             results[name] = G
         if "pin-pv-osimr" in results and "pin-efpa" in results:
@@ -169,7 +171,9 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
             _compare_mujoco(row, engine, truth, results, times)
     if isinstance(robot, MjcfRobot):
         row.parser_notes = robot.parser_notes()
-    row.times_us = {k: float(np.median(v) * 1e6) for k, v in times.items() if v}
+    for name, seconds in times.items():
+        if seconds:  # it ran, so it has a result
+            row.methods[name].time_us = float(np.median(seconds) * 1e6)
     row.seconds = time.perf_counter() - start
     return row
 
@@ -194,13 +198,19 @@ def _draws(robot, configs: int, rng: np.random.Generator):
 
 def _compare_mujoco(row: Row, engine, truth: np.ndarray, results: dict, times: dict) -> None:
     """MuJoCo's G against the truth and against pvosimr's (PV-OSIMr), and its rows left out."""
-    row.errors[MUJOCO] = max(row.errors.get(MUJOCO, 0.0), rel_err(engine.G, truth))
+    _worst_error(row, MUJOCO, rel_err(engine.G, truth))
     times[MUJOCO].append(engine.seconds)
     if "pv-osimr" in results:
         err = rel_err(results["pv-osimr"], engine.G)
         row.pvosimr_vs_mujoco = max(row.pvosimr_vs_mujoco or 0.0, err)
     for kind, count in engine.left_out.items():
         row.left_out[kind] = max(row.left_out.get(kind, 0), count)
+
+
+def _worst_error(row: Row, method: str, error: float) -> None:
+    """Keep ``method``'s worst error over the configurations."""
+    result = row.methods.setdefault(method, MethodResult())
+    result.error = max(result.error or 0.0, error)
 
 
 def _truth(robot, q: np.ndarray, constraints) -> np.ndarray:
@@ -282,9 +292,9 @@ def _failed(rows: list[Row]) -> list[str]:
     lines = []
     for r in rows:
         by_reason: dict[str, list[str]] = {}
-        for method, reason in r.failures.items():
+        for method, result in r.raised().items():
             if method in ALGORITHMS:
-                by_reason.setdefault(reason, []).append(method)
+                by_reason.setdefault(result.failure, []).append(method)
         lines += [
             f"{r.robot}/{r.preset}: FAILED: {', '.join(methods)}: {reason}"
             for reason, methods in by_reason.items()

@@ -25,6 +25,7 @@ __all__ = [
     "RAISED",
     "REFUSED",
     "TOLERANCE",
+    "MethodResult",
     "Row",
     "accuracy_section",
     "footnotes",
@@ -38,20 +39,28 @@ TOLERANCE = truth.TOLERANCE
 
 
 @dataclass
+class MethodResult:
+    """One method on one robot × preset: its worst error against the truth and median time per
+    call over the configurations it ran on, and why it has no result where it has none."""
+
+    error: float | None = None
+    time_us: float | None = None
+    failure: str | None = None  # the message it raised on some configuration
+    # with a failure: REFUSED (pvosimr's own check refused the input) or RAISED
+    raised_by: str | None = None
+    not_called: str | None = None  # a reference not called on some configuration, and why
+
+
+@dataclass
 class Row:
-    """One robot × preset: worst error and median time per call of every method."""
+    """One robot × preset: every method's :class:`MethodResult`, by name."""
 
     robot: str
     preset: str
     nv: int
     m: int
     configs: int
-    errors: dict[str, float] = field(default_factory=dict)
-    times_us: dict[str, float] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-    # for each method in failures: REFUSED (pvosimr's own check refused the input) or RAISED
-    raised_by: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)  # references not called, and why
+    methods: dict[str, MethodResult] = field(default_factory=dict)
     seconds: float = 0.0
     pv_cpp_vs_efpa_cpp: float | None = None  # Pinocchio's two C++ routines against each other
     # MJCF robots: pvosimr's G against MuJoCo's, MuJoCo's rows left out (most at one
@@ -60,9 +69,22 @@ class Row:
     left_out: dict[str, int] = field(default_factory=dict)
     parser_notes: list[str] = field(default_factory=list)
 
+    def result(self, method: str) -> MethodResult:
+        """``method``'s result; an empty one where it has none."""
+        return self.methods.get(method) or MethodResult()
+
+    def raised(self) -> dict[str, MethodResult]:
+        """The methods that raised on some configuration."""
+        return {k: r for k, r in self.methods.items() if r.failure is not None}
+
     def passes(self) -> bool:
-        """Every pvosimr algorithm ran and is within the tolerance (references only reported)."""
-        return all(self.errors.get(a, np.inf) <= TOLERANCE for a in ALGORITHMS)
+        """Every pvosimr algorithm ran on every configuration and is within the tolerance
+        (references only reported)."""
+        return all(_within(self.result(a)) for a in ALGORITHMS)
+
+
+def _within(result: MethodResult) -> bool:
+    return result.failure is None and result.error is not None and result.error <= TOLERANCE
 
 
 REFUSED, RAISED = "pvosimr refused the input", "raised"
@@ -87,14 +109,15 @@ def _fmt(err: float | None) -> str:
 
 
 def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
-    if method in row.skipped:
+    result = row.result(method)
+    if result.not_called is not None:
         return "not called"
-    if method in row.failures:
-        mark = f"[{notes[row.failures[method]]}]"
+    if result.failure is not None:
+        mark = f"[{notes[result.failure]}]"
         if method in ALGORITHMS:  # every algorithm takes every input: a raise fails the run
             return f"failed ❌ {mark}"
         return f"refused {mark}"
-    return _fmt(row.errors.get(method))
+    return _fmt(result.error)
 
 
 def _notes(rows: list[Row]) -> dict[str, int]:
@@ -102,15 +125,15 @@ def _notes(rows: list[Row]) -> dict[str, int]:
     notes: dict[str, int] = {}
     for r in rows:
         for method in [*ALGORITHMS, *_references(rows)]:
-            if method in r.failures:
-                notes.setdefault(r.failures[method], len(notes) + 1)
+            failure = r.result(method).failure
+            if failure is not None:
+                notes.setdefault(failure, len(notes) + 1)
     return notes
 
 
 def _references(rows: list[Row]) -> list[str]:
     """The Pinocchio references that appear in ``rows`` (ran or refused)."""
-    methods = {m for r in rows for m in (*r.errors, *r.failures, *r.skipped)}
-    return sorted(methods - set(ALGORITHMS))
+    return sorted({m for r in rows for m in r.methods} - set(ALGORITHMS))
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -124,7 +147,7 @@ def table(rows: list[Row]) -> list[str]:
     for r in rows:
         cells = [r.robot, r.preset, str(r.nv), str(r.m)]
         cells += [_cell(r, m, notes) for m in methods]
-        times = [r.times_us.get(m) for m in ("pv-osimr", "pin-efpa")]
+        times = [r.result(m).time_us for m in ("pv-osimr", "pin-efpa")]
         cells += ["—" if t is None else f"{t:.0f}" for t in times] + [f"{r.seconds:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -136,9 +159,9 @@ def footnotes(rows: list[Row]) -> list[str]:
     this input, or one whose C++ call raised (Pinocchio's, or the bridge's own check)."""
     who: dict[str, dict[str, set[str]]] = {}
     for r in rows:
-        for method, message in r.failures.items():
-            kind = _who(method, r.raised_by.get(method, RAISED))
-            who.setdefault(message, {}).setdefault(kind, set()).add(method)
+        for method, result in r.raised().items():
+            kind = _who(method, result.raised_by)
+            who.setdefault(result.failure, {}).setdefault(kind, set()).add(method)
     return [
         f"[{n}] "
         + "; ".join(f"{', '.join(sorted(m))} ({kind})" for kind, m in sorted(who[message].items()))
@@ -164,11 +187,11 @@ def _disagreements(rows: list[Row], references: list[str], measured: bool) -> li
     """Where a result Pinocchio returned is off the truth; else why "none" says little where
     pvosimr refused the input (``measured``: the report measures those cases directly)."""
     out = [
-        f"- **{r.robot} / {r.preset}**: `{ref}` is off the dense truth by {r.errors[ref]:.1e} "
-        f"(pvosimr's worst on this case: {max(r.errors.get(a, 0.0) for a in ALGORITHMS):.1e})."
+        f"- **{r.robot} / {r.preset}**: `{ref}` is off the dense truth by "
+        f"{r.result(ref).error:.1e} (pvosimr's worst on this case: {_worst(r):.1e})."
         for r in rows
         for ref in references
-        if r.errors.get(ref, 0.0) > TOLERANCE
+        if (r.result(ref).error or 0.0) > TOLERANCE
     ]
     if out:
         return out
@@ -177,7 +200,9 @@ def _disagreements(rows: list[Row], references: list[str], measured: bool) -> li
         "tolerance."
     )
     held_back = any(
-        r.raised_by.get(ref) == REFUSED or ref in r.skipped for r in rows for ref in references
+        r.result(ref).raised_by == REFUSED or r.result(ref).not_called is not None
+        for r in rows
+        for ref in references
     )
     if held_back:
         line += (
@@ -186,6 +211,11 @@ def _disagreements(rows: list[Row], references: list[str], measured: bool) -> li
         )
         line += f", [measured below]({SILENTLY_WRONG_ANCHOR})." if measured else "."
     return [line]
+
+
+def _worst(row: Row) -> float:
+    """The worst error of the pvosimr algorithms on ``row``."""
+    return max(row.result(a).error or 0.0 for a in ALGORITHMS)
 
 
 def _cpp_agreement(rows: list[Row]) -> str:
@@ -205,9 +235,9 @@ def _raised(rows: list[Row], keep: Callable[[str, str], bool]) -> list[str]:
     """The raised methods ``keep(method, who)`` selects, grouped by method and message."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        for method, message in r.failures.items():
-            if keep(method, r.raised_by.get(method, RAISED)):
-                groups.setdefault((method, message), []).append(f"{r.robot}/{r.preset}")
+        for method, result in r.raised().items():
+            if keep(method, result.raised_by):
+                groups.setdefault((method, result.failure), []).append(f"{r.robot}/{r.preset}")
     if not groups:
         return ["- None."]
     return [
@@ -242,8 +272,9 @@ def _not_called(rows: list[Row]) -> list[str]:
     """References deliberately not called, grouped by method and reason."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        for method, reason in r.skipped.items():
-            groups.setdefault((method, reason), []).append(f"{r.robot}/{r.preset}")
+        for method, result in r.methods.items():
+            if result.not_called is not None:
+                groups.setdefault((method, result.not_called), []).append(f"{r.robot}/{r.preset}")
     return [
         f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {reason}"
         for (method, reason), cases in sorted(groups.items())
@@ -295,7 +326,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_raised_sections(rows),
     ]
-    if any(r.skipped for r in rows):
+    if any(result.not_called for r in rows for result in r.methods.values()):
         md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
