@@ -231,19 +231,28 @@ def _cpp_agreement(rows: list[Row]) -> str:
     )
 
 
-def _raised(rows: list[Row], keep: Callable[[str, str], bool]) -> list[str]:
-    """The raised methods ``keep(method, who)`` selects, grouped by method and message."""
+def _by_message(rows: list[Row], message: Callable[[str, MethodResult], str | None]) -> list[str]:
+    """One line per method and ``message(method, result)`` (None passes it over), with the
+    cases it came from."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        for method, result in r.raised().items():
-            if keep(method, result.raised_by):
-                groups.setdefault((method, result.failure), []).append(f"{r.robot}/{r.preset}")
-    if not groups:
-        return ["- None."]
+        for method, result in r.methods.items():
+            text = message(method, result)
+            if text is not None:
+                groups.setdefault((method, text), []).append(f"{r.robot}/{r.preset}")
     return [
-        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {message}"
-        for (method, message), cases in sorted(groups.items())
+        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {text}"
+        for (method, text), cases in sorted(groups.items())
     ]
+
+
+def _raised(rows: list[Row], keep: Callable[[str, str], bool]) -> list[str]:
+    """The raised methods ``keep(method, who)`` selects, grouped by method and message."""
+
+    def kept_failure(method: str, result: MethodResult) -> str | None:
+        return result.failure if keep(method, result.raised_by) else None
+
+    return _by_message(rows, kept_failure) or ["- None."]
 
 
 def _raised_sections(rows: list[Row]) -> list[str]:
@@ -270,15 +279,7 @@ def _raised_sections(rows: list[Row]) -> list[str]:
 
 def _not_called(rows: list[Row]) -> list[str]:
     """References deliberately not called, grouped by method and reason."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in rows:
-        for method, result in r.methods.items():
-            if result.not_called is not None:
-                groups.setdefault((method, result.not_called), []).append(f"{r.robot}/{r.preset}")
-    return [
-        f"- `{method}` on {len(cases)} case(s) ({', '.join(cases)}): {reason}"
-        for (method, reason), cases in sorted(groups.items())
-    ]
+    return _by_message(rows, lambda method, result: result.not_called)
 
 
 def _footnoted(rows: list[Row]) -> list[str]:
@@ -326,8 +327,9 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_raised_sections(rows),
     ]
-    if any(result.not_called for r in rows for result in r.methods.values()):
-        md += ["", "## Pinocchio references not called on some cases", "", *_not_called(rows)]
+    not_called = _not_called(rows)
+    if not_called:
+        md += ["", "## Pinocchio references not called on some cases", "", *not_called]
     if reference.unavailable():
         md += ["", "## Pinocchio references not run here", ""]
         md += [
