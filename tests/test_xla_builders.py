@@ -1,13 +1,12 @@
-"""What both XLA builders promise, checked on each: the seam
-(:func:`pvosimr.jax.seam.compile_seam`, the algorithm bodies on JAX arrays) and CasADi's
-instruction graph as JAX (:func:`pvosimr.jax.xla.compile_xla`).
+"""What the XLA route's builder promises (:func:`pvosimr.jax.seam.compile_seam`, the algorithm
+bodies on JAX arrays).
 
 ``G(q)`` and ``G(q, p)`` of any batch shape; an empty G where there are no constraint rows;
 float32 within 1e-4 of float64; a gradient of ⟨W, G⟩ that, mapped to the velocity coordinates
 by ``T(q)``, is the CasADi function ``f.vjp`` is compiled from, a jvp along ``T(q) e_k`` that is
 the one ``f.derivatives`` is compiled from, and no radial part off the unit sphere; bad input
-named.  Each route's own checks (against the numpy path on many trees and robots) stay in
-tests/test_jax_seam.py and tests/test_xla.py.  JAX's x64 mode is switched on per test and
+named.  Its checks against the numpy path on many trees and robots are in
+tests/test_jax_seam.py and tests/test_xla_slow.py.  JAX's x64 mode is switched on per test and
 restored (the fixture ``x64``).
 """
 
@@ -37,13 +36,10 @@ TREES: dict[str, Callable[[], tuple[pin.Model, list]]] = {
 }
 
 
-@pytest.fixture(params=["seam", "xla"])
-def compile_route(request) -> Callable:
-    """The route's builder: ``compile_*(model, cms, algorithm, *, placements)``."""
-    if request.param == "seam":
-        return pytest.importorskip("pvosimr.jax.seam").compile_seam
-    pytest.importorskip("casadi")
-    return pytest.importorskip("pvosimr.jax.xla").compile_xla
+@pytest.fixture
+def compile_route() -> Callable:
+    """The route's builder: ``compile_seam(model, cms, algorithm, *, placements)``."""
+    return pytest.importorskip("pvosimr.jax.seam").compile_seam
 
 
 def test_no_constraint_rows(compile_route, x64):

@@ -1,50 +1,27 @@
-"""The XLA route's long checks (``pytest -m slow``): the whole zoo sample and many random trees
-against the numpy path, the gradient and jvp against the compiled ``f.vjp`` and
-``f.derivatives``, the persistent cache across two processes, and the bench section's worker.
+"""The XLA route's long checks (``pytest -m slow``): the whole zoo sample against the numpy path,
+the gradient and jvp against the compiled ``f.vjp`` and ``f.derivatives``, and the persistent
+cache across two processes (the bench section's worker).  Random trees: tests/test_jax_seam.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from _jax import (
-    TOLERANCE,
-    check_against_numpy,
-    mixed_tree,
-    off_sphere,
-    rel,
-    tree_with_unit_parts,
-)
+from _jax import TOLERANCE, check_against_numpy, off_sphere, rel, tree_with_unit_parts
 from _trees import ROBOT_SAMPLE, random_q
 
 jax = pytest.importorskip("jax")
-xla = pytest.importorskip("pvosimr.jax.xla")
+seam = pytest.importorskip("pvosimr.jax.seam")
 
 import jax.numpy as jnp  # noqa: E402
 
 from pvosimr import zoo  # noqa: E402
 from pvosimr.backends.numpy import NUMPY  # noqa: E402
 from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
-from pvosimr.zoo.seeded import JOINT_KINDS  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-SLOW_TREES = range(10, 70)
 UNSUPPORTED = {"romeo", "bravo7_gripper"}  # M singular at every q: pvosimr refuses them
-
-
-def test_slow_trees_draw_every_joint_kind():
-    kinds = {
-        str(j.shortname()).removeprefix("JointModel")
-        for s in SLOW_TREES
-        for j in mixed_tree(s)[0].joints[1:]
-    }
-    assert set(JOINT_KINDS) <= kinds, set(JOINT_KINDS) - kinds
-
-
-@pytest.mark.parametrize("seed", SLOW_TREES)
-def test_many_random_trees_against_numpy(seed, x64):
-    check_against_numpy(xla.compile_xla, *mixed_tree(seed), seed, n_q=3)
 
 
 @pytest.mark.parametrize("name", sorted(ROBOT_SAMPLE - UNSUPPORTED))
@@ -53,7 +30,7 @@ def test_zoo_sample_against_numpy(name, x64):
         robot = zoo.load(name)
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         pytest.skip(str(exc).splitlines()[0])
-    check_against_numpy(xla.compile_xla, robot.model, robot.constraints, 1)
+    check_against_numpy(seam.compile_seam, robot.model, robot.constraints, 1)
 
 
 def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
@@ -61,7 +38,7 @@ def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
 
     model, cms = tree_with_unit_parts()
     f = codegen.compile(model, cms, vjp=True, derivatives=True, cache_dir=tmp_path)
-    G = xla.compile_xla(model, cms)
+    G = seam.compile_seam(model, cms)
     rng = np.random.default_rng(11)
     for _ in range(3):
         q = random_q(model, rng)

@@ -5,8 +5,6 @@ that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``
 - :mod:`.ffi`: the XLA FFI handler (C++ beside it), compiled at first use and cached;
 - :mod:`.seam`: ``route="xla"``, the algorithm bodies on a JAX backend of the seam, compiled
   by XLA (no C compiler, no CasADi; the default where JAX's default device is a GPU);
-- :mod:`.xla`: the CasADi function's instruction graph replayed as JAX operations, the other
-  way to reach XLA, measured against the seam by ``python -m pvosimr.study.bench.seam``;
 - :mod:`.cache`: XLA's persistent compilation cache in pvosimr's cache folder.
 
 Importing it without JAX raises ``ModuleNotFoundError`` with the one line that says what to

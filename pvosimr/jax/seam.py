@@ -1,7 +1,7 @@
 """G through XLA by the algorithm bodies themselves, run on the JAX backend of the seam.
 
-:func:`compile_seam` returns ``G(q)`` (or ``G(q, p)``) with the contract of
-:func:`pvosimr.jax.xla.compile_xla`'s result, without CasADi: the sweep of
+:func:`compile_seam` returns ``G(q)`` (or ``G(q, p)``), a JAX function of ``q``, without CasADi
+or a C compiler: the sweep of
 :mod:`pvosimr.algorithms` and the joint models of :mod:`pvosimr.kinematics.joints` run on
 :class:`~pvosimr.backends.jax.JaxBackend` (one configuration, matrices as JAX arrays), so JAX
 traces matrix operations (products of 6×6 blocks, slices, concatenations) rather than one
@@ -9,7 +9,7 @@ scalar instruction per operation, and ``jax.vmap`` batches them.  ``jit``, ``vma
 ``jvp`` and ``jacfwd`` are JAX's own; every operation keeps q's dtype, float32 or float64.
 
 Unit quaternions and unit complex numbers in ``q`` are divided by their norm inside the traced
-function (as :mod:`pvosimr.jax.xla` does), so G is the model's at any non-zero ``q`` and a
+function, so G is the model's at any non-zero ``q`` and a
 gradient has no radial part.  Nothing is checked inside the traced function: a zero quaternion
 or a configuration where M is singular gives non-finite entries.  Shapes and dtypes are checked
 when the function is traced.
