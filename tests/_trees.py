@@ -10,11 +10,12 @@ re-exported here under the names the tests use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import LONG, SLOW
 from hypothesis import strategies as st
 
 from pvosimr.algorithms.pv_osimh_plan import Plan, candidates, set_plan
@@ -99,9 +100,15 @@ def drawn_plan(model: pin.Model, cms: Sequence, seed: int) -> None:
     set_plan(topology, Plan.build(topology, cuts))
 
 
-def robot_sweep(names: Sequence[str]) -> list:
-    """``names`` as parameters, those outside :data:`ROBOT_SAMPLE` in the slow suite."""
-    return [n if n in ROBOT_SAMPLE else pytest.param(n, marks=pytest.mark.slow) for n in names]
+def robot_sweep(names: Sequence[str], slow: Collection[str] = ()) -> list:
+    """``names`` as parameters: those outside :data:`ROBOT_SAMPLE` marked long (the slow suite
+    sweeps them, the oldest pin's run does not), those in ``slow`` marked slow (seconds each)."""
+    return [
+        pytest.param(n, marks=LONG) if n not in ROBOT_SAMPLE
+        else pytest.param(n, marks=SLOW) if n in slow
+        else n
+        for n in names
+    ]  # fmt: skip
 
 
 def requires_pin_feature(*names: str) -> pytest.MarkDecorator:

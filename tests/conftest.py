@@ -1,12 +1,12 @@
 """Shared test setup: the model path, Atlas, the one compile cache of the test session, and the
-tests that run only under ``-m slow`` because they take seconds (:data:`HEAVY`)."""
+order in which xdist's workers take the files.  A slow test is marked where it is written
+(``@pytest.mark.slow``; parameters: ``tests/_slow.py``)."""
 
 import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from _heavy import HEAVY
 
 # Models that must not be committed (the Atlas URDF) live in the shared folder beside the repo.
 os.environ.setdefault(
@@ -16,11 +16,6 @@ os.environ.setdefault(
 
 def pytest_configure(config):
     config.pluginmanager.register(LongestFirst(), "longest-first")
-    config.addinivalue_line(
-        "markers",
-        "heavy: a test of the default kind that takes seconds (a C or C++ build, a whole "
-        "command in a subprocess): marked slow too, listed in tests/_heavy.py",
-    )
 
 
 #: The files whose tests take longest (``--durations`` with an empty compile cache: minutes in
@@ -59,31 +54,6 @@ class LongestFirst:
         counts = Counter(file(item) for item in items)
         rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
         items.sort(key=lambda item: (rank.get(file(item), len(rank)), -counts[file(item)]))
-
-
-@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the marks
-def pytest_collection_modifyitems(config, items):
-    """Mark the tests of :data:`HEAVY` heavy and slow.  Where whole files are collected, a
-    listed test that is not among them fails the run: the list must not silently go stale."""
-    files = {item.nodeid.split("::")[0] for item in items}
-    found = set()
-    for item in items:
-        function, file = item.nodeid.split("[")[0], item.nodeid.split("::")[0]
-        if item.nodeid in HEAVY or function in HEAVY or file in HEAVY:
-            item.add_marker(pytest.mark.heavy)
-            item.add_marker(pytest.mark.slow)
-            found.update((item.nodeid, function, file))
-    whole_files = not any("::" in arg for arg in config.args) and not config.getoption("keyword")
-    # A listed parameter set may be absent where the installed versions draw other cases (the
-    # oldest pin has no mimic robots); a listed test whose function is gone is stale.
-    functions = {item.nodeid.split("[")[0] for item in items}
-    stale = {
-        n for n in HEAVY if n.split("::")[0] in files and n.split("[")[0] not in functions | found
-    }
-    if stale and whole_files and not config.getoption("lf", default=False):
-        raise pytest.UsageError(
-            "tests/_heavy.py names tests that were not collected: " + ", ".join(sorted(stale))
-        )
 
 
 @pytest.fixture(scope="session")

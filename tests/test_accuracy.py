@@ -61,6 +61,7 @@ def _check_acceptance(results) -> int:
     return checked
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_small_study_every_path_within_tolerance_and_reported(small):
     results, out = small
     assert _check_acceptance(results) >= 40

@@ -7,6 +7,7 @@ random trees covering every supported joint type anywhere in the tree.
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import pin_constraint_size, random_q, random_trees, robot_sweep
 from hypothesis import HealthCheck, given, settings
 
@@ -41,6 +42,7 @@ def check_configurations(model, cms, n=3, seed=0):
     return max(check_all_algorithms(model, cms, random_q(model, rng)) for _ in range(n))
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_sample_humanoid_with_mixed_constraints_at_random_placements():
     model = pin.buildSampleModelHumanoidRandom()
     rng = np.random.default_rng(1)
@@ -61,7 +63,9 @@ def test_sample_humanoid_with_mixed_constraints_at_random_placements():
         assert np.array_equal(G_vec, G_list)
 
 
-@pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
+@pytest.mark.parametrize(
+    "preset", slow_ones(sorted(presets.ATLAS_PRESETS), {"feet_4x3d", "hands_feet_6d"})
+)
 def test_atlas(atlas, preset):
     assert atlas.nv == 36
     cms = presets.ATLAS_PRESETS[preset](atlas)
@@ -72,6 +76,7 @@ def test_atlas(atlas, preset):
     check_configurations(atlas, cms)
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_shadow_hand_fingertips():
     try:
         model = sources.shadow_hand_model()
@@ -103,11 +108,16 @@ def test_example_robot_data(name):
 
 @pytest.mark.slow  # 300 new topologies: PV-OSIMh prices its plans on each (the fast subset of
 # tests/test_property_trees.py covers random trees in the default run)
+@pytest.mark.long  # the oldest pin's run leaves it out (.ci/run)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(), seed=__import__("hypothesis").strategies.integers(0, 2**31))
 def test_random_trees(tree, seed):
     model, cms = tree
     check_all_algorithms(model, cms, random_q(model, np.random.default_rng(seed)))
+
+
+#: The sample's robots that take seconds here: the slow suite's.
+SLOWEST_ERD = {"anymal_kinova", "bravo7_gripper", "panda", "romeo", "talos", "tiago", "ur5"}
 
 
 def _erd_names():
@@ -117,7 +127,7 @@ def _erd_names():
         return []
 
 
-@pytest.mark.parametrize("name", robot_sweep(_erd_names()))
+@pytest.mark.parametrize("name", robot_sweep(_erd_names(), slow=SLOWEST_ERD))
 def test_every_example_robot_data_robot(name):
     """Six mixed constraints on random joints of each robot, against the dense truth.
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import mass_on_the_first_axis, random_q, random_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,12 +41,15 @@ def check_batch(model, cms, qs, algorithms=pvosimr.ALGORITHMS):
             assert err <= TOL, f"{algorithm}, row {b}: relative error {err:.2e}"
 
 
-@pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
+@pytest.mark.parametrize(
+    "preset", slow_ones(sorted(presets.ATLAS_PRESETS), {"feet_4x3d", "hands_feet_6d"})
+)
 def test_atlas_every_preset_and_algorithm(atlas, preset):
     cms = presets.ATLAS_PRESETS[preset](atlas)
     check_batch(atlas, cms, configurations(atlas, 6, seed=1))
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_shadow_hand_every_algorithm():
     try:
         robot = zoo.load("shadow_hand")
@@ -54,6 +58,7 @@ def test_shadow_hand_every_algorithm():
     check_batch(robot.model, robot.constraints, configurations(robot.model, 6, seed=2))
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_constraints=4), seed=st.integers(0, 2**31))
 def test_random_trees_with_every_joint_type(tree, seed):
@@ -61,6 +66,7 @@ def test_random_trees_with_every_joint_type(tree, seed):
     check_batch(model, cms, configurations(model, 3, seed))
 
 
+@pytest.mark.slow  # seconds (measured)
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_constraints=1), seed=st.integers(0, 2**31))
 def test_batched_kinematics_match_pinocchio_for_every_joint_type(tree, seed):

@@ -32,6 +32,8 @@ from pvosimr.study.bench import (
     verdicts,
 )
 
+pytestmark = pytest.mark.slow  # the bench's tiny plan: eight libraries of generated code
+
 pytest.importorskip("matplotlib")
 
 CASE = "chain_welded_every_link_n2"

@@ -24,6 +24,7 @@ def swept(tmp_path_factory):
     return points, threads
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_every_route_is_checked_and_timed_per_configuration(swept):
     points, threads = swept
     assert [(p.family, p.size, p.n, p.m) for p in points] == [
@@ -78,6 +79,7 @@ def test_the_dense_routes_give_j_minv_jt():
     assert np.allclose(crossover.dense_lu(M, J), G, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_report_records_and_figure(swept, tmp_path):
     points, threads = swept
     lines = sections.crossover_sweep(points, 4, threads)

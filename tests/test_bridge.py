@@ -38,6 +38,7 @@ def manipulator():
     return model, [weld(model, model.frames[-1].name)]
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_built_against_the_pin_in_use(needs_bridge):  # noqa: F811
     module = bridge.load()
     assert pin.__version__ == module.PINOCCHIO_VERSION
@@ -46,6 +47,7 @@ def test_built_against_the_pin_in_use(needs_bridge):  # noqa: F811
     assert library.parent == toolchain.cache_dir() / "bridge"
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_cache_name_changes_with_pin_and_compiler(needs_bridge):  # noqa: F811
     recipe = bridge.build_recipe()
     other_pin = dataclasses.replace(recipe, pinocchio_version="3.9.0")
@@ -54,6 +56,7 @@ def test_cache_name_changes_with_pin_and_compiler(needs_bridge):  # noqa: F811
     assert len(names) == 3
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_no_compiler_a_clear_error_and_everything_else_works(no_compiler, manipulator):
     model, cms = manipulator
     q = pin.neutral(model)
@@ -72,6 +75,7 @@ def test_no_compiler_a_clear_error_and_everything_else_works(no_compiler, manipu
     np.testing.assert_allclose(reference.pinocchio_efpa(model, model.createData(), q, cms), G)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_validate_without_the_bridge_reports_it_and_still_judges(no_compiler, tmp_path):
     robot = zoo.load("talos", "feet_6d")
     rows = validation.validate_cases([robot], configs=1, progress=False)
@@ -89,6 +93,7 @@ def test_validate_without_the_bridge_reports_it_and_still_judges(no_compiler, tm
     assert "CXX=" in text
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_validate_command_says_the_bridge_did_not_run(no_compiler, capsys):
     assert validation.main(["--robots", "talos/feet_6d", "--configs", "1"]) == 0
     err = capsys.readouterr().err
@@ -110,6 +115,7 @@ np.testing.assert_allclose(G, pvosimr.compute_delassus(model, model.createData()
 
 
 @pytest.mark.slow  # a second bridge build, about a minute
+@pytest.mark.long  # the oldest pin's run leaves it out (.ci/run)
 def test_a_truncated_bridge_is_set_aside_and_rebuilt(needs_bridge, tmp_path):  # noqa: F811
     """A copy of the built bridge cut short in another cache is detected before it is imported
     (it was SIGBUS), set aside with one line, and built again: one C++ build, about a minute."""
@@ -134,6 +140,7 @@ def test_a_truncated_bridge_is_set_aside_and_rebuilt(needs_bridge, tmp_path):  #
     assert entries.damage(library) is None
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_an_uncreatable_cache_folder_is_named_with_its_variable(
     needs_bridge,  # noqa: F811
     tmp_path,

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 
 import pvosimr
 from pvosimr import choice, zoo
@@ -29,7 +30,7 @@ def test_names_pass_through_and_paths_are_checked():
         choice.resolve_algorithm("auto", model, topo, cms, "gpu")
 
 
-@pytest.mark.parametrize("path", choice.PATHS)
+@pytest.mark.parametrize("path", slow_ones(choice.PATHS, {"casadi"}))
 def test_the_choice_is_made_once_per_topology_and_path(path):
     model, cms = _robot()
     topo = Topology(model, cms)
@@ -50,6 +51,7 @@ def test_choose_algorithm_and_the_calls_share_the_cached_topology():
     np.testing.assert_array_equal(G, own)
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_the_casadi_path_takes_the_fewest_operations():
     model, cms = _robot()
     topo = Topology(model, cms)
@@ -77,6 +79,7 @@ def test_the_numpy_paths_take_the_fastest_call(monkeypatch):
         assert calls["efpa"] == 1 + choice.ROUNDS[path]
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_every_failed_timing_falls_back_on_the_fewest_operations(monkeypatch):
     model, cms = _robot()
     topo = Topology(model, cms)

@@ -177,6 +177,7 @@ def test_a_mistake_is_one_error_line_and_status_2(capsys, paths, argv, message):
     assert err.endswith(line + "\n") and "Traceback" not in err
 
 
+@pytest.mark.slow  # the installed command in a subprocess
 @pytest.mark.parametrize(
     "argv", [["bench", "--repeats", "0"], ["validate", "--out", "FILE"], ["count", "ur5", "-x"]]
 )
@@ -229,6 +230,7 @@ def _without(module: str, code: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # a fresh interpreter per module
 @pytest.mark.parametrize("module", ["casadi", "matplotlib", "tqdm"])
 def test_every_help_prints_without_an_optional_module(module):
     """Each command's --help imports nothing optional (a fresh interpreter: nothing cached)."""
@@ -249,6 +251,7 @@ for command in {[*COMMANDS, "--version"]!r}:
         assert f"usage: pvosimr {command}" in done.stdout
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_figures_without_casadi_is_one_line_and_status_2(tmp_path):
     out = tmp_path / "out"
     code = f"from pvosimr.study import cli\nsys.exit(cli.main(['figures', '--out', {str(out)!r}]))"
@@ -401,6 +404,7 @@ def test_no_command_writes_into_a_fresh_clone(clone, argv):
     assert status.stdout == ""
 
 
+@pytest.mark.slow  # `pvosimr validate` in a subprocess, building the C++ bridge
 def test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report(
     capsys, monkeypatch, tmp_path
 ):

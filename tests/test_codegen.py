@@ -62,6 +62,7 @@ def every_joint_tree(cache):
     return model, cms, codegen.compile(model, cms, cache_dir=cache, flags=FAST)
 
 
+@pytest.mark.slow  # compiles Atlas's generated code at -O3
 def test_matches_numpy_on_atlas_feet_6d(atlas_feet):
     model, cms, f = atlas_feet
     data = model.createData()
@@ -73,6 +74,7 @@ def test_matches_numpy_on_atlas_feet_6d(atlas_feet):
         assert rel_err(f(q), expected) <= 1e-10
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_matches_numpy_on_every_joint_type(every_joint_tree):
     model, cms, f = every_joint_tree
     data = model.createData()
@@ -87,6 +89,7 @@ def test_matches_numpy_on_every_joint_type(every_joint_tree):
             f(q.reshape(-1, 1))  # one rule for q: a column is neither one q nor a batch
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_the_callers_subnormal_numbers_come_back(every_joint_tree):
     """The generated code flushes subnormal numbers to zero while it runs (x86), and gives the
     caller's floating-point mode back: after a single call and a batch, numpy's arithmetic
@@ -111,6 +114,7 @@ def test_other_algorithms_compile_too(every_joint_tree, cache):
     assert rel_err(f(q), pvosimr.compute_delassus(model, model.createData(), q, cms)) <= 1e-10
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_cache_is_reused_without_running_the_compiler(every_joint_tree, cache, monkeypatch):
     model, cms, first = every_joint_tree
     calls = []
@@ -124,6 +128,7 @@ def test_cache_is_reused_without_running_the_compiler(every_joint_tree, cache, m
     assert len(calls) == 1 and "-O0" in calls[0]
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_a_moved_constraint_is_new_source(every_joint_tree):
     model, cms, _ = every_joint_tree
     moved = list(cms)
@@ -180,6 +185,7 @@ def _bad_configurations(model):
             yield bad, "not normalized"
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_bad_q_raises(every_joint_tree):
     model, _, f = every_joint_tree
     seen = 0
@@ -190,6 +196,7 @@ def test_bad_q_raises(every_joint_tree):
     assert seen >= 6 + 6  # shapes, non-finite and huge values, six unit-norm parts
 
 
+@pytest.mark.slow  # compiles Atlas's generated code at -O3
 def test_bad_q_raises_on_atlas(atlas_feet):
     model, _, f = atlas_feet
     for q, message in _bad_configurations(model):
@@ -224,6 +231,7 @@ def test_default_cache_dir(monkeypatch, tmp_path):
     assert codegen.default_cache_dir() == tmp_path / "x"
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_binding_is_the_extension_where_headers_exist(every_joint_tree):
     model, _, f = every_joint_tree
     expected = "extension" if codegen.python_headers() else "ctypes"
@@ -247,6 +255,7 @@ def test_ctypes_binding_without_headers(every_joint_tree, cache, monkeypatch):
             f(bad)
 
 
+@pytest.mark.slow  # compiles Atlas's generated code at -O3
 def test_threads_get_their_own_work_arrays(atlas_feet):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -259,6 +268,7 @@ def test_threads_get_their_own_work_arrays(atlas_feet):
     assert all(np.array_equal(G, expected[k % 64]) for k, G in enumerate(got))
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_mimic_gripper_compiles_to_the_numpy_matrix(cache):
     """A mimic coupling (Schur complement on the relaxed tree) in generated code."""
     from pvosimr import zoo
@@ -299,6 +309,7 @@ def python(code: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles
 def test_a_truncated_library_is_set_aside_and_rebuilt(tmp_path):
     first = python(COMPILE_SMALL, str(tmp_path), PVOSIMR_QUIET="1")
     assert first.returncode == 0 and first.stderr == "", first.stderr
@@ -331,6 +342,7 @@ def test_without_casadi_one_line_names_the_extra():
     assert "During handling" not in done.stderr and "direct cause" not in done.stderr
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_compiling_says_what_where_and_with_which_flags(tmp_path, capfd, monkeypatch):
     model = pin.buildSampleModelManipulator()  # small: this test compiles into a new folder
     cms = [pvosimr.constraints.weld(model, model.frames[-1].name)]
@@ -347,6 +359,7 @@ def test_compiling_says_what_where_and_with_which_flags(tmp_path, capfd, monkeyp
     assert capfd.readouterr().err == ""  # a cache hit says nothing
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monkeypatch):
     model, cms, _ = every_joint_tree
     monkeypatch.delenv(QUIET_VARIABLE, raising=False)
@@ -367,6 +380,7 @@ def test_a_slow_step_says_what_it_is_doing(every_joint_tree, cache, capfd, monke
     assert capfd.readouterr().err == ""
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_an_uncreatable_cache_folder_is_named_with_its_variable(
     every_joint_tree, tmp_path, monkeypatch
 ):

@@ -18,6 +18,8 @@ from _trees import TreeSpec, build_tree, random_placement, random_q
 import pvosimr
 from pvosimr.reference.truth import rel_err
 
+pytestmark = pytest.mark.slow  # builds C libraries of its own (the generated code of larger trees)
+
 codegen = codegen_or_skip()
 
 

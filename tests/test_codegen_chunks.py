@@ -60,6 +60,7 @@ def test_chunked_code_equals_the_one_body(codegen_cache, monkeypatch, chunk):
     )
 
 
+@pytest.mark.slow  # builds C libraries of its own
 @pytest.mark.skipif(
     simd.lanes(None, simd.cpu_features(tuple(codegen.find_compiler()))) == 0,
     reason="no AVX2 and FMA here",

@@ -156,6 +156,7 @@ def test_vjp_needs_vjp_true(f, cache):
         g.vjp(pin.neutral(f.model), np.eye(f.m))
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_vjp_through_ctypes_and_with_placements(f, cache, monkeypatch):
     """Without Python's headers (ctypes), and with the placements as an input: the same
     gradient, the second one of the constraints placed elsewhere."""

@@ -18,6 +18,7 @@ import shutil
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
     CONTACT_TYPES,
@@ -117,12 +118,12 @@ def _check_every_algorithm(model: pin.Model, cms: list, seed: int, auto: bool = 
             assert rel_err(Gb, truth) <= TOLERANCE, (algorithm, seed, "batch")
 
 
-@pytest.mark.parametrize("seed", range(FAST_TREES))
+@pytest.mark.parametrize("seed", slow_ones(range(FAST_TREES), {4, 7, 15}))
 def test_every_algorithm_numpy_and_batch(seed):
     _check_every_algorithm(*mixed_tree(seed), seed, auto=seed % 4 == 0)
 
 
-@pytest.mark.parametrize("seed", CASADI_SEEDS)
+@pytest.mark.parametrize("seed", slow_ones(CASADI_SEEDS, {0, 2, 3, 4, 15}))
 def test_casadi_function(seed):
     symbolic = pytest.importorskip("pvosimr.symbolic")
     model, cms = mixed_tree(seed)
@@ -166,6 +167,7 @@ def _branching_tree() -> pin.Model:
     return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
 
 
+@pytest.mark.slow  # builds C libraries of its own
 @pytest.mark.skipif(
     not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
 )

@@ -135,12 +135,14 @@ def _check_numpy_and_batch(model: pin.Model, cms: list, seed: int, auto: bool = 
     return worst
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=FAST_TREES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SEEDS)
 def test_every_model_numpy_and_batch(seed):
     _check_numpy_and_batch(*every_model_tree(seed), seed)
 
 
+@pytest.mark.slow  # CasADi graphs: seconds each
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_model_casadi(seed):
     symbolic = pytest.importorskip("pvosimr.symbolic")

@@ -3,6 +3,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 
 import pvosimr
 from pvosimr.zoo import synthetic
@@ -50,7 +51,7 @@ def test_paper_mechanism_keeps_the_constraints(stem):
     )
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", slow_ones(ALGORITHMS, {"efpa"}))
 def test_dense_transforms_compute_the_same_delassus_matrix(stem, algorithm):
     robot = convention.paper_mechanism(stem)
     turned, cms = robot.model, robot.constraints
@@ -64,6 +65,7 @@ def test_dense_transforms_compute_the_same_delassus_matrix(stem, algorithm):
         np.testing.assert_allclose(np.array(paper(q)), np.array(ours(q)), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_each_half_of_the_convention_adds_arithmetic():
     robot = synthetic.stem_with_branches(4, 2)
     cms = robot.constraints
@@ -105,6 +107,7 @@ def test_the_cache_key_of_our_convention_is_model_algorithm_source(stem):
         count.cache_key(model, cms, "efpa", "spatial_v2")
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_the_cache_counts_each_convention_apart(stem):
     cache = count.CountCache(None)
     model, cms = stem.model, stem.constraints
@@ -129,6 +132,7 @@ def test_the_paper_convention_turns_the_synthetic_mechanisms_only():
         convention.synthetic_mechanism(synthetic.stem_with_branches(1, 1), "spatial_v2")
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_scale_counts_are_the_four_variants_of_the_stem():
     scale = runner.scale_counts(count.CountCache(None), stem=1, branches=(1,), progress=False)
     robot = synthetic.stem_with_branches(1, 1)

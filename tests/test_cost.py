@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from _slow import slow_ones
 
 from pvosimr import zoo
 from pvosimr.algorithms import pv_osimh, sweeps_for
@@ -37,6 +38,14 @@ CASES = [
     ("double_pendulum_continuous", "com_3d"),
     ("xarm7", "tool_6d"),
 ]
+#: The cases of :data:`CASES` that take seconds: the slow suite's.
+SLOW_CASES = {
+    ("shadow_hand", "fingertips_3d"),
+    ("chain_welded_every_k_k4", "welds_6d"),
+    ("panda_mimic", "tool_6d"),
+    ("panda_mimic", "fingers_3d"),
+    ("xarm7", "tool_6d"),
+}
 
 #: Larger ones (slow suite): a floating humanoid, a branching stem, a chain welded at every link.
 LARGE_CASES = [
@@ -88,12 +97,12 @@ def _check_choice(name: str, preset: str) -> None:
     assert counts[choice] <= best + 0.05 * abs(best), (choice, counts)
 
 
-@pytest.mark.parametrize(("name", "preset"), CASES)
+@pytest.mark.parametrize(("name", "preset"), slow_ones(CASES, SLOW_CASES))
 def test_estimate_is_close_to_the_count(name: str, preset: str) -> None:
     _check_estimates(name, preset)
 
 
-@pytest.mark.parametrize(("name", "preset"), CASES)
+@pytest.mark.parametrize(("name", "preset"), slow_ones(CASES, SLOW_CASES))
 def test_cheapest_is_within_five_percent_of_the_best_count(name: str, preset: str) -> None:
     _check_choice(name, preset)
 
@@ -139,6 +148,7 @@ class _Casadi:
     symmetric = staticmethod(lambda a: ca.triu(a) + ca.triu(a, False).T)
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_bodies_counted_on_one_counter_are_counted_alone() -> None:
     """What one body adds to the graph is dropped once it is counted: two bodies counted on one
     :class:`~pvosimr.cost.Counter` count what each counts on its own."""
@@ -151,7 +161,11 @@ def test_bodies_counted_on_one_counter_are_counted_alone() -> None:
 
 
 @pytest.mark.parametrize(
-    "name, preset", [("chain_welded_every_k_k4", "welds_6d"), ("panda_mimic", "fingers_3d")]
+    "name, preset",
+    slow_ones(
+        [("chain_welded_every_k_k4", "welds_6d"), ("panda_mimic", "fingers_3d")],
+        {("chain_welded_every_k_k4", "welds_6d")},
+    ),
 )
 def test_bodies_sharing_results_are_counted_alone(name: str, preset: str) -> None:
     """On a counter that shares results between bodies (:meth:`Counter.share`), every plan of
@@ -207,6 +221,7 @@ def test_sharing_stops_where_it_does_not_pay() -> None:
     assert shared.B.graph.reuse is None
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_pv_osimh_plans_on_the_constraints_placements() -> None:
     """The counting backend's ``K`` are the constraints' own placements, folded as CasADi folds
     them, and the entry points make PV-OSIMh's plan from them: on the chain welded every four
@@ -242,6 +257,7 @@ def test_unknown_algorithm_is_refused() -> None:
         operation_counts(robot.model, topo, robot.constraints, ("magic",))
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_the_cost_model_runs_without_casadi() -> None:
     code = (
         "import sys; sys.modules['casadi'] = None\n"

@@ -73,6 +73,7 @@ def solo12_urdf() -> Path:
     return Path(robots_loader.getModelPath(relative)) / relative
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_zoo_robot_with_preset_matches_the_api(capsys):
     robot = zoo.load("solo12", "feet_3d")
     header, counts, _ = run(capsys, "solo12", "--preset", "feet_3d", "--no-cache")
@@ -155,6 +156,7 @@ def test_the_command_names_an_uncreatable_cache_folder_before_counting(
     assert "$PVOSIMR_CACHE_DIR" in err[0] and not counted
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):
     argv = ["--free-flyer", "--point", "FL_FOOT", "--point", "HR_FOOT", "--no-cache"]
     header, counts, _ = run(capsys, str(solo12_urdf), *argv)
@@ -249,6 +251,7 @@ def test_pin4_models_are_counted_and_keyed_apart():
     assert pvosimr.count_operations(model, [anchor], "pv-osimr") > 0
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_a_loop_closure_from_the_command_line(capsys, two_arms):
     argv = ["--free-flyer", "--weld-between", "right_tip", "left_tip", "--world-aligned"]
     header, counts, _ = run(capsys, str(two_arms), *argv, "--point", "left_tip", "--no-cache")

@@ -78,6 +78,7 @@ def check_random_tree(tree) -> None:
             assert rel_err(got, truth) <= bound, (algorithm, mu, kappa)
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_joints=8, max_constraints=4))
 def test_damped_inverse_on_random_trees(tree):
@@ -263,7 +264,7 @@ def test_spectral_bounds_are_exact(atlas_feet):
         DelassusOperator.from_matrix(np.zeros((0, 0))).spectral_bounds()
 
 
-@pytest.mark.parametrize("steps", [8, 15, 30])
+@pytest.mark.parametrize("steps", [8, 15, pytest.param(30, marks=pytest.mark.slow)])
 def test_lanczos_bounds_hold(steps):
     """120 rows of rank 60 (10 welded branches: eigenvalues in clusters), fewer steps than
     rows: the extreme eigenvalues lie inside the stated bounds, each Ritz value is within its
@@ -288,6 +289,7 @@ def test_lanczos_bounds_hold(steps):
     assert np.isnan(product.largest_upper)
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_lanczos_largest_can_be_below_lambda_max_by_more_than_its_residual():
     """Why the residual is not a bound on λ_max: at 8 steps the top Ritz value sits near the
     cluster's 7.92, not λ_max = 8.02 (what :class:`pvosimr.damped.SpectralEstimate` says)."""

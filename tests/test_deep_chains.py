@@ -19,6 +19,7 @@ from pvosimr.zoo.seeded import random_chain, random_q
 TOL = TOLERANCE
 
 
+@pytest.mark.slow  # seconds of numpy work per chain
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])
 def test_deep_chain_every_algorithm_matches_dense_truth(kind, n):
     """A chain of ``n`` joints of one kind, welded at the tip and the base, touched in the
@@ -65,6 +66,7 @@ def test_ltl_ancestor_runs_cover_exactly_the_ancestors():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the oldest pin's run leaves it out (.ci/run)
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40)])
 def test_deep_chain_with_loop_closures_matches_dense_truth(kind, n):
     """The same chains closed into loops: a world-aligned 6D weld from the tip to the first

@@ -21,6 +21,9 @@ from pvosimr.zoo.robot import random_configuration
 codegen = codegen_or_skip()
 from pvosimr.codegen import standalone as exporting  # noqa: E402  (after the skip)
 
+# each test builds an export three times (its stack check, the Python library, the test program)
+pytestmark = pytest.mark.slow
+
 COUNTING_MALLOC = r"""
 #include <stddef.h>
 /* Heap allocations while counting: libc's malloc interposed by the program's own. */

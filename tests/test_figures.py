@@ -170,6 +170,7 @@ def _ratio_panels(fig) -> list:
     return [ax for ax in fig.axes if ax.get_label() == plots.RATIO_LABEL]
 
 
+@pytest.mark.slow  # seconds of counting per figure
 @pytest.mark.parametrize(
     ("draw", "divisors"), [("fig3", ["pv-osimr"] * 5), ("fig4", ["pv-osimr", "efpa"])]
 )
@@ -196,6 +197,7 @@ def test_sweep_figures_have_ratio_panels(tmp_path, draw, divisors):
     plt.close("all")
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_bar_figures_set_pvosimh_apart_with_thousands_separators(tmp_path):
     import matplotlib.pyplot as plt
 

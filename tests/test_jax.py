@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 
 jax = pytest.importorskip("jax", reason='needs JAX: pip install "pvosimr[jax]"')
 import jax.numpy as jnp  # noqa: E402
@@ -80,6 +81,7 @@ def test_jit_is_bitwise_the_library(humanoid_G):
     assert np.array_equal(np.asarray(jax.jit(G)(qs)), f(qs))  # (..., nq) directly
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_vmap_and_nested_vmap_equal_python_loops(humanoid_G):
     model, G, f = humanoid_G
     qs = configurations(model, 6, seed=1).reshape(2, 3, model.nq)
@@ -112,6 +114,7 @@ def test_grad_is_the_generated_vjp_in_q_coordinates(humanoid_G):
     assert np.abs(np.asarray(g2) - expected).max() <= 1e-12 * scale
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_vmap_of_grad_equals_a_python_loop(humanoid_G):
     model, G, f = humanoid_G
     qs = configurations(model, 5, seed=3)
@@ -227,6 +230,7 @@ def test_float32_and_wrong_shapes_are_refused(humanoid_G):
         G(q[:-1])
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_forward_mode_is_refused_in_one_line(humanoid_G):
     model, G, _ = humanoid_G
     q = configurations(model, 1)[0]
@@ -236,6 +240,7 @@ def test_forward_mode_is_refused_in_one_line(humanoid_G):
         jax.jacfwd(G)(q)
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles
 def test_without_64_bit_mode_the_error_names_the_flag_and_import_leaves_it_off():
     code = """
 import jax, numpy as np, pinocchio as pin
@@ -258,6 +263,7 @@ except TypeError as exc:
     )
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles
 def test_without_jax_the_entry_point_says_what_to_install():
     code = "import sys\nsys.modules['jax'] = None\nimport pvosimr.jax"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -267,6 +273,7 @@ def test_without_jax_the_entry_point_says_what_to_install():
     )
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles
 def test_import_pvosimr_imports_neither_jax_nor_torch():
     code = "import sys, pvosimr; print(sorted({'jax', 'jaxlib', 'torch'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -361,7 +368,9 @@ print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
     assert ".so.damaged" in names and ".so.sha256" in names, names
 
 
-@pytest.mark.parametrize("tree", ["every kind of joint", "planar chain", 1, 3])
+@pytest.mark.parametrize(
+    "tree", slow_ones(["every kind of joint", "planar chain", 1, 3], {"every kind of joint", 1})
+)
 def test_every_kind_of_unit_coordinates_on_and_off_the_sphere(tree):
     """The handler's normalisation and its map of the gradient to q's coordinates (quaternions,
     unit complex pairs, SE(3), SE(2), composites) against the numpy reference

@@ -8,7 +8,7 @@ at configurations whose unit parts are off the unit sphere; JAX's gradient of âŸ
 central differences.  What both XLA builders promise (shapes, placements as inputs, float32, the
 gradient and jvp against the CasADi functions, bad input) is checked on each in
 tests/test_xla_builders.py.  The functions run eagerly except where ``jit`` is the
-subject; Atlas, and the dearer algorithms on the humanoid, are ``-m slow``.  JAX's x64 mode is
+subject; every check against the numpy path and every compile is ``-m slow``.  JAX's x64 mode is
 switched on per test and restored.
 """
 
@@ -38,8 +38,6 @@ from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
 seam = pytest.importorskip("pvosimr.jax.seam")
 
 TREE_SEEDS = range(2)
-#: Algorithms run eagerly in the default suite (on a random tree; the humanoid: the first).
-FAST = ("pv-osimr", "pv-osimh", "efpa")
 
 
 def humanoid() -> tuple[pin.Model, list]:
@@ -79,25 +77,20 @@ def test_trees_draw_many_joint_kinds_and_every_constraint_kind():
     assert any(getattr(cm, "reference_frame", None) == pin.LOCAL_WORLD_ALIGNED for cm in cms)
 
 
+@pytest.mark.slow  # JAX tracing eagerly: seconds per tree
 @pytest.mark.parametrize("seed", TREE_SEEDS)
 def test_random_trees_against_numpy(seed, x64):
     check_against_numpy(seam.compile_seam, *mixed_tree(seed), seed)
 
 
-def _marked(algorithms: tuple[str, ...], fast: tuple[str, ...]) -> list:
-    return [a if a in fast else pytest.param(a, marks=pytest.mark.slow) for a in algorithms]
-
-
-def test_fast_names_are_algorithms():
-    assert set(FAST) <= set(pvosimr.ALGORITHMS)
-
-
-@pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST))
+@pytest.mark.slow  # JAX tracing eagerly: seconds per algorithm
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_every_algorithm_on_a_random_tree(algorithm, x64):
     check_against_numpy(seam.compile_seam, *mixed_tree(4), 4, algorithm, n_q=1)
 
 
-@pytest.mark.parametrize("algorithm", _marked(pvosimr.ALGORITHMS, FAST[:1]))
+@pytest.mark.slow  # JAX tracing eagerly: seconds per algorithm
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_humanoid_constraint_kinds(algorithm, x64):
     check_against_numpy(seam.compile_seam, *humanoid(), 0, algorithm, n_q=1)
 
@@ -131,7 +124,8 @@ def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
     assert rel(G(qs.reshape(3, 1, -1))[:, 0], out) <= 1e-14  # any leading batch shape
 
 
-@pytest.mark.parametrize("transforms", _marked(seam.TRANSFORMS, seam.TRANSFORMS[:1]))
+@pytest.mark.slow  # an XLA compile each
+@pytest.mark.parametrize("transforms", seam.TRANSFORMS)
 def test_jit_vmap_both_transforms(transforms, x64):
     """One small XLA compile each: jit(vmap(G)) against the numpy path."""
     check_jit_vmap(*mixed_tree(3), transforms)

@@ -161,6 +161,7 @@ def test_cases_cover_every_supported_type_and_nesting():
     assert nested.joints[1].extract().joints[1].shortname() == "JointModelComposite"
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_random_joints_cover_every_type_and_nest_composites():
     """make_joint("Composite") draws every type, and composites inside composites."""
     inside: set[str] = set()
@@ -340,6 +341,7 @@ def test_tilted_axes_numpy_batch_and_casadi(kind, tilt):
         _check_tilted(kind, k, tilt)
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_tilted_axis_compiled(tmp_path):
     codegen = pytest.importorskip("pvosimr.codegen.build")
     model, cms = _tilted_tree("revolute", 0, 1e-8)
@@ -348,6 +350,7 @@ def test_tilted_axis_compiled(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the oldest pin's run leaves it out (.ci/run)
 @pytest.mark.parametrize("tilt", TILTS)
 @pytest.mark.parametrize("kind", KINDS)
 def test_tilted_axes_compiled_full_grid(kind, tilt, tmp_path):
@@ -388,6 +391,7 @@ def test_invalid_axes_are_named(joint, message):
         pvosimr.Topology(_one_joint_model(joint), [])
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_every_default_type_in_one_tree_agrees_with_the_truth():
     """A chain of every type (a free-flyer root), welded at its tip, on the three paths."""
     kinds = ["FreeFlyer"] + [k for k in DEFAULT_JOINT_TYPES if k != "FreeFlyer"]

@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 
 import pvosimr
 from pvosimr import zoo
@@ -45,6 +46,9 @@ EXPECTED = {
     ),
 }
 CASES = list(EXPECTED)
+#: The cases that take seconds: Atlas with a box in its hands, Cassie's leg with its toe.
+ATLAS_CASES = {case for case in CASES if case[0] == "atlas_holding_box"}
+CASSIE_TOE = ("cassie_leg", "rods_3d_toe_2x3d_lwa")
 
 # The two refusals of a pvosimr without these constraint kinds (pvosimr.topology); any other
 # exception is a failure.
@@ -144,7 +148,7 @@ def test_the_getconstraintjacobian_truth_is_the_dense_truth_on_one_body_local() 
         assert np.abs(G).max() > 1e-2
 
 
-@pytest.mark.parametrize(("name", "preset"), CASES)
+@pytest.mark.parametrize(("name", "preset"), slow_ones(CASES, ATLAS_CASES | {CASSIE_TOE}))
 def test_pinocchio_is_silently_wrong_on_each_case(name: str, preset: str) -> None:
     """``computeDelassusMatrix`` is far from the truth and equals the one-body LOCAL matrix."""
     robot = _load(name, preset)
@@ -174,6 +178,7 @@ def test_pinocchios_pv_osimr_is_not_called(name: str, preset: str) -> None:
     assert validation.not_called("pin-pv-osimr", local) == ""
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_the_section_shows_every_case() -> None:
     robots = [zoo.load(name, preset) for name, preset in CASES if name != "atlas_holding_box"]
     cases = defects.silently_wrong(0, robots)
@@ -189,8 +194,13 @@ def test_the_section_shows_every_case() -> None:
 # ----------------------------------------------------------------------------- pvosimr side
 
 
-@pytest.mark.parametrize(("name", "preset"), CASES)
-@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+@pytest.mark.parametrize(
+    ("algorithm", "name", "preset"),
+    slow_ones(
+        [(a, *case) for case in CASES for a in pvosimr.ALGORITHMS],
+        {("pv-osimh", *case) for case in ATLAS_CASES | {CASSIE_TOE}},
+    ),
+)
 def test_pvosimr_agrees_with_getconstraintjacobian(name: str, preset: str, algorithm: str) -> None:
     robot = _load(name, preset)
     q = _q(robot)
@@ -198,6 +208,7 @@ def test_pvosimr_agrees_with_getconstraintjacobian(name: str, preset: str, algor
     assert rel_err(_pvosimr(robot, q, algorithm), truth) <= TOLERANCE
 
 
+@pytest.mark.slow  # `pvosimr validate` with the C++ bridge, or Atlas
 @pytest.mark.parametrize(("name", "preset"), CASES)
 def test_the_report_section_and_the_validate_row_pass(name: str, preset: str) -> None:
     robot = _load(name, preset)

@@ -10,6 +10,7 @@ stacked eq. 13 gives the blocks of the block-by-block one; numpy's own steps of 
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import random_q, random_trees
 from hypothesis import HealthCheck, given, settings
 
@@ -135,6 +136,7 @@ def test_the_cached_kinematics_are_the_plain_ones(robot):
         assert np.array_equal(Xa.X, Xb.X)
 
 
+@pytest.mark.slow  # seconds (measured)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_constraints=2))
 def test_constant_subspaces_do_not_depend_on_q(tree):
@@ -251,7 +253,7 @@ def _generic_and_one_dof(model, cms, q, algorithm):
     return sweeps(NUMPY, topo, kin), sweeps(GenericNumpy(), topo, kin)
 
 
-@pytest.mark.parametrize("algorithm", list(SWEEPS))
+@pytest.mark.parametrize("algorithm", slow_ones(SWEEPS, {"pv-osimh"}))
 def test_the_one_dof_step_is_the_generic_one_on_atlas(robot, algorithm):
     model, _, cms, q = robot
     assert numeric_constants(model, topology_for(model, cms), cms).axis  # RX, RY, RZ joints
@@ -260,6 +262,7 @@ def test_the_one_dof_step_is_the_generic_one_on_atlas(robot, algorithm):
     assert rel_err(fast, generic) <= 1e-12
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_constraints=4))
 def test_the_one_dof_step_is_the_generic_one(tree):

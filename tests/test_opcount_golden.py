@@ -105,6 +105,7 @@ def _build_or_skip(case: str) -> Case:
         pytest.skip(f"{case}: {exc}")
 
 
+@pytest.mark.slow  # CasADi graphs: seconds each
 @pytest.mark.parametrize("case", list(CASES))
 def test_operation_counts_equal_the_golden_numbers(case):
     pytest.importorskip("casadi")

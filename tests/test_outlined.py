@@ -26,6 +26,7 @@ def _agree(inline, outlined, q) -> float:
     return np.abs(G_out - G).max(initial=0.0) / max(1.0, np.abs(G).max(initial=0.0))
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tree=random_trees(max_joints=10, max_constraints=3),
@@ -90,6 +91,7 @@ def test_outlined_is_for_g_only():
         symbolic.delassus_function(robot.model, robot.constraints, output="vjp", outlined=True)
 
 
+@pytest.mark.slow  # seconds of CasADi work per chain
 @pytest.mark.parametrize(("kind", "n"), [("Spherical", 80), ("FreeFlyer", 40), ("RZ", 120)])
 def test_outlined_deep_chains_match_the_dense_truth(kind, n):
     """The deep chains of tests/test_deep_chains.py (where an asymmetric rounding error in

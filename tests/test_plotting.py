@@ -188,6 +188,7 @@ def test_es_colours_avoid_the_algorithm_hues():
         assert all(min(abs(h - r), 360 - abs(h - r)) >= 45 for r in hues), colour
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_timings_figure_from_its_json(tmp_path, monkeypatch):
     """timings.png redrawn from the committed timings.json: a numpy panel and a compiled panel,
     no empty axes, numpy PV-OSIMh drawn, no look-alike colours within a panel, and no title
@@ -218,6 +219,7 @@ def test_timings_figure_from_its_json(tmp_path, monkeypatch):
         assert "right axis" not in ax.get_title() or twins, ax.get_title()
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
     """accuracy.png redrawn from the committed accuracy.json: the legend outside the panels,
     Pinocchio's two routines in different markers, the truth's change of precision marked."""

@@ -114,6 +114,7 @@ def run(seeds: range, drawn: bool = False) -> tuple[dict[str, float], Counter]:
     return worst, seen
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_random_trees_fast_subset():
     pytest.importorskip("casadi")
     _, seen = run(range(40))
@@ -121,6 +122,7 @@ def test_random_trees_fast_subset():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the oldest pin's run leaves it out (.ci/run)
 def test_random_trees_every_joint_type_every_algorithm_every_path():
     pytest.importorskip("casadi")
     start = time.perf_counter()

@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import TreeSpec, build_tree, mixed_kinds, random_q, random_shape, with_anchors
 
 import pvosimr
@@ -76,7 +77,7 @@ def test_a_plan_refuses_a_link_that_does_not_branch():
         Plan.build(topo, frozenset({plain}))
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", slow_ones(range(12), {2, 5}))
 def test_the_rule_never_counts_more_than_either_extreme(seed):
     """The plan the cost model picks, counted by CasADi, against PV-OSIMh cutting nothing
     (PV-OSIM's shape) and cutting every branching link (PV-OSIMr's)."""
@@ -116,6 +117,7 @@ COUNTED = [
 ]
 
 
+@pytest.mark.slow  # CasADi graphs of Atlas: seconds each
 @pytest.mark.parametrize(("name", "preset", "strictly_both"), COUNTED)
 def test_casadi_counts_never_above_pv_osim_or_pv_osimr(name, preset, strictly_both):
     from pvosimr import zoo
@@ -143,6 +145,7 @@ def test_auto_is_an_algorithm_and_gives_the_truth(seed):
     assert rel_err(Gb[0], G) <= TOLERANCE
 
 
+@pytest.mark.slow  # CasADi graphs of Atlas
 def test_auto_names_its_choice_in_the_casadi_function():
     from pvosimr import zoo
     from pvosimr.symbolic import delassus_function
@@ -153,6 +156,7 @@ def test_auto_names_its_choice_in_the_casadi_function():
     assert f.name() == f"delassus_{chosen.replace('-', '_')}"
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_a_slow_first_choice_says_what_it_is_doing(capfd, monkeypatch):
     """PV-OSIMh's plan pricing and auto's choice run once per topology; past SLOW_SECONDS
     each says so in one line on stderr, and a later call (or PVOSIMR_QUIET) says nothing."""

@@ -97,11 +97,13 @@ def humanoid():
     return pin.buildSampleModelHumanoidRandom()
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_registry(needs_bridge):
     assert set(REFERENCES) == {"pin-efpa", "pin-pv-osimr", "pin-cholesky"}
     assert reference.extension_available() and reference.unavailable() == {}
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_sample_humanoid_mixed_contacts(humanoid):
     rng = np.random.default_rng(1)
     cms = humanoid_constraints(
@@ -116,6 +118,7 @@ def test_sample_humanoid_mixed_contacts(humanoid):
     check_references(humanoid, cms, pin.integrate(humanoid, pin.neutral(humanoid), v))
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_sample_humanoid_redundant_contacts(humanoid):
     """Several constraints per joint, one on the root, m > nv: EFPA and PV-OSIMr still agree."""
     rng = np.random.default_rng(2)
@@ -130,6 +133,7 @@ def test_sample_humanoid_redundant_contacts(humanoid):
     check_cholesky(humanoid, cms, q, dense_delassus(humanoid, q, cms))
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_cholesky_refuses_a_zero_pivot():
     """A 3D contact on a revolute joint's axis: J = 0, G = 0; the KKT Cholesky divides 0 by 0."""
     model = pin.Model()
@@ -143,6 +147,7 @@ def test_cholesky_refuses_a_zero_pivot():
         reference.pinocchio_cholesky(model, model.createData(), q, cms)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_pinocchio_vector_and_tuple_accepted(humanoid):
     rng = np.random.default_rng(4)
     cms = humanoid_constraints(humanoid, rng, ["rleg6_joint", "larm6_joint"], [C6, C3])
@@ -158,12 +163,14 @@ def test_pinocchio_vector_and_tuple_accepted(humanoid):
         np.testing.assert_array_equal(f(humanoid, humanoid.createData(), q, tuple(cms)), G, name)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_atlas_feet_6d(atlas):
     assert atlas.nv == 36
     cms = [weld(atlas, "l_foot"), weld(atlas, "r_foot")]
     check_configurations(atlas, cms)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_atlas_hands_and_feet_6d(atlas):
     cms = [weld(atlas, name) for name in ("l_foot", "r_foot", "l_hand", "r_hand")]
     check_configurations(atlas, cms)
@@ -177,11 +184,13 @@ def shadow_hand():
         pytest.skip(str(exc))
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_shadow_hand_fingertips(shadow_hand):
     cms = [point(shadow_hand, tip) for tip in sources.SHADOW_FINGERTIPS]
     check_configurations(shadow_hand, cms)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_structures_pv_osimr_bookkeeping_must_handle():
     """Several roots, constraints on roots, stacked on one joint, on ancestors and descendants.
 
@@ -203,6 +212,7 @@ def test_structures_pv_osimr_bookkeeping_must_handle():
         check_configurations(model, cms, names=("pin-efpa", "pin-pv-osimr"))
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 @settings(
     max_examples=100,
     deadline=None,
@@ -221,6 +231,7 @@ def test_random_trees(tree, seed):
 # --------------------------------------------------------------------------- PV-OSIMr specifics
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_init_pv_delassus_runs_once_per_constraint_list(humanoid, needs_bridge):
     rng = np.random.default_rng(5)
     cms = humanoid_constraints(humanoid, rng, ["rleg6_joint", "lleg6_joint"], [C6, C3])
@@ -249,6 +260,7 @@ def test_init_pv_delassus_runs_once_per_constraint_list(humanoid, needs_bridge):
     assert rel_err(G, dense_delassus(humanoid, q, moved)) <= TOL
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_pv_has_no_state_across_calls(humanoid, needs_bridge):
     rng = np.random.default_rng(6)
     cms = humanoid_constraints(
@@ -282,6 +294,7 @@ def test_bad_input(humanoid):
         assert f(humanoid, humanoid.createData(), q, []).shape == (0, 0)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_compiled_object_checks_its_input(humanoid, needs_bridge):
     ext = bridge.load()
     assert pin.__version__ == ext.PINOCCHIO_VERSION
@@ -305,6 +318,7 @@ def test_compiled_object_checks_its_input(humanoid, needs_bridge):
 # --------------------------------------------------------------------------- damped inverse
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_damped_inverse_defect_is_visible(humanoid, needs_bridge):
     """pin.computeDampedDelassusMatrixInverse from Python misses initPvDelassus: wrong result."""
     rng = np.random.default_rng(7)
@@ -321,6 +335,7 @@ def test_damped_inverse_defect_is_visible(humanoid, needs_bridge):
     assert defect["pv_numpy"] <= TOL, defect
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_damped_inverse_defect_skips_the_out_of_bounds_case(humanoid, needs_bridge):
     rng = np.random.default_rng(8)
     cms = humanoid_constraints(humanoid, rng, ["rleg6_joint", "rleg6_joint"], [C6, C3])

@@ -3,6 +3,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import random_q, random_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ symbolic = pytest.importorskip("pvosimr.symbolic")
 ca = pytest.importorskip("casadi")
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=random_trees(max_constraints=2), seed=st.integers(0, 2**31))
 def test_symbolic_kinematics_match_pinocchio_for_every_joint_type(tree, seed):
@@ -34,7 +36,7 @@ def test_symbolic_kinematics_match_pinocchio_for_every_joint_type(tree, seed):
 
 
 @pytest.mark.parametrize("preset", sorted(presets.ATLAS_PRESETS))
-@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", slow_ones(pvosimr.ALGORITHMS, {"pv-osimh", "naive"}))
 def test_sx_function_equals_numpy_on_atlas(atlas, preset, algorithm):
     cms = presets.ATLAS_PRESETS[preset](atlas)
     f = symbolic.delassus_function(atlas, cms, algorithm)
@@ -79,6 +81,7 @@ def test_a_delassus_matrix_that_does_not_depend_on_q_is_only_constants(algorithm
     assert symbolic.count_operations(model, constraints, algorithm) == 1
 
 
+@pytest.mark.slow  # CasADi graphs of Atlas
 def test_operation_counts_on_atlas_are_of_q_to_g(atlas):
     cms = presets.ATLAS_PRESETS["feet_6d"](atlas)
     f = symbolic.delassus_function(atlas, cms, "pv-osimr")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
     CONTACT_TYPES,
@@ -173,7 +174,10 @@ def assert_input_placements_give_the_rebuilt_models_g(
 @pytest.mark.parametrize(
     ("preset", "algorithm"),
     [
-        *((preset, a) for preset in ("feet_6d", "feet_4x3d") for a in ("pv-osimr", "pv-osimh")),
+        *slow_ones(
+            [(preset, a) for preset in ("feet_6d", "feet_4x3d") for a in ("pv-osimr", "pv-osimh")],
+            {("feet_6d", "pv-osimh"), ("feet_4x3d", "pv-osimh")},
+        ),
         ("feet_6d", "efpa"),
         # PV-OSIMh's plan and auto priced on SX with symbolic K (auto's cost model: ~13 s)
         pytest.param("feet_6d", "auto", marks=pytest.mark.slow),
@@ -197,12 +201,13 @@ def test_loop_closures_and_world_aligned_rows_with_placements_as_input(spec):
     assert_input_placements_give_the_rebuilt_models_g(model, cms, "pv-osimr", seed=2)
 
 
+@pytest.mark.slow  # seconds (measured)
 def test_two_body_and_world_aligned_atlas_with_placements_as_input(atlas):
     model, cms = _case("atlas_holding_box/hands_6d_lwa_feet_4x3d_lwa")
     assert_input_placements_give_the_rebuilt_models_g(model, cms, "pv-osimr", seed=3, trials=1)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_ones(range(8), {1}))
 def test_every_constraint_kind_with_placements_as_input(seed):
     model, cms = mixed_tree(seed)
     algorithm = ("pv-osimr", "pv-osimh", "ltl-osim", "naive")[seed % 4]
@@ -327,7 +332,8 @@ def assert_derivatives_match_differences(
     assert relative(dG, expected) <= DERIVATIVE_TOLERANCE
 
 
-@pytest.mark.parametrize("preset", ["feet_6d", pytest.param("feet_4x3d", marks=pytest.mark.slow)])
+@pytest.mark.slow  # CasADi graphs of Atlas
+@pytest.mark.parametrize("preset", ["feet_6d", "feet_4x3d"])
 def test_derivatives_on_atlas(atlas, preset):
     model, cms = _case(f"atlas/{preset}")
     assert_derivatives_match_differences(model, cms, seed=7)
@@ -336,7 +342,9 @@ def test_derivatives_on_atlas(atlas, preset):
 @pytest.mark.parametrize(
     "name",
     [  # the chain of every kind builds an 820 k-instruction dG (~18 s)
-        pytest.param(n, marks=pytest.mark.slow) if n == "chain of every kind" else n
+        pytest.param(n, marks=pytest.mark.slow)
+        if n in ("chain of every kind", "universal_biped")
+        else n
         for n in EVERY_JOINT_TYPE
     ],
 )
@@ -345,7 +353,7 @@ def test_derivatives_on_every_joint_type(name):
     assert_derivatives_match_differences(model, cms, seed=8)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", slow_ones(range(3), {1}))
 def test_derivatives_with_placements_as_input(seed):
     model, cms = mixed_tree(seed)
     placements = random_placements(cms, np.random.default_rng(seed))
@@ -372,7 +380,7 @@ def gradient(model: pin.Model, cms: list, q: np.ndarray, W: np.ndarray, p=None) 
     return np.array(f(*args, W.T)).ravel()  # W's row-major buffer is the CasADi matrix Wᵀ
 
 
-@pytest.mark.parametrize("name", EVERY_JOINT_TYPE)
+@pytest.mark.parametrize("name", slow_ones(EVERY_JOINT_TYPE, {"chain of every kind"}))
 def test_gradient_is_contracted_differences_on_every_joint_type(name):
     model, cms = joint_type_model(name)
     rng = np.random.default_rng(10)
@@ -388,6 +396,7 @@ def test_gradient_is_contracted_differences_on_every_joint_type(name):
     assert relative(g, np.einsum("kij,ij->k", dG, W)) <= DERIVATIVE_TOLERANCE
 
 
+@pytest.mark.slow  # CasADi graphs of Atlas
 def test_gradient_is_the_contraction_of_derivatives_on_atlas(atlas):
     model, cms = _case("atlas/feet_6d")
     rng = np.random.default_rng(11)

@@ -150,6 +150,7 @@ def test_gradcheck_in_float64(humanoid_G):
     assert torch.autograd.gradcheck(lambda x: G(x)[..., 0, :4], (qs,))
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_opcheck_both_ops(humanoid_G):
     model, G, f = humanoid_G
     handle = G.handle
@@ -200,6 +201,7 @@ def test_other_devices_float32_and_shapes_are_refused(humanoid_G):
         G(q[:-1])
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles
 def test_without_torch_the_entry_point_says_what_to_install():
     code = "import sys\nsys.modules['torch'] = None\nimport pvosimr.torch"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -314,6 +316,7 @@ def humanoid_xla():
     return pvosimr.torch.delassus(model, cms, route="xla")
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_the_xla_route_is_the_library_s_G_and_gradient(humanoid_G, humanoid_xla, x64):
     """route="xla" on CPU tensors (what it does on a CUDA device, through DLPack): G and the
     autograd gradient against the library's route, off the unit sphere too."""
@@ -355,6 +358,7 @@ def test_a_cuda_tensor_takes_the_xla_route(humanoid_G):
     np.testing.assert_allclose(G(torch.from_numpy(q).cuda()).cpu().numpy(), f(q), atol=1e-12)
 
 
+@pytest.mark.slow  # builds C libraries of its own
 def test_every_kind_of_unit_coordinates_on_and_off_the_sphere():
     """The library's map of the gradient to q's coordinates, which the ops call (quaternions,
     unit complex pairs, SE(3), SE(2), composites), against the numpy reference in a batch whose

@@ -65,6 +65,7 @@ def _mass_from_jacobians(model: pin.Model, q: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- generator
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @EXAMPLES
 @given(tree=random_trees(), seed=seeds)
 def test_generated_mass_matrices_are_spd(tree, seed: int) -> None:
@@ -141,6 +142,7 @@ def test_unit_circle_and_quaternions() -> None:
 # --------------------------------------------------------------------------- truth
 
 
+@pytest.mark.slow  # seconds (measured)
 @settings(max_examples=60, deadline=None)
 @given(tree=random_trees(max_joints=8), seed=seeds)
 def test_constraint_jacobian_matches_frame_jacobian(tree, seed: int) -> None:
@@ -167,6 +169,7 @@ def test_constraint_jacobian_matches_frame_jacobian(tree, seed: int) -> None:
     assert rel_err(jac, expected) <= 1e-12
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 @EXAMPLES
 @given(tree=random_trees(), seed=seeds)
 def test_dense_matches_pinocchio_on_random_trees(tree, seed: int) -> None:

@@ -15,6 +15,7 @@ from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, packaged_mjcf
 TWO_ARMS = str(packaged_mjcf("two_arms_bar.xml"))
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_an_mjcf_file_alone_is_validated_against_mujoco(capsys):
     """The two-arm robot holding a bar (two welds, a connect, contacts of every condim)."""
     assert validation.main([TWO_ARMS, "--configs", "2"]) == 0
@@ -25,6 +26,7 @@ def test_an_mjcf_file_alone_is_validated_against_mujoco(capsys):
     assert "PASS" in out
 
 
+@pytest.mark.slow  # seconds of numpy or CasADi work
 def test_the_report_has_the_three_engines(tmp_path):
     assert validation.main([TWO_ARMS, "--configs", "2", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
@@ -38,6 +40,7 @@ def test_the_report_has_the_three_engines(tmp_path):
     assert any("buildModelFromMJCF" in note for note in row["parser_notes"])
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_wrong_mujoco_matrix_is_a_disagreement(tmp_path, monkeypatch):
     real = MjcfRobot.efc
 
@@ -72,6 +75,7 @@ def test_the_default_zoo_holds_the_mjcf_robots():
     )
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_zoo_cases_by_name(capsys):
     assert validation.main(["--robots", "mjcf_delta", "mjcf_quadruped", "--configs", "1"]) == 0
     out = capsys.readouterr().out

@@ -11,6 +11,7 @@ from pvosimr.study import cli, validate_report
 from pvosimr.study import validate as validation
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_validate_writes_a_passing_report(tmp_path):
     code = validation.main(["--robots", "ur5", "solo12", "--configs", "2", "--out", str(tmp_path)])
     assert code == 0
@@ -23,6 +24,7 @@ def test_validate_writes_a_passing_report(tmp_path):
         assert row["methods"][method]["error"] <= validation.TOLERANCE
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_wrong_algorithm_fails_the_run(tmp_path, monkeypatch):
     real = validation.compute_delassus
 
@@ -62,6 +64,7 @@ def test_an_algorithm_that_raises_on_one_configuration_fails_the_run(tmp_path, m
     assert "failed ❌ [1]" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     """Named explicitly, a missing Atlas stops the run with the fix; from the zoo it is listed."""
     monkeypatch.setenv("PVOSIMR_MODEL_PATH", str(tmp_path))
@@ -80,6 +83,7 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     assert "atlas_holding_box/" not in md.split("silently wrong")[-1]
 
 
+@pytest.mark.slow  # CasADi graphs of Atlas
 def test_demo_prints_the_table_for_the_papers_robots(capsys):
     from pvosimr.study import cli
 
@@ -134,6 +138,7 @@ def _rows(out: str) -> dict[str, list[str]]:
     return {f"{c[0].strip()}/{c[1].strip()}": [x.strip() for x in c] for c in cells[1:]}
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_urdf_file_runs_every_method_against_the_truth(arm_urdf, capsys):
     argv = [str(arm_urdf), "--weld", "finger", "--point", "lower", "--configs", "2"]
     assert cli.main(["validate", *argv]) == 0
@@ -147,6 +152,7 @@ def test_a_urdf_file_runs_every_method_against_the_truth(arm_urdf, capsys):
     assert not list(Path.cwd().iterdir())  # a file run writes no report unless asked
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_file_run_writes_its_report_where_out_says(arm_urdf, tmp_path):
     out = tmp_path / "report"
     argv = [str(arm_urdf), "--point", "finger", "--configs", "1", "--out", str(out)]
@@ -162,6 +168,7 @@ def test_a_file_run_writes_its_report_where_out_says(arm_urdf, tmp_path):
     assert "damped" not in (out / "report.md").read_text()  # the zoo-wide section only
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_mimic_file_is_validated(arm_urdf, capsys):
     """With --mimic the finger follows the elbow (nv 2): every algorithm matches the truth."""
     code = cli.main(["validate", str(arm_urdf), "--mimic", "--weld", "finger", "--configs", "1"])
@@ -173,6 +180,7 @@ def test_mimic_file_is_validated(arm_urdf, capsys):
     assert code == 0
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_robots_take_robot_or_robot_slash_preset(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     argv = ["--robots", "solo12/feet_3d", "chain_welded_every_k_k2", "--configs", "1"]
@@ -199,7 +207,11 @@ def test_robots_take_robot_or_robot_slash_preset(tmp_path, monkeypatch, capsys):
         (["--robots", "ur5/a/b"], "is not of the form ROBOT or ROBOT/PRESET"),
         (["URDF", "--weld", "finger", "--configs", "0"], "--configs: must be at least 1, got 0"),
         # a free-flyer on the massless base link turns like the shoulder: M is singular
-        (["URDF", "--free-flyer", "--weld", "finger"], "the mass matrix is not positive definite"),
+        pytest.param(
+            ["URDF", "--free-flyer", "--weld", "finger"],
+            "the mass matrix is not positive definite",
+            marks=pytest.mark.slow,  # Pinocchio's C++ PV-OSIMr through the bridge
+        ),
     ],
 )
 def test_errors_name_the_problem(arm_urdf, capsys, argv, message):
@@ -227,6 +239,7 @@ def _refuse(algorithm: str, monkeypatch) -> None:
     monkeypatch.setattr(validation, "compute_delassus", refusing)
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_refusal_fails_the_run(tmp_path, monkeypatch):
     _refuse("efpa", monkeypatch)
     assert validation.main(["--robots", "ur5", "--configs", "1", "--out", str(tmp_path)]) == 1
@@ -234,6 +247,7 @@ def test_a_refusal_fails_the_run(tmp_path, monkeypatch):
     assert "**FAIL**" in md and "failed ❌" in md and "efpa does not do this joint" in md
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_a_wrong_number_on_newer_joint_types_fails(tmp_path, monkeypatch):
     real = validation.compute_delassus
 
@@ -247,6 +261,7 @@ def test_a_wrong_number_on_newer_joint_types_fails(tmp_path, monkeypatch):
     assert "**FAIL**" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_report_carries_the_accuracy_study_summary(tmp_path):
     """The accuracy study written beside the report lends it its summary and figure."""
     assert validate_report.accuracy_section(tmp_path) == []
@@ -283,6 +298,7 @@ def test_a_loop_closure_on_one_link_is_refused_before_any_work(arm_urdf, capsys,
     )
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_the_table_says_why_a_reference_is_refused(capsys, monkeypatch, tmp_path):
     """four_bar's loop closure: pvosimr refuses to hand Pinocchio a second body it ignores;
     the cell says "refused [n]" and footnote n who refused and why."""
@@ -298,6 +314,7 @@ def test_the_table_says_why_a_reference_is_refused(capsys, monkeypatch, tmp_path
     assert "Pinocchio's routines ignore joint2" in note
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_the_report_tells_refusals_from_disagreements(tmp_path):
     """report.md: "Pinocchio disagrees with the truth" only where it returned a result; the
     loop closures pvosimr refused to pass it are listed apart, not counted as agreement."""
@@ -317,6 +334,7 @@ def test_the_report_tells_refusals_from_disagreements(tmp_path):
     assert "refused [" in md and "- [1] " in md  # the table's footnotes
 
 
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_an_error_from_cpp_is_not_a_pvosimr_refusal():
     """Told apart by where the ValueError was raised: a `raise` of pvosimr's input checks (the
     loop closure handed to pin-efpa), or a C++ call (the bridge refusing mimic joints raises a

@@ -49,6 +49,7 @@ def test_no_constraint_rows(compile_route, x64):
     assert G(q).shape == (0, 0) and G(np.stack([q, q, q])).shape == (3, 0, 0)
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_placements_as_inputs(compile_route, x64):
     model, cms = tree_with_unit_parts()
     G = compile_route(model, cms, placements="input")
@@ -64,6 +65,7 @@ def test_placements_as_inputs(compile_route, x64):
     assert rel(G(np.stack([q, q]), p)[1], expected) <= TOLERANCE  # p broadcast to the batch
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 @pytest.mark.parametrize("tree", ["unit-parts", "mixed-0"])
 def test_float32_is_close_to_float64(compile_route, tree, x64):
     model, cms = TREES[tree]()
@@ -77,6 +79,7 @@ def test_float32_is_close_to_float64(compile_route, tree, x64):
 # --------------------------------------------------------------------------- derivatives
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_gradient_and_jvp_are_the_compiled_ones(compile_route, x64):
     """JAX's gradient and jvp against the CasADi functions ``f.vjp`` and ``f.derivatives`` are
     compiled from."""
@@ -96,6 +99,7 @@ def test_gradient_and_jvp_are_the_compiled_ones(compile_route, x64):
     assert rel(np.moveaxis(np.asarray(along), 0, -1), derivatives) <= 1e-11
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_gradient_has_no_radial_part(compile_route, x64):
     model, cms = tree_with_unit_parts()
     G = compile_route(model, cms)
@@ -111,6 +115,7 @@ def test_gradient_has_no_radial_part(compile_route, x64):
 # --------------------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 @pytest.mark.parametrize("tree", ["unit-parts", "mixed-1"])
 def test_bad_input_is_named(compile_route, tree, x64):
     model, cms = TREES[tree]()

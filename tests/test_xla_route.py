@@ -22,6 +22,7 @@ class ChosenError(Exception):
     """Raised by the stand-in compile: the FFI route was taken."""
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_route_xla_is_the_xla_function(x64):
     model, cms = tree_with_unit_parts()
     G = pj.delassus(model, cms, route="xla")
@@ -31,6 +32,7 @@ def test_route_xla_is_the_xla_function(x64):
     assert rel(G(off_sphere(model, q, rng)), expected) <= TOLERANCE
 
 
+@pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 def test_route_xla_with_placements_as_entries(x64):
     model, cms = tree_with_unit_parts()
     G = pj.delassus(model, cms, placements="input", route="xla")

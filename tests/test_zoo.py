@@ -298,7 +298,13 @@ def _fd_joint_jacobians(model: pin.Model, q: np.ndarray, eps: float = 1e-6) -> n
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(name, marks=requires_pin_feature(*(kinds - {"JointModelComposite"})))
+        pytest.param(
+            name,
+            marks=[
+                requires_pin_feature(*(kinds - {"JointModelComposite"})),
+                *([pytest.mark.slow] if name == "panda_mimic" else []),
+            ],
+        )
         for name, (_, kinds) in sorted(JOINT_TYPES.items())
     ],
 )
@@ -357,7 +363,14 @@ FINGERS = ("panda_leftfinger", "panda_rightfinger")
 # ----------------------------------------------------------------------------- every robot
 
 
-@pytest.mark.parametrize("name", robot_sweep(zoo.names()))
+#: The sample's robots that take seconds here: the slow suite's.
+SLOWEST_ZOO = {
+    "anymal_kinova", "atlas", "atlas_shadow_hand", "cassie_leg", "chain_welded_every_k_k4",
+    "panda_mimic", "stem_b2_L10", "talos",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", robot_sweep(zoo.names(), slow=SLOWEST_ZOO))
 def test_every_robot_and_preset_agrees_with_the_dense_truth(name: str) -> None:
     """Every algorithm within 1e-9 of J M⁻¹ Jᵀ."""
     robot = _load_or_skip(name)

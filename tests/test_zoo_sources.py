@@ -159,6 +159,7 @@ def test_shadow_hand_matches_mujoco() -> None:
 # ----------------------------------------------------------------------------- example-robot-data
 
 
+@pytest.mark.slow  # loads each robot twice: seconds
 @needs_erd
 @pytest.mark.skipif(
     not hasattr(pin, "WITH_COLLISION"),
