@@ -41,7 +41,7 @@ import pinocchio as pin
 from .algorithms import SWEEPS, sweeps_for
 from .algorithms.pv_osimh import prepare_plan
 from .backends import NUMPY
-from .backends.stack import BatchedNumpyBackend, MatrixStack
+from .backends.batched import BatchedNumpyBackend, MatrixStack
 from .checks import resolve_topology
 from .constraints import as_constraint_list
 from .cost import Counter

@@ -61,7 +61,7 @@ class Counter:
 
     def share(self) -> None:
         """From now on, each body reuses what earlier ones made from the same operands, and
-        nothing is dropped after a count (:mod:`pvosimr.backends.reuse`): bodies that share
+        nothing is dropped after a count (:mod:`pvosimr.backends.shared_results`): bodies that share
         most of their work count faster, each count still the body's alone."""
         self.B.graph.share()
 

@@ -1,7 +1,7 @@
 """Evaluation on numpy and on stacks, and the fallbacks between them.
 
 ``compute_delassus_batch(model, qs, constraint_models)`` runs the very algorithm bodies of
-:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backends.stack.BatchedNumpyBackend`: every
+:mod:`pvosimr.algorithms` once, on :class:`~pvosimr.backends.batched.BatchedNumpyBackend`: every
 configuration-dependent matrix is a stack over the batch, so each matrix operation of the
 algorithm is one numpy call for all configurations, and there is no Python loop over them
 (a batch larger than ``block_size`` runs block by block, each block vectorised).
@@ -23,7 +23,7 @@ import pinocchio as pin
 
 from .algorithms import sweeps_for
 from .backends import NUMPY
-from .backends.stack import BatchedNumpyBackend, MatrixStack
+from .backends.batched import BatchedNumpyBackend, MatrixStack
 from .checks import (
     ModelCheck,
     UndefinedError,

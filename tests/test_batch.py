@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import pvosimr
 from pvosimr import zoo
-from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack, inv_spd, stack_matmul
+from pvosimr.backends.batched import BatchedNumpyBackend, MatrixStack, inv_spd, stack_matmul
 from pvosimr.checks import NORMALIZED_TOLERANCE
 from pvosimr.delassus import topology_for
 from pvosimr.kinematics.frames import numeric_kinematics

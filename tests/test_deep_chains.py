@@ -11,7 +11,7 @@ import pytest
 
 import pvosimr
 from pvosimr.backends import NUMPY
-from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
+from pvosimr.backends.batched import BatchedNumpyBackend, MatrixStack
 from pvosimr.reference.truth import TOLERANCE, rel_err
 from pvosimr.study.accuracy import dense_truth
 from pvosimr.zoo.seeded import random_chain, random_q

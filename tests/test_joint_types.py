@@ -26,7 +26,7 @@ from _trees import (
 
 import pvosimr
 from pvosimr import compute_delassus_batch
-from pvosimr.backends.stack import BatchedNumpyBackend, MatrixStack
+from pvosimr.backends.batched import BatchedNumpyBackend, MatrixStack
 from pvosimr.kinematics.joints import aligned_index, joint_motion, rotation_cs, unit_parts
 from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.topology import SUPPORTED_JOINTS

@@ -119,7 +119,7 @@ def test_no_backend_code_in_the_algorithms(path):
         "from ..backends.numpy import NUMPY",
         "from ..backends import numpy",
         "from ..backends.counting import CountingBackend",
-        "from ..backends.stack import MatrixStack",
+        "from ..backends.batched import MatrixStack",
         "import pvosimr.backends.casadi",
         "import casadi as ca",
         "def f(B):\n    if B is NUMPY:\n        pass",

@@ -113,7 +113,7 @@ def _operation(g: Graph, ids: np.ndarray, mask: np.ndarray, cost, *operands: np.
 
 
 def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
-    """The primitive ``f``, whose result a graph that shares results (:mod:`.reuse`) takes
+    """The primitive ``f``, whose result a graph that shares results (:mod:`.shared_results`) takes
     from an earlier body where it can (the same primitive, operands of the same values and
     nodes) and otherwise keeps."""
 

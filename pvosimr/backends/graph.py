@@ -1,6 +1,6 @@
 """The expression graph of the counting backend (:mod:`.counting`): nodes with their operations,
 the edges between them, the constants (one node per value), and the reverse pass that counts
-what an output reads.  A graph can keep what bodies make for later ones (:mod:`.reuse`).
+what an output reads.  A graph can keep what bodies make for later ones (:mod:`.shared_results`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .reuse import Reuse
+from .shared_results import Reuse
 
 __all__ = ["NONE", "ONE", "Graph", "OverBudgetError"]
 
@@ -42,14 +42,14 @@ class Graph:
         self.reuse: Reuse | None = None  # see :meth:`share`
 
     def share(self) -> None:
-        """From now on, bodies share what they make (:mod:`.reuse`); the graph as it is now is
-        the prefix they all start from (:meth:`start_body`)."""
+        """From now on, bodies share what they make (:mod:`.shared_results`); the graph as it is
+        now is the prefix they all start from (:meth:`start_body`)."""
         self.reuse = Reuse(self.size, self.made, len(self._edges))
 
     def start_body(self) -> None:
         """A new body on a shared graph: :attr:`made` is the prefix's again.  Where the last
         body took too few results from earlier ones to pay for keeping them
-        (:meth:`Reuse.pays <.reuse.Reuse.pays>`), the graph stops sharing: rewound to the
+        (:meth:`Reuse.pays <.shared_results.Reuse.pays>`), the graph stops sharing: rewound to the
         prefix, it counts each body alone from now on (the same counts, less memory)."""
         assert self.reuse is not None
         if not self.reuse.pays():

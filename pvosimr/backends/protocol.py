@@ -3,7 +3,7 @@
 Every algorithm body is written once against this interface: it uses only the matrix operators
 ``@``, ``+``, ``-``, ``.T``, slicing (reads, and slice assignment into ``zeros``), the methods of
 :class:`Backend` and the hooks below.  :data:`~pvosimr.backends.numpy.NUMPY` evaluates
-numerically; the batched backend (:mod:`pvosimr.backends.stack`) evaluates many configurations
+numerically; the batched backend (:mod:`pvosimr.backends.batched`) evaluates many configurations
 at once; CasADi SX (:mod:`pvosimr.backends.casadi`) turns the very same code into a symbolic
 expression graph (operation counts, code generation).
 

@@ -1,11 +1,6 @@
 """pvosimr's G inside JAX (extra ``jax``): :func:`delassus` returns ``G(q)`` (or ``G(q, p)``)
-that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``.
-
-- :mod:`.function`: :func:`delassus`, the custom VJP and the checks of its inputs;
-- :mod:`.ffi`: the XLA FFI handler (C++ beside it), compiled at first use and cached;
-- :mod:`.seam`: ``route="xla"``, the algorithm bodies on a JAX backend of the seam, compiled
-  by XLA (no C compiler, no CasADi; the default where JAX's default device is a GPU);
-- :mod:`.cache`: XLA's persistent compilation cache in pvosimr's cache folder.
+that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``.  Its modules,
+one job each, are in docs/architecture.md.
 
 Importing it without JAX raises ``ModuleNotFoundError`` with the one line that says what to
 install.  The FFI route is float64 only, the XLA route float32 or float64; neither turns

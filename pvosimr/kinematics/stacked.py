@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..backends.stack import BatchedNumpyBackend, MatrixStack
+from ..backends.batched import BatchedNumpyBackend, MatrixStack
 from ..spatial import DenseTransform
 from ..topology import Topology
 from .frames import Kinematics, frame_transforms, model_constants

@@ -45,13 +45,7 @@ rewrites the committed ones): ``timings.md``, ``timings.json``, ``timings.png`` 
 section GPU (:mod:`.gpu`: the XLA route where JAX sees a GPU, the plain statement where it sees
 none, and with ``--xla-cpu`` its compile on this CPU and float32's error on the zoo).
 
-Modules, one job each: :mod:`.methods` (the timed methods and their check), :mod:`.compiled` (the
-generated code's methods), :mod:`.derivatives` (dG/dq), :mod:`.mujoco` (MuJoCo's route), :mod:`.gpu`
-(the section GPU), :mod:`.loop` (the interleaved loop), :mod:`.timing` (the cases, :func:`run`),
-:mod:`.scaling` (the sweeps), :mod:`.crossover` (the crossover sweep), :mod:`.environment` (the
-machine), :mod:`.results` (the records), :mod:`.verdicts` (the speed targets), :mod:`.report` and
-:mod:`.sections` (markdown, JSON, :func:`write`), :mod:`.figure` (the plot); this one is the command
-line.
+This module is the command line; its modules, one job each, are in docs/architecture.md.
 """
 
 from __future__ import annotations
