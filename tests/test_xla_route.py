@@ -62,3 +62,20 @@ def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
         pj.delassus(model, cms, route="ffi")  # route= overrides
     with pytest.raises(ValueError, match="'ffi', 'xla'"):
         pj.delassus(model, cms, route="cuda")
+
+
+def test_persistent_cache_is_in_pvosimrs_folder(tmp_path, monkeypatch):
+    """The XLA route points XLA's persistent cache at pvosimr's cache folder, unless the caller
+    chose a folder of their own."""
+    from pvosimr.jax.cache import use_persistent_cache
+
+    before = jax.config.jax_compilation_cache_dir
+    monkeypatch.setenv("PVOSIMR_CACHE_DIR", str(tmp_path))
+    try:
+        jax.config.update("jax_compilation_cache_dir", None)
+        assert use_persistent_cache() == tmp_path / "xla"
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "mine"))
+        assert use_persistent_cache() == tmp_path / "mine"  # the caller's choice stays
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
