@@ -76,9 +76,9 @@ class Counter:
         """The estimated count of ``body`` and everything it made, or None once it makes more
         than ``budget`` operations (the kept prefix included)."""
         graph = self.B.graph
-        if graph.reuse:
+        if graph.shared:
             graph.start_body()  # may stop sharing (then it rewinds to the prefix)
-        mark = None if graph.reuse else graph.mark()
+        mark = None if graph.shared else graph.mark()
         graph.budget = budget
         try:
             G = body(self.B, self.topology, self.kin)

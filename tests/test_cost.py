@@ -200,7 +200,7 @@ def test_bodies_sharing_results_are_counted_alone(name: str, preset: str) -> Non
     shared_bodies = 0
     for k, cuts in enumerate(plans):
         alone = priced(False, cuts)
-        shared_bodies += counters[True][0].B.graph.reuse is not None
+        shared_bodies += counters[True][0].B.graph.shared is not None
         assert priced(True, cuts) == alone, sorted(cuts)
         for budget in (alone.made, alone.made - 1):  # at the bound, just past it
             assert priced(True, cuts, budget) == priced(False, cuts, budget), (sorted(cuts), budget)
@@ -218,7 +218,7 @@ def test_sharing_stops_where_it_does_not_pay() -> None:
     for algorithm in ("pv-osimr", "naive", "ltl-osim", "pv-osimr"):
         alone = Counter(robot.model, topo, robot.constraints).measure(sweeps_for(algorithm))
         assert shared.measure(sweeps_for(algorithm)) == alone, algorithm  # made included
-    assert shared.B.graph.reuse is None
+    assert shared.B.graph.shared is None
 
 
 @pytest.mark.slow  # seconds (measured)

@@ -119,7 +119,7 @@ def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
 
     def primitive(*args: Any) -> Structure:
         g: Graph = args[0].g
-        if g.reuse is None:
+        if g.shared is None:
             return f(*args)
         key = (f, *((x.v.shape, x.v.tobytes(), x.n.tobytes()) if isinstance(x, Structure) else x
                     for x in args))  # fmt: skip
@@ -127,9 +127,9 @@ def _shared(f: Callable[..., Structure]) -> Callable[..., Structure]:
         if found is not None:  # arrays kept, never written: a Structure copies before writing
             v, n, c = found
             return Structure(v, n, g, c)
-        g.reuse.begin(g.made, g.edge_count())
+        g.shared.begin(g.made, g.edge_count())
         out = f(*args)
-        g.reuse.keep(key, (out.v, out.n, out.c), g.made, g.edge_count())
+        g.shared.keep(key, (out.v, out.n, out.c), g.made, g.edge_count())
         return out
 
     return primitive

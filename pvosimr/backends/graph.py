@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .shared_results import Reuse
+from .shared_results import SharedResults
 
 __all__ = ["NONE", "ONE", "Graph", "OverBudgetError"]
 
@@ -39,24 +39,24 @@ class Graph:
         self._den = np.full(64, NONE, dtype=np.int64)  # ... and denominator
         self._ops = np.zeros(64, dtype=np.int64)  # of every node: its own operations
         self.inputs = np.zeros(0, dtype=np.int64)
-        self.reuse: Reuse | None = None  # see :meth:`share`
+        self.shared: SharedResults | None = None  # see :meth:`share`
 
     def share(self) -> None:
         """From now on, bodies share what they make (:mod:`.shared_results`); the graph as it is
         now is the prefix they all start from (:meth:`start_body`)."""
-        self.reuse = Reuse(self.size, self.made, len(self._edges))
+        self.shared = SharedResults(self.size, self.made, len(self._edges))
 
     def start_body(self) -> None:
         """A new body on a shared graph: :attr:`made` is the prefix's again.  Where the last
         body took too few results from earlier ones to pay for keeping them
-        (:meth:`Reuse.pays <.shared_results.Reuse.pays>`), the graph stops sharing: rewound to the
+        (:meth:`.shared_results.SharedResults.pays`), the graph stops sharing: rewound to the
         prefix, it counts each body alone from now on (the same counts, less memory)."""
-        assert self.reuse is not None
-        if not self.reuse.pays():
-            reuse, self.reuse = self.reuse, None
-            self.rewind((reuse.floor, reuse.floor_made, reuse.floor_edges))
+        assert self.shared is not None
+        if not self.shared.pays():
+            shared, self.shared = self.shared, None
+            self.rewind((shared.floor, shared.floor_made, shared.floor_edges))
             return
-        self.made = self.reuse.start()
+        self.made = self.shared.start()
 
     def add(self, made: int) -> None:
         """``made`` more operations (new nodes, or a result or constant taken again); past
@@ -126,21 +126,21 @@ class Graph:
             new = node is None
             if new:
                 node = self._constants[v] = int(self.nodes(1, 1)[0])
-            if self.reuse is not None:
-                self.add(self.reuse.constant(v, node, new))
+            if self.shared is not None:
+                self.add(self.shared.constant(v, node, new))
             ids[k] = node
         return ids[where]
 
     def taken(self, key: tuple) -> tuple[np.ndarray, ...] | None:
-        """The arrays of a shared result (:meth:`Reuse.take <.reuse.Reuse.take>`), its
+        """The arrays of a shared result (:meth:`.shared_results.SharedResults.take`), its
         operations and constants counted in this body."""
-        assert self.reuse is not None
-        result = self.reuse.take(key)
+        assert self.shared is not None
+        result = self.shared.take(key)
         if result is None:
             return None
         self.add(result.made)
         for v in result.constants:
-            self.add(self.reuse.constant(v, self._constants[v], False))
+            self.add(self.shared.constant(v, self._constants[v], False))
         return result.arrays
 
     def edge_count(self) -> int:
@@ -162,10 +162,10 @@ class Graph:
         """The operations of the nodes ``outputs`` depend on, less the unread inputs."""
         reach = np.zeros(self.size, dtype=bool)
         reach[outputs[outputs >= 0]] = True
-        if self.reuse is None:
+        if self.shared is None:
             blocks = _blocks(self._edges)
         else:
-            blocks = self.reuse.body_blocks(self._edges, _blocks)
+            blocks = self.shared.body_blocks(self._edges, _blocks)
         for dst, src in reversed(blocks):
             reach[src[reach[dst]]] = True
         return int(self._ops[: self.size][reach].sum()) - int((~reach[self.inputs]).sum())

@@ -16,8 +16,8 @@ alone:
 - a result serves a body once: a body that asks twice for the same product makes it twice, as
   it would alone;
 - where a body takes too few results from earlier ones to pay for keeping them
-  (:meth:`Reuse.pays`), the graph is rewound to the prefix and counts each body alone from then
-  on.
+  (:meth:`SharedResults.pays`), the graph is rewound to the prefix and counts each body alone
+  from then on.
 
 :meth:`pvosimr.cost.Counter.share` turns this on; the counts are those of bodies counted alone
 on a rewound graph, to the operation.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Reuse"]
+__all__ = ["SharedResults"]
 
 
 @dataclass
@@ -44,7 +44,7 @@ class _Result:
     body: int  # the last body that took it
 
 
-class Reuse:
+class SharedResults:
     """The results kept between bodies on a graph whose first ``size`` nodes (``made``
     operations) are the prefix every body shares."""
 
