@@ -339,14 +339,9 @@ def test_derivatives_on_atlas(atlas, preset):
     assert_derivatives_match_differences(model, cms, seed=7)
 
 
+# the chain of every kind builds an 820 k-instruction dG (~18 s); the universal biped takes seconds
 @pytest.mark.parametrize(
-    "name",
-    [  # the chain of every kind builds an 820 k-instruction dG (~18 s)
-        pytest.param(n, marks=pytest.mark.slow)
-        if n in ("chain of every kind", "universal_biped")
-        else n
-        for n in EVERY_JOINT_TYPE
-    ],
+    "name", slow_ones(EVERY_JOINT_TYPE, {"chain of every kind", "universal_biped"})
 )
 def test_derivatives_on_every_joint_type(name):
     model, cms = joint_type_model(name)
