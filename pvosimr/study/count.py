@@ -355,9 +355,11 @@ def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
         parser.error("--mimic is for model files; zoo robots come with their joints")
     if args.world_aligned and not args.constraints:
         parser.error("--world-aligned goes with --point/--weld/--point-between/--weld-between")
-    if args.constraints and (args.preset is not None or "/" in args.robot):
-        parser.error("give either --preset (or ROBOT/PRESET) or --point/--weld, not both")
+    if args.constraints and args.preset is not None:
+        parser.error("give either --preset or --point/--weld, not both")
     robot = _load_zoo(args.robot, args.preset, parser)
+    if args.constraints and "/" in args.robot:  # a zoo case, not a file: _load_zoo said so
+        parser.error(f"give either {args.robot} or {robot.name} with --point/--weld, not both")
     if args.constraints:
         robot = with_frames(robot, args, parser)
         label = f"{robot.name} (constraints from the command line)"

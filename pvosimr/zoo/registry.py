@@ -123,10 +123,9 @@ def close_cases(spec: str, n: int = 3) -> list[str]:
 
 def _unknown(name: str, preset: str | None = None) -> ValueError:
     close = close_cases(name if preset is None else f"{name}/{preset}")
-    if close:  # the nearest names, not the whole list
-        return ValueError(f"unknown robot {name!r}. Did you mean {', '.join(map(repr, close))}?")
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     return ValueError(
-        f"unknown robot {name!r}. Valid names: {names()} (synthetic sizes by pattern: "
+        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
         "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
     )
 
