@@ -52,8 +52,30 @@ def test_an_eager_call_of_the_xla_route_says_so_once(quiet, capfd):
     for q in qs[:2]:
         G(np.asarray(q, np.float32)).block_until_ready()
     told = _notices(capfd)
-    expected = [] if quiet else ["op by op, outside jax.jit (jax.jit(G) compiles it) …"]
-    assert [line[line.index("op by op") :] for line in told] == expected
+    if quiet:
+        assert told == []
+        return
+    (line,) = told  # once: the second configuration is not told again
+    assert "pv-osimr) op by op, outside jax.jit" in line
+    assert "jax.jit of G or of its gradient compiles it whole" in line
+
+
+@pytest.mark.slow  # JAX compiles each operation of the gradient: about 5 s
+def test_an_eager_gradient_says_so_once_and_no_compile(quiet, capfd, monkeypatch):
+    jax = pytest.importorskip("jax")
+    from pvosimr.jax import seam
+
+    monkeypatch.setattr(seam, "TRACE_NOTICE_SECONDS", 0.0)
+    model, cms, qs = mass_on_the_first_axis()
+    G = seam.compile_seam(model, cms)
+    for q in qs[:2]:
+        jax.grad(lambda x: G(x).sum())(np.asarray(q, np.float32))
+    told = _notices(capfd)
+    if quiet:
+        assert told == []
+        return
+    (line,) = told  # op by op, once; no "XLA compiles it next": nothing is jitted
+    assert "pv-osimr) under grad or vmap op by op, outside jax.jit" in line
 
 
 def test_pytorch_s_xla_route_says_that_it_compiles_g_and_its_gradient(quiet, capfd):

@@ -63,29 +63,31 @@ TRACE_NOTICE_SECONDS = 0.2
 
 
 def _announced(call: Callable) -> Callable:
-    """``SeamDelassus.__call__``, saying in one line when the caller waits: while a trace or an
-    eager (op by op) call runs long, and after a long trace, that XLA's compile comes next."""
+    """``SeamDelassus.__call__``, saying in one line when the caller waits: under ``jax.jit``,
+    while a trace runs long and, after a long one, that XLA's compile comes next; outside it,
+    once per function, while a call runs long op by op."""
 
     @functools.wraps(call)
     def announced(self: SeamDelassus, q: Any, p: Any = None) -> Any:
         what = f"G of model {self.model.name!r} (nq={self.nq}, m={self.m}, {self.algorithm})"
-        traced = isinstance(q, jax.core.Tracer)
-        doing = (
-            f"XLA route: tracing {what} (once per jit, grad or vmap and shape)"
-            if traced
-            else f"XLA route: running {what} op by op, outside jax.jit (jax.jit(G) compiles it)"
-        )
-        if not traced and self._ran_eagerly:  # said once: a loop of eager calls is not told again
-            return call(self, q, p)
-        self._ran_eagerly |= not traced
+        if not isinstance(jnp.zeros(()), jax.core.Tracer):  # not staged for a compile: eager
+            kind = "under grad or vmap " if isinstance(q, jax.core.Tracer) else ""
+            if kind in self._ran_eagerly:  # said once: a loop of eager calls is not told again
+                return call(self, q, p)
+            self._ran_eagerly.add(kind)
+            with said_if_slow(
+                f"XLA route: running {what} {kind}op by op, outside jax.jit (JAX compiles each "
+                "operation at its first use; jax.jit of G or of its gradient compiles it whole) …"
+            ):
+                return call(self, q, p)
         started = time.perf_counter()
-        with said_if_slow(doing + " …"):
+        with said_if_slow(f"XLA route: tracing {what} for jax.jit …"):
             G = call(self, q, p)
         seconds = time.perf_counter() - started
-        if traced and seconds >= TRACE_NOTICE_SECONDS:
+        if seconds >= TRACE_NOTICE_SECONDS:
             announce(
-                f"XLA route: traced {what} in {seconds:.1f} s; under jax.jit XLA compiles it "
-                "next, often ten times as long (once: later calls of this shape reuse it)"
+                f"XLA route: traced {what} in {seconds:.1f} s; XLA compiles it next, often ten "
+                "times as long (once: later calls of this shape reuse it)"
             )
         return G
 
@@ -156,7 +158,7 @@ class SeamDelassus:
         )
         self._sweeps = sweeps_for(self.algorithm) if self.m else None
         self._spans = tuple(unit_part_spans(model))
-        self._ran_eagerly = False  # the notice of a slow eager call is given once
+        self._ran_eagerly: set[str] = set()  # a slow eager call's notice, once of each kind
 
     def __repr__(self) -> str:
         return f"SeamDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.transforms})"
