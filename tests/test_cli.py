@@ -181,6 +181,7 @@ BAD = [
     (["bench", "--robots", "ur5", "--weld", "tool0"], "unrecognized arguments: --weld tool0"),
     (["export", "atlass/feet_6d", "--out", "DIR"], "unknown robot 'atlass'. Did you mean 'atlas/"),
     (["export", "ur5/tool_6e", "--out", "DIR"], "did you mean ur5/tool_6d?"),
+    (["export", "--time", "ur5/tool_6d", "atlass/feet_6d"], "Did you mean 'atlas/feet_6d'?"),
     (["export", "nosuch.urdf", "--weld", "a", "--out", "DIR"], "no such model file: nosuch.urdf"),
     (["export", "ur5", "--placements", "moving"], "argument --placements: invalid choice: 'mov"),
     (["export", "ur5"], "is required: the export's folder (new or empty)"),

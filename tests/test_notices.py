@@ -97,12 +97,21 @@ def test_pytorch_s_xla_route_says_that_it_compiles_g_and_its_gradient(quiet, cap
     assert "compiling the gradient of G of model" in told[1]
 
 
+def test_export_time_refuses_a_mistyped_case_before_timing_any(quiet, capfd, monkeypatch):
+    from pvosimr.study import export_timing
+
+    monkeypatch.setattr(export_timing, "time_case", lambda *_: pytest.fail("timed"))
+    with pytest.raises(ValueError, match=r"unknown robot 'ur55'. Did you mean 'ur5/tool_6d'"):
+        export_timing.time_cases(["ur5/tool_6d", "ur55/tool_6d"])
+    assert capfd.readouterr().err == ""
+
+
 def test_export_time_says_which_case_it_times(quiet, capfd, monkeypatch):
     from pvosimr.study import export_timing
 
     timed = []
     monkeypatch.setattr(export_timing, "time_case", lambda case, *_: timed.append(case) or case)
-    cases = ["ur5/tool_6d", "atlas/feet_6d"]
+    cases = ["ur5/tool_6d", "double_pendulum/com_3d"]
     assert export_timing.time_cases(cases, rounds=3) == cases
     err = capfd.readouterr().err
     told = [line for line in err.splitlines() if line.startswith("pvosimr:")]

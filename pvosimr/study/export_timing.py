@@ -221,6 +221,8 @@ def time_cases(cases: list[str], configs: int = 64, rounds: int = 15, seconds: f
     """:func:`time_case` for every case, in a temporary folder; the rows.  Each case, a few
     minutes for Atlas from empty caches, says on stderr what it does as it starts, and a
     progress bar counts the cases."""
+    for case in cases:  # a mistyped case ends the run before the first is timed
+        zoo.load_case(case)
     rows = []
     with (
         tempfile.TemporaryDirectory(prefix="pvosimr-export-time-") as tmp,
