@@ -154,15 +154,24 @@ _CONSTRAINTS_CALC = hasattr(pin.RigidConstraintModel, "calc")
 def find_frame(model: pin.Model, frame_name: str) -> pin.Frame:
     """The frame named ``frame_name`` (its BODY frame if the name is shared), or ValueError."""
     if not model.existFrame(frame_name):
-        names = [f.name for f in model.frames]
-        close = difflib.get_close_matches(frame_name, names, n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise ValueError(f"unknown frame {frame_name!r} in model {model.name!r}.{hint}")
+        hint = _frames_hint(model, frame_name)
+        raise ValueError(f"unknown frame {frame_name!r} in model {model.name!r}. {hint}")
     # URDF parsers may give a fixed joint and its child link the same name (z1's
     # gripperStator), and getFrameId then refuses to choose: the link's BODY frame is meant.
     if model.existFrame(frame_name, pin.FrameType.BODY):
         return model.frames[model.getFrameId(frame_name, pin.FrameType.BODY)]
     return model.frames[model.getFrameId(frame_name)]
+
+
+def _frames_hint(model: pin.Model, frame_name: str, shown: int = 8) -> str:
+    """The frames nearest a mistyped name, or, with none near, the model's links."""
+    names = [f.name for f in model.frames]
+    close = difflib.get_close_matches(frame_name, names, n=3)
+    if close:
+        return f"Did you mean {', '.join(map(repr, close))}?"
+    links = [f.name for f in model.frames if f.type == pin.FrameType.BODY] or names
+    more = f", ... ({len(links)} in all)" if len(links) > shown else ""
+    return f"Its links: {', '.join(links[:shown])}{more}."
 
 
 def _rigid_constraint(

@@ -1,6 +1,7 @@
 """The README and the documentation site (docs/): every Python snippet runs as written, each in a
 fresh interpreter as a user pastes it; the module map names every module; the API pages name
-modules that exist.
+modules that exist; no documented command's ``--out`` rewrites a committed folder unless it says
+so.
 
 A snippet runs in the default suite unless the line before its fence is ``<!-- slow: why -->``
 (it compiles C, or takes seconds): then in ``pytest -m slow``.  ``mkdocs build --strict``
@@ -119,3 +120,52 @@ def test_the_api_pages_name_what_exists():
     assert names
     missing = [(page, name) for page, name in names if not _exists(name)]
     assert not missing, f"API pages name what the package lacks: {missing}"
+
+
+# ------------------------------------------------------------------------- commands' --out
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+SHELL = ("", "bash", "sh", "console", "shell")
+COMMAND = re.compile(r"(?:^|[\s(])(?:pvosimr|python3?\s+(?:-m\s+pvosimr|\S+\.py))\b.*--out[= ]")
+OUT = re.compile(r"--out[= ]([^\s`)]+)")
+
+
+def _documented_outs() -> list[tuple[str, str, str]]:
+    """``(page, command, where)`` for every documented command with ``--out``: each line of a
+    shell block (``where``: the line, its comment included) and each inline code span of prose
+    (``where``: its paragraph)."""
+    found = []
+    for page in PAGES:
+        name = page.relative_to(ROOT).as_posix()
+        text = page.read_text(encoding="utf-8")
+        for block in FENCE.finditer(text):
+            if block.group(1) in SHELL:
+                found += [(name, line, line) for line in block.group(2).splitlines()]
+        prose = FENCE.sub("", text)
+        for paragraph in re.split(r"\n\s*\n", prose):
+            joined = " ".join(paragraph.split())
+            found += [(name, span, joined) for span in re.findall(r"`([^`]+)`", joined)]
+    return [(n, c, w) for n, c, w in found if COMMAND.search(c)]
+
+
+def _tracked(path: str) -> bool:
+    """Whether git tracks ``path`` or anything below it (relative to the repository's top)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--", path], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return bool(listed.stdout.strip())
+
+
+def test_no_documented_command_writes_into_a_tracked_folder():
+    """A command a reader pastes from the repository's top must not rewrite a committed file:
+    its ``--out`` names a folder git does not track, unless the sentence (a shell line: its
+    comment) says plainly that it rewrites the committed report, a regeneration instruction."""
+    commands = _documented_outs()
+    assert any("--out" in c for _, c, _ in commands)  # the scan finds the pages' commands
+    wrong = [
+        f"{page}: `{command}`"
+        for page, command, where in commands
+        for out in OUT.findall(command)
+        if _tracked(out.rstrip(".,;:")) and "committed" not in where
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -18,6 +18,7 @@ from pvosimr import __version__
 from pvosimr.codegen.cache import CacheFolderError
 
 from . import validate
+from .options import OneLineParser
 
 DEMO_ROBOTS = ("atlas", "shadow_hand")
 
@@ -75,7 +76,7 @@ class _VersionAction(argparse.Action):
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and its subparsers (those of validate/count/figures/bench only list
     the command: each command parses its own options)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pvosimr",
         description="The Delassus matrix of rigid-body trees: PV-OSIMr and its rivals, checked "
         "and timed against Pinocchio. `pvosimr COMMAND --help` gives a command's options.",

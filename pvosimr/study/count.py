@@ -14,13 +14,13 @@ therefore invalidates its counts; nothing else does.  A count in the paper autho
 from __future__ import annotations
 
 import argparse
-import difflib
 import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pinocchio as pin
@@ -247,7 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
         "metric) for a zoo robot or a URDF/MJCF model file.",
     )
     parser.add_argument(
-        "robot", metavar="ROBOT", help="a zoo name (pvosimr.zoo.names()) or a URDF/MJCF file"
+        "robot",
+        metavar="ROBOT[/PRESET]",
+        help="a zoo name (pvosimr.zoo.names()), with its preset, or a URDF/MJCF file",
     )
     parser.add_argument(
         "--preset",
@@ -299,36 +301,40 @@ def _known(name: str) -> bool:
     return True
 
 
-def _unknown_robot(name: str, parser: argparse.ArgumentParser) -> None:
+def _unknown_robot(spec: str, parser: argparse.ArgumentParser) -> NoReturn:
     from pvosimr import zoo
 
-    if zoo.looks_like_model_file(name):
-        parser.error(f"no such model file: {name}")
-    valid = zoo.names()
-    close = difflib.get_close_matches(name, valid, n=3)
-    hint = f"did you mean {', '.join(close)}?" if close else f"zoo names: {', '.join(valid)}"
+    close = zoo.close_cases(spec)
+    hint = f"did you mean {', '.join(close)}?" if close else f"zoo names: {', '.join(zoo.names())}"
+    name = spec.partition("/")[0]
     parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
 
 
-def _load_zoo(name: str, preset: str | None, parser: argparse.ArgumentParser):
-    """The zoo robot ``name`` with ``preset`` (default: its first)."""
+def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):
+    """The zoo robot of ``spec``, ``ROBOT[/PRESET]``, or ``ROBOT`` with ``preset`` (default:
+    its first)."""
     from pvosimr import zoo
 
+    if zoo.looks_like_model_file(spec):
+        parser.error(f"no such model file: {spec}")
+    name, _, case_preset = spec.partition("/")  # one slash at most: not a file's path
+    case_preset = case_preset or None
+    if case_preset is not None and preset is not None:
+        parser.error(f"{spec} names its preset; --preset {preset} as well is one too many")
     try:
         robot = zoo.load(name)
     except ValueError as exc:
         if name in zoo.names() or not str(exc).startswith("unknown robot"):
             parser.error(str(exc))
-        _unknown_robot(name, parser)
+        _unknown_robot(spec, parser)
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         parser.error(f"robot {name!r} is not available: {exc}")
+    preset = preset if case_preset is None else case_preset
     if preset is not None:
-        if preset not in robot.presets:
-            parser.error(
-                f"unknown preset {preset!r} for robot {name!r}; its presets: "
-                f"{', '.join(robot.presets)}"
-            )
-        robot = robot.with_preset(preset)
+        try:
+            robot = robot.with_preset(preset)
+        except ValueError as exc:
+            parser.error(str(exc))
     return robot
 
 
@@ -352,6 +358,8 @@ def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
     if args.constraints and args.preset is not None:
         parser.error("give either --preset or --point/--weld, not both")
     robot = _load_zoo(args.robot, args.preset, parser)
+    if args.constraints and "/" in args.robot:  # a zoo case, not a file: _load_zoo said so
+        parser.error(f"give either {args.robot} or {robot.name} with --point/--weld, not both")
     if args.constraints:
         robot = with_frames(robot, args, parser)
         label = f"{robot.name} (constraints from the command line)"

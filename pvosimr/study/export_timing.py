@@ -26,6 +26,7 @@ import os
 import platform
 import shlex
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
@@ -38,7 +39,10 @@ from pvosimr import zoo
 from pvosimr.codegen import compile as compile_delassus
 from pvosimr.codegen import export
 from pvosimr.codegen.build import find_compiler
+from pvosimr.notices import announce
 from pvosimr.zoo.robot import random_configuration
+
+from .progress import progress_bar
 
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 
@@ -214,9 +218,24 @@ def time_case(case: str, folder: Path, configs: int, rounds: int, seconds: float
 
 
 def time_cases(cases: list[str], configs: int = 64, rounds: int = 15, seconds: float = 0.2):
-    """:func:`time_case` for every case, in a temporary folder; the rows."""
-    with tempfile.TemporaryDirectory(prefix="pvosimr-export-time-") as tmp:
-        return [time_case(case, Path(tmp), configs, rounds, seconds) for case in cases]
+    """:func:`time_case` for every case, in a temporary folder; the rows.  Each case, a few
+    minutes for Atlas from empty caches, says on stderr what it does as it starts, and a
+    progress bar counts the cases."""
+    for case in cases:  # a mistyped case ends the run before the first is timed
+        zoo.load_case(case)
+    rows = []
+    with (
+        tempfile.TemporaryDirectory(prefix="pvosimr-export-time-") as tmp,
+        progress_bar(cases, desc="export --time", unit="case", file=sys.stderr) as bar,
+    ):
+        for k, case in enumerate(bar, 1):
+            bar.set_postfix_str(case)
+            announce(
+                f"export --time: {case} ({k} of {len(cases)}): exporting it, compiling it and "
+                f"the C++ program against Pinocchio, then {rounds} timing rounds …"
+            )
+            rows.append(time_case(case, Path(tmp), configs, rounds, seconds))
+    return rows
 
 
 def report(rows: list[dict], command: str, load_before: float, load_after: float) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from pvosimr import zoo
 from pvosimr.constraints import constraint_shape
@@ -30,6 +31,7 @@ from pvosimr.extras import install_hint, missing_extra
 __all__ = [
     "MODEL_FILE_OPTIONS",
     "REPORT_DIR",
+    "OneLineParser",
     "add_model_file_options",
     "add_out_option",
     "add_seed_option",
@@ -55,9 +57,20 @@ report at the top, as in ``validation/``; ``figures`` and ``bench`` into ``figur
 as in the repository)."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose mistakes are one line, ``PROG: error: MESSAGE``, and exit
+    status 2: argparse's own errors (an unknown option, a bad value) and every
+    ``parser.error(...)`` of the commands, without the usage block (``--help`` shows it);
+    its subparsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def command_parser(command: str, description: str) -> argparse.ArgumentParser:
-    """The parser of ``pvosimr <command>`` (its errors read ``pvosimr <command>: error: ...``)."""
-    return argparse.ArgumentParser(prog=f"pvosimr {command}", description=description)
+    """The parser of ``pvosimr <command>``: its errors are one line,
+    ``pvosimr <command>: error: ...``, and exit status 2 (:class:`OneLineParser`)."""
+    return OneLineParser(prog=f"pvosimr {command}", description=description)
 
 
 def add_out_option(
@@ -146,8 +159,8 @@ def make_out(prog: str, out: Path) -> int | None:
 
 
 def usage_error(prog: str, message: str) -> int:
-    """Report a user's mistake found after parsing as ``parser.error`` does, without the usage:
-    one line on stderr; returns exit status 2."""
+    """Report a user's mistake found after parsing as ``parser.error`` does: one line on
+    stderr; returns exit status 2."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return 2
 
@@ -163,7 +176,7 @@ def require_extra(prog: str, *modules: str) -> None:
 def report_script_parser(name: str, description: str) -> argparse.ArgumentParser:
     """The parser of the script ``validation/<name>.py``, with its ``--out``: the Markdown
     report, by default in the git-ignored :data:`REPORT_DIR`."""
-    parser = argparse.ArgumentParser(prog=f"python validation/{name}.py", description=description)
+    parser = OneLineParser(prog=f"python validation/{name}.py", description=description)
     parser.add_argument(
         "--out",
         type=Path,
@@ -294,7 +307,7 @@ def _checked(
                 f"({model.names[joint]!r}), so constraint {k} has zero rows; name frames on "
                 "two different links"
             )
-            raise SystemExit(usage_error(parser.prog, message))  # one line, no usage
+            parser.error(message)
     try:
         for k, cm in enumerate(robot.constraints):  # anything else the algorithms would refuse
             constraint_shape(cm, f"constraint {k}")

@@ -355,10 +355,11 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
         parser.error(f"{args.file} is a directory, not a model file")
     if not path.is_file():
         hint = ""
-        if not zoo.looks_like_model_file(args.file):
-            name = args.file.partition("/")[0]  # ROBOT/PRESET given as a FILE
-            if name in zoo.names():
-                hint = f"; {name!r} is a zoo robot: pvosimr validate --robots {args.file}"
+        close = [] if zoo.looks_like_model_file(args.file) else zoo.close_cases(args.file)
+        if close:  # ROBOT/PRESET given as a FILE
+            name = args.file.partition("/")[0]
+            known = f"{name!r} is a zoo robot" if name in zoo.names() else "did you mean"
+            hint = f"; {known}: pvosimr validate --robots {close[0]}"
         parser.error(f"no such model file: {args.file}{hint}")
     if zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf" and not model_file_options_used(
         args

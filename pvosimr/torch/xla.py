@@ -12,12 +12,14 @@ the index types of JAX's traces): the error says how to turn it on.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import pinocchio as pin
 import torch
 
 from ..extras import require
+from ..notices import said_if_slow
 
 __all__ = ["xla_delassus"]
 
@@ -38,8 +40,10 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
 
     use_persistent_cache()
     seam = compile_seam(model, cms, algorithm, placements="input" if given else "fixed")
-    forward = jax.jit(seam)
+    what = f"model {model.name!r} (nq={seam.nq}, m={seam.m})"
+    forward = _said_first(jax.jit(seam), f"G of {what}")
 
+    @functools.partial(_said_first, what=f"the gradient of G of {what}")
     @jax.jit
     def pullback(W, q, *p):
         _, vjp = jax.vjp(lambda x: seam(x, *p), q)
@@ -66,6 +70,26 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
 
     G.seam = seam
     return G
+
+
+def _said_first(jitted: Callable, what: str) -> Callable:
+    """``jitted``, whose first call for each shape and dtype (it traces and compiles then)
+    says so in one line once it has run :data:`pvosimr.notices.SLOW_SECONDS`."""
+    seen: set[tuple] = set()
+
+    def call(*arrays):
+        key = tuple((a.shape, str(a.dtype)) for a in arrays)
+        if key in seen:
+            return jitted(*arrays)
+        seen.add(key)
+        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+        with said_if_slow(
+            f"PyTorch's XLA route: tracing and compiling {what} for {shapes} (once per shape "
+            "and dtype; later calls reuse it) …"
+        ):
+            return jitted(*arrays)
+
+    return call
 
 
 def _arrays(*tensors: torch.Tensor | None) -> list:

@@ -29,7 +29,15 @@ from .paper import (
     atlas_two_shadow_hands_model,
     prefixed_shadow_hand_model,
 )
-from .registry import SYNTHETIC_DEFAULTS, load, load_case, names, parse_case, skipped
+from .registry import (
+    SYNTHETIC_DEFAULTS,
+    close_cases,
+    load,
+    load_case,
+    names,
+    parse_case,
+    skipped,
+)
 from .robot import Robot, random_configuration
 from .sources import (
     SHADOW_FINGERTIPS,
@@ -59,6 +67,7 @@ __all__ = [
     "atlas_urdf_path",
     "chain_welded_every_k",
     "chain_welded_every_link",
+    "close_cases",
     "erd_model",
     "erd_names",
     "find_model_file",

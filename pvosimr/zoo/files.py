@@ -12,6 +12,7 @@ This is what ``pvosimr count FILE`` and ``pvosimr validate FILE`` load: one
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,10 +50,17 @@ def urdf_model(path: str, *root: pin.JointModel, mimic: bool = False) -> pin.Mod
     return pin.buildModelFromUrdf(path, *root, mimic=True)
 
 
+_CASE = re.compile(r"\w+/[\w+-]+")
+"""A zoo case, ``ROBOT/PRESET``: one slash between two names, no suffix."""
+
+
 def looks_like_model_file(name: str | os.PathLike[str]) -> bool:
-    """Whether ``name`` reads as a path to a model file (a known suffix or a folder part)."""
+    """Whether ``name`` reads as a path to a model file: a known suffix, or a folder part that
+    is not a zoo case's ``ROBOT/PRESET`` (``atlass/feet_6d`` is a mistyped case, not a file)."""
     text = os.fspath(name)
-    return Path(text).suffix.lower() in MODEL_FILE_TYPES or os.sep in text
+    if Path(text).suffix.lower() in MODEL_FILE_TYPES:
+        return True
+    return (os.sep in text or "/" in text) and not _CASE.fullmatch(text)
 
 
 def model_from_file(

@@ -40,7 +40,15 @@ from .paper import PAPER_ROBOTS
 from .robot import Robot
 from .synthetic import chain_welded_every_k, chain_welded_every_link, stem_with_branches
 
-__all__ = ["SYNTHETIC_DEFAULTS", "load", "load_case", "names", "parse_case", "skipped"]
+__all__ = [
+    "SYNTHETIC_DEFAULTS",
+    "close_cases",
+    "load",
+    "load_case",
+    "names",
+    "parse_case",
+    "skipped",
+]
 
 SYNTHETIC_DEFAULTS: tuple[str, ...] = (
     "stem_b1_L10",
@@ -103,12 +111,21 @@ def _synthetic(name: str) -> Robot | None:
     return None
 
 
-def _unknown(name: str) -> ValueError:
+def close_cases(spec: str, n: int = 3) -> list[str]:
+    """The zoo cases nearest ``spec``, a mistyped ``ROBOT[/PRESET]``, its preset kept:
+    ``"atlass/feet_6d"`` -> ``["atlas/feet_6d"]``; a listed robot is its own nearest, and an
+    unlisted one with nothing near gives ``[]``."""
+    name, _, preset = str(spec).partition("/")
     valid = names()
-    close = difflib.get_close_matches(name, valid, n=3)
+    close = [name] if name in valid else difflib.get_close_matches(name, valid, n=n)
+    return [f"{c}/{preset}" if preset else c for c in close]
+
+
+def _unknown(name: str, preset: str | None = None) -> ValueError:
+    close = close_cases(name if preset is None else f"{name}/{preset}")
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     return ValueError(
-        f"unknown robot {name!r}.{hint} Valid names: {valid} (synthetic sizes by pattern: "
+        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
         "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
     )
 
@@ -136,7 +153,7 @@ def load(name: str, preset: str | None = None) -> Robot:
     if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):
         model = sources.erd_model(name)
         return Robot.build(name, model, erd_presets(name, model), preset)
-    raise _unknown(name)
+    raise _unknown(name, preset)
 
 
 def parse_case(spec: str) -> tuple[str, str | None]:

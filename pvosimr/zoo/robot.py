@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -76,8 +77,11 @@ class Robot:
         if preset is None:
             preset = presets[0]
         if preset not in builders:
+            close = difflib.get_close_matches(str(preset), presets, n=1)
+            hint = f"; did you mean {name}/{close[0]}?" if close else ""
             raise ValueError(
                 f"unknown preset {preset!r} for robot {name!r}; valid presets: {list(presets)}"
+                + hint
             )
         constraints = list(builders[preset](model))
         return cls(name, model, preset, constraints, presets, dict(builders))

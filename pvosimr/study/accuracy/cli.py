@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 
-from ..options import REPORT_DIR, add_out_option, make_out
+from ..options import REPORT_DIR, OneLineParser, add_out_option, make_out
 from .cases import FULL, QUICK
 from .measure import run_study
 from .report import write_outputs
@@ -18,7 +17,7 @@ COMMAND = "python -m pvosimr.study.accuracy"
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the study (:data:`QUICK` with ``--quick``, else :data:`FULL`), write its report."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=COMMAND,
         description="Accuracy of every Delassus path against chain depth and cond(M).",
     )
