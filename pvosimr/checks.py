@@ -21,6 +21,7 @@ from ._lru import LRU
 from .algorithms.articulated import fold_into_parent, joint_step
 from .backends import NumpyBackend
 from .constraints import as_constraint_list, check_placement
+from .coordinates import unit_normalized, unit_part_spans
 from .kinematics.frames import numeric_kinematics
 from .kinematics.joints import unit_parts
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
@@ -81,6 +82,7 @@ class ModelCheck:
 
     snapshot: pin.Model
     q_bound: np.ndarray
+    spans: tuple[tuple[int, int], ...] = ()  # the unit parts of q (coordinates.unit_part_spans)
 
 
 _CHECKED: LRU[ModelCheck] = LRU(_CACHE_SIZE)
@@ -105,7 +107,7 @@ def _checked(model: pin.Model) -> ModelCheck:
     _check_bodies(model)
     _check_joint_placements(model)
     _check_armature(model)
-    return ModelCheck(model.copy(), _q_bound(model))
+    return ModelCheck(model.copy(), _q_bound(model), tuple(unit_part_spans(model)))
 
 
 def _body(model: pin.Model, i: int) -> str:
@@ -199,8 +201,9 @@ def _joint_owning(model: pin.Model, index: int, span) -> str:
 def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) -> np.ndarray:
     """``q`` as a float vector of shape ``(model.nq,)``: real, finite, within the range the
     sweeps can take without overflowing, and normalized (else TypeError / ValueError naming the
-    entry and its joint).  A single configuration is 1-D: a (1, nq) row is refused as a (2, nq)
-    stack is, naming the batch entry points.  Checks ``model`` first (:func:`check_model`)
+    entry and its joint); returned as ``N(q)``, the unit-part rule of every route
+    (:mod:`pvosimr.coordinates`).  A single configuration is 1-D: a (1, nq) row is refused as a
+    (2, nq) stack is, naming the batch entry points.  Checks ``model`` first (:func:`check_model`)
     unless given its ``checked`` result."""
     checked = check_model(model) if checked is None else checked
     q = _as_real(model, q, "q")
@@ -211,14 +214,14 @@ def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) 
             "pvosimr.compute_delassus_batch or a compiled f(qs)"
         )
     _check_values(model, checked, q[None, :], single=True)
-    return q
+    return unit_normalized(q, checked.spans)
 
 
 def check_configurations(
     model: pin.Model, qs, tolerance: float = NORMALIZED_TOLERANCE
 ) -> np.ndarray:
     """``qs`` as a float array of shape (batch, ``model.nq``), real, finite, in range and
-    normalized.
+    normalized; returned as ``N(qs)`` (the unit-part rule, :mod:`pvosimr.coordinates`).
 
     The checks of :func:`check_configuration`, for every row at once; the error names the
     first bad row and its joint.  A quaternion or unit complex part is normalized when its norm
@@ -232,7 +235,7 @@ def check_configurations(
             f"{model.name!r} (nq = {model.nq}) per row"
         )
     _check_values(model, checked, qs, single=False, tolerance=tolerance)
-    return qs
+    return unit_normalized(qs, checked.spans)
 
 
 def _as_real(model: pin.Model, q, label: str) -> np.ndarray:

@@ -21,13 +21,14 @@ ROUTES = ("ffi", "xla")
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
 #: ends' errors: PyTorch's op reads them here, the XLA handler has them compiled in.
 VERDICTS = {
-    c_text.BAD_Q: "q is not finite or beyond the model's range (after its quaternions and unit "
-    "complex pairs are normalised)",
+    c_text.BAD_Q: "q is not finite or beyond the model's range",
     c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
     "precision was lost (pvosimr.compute_delassus at that q says why)",
     c_text.EVAL_FAILED: "the generated function reported a failure",
     c_text.NO_MEMORY: "no memory for the work arrays",
     c_text.BAD_W: "the cotangent W is not finite",
+    c_text.BAD_P: "a placement in p is not a rigid transform (not finite, a rotation not "
+    "orthonormal within pvosimr.constraints.ORTHONORMAL_TOLERANCE, or a reflection)",
 }
 
 UNKNOWN = "unknown failure"  # a code VERDICTS lacks: the words before "(code N)"
