@@ -21,7 +21,7 @@ from ._lru import LRU
 from .algorithms.articulated import fold_into_parent, joint_step
 from .backends import NumpyBackend
 from .constraints import as_constraint_list, check_placement
-from .coordinates import unit_normalized, unit_part_spans
+from .coordinates import squared_norm, unit_normalized, unit_part_spans
 from .kinematics.frames import numeric_kinematics
 from .kinematics.joints import unit_parts
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
@@ -32,10 +32,12 @@ __all__ = [
     "ModelCheck",
     "UndefinedError",
     "check_configuration",
+    "check_configuration_rows",
     "check_configurations",
     "check_data",
     "check_model",
     "resolve_topology",
+    "row_name",
     "topology_for",
     "undefined_error",
 ]
@@ -236,6 +238,50 @@ def check_configurations(
         )
     _check_values(model, checked, qs, single=False, tolerance=tolerance)
     return unit_normalized(qs, checked.spans)
+
+
+def check_configuration_rows(model: pin.Model, q) -> np.ndarray:
+    """``q`` (..., nq) as the front ends over the generated library take it (``G(N(q))``, any
+    non-zero norm of a unit part): real, finite and in range as :func:`check_configuration`
+    requires, every unit part non-zero; returned as ``N(q)``, float64 (..., nq).  The errors name
+    the entry of the ``q`` given (and, for rows, ``"row r of qs: "``), not of ``N(q)``."""
+    checked = check_model(model)
+    single = np.ndim(q) == 1
+    a = _as_real(model, q, "q" if single else "qs")
+    if a.ndim == 0 or a.shape[-1] != model.nq:
+        raise ValueError(f"q must have shape (..., {model.nq}), not {a.shape}")
+    rows = a.reshape(-1, model.nq)
+    usable = (np.abs(rows) <= checked.q_bound).all(-1)  # False for NaN and ±inf too
+    for start, length in checked.spans:
+        usable &= squared_norm(rows[:, start : start + length]) > 0.0
+    if not usable.all():
+        r = int(np.flatnonzero(~usable)[0])
+        try:
+            _check_any_norm(model, checked, rows[r])
+        except ValueError as exc:
+            if single:
+                raise
+            raise ValueError(f"row {row_name(a.shape[:-1], r)} of qs: {exc}") from None
+    return unit_normalized(a, checked.spans)
+
+
+def _check_any_norm(model: pin.Model, checked: ModelCheck, q: np.ndarray) -> None:
+    """:func:`check_configuration`'s checks of one ``q`` but for the norms, which need only be
+    non-zero."""
+    _check_values(model, checked, q[None], single=True, tolerance=math.inf)
+    for start, length in checked.spans:
+        if not squared_norm(q[start : start + length]) > 0.0:
+            raise ValueError(
+                f"q has a unit part of norm 0 at index {start} ({_joint_of_q(model, start)}): "
+                "G(N(q)) divides each quaternion and unit complex (cos, sin) by its norm"
+            )
+
+
+def row_name(shape: tuple[int, ...], r: int) -> str:
+    """Row ``r`` of a batch of leading ``shape``: ``3``, or ``(1, 0)`` for several axes."""
+    if len(shape) <= 1:
+        return str(r)
+    return str(tuple(int(i) for i in np.unravel_index(r, shape)))
 
 
 def _as_real(model: pin.Model, q, label: str) -> np.ndarray:

@@ -20,8 +20,14 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from ..checks import check_configuration, check_configurations, topology_for, undefined_error
-from ..coordinates import AS_GIVEN_TOLERANCE, coordinate_plan
+from ..checks import (
+    check_configuration,
+    check_configurations,
+    row_name,
+    topology_for,
+    undefined_error,
+)
+from ..coordinates import AS_GIVEN_TOLERANCE, coordinate_plan, unit_part_spans
 from ..kinematics.placements import check_placement_vector, placement_labels
 from . import c_source as c_text
 
@@ -376,6 +382,11 @@ class CompiledDelassus:
         return placement_labels(self.model, self.constraint_models)
 
     @functools.cached_property
+    def unit_spans(self) -> tuple[tuple[int, int], ...]:
+        """``(start, length)`` of q's unit parts (:func:`pvosimr.coordinates.unit_part_spans`)."""
+        return tuple(unit_part_spans(self.model))
+
+    @functools.cached_property
     def n_p(self) -> int:
         """The length of ``p`` (0 with placements fixed)."""
         return 12 * len(self.placement_labels) if self.placements == "input" else 0
@@ -441,7 +452,7 @@ class CompiledDelassus:
                 except ValueError as exc:
                     if not batch:
                         raise
-                    row = _row_name(shape, offset + r)
+                    row = row_name(shape, offset + r)
                     raise ValueError(f"row {row} of qs: {exc}") from None
             rc, bad, out = lib.rows(qs, p, threads, False, W)
             if rc == c_text.OK:
@@ -453,7 +464,7 @@ class CompiledDelassus:
             )
             if not batch:
                 raise err
-            raise ValueError(f"{err.what} at row {_row_name(shape, offset + bad)} of qs{err.why}")
+            raise ValueError(f"{err.what} at row {row_name(shape, offset + bad)} of qs{err.why}")
         if rc == c_text.BAD_P:  # checked before the call (check_placement_vector)
             raise ValueError("a placement in p is not a rigid transform")
         if rc == c_text.BAD_W:  # checked before the call: not expected here
@@ -480,13 +491,6 @@ def _runs(p_rows: np.ndarray | None, rows: int) -> list[tuple[int, int]]:
     change = np.flatnonzero((p_rows[1:] != p_rows[:-1]).any(axis=1)) + 1
     bounds = [0, *change.tolist(), rows]
     return list(itertools.pairwise(bounds))
-
-
-def _row_name(shape: tuple[int, ...], r: int) -> str:
-    """Row ``r`` of a batch of leading ``shape``: ``3``, or ``(1, 0)`` for several axes."""
-    if len(shape) <= 1:
-        return str(r)
-    return str(tuple(int(i) for i in np.unravel_index(r, shape)))
 
 
 def _load(module: str, library: Path):

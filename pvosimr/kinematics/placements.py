@@ -184,16 +184,12 @@ def check_placement_vector(labels: Sequence[str], p: np.ndarray) -> None:
         rigid &= ~(np.linalg.det(np.where(rigid[..., None, None], R, np.eye(3))) < 0)
     if rigid.all():
         return
+    from ..checks import row_name  # the checks import this layer's kinematics
+
     r, j = (int(i) for i in np.argwhere(~rigid)[0])
     problem = check_placement(pin.SE3(R[r, j].copy(), blocks[r, j, 9:].copy()))
-    row = f"row {_row_name(p.shape[:-1], r)} of p: " if p.ndim > 1 else ""
+    row = f"row {row_name(p.shape[:-1], r)} of p: " if p.ndim > 1 else ""
     raise ValueError(f"{row}{labels[j]} {problem or 'is not a rigid transform'}")
-
-
-def _row_name(shape: tuple, r: int) -> str:
-    """Row ``r`` of the flattened leading axes ``shape``: ``3``, or ``(1, 0)``."""
-    index = np.unravel_index(r, shape)
-    return str(int(index[0])) if len(shape) == 1 else str(tuple(int(i) for i in index))
 
 
 def placement_actions(B: Backend, topology: Topology, p: Matrix) -> dict[int, Matrix]:
