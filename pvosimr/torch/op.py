@@ -20,6 +20,7 @@ library's call).  Traced calls (``torch.compile``) and subclassed tensors go thr
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -30,8 +31,13 @@ from ..codegen.front_end import evaluate
 
 __all__ = ["delassus_op", "delassus_vjp_op", "handle", "run"]
 
+class _Entry(NamedTuple):
+    f: CompiledDelassus
+    threads: int
+
+
 _lock = threading.Lock()
-_functions: list[tuple[CompiledDelassus, int]] = []
+_functions: list[_Entry] = []
 """The compiled functions the ops can run, by handle, each with its threads."""
 _handles: dict[tuple[str, str, int], int] = {}
 """The handle of each (library, gradient library, threads): a function asked for again (the
@@ -39,7 +45,7 @@ same model, constraints and options) reuses its entry, so the table grows only w
 distinct libraries a process loads."""
 
 
-def _entry(handle: int) -> tuple[CompiledDelassus, int]:
+def _entry(handle: int) -> _Entry:
     """The function and threads of ``handle``; KeyError naming the valid handles."""
     if not 0 <= handle < len(_functions):
         raise KeyError(
@@ -135,7 +141,7 @@ def handle(f: CompiledDelassus, threads: int) -> int:
     key = (str(f.library), str(f.vjp_library.library), threads)
     with _lock:
         if key not in _handles:
-            _functions.append((f, threads))
+            _functions.append(_Entry(f, threads))
             _handles[key] = len(_functions) - 1
         return _handles[key]
 
