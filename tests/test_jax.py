@@ -446,3 +446,56 @@ def test_placement_rows_broadcast_as_numpy_broadcasts_them(placed_tree):
     g = np.asarray(jax.grad(lambda q: jnp.sum(W * G(q, ps)))(qs[0]))
     truth = sum(tangent_to_coordinates(model, qs[0], f.vjp(qs[0], W, p=row)) for row in ps)
     np.testing.assert_allclose(g, truth, rtol=0, atol=1e-12 * np.abs(truth).max())
+
+
+def _exported_entry(f, q: np.ndarray) -> np.ndarray:
+    """G by the generated C's own entry point ``pvosimr_eval`` (the C the standalone export
+    reuses, :mod:`pvosimr.codegen.c_source`), called through ctypes with its work arrays."""
+    import ctypes
+
+    entry = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 5, ctypes.c_int)(
+        f.entry_point("G", "pvosimr_eval")
+    )
+    sz_w, sz_iw = f.work_size("G")
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    out, w, iw = np.zeros(f.m * f.m), np.zeros(max(1, sz_w)), np.zeros(max(1, sz_iw), np.int64)
+    assert entry(q.ctypes.data, None, out.ctypes.data, w.ctypes.data, iw.ctypes.data, 1) == 0
+    return out.reshape(f.m, f.m)
+
+
+def test_every_route_applies_one_unit_part_rule():
+    """One q whose unit parts have norm 1 + 5e-7 (pin.isNormalized accepts it): numpy, f(q),
+    the export's C, the FFI, the torch op and the XLA route all give G(N(q)).  Before, the
+    first three used it as given and the others normalised it: G's differed by ~2e-7 here."""
+    torch = pytest.importorskip("torch")
+    from _jax import tree_with_unit_parts
+    from _trees import random_q
+
+    import pvosimr
+    import pvosimr.jax
+    import pvosimr.torch
+    from pvosimr.coordinates import normalized
+
+    model, cms = tree_with_unit_parts()
+    q = random_q(model, np.random.default_rng(40))
+    for start, length in unit_part_spans(model):
+        q[start : start + length] *= 1.0 + 5e-7
+    assert pin.isNormalized(model, q, 1e-6)
+    G_ffi = pvosimr.jax.delassus(model, cms)
+    f = G_ffi.compiled
+    routes = {
+        "numpy": pvosimr.compute_delassus(model, model.createData(), q, cms),
+        "f(q)": f(q),
+        "export's C": _exported_entry(f, q),
+        "FFI": np.asarray(jax.jit(G_ffi)(q)),
+        "torch": pvosimr.torch.delassus(model, cms)(torch.from_numpy(q)).numpy(),
+        "XLA": np.asarray(jax.jit(pvosimr.jax.delassus(model, cms, route="xla"))(q)),
+    }
+    worst = max(
+        np.abs(a - b).max() / np.abs(b).max() for a in routes.values() for b in routes.values()
+    )
+    assert worst <= 1e-13, worst
+    # the rule itself: G(N(q)), bit for bit on the library's routes
+    q_hat = normalized(model, q)[0]
+    for name in ("f(q)", "export's C", "FFI", "torch"):
+        assert np.array_equal(routes[name], f(q_hat)), name
