@@ -277,7 +277,7 @@ class CompiledDelassus:
         elif batch and a.shape == (*shape, m, m):
             a = a.reshape(rows, m * m)
         else:
-            per_row = f" or, for this batch, {(*shape, m, m)}" if batch else ""
+            per_row = f" or, for this batch of {rows} rows, {(*shape, m, m)}" if batch else ""
             raise ValueError(
                 f"W must be an (m, m) = ({m}, {m}) array{per_row}, not shape {a.shape}"
             )
