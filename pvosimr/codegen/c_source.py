@@ -17,6 +17,8 @@ one dense output: ``G`` or ``dG``) and three entry points:
   vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
   4 or 8 rows (from row 0) whose unit parts are used as given go through
   ``pvosimr_simd_rows``, the rest, and any group with a failing row, through ``pvosimr_eval``;
+- ``pvosimr_normalize(qs, B, out)``: ``N(q)`` of ``B`` rows, unchecked, for a caller in C that
+  takes q off the sphere (the JAX FFI handler): the rule in one place;
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
 
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "12"
+WRAPPER_VERSION = "13"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: A placement of ``p`` that is not a rigid transform (6 is the export's BAD_ARGUMENT).
@@ -252,6 +254,21 @@ static const casadi_real* pvosimr_unit_q(const casadi_real* q, casadi_real* copy
 {chr(10).join(divide)}
   (void)s;
   return copy;
+}}
+
+/* N(q) of B rows into out, unchecked (any non-zero norm; a zero part gives NaN): the rule for
+   a caller in C that takes q off the sphere (the JAX FFI handler).  Whether any row changed. */
+CASADI_SYMBOL_EXPORT int pvosimr_normalize(const casadi_real* qs, long long B, casadi_real* out) {{
+  long long b;
+  casadi_int i;
+  int changed = 0;
+  for (b = 0; b < B; ++b) {{
+    const casadi_real* q = qs + b * {nq};
+    casadi_real* o = out + b * {nq};
+    if (pvosimr_unit_q(q, o) == q) for (i = 0; i < {nq}; ++i) o[i] = q[i];
+    else changed = 1;
+  }}
+  return changed;
 }}
 """
 

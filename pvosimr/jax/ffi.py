@@ -122,6 +122,7 @@ class Entry:
     work_size: tuple[int, int]
     plan: np.ndarray
     coordinates: int = 0
+    normalize: int = 0
 
     @classmethod
     def of(cls, f: CompiledDelassus, library: str = "G"):
@@ -134,6 +135,7 @@ class Entry:
             f.work_size(library),
             coordinate_plan(f.model).packed(),
             coordinates,
+            f.entry_point(library, "pvosimr_normalize"),
         )
 
 
@@ -146,10 +148,10 @@ def call(
 ):
     """The handler on ``args`` (q, then p where ``has_p``, then W for a gradient library):
     one call of ``entry``'s library into ``out``'s shape, G (..., m, m) or, with W, the
-    gradient in q's coordinates (..., nq).  With the entry's plan the handler normalises q's
-    unit parts (as given within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a
-    gradient.  vmap broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay
-    one call; W may also be one (m, m) for every row of q."""
+    gradient in q's coordinates (..., nq).  The handler applies the unit-part rule to q by the
+    library's own ``pvosimr_normalize`` and, with the entry's plan, maps a gradient.  vmap
+    broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay one call; W may
+    also be one (m, m) for every row of q."""
     threads = usable_cores() if threads is None else int(threads)
     return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
         *args,
@@ -161,4 +163,5 @@ def call(
         single=np.int64(entry.single),
         work_size=np.array(entry.work_size, dtype=np.int64),
         coordinates=np.int64(entry.coordinates),
+        normalize=np.int64(entry.normalize),
     )

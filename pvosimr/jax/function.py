@@ -3,10 +3,10 @@
 Forward: the library's batch entry point through XLA's FFI (:mod:`.ffi`).  Reverse: a
 ``jax.custom_vjp`` whose backward pass is the generated gradient library (``⟨W, dG/dε⟩`` in one
 reverse-mode pass per row, :meth:`pvosimr.codegen.call.CompiledDelassus.vjp`); dG/dq is never
-formed.  The handler itself normalises the unit parts of q (:mod:`pvosimr.coordinates`: G is
-``G(N(q))``) and maps the tangent gradient to q's coordinates with the chain rule of
-``u/|u|`` (no radial part off the sphere), so a jitted G or gradient is one call into C, with
-no gather or copy of q around it.
+formed.  The handler itself applies the unit-part rule to q by the library's own C
+(:mod:`pvosimr.coordinates`: G is ``G(N(q))``) and maps the tangent gradient to q's coordinates
+with the chain rule of ``u/|u|`` (no radial part off the sphere), so a jitted G or gradient is
+one call into C, with no gather of q around it.
 """
 
 from __future__ import annotations

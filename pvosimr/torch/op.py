@@ -31,6 +31,7 @@ from ..codegen.front_end import evaluate
 
 __all__ = ["delassus_op", "delassus_vjp_op", "handle", "run"]
 
+
 class _Entry(NamedTuple):
     f: CompiledDelassus
     threads: int
