@@ -333,7 +333,9 @@ class CompiledDelassus:
                 raise ValueError(f"q must have shape (..., {self.nq}), not {a.shape}")
             shape = np.broadcast_shapes(a.shape[:-1], p_rows.shape[:-1])
         batch = bool(shape) or a.ndim >= 2
-        if batch:
+        if batch and a.ndim == 2 and a.shape[:-1] == shape:  # rows as given: no broadcast
+            qs = self._rows(a)
+        elif batch:
             qs = self._rows(np.broadcast_to(a, (*shape, self.nq)).reshape(-1, self.nq))
         elif a.__class__ is np.ndarray and a.dtype == _F64 and a.shape == (self.nq,):
             qs = np.ascontiguousarray(a)[None]
@@ -350,17 +352,26 @@ class CompiledDelassus:
             else:
                 rows = np.broadcast_to(p_rows, (*shape, p_rows.shape[-1]))
                 p_rows = rows.reshape(-1, p_rows.shape[-1])
+        if p_rows is None or p_rows.ndim == 1:  # one call into C
+            rc, bad, out = lib.rows(qs, p_rows, threads, True, W)
+            if rc != c_text.OK:
+                out = self._failed(lib, rc, bad, qs, p_rows, threads, batch, W, 0, shape)
+            shaped = lib.shaped(out)
+            if not batch:
+                return shaped[0]
+            return shaped if len(shape) == 1 else shaped.reshape(*shape, *shaped.shape[1:])
         runs = _runs(p_rows, len(qs))
-        out = np.empty((len(qs), lib.n_out))
-        for start, stop in runs:
+        outs = []
+        for start, stop in runs:  # one call into C per run of rows that share a p
             p_run = p_rows if p_rows is None or p_rows.ndim == 1 else p_rows[start]
             W_run = W if W is None or len(W) == 1 else W[start:stop]
-            rc, bad, out[start:stop] = lib.rows(qs[start:stop], p_run, threads, True, W_run)
+            rc, bad, out = lib.rows(qs[start:stop], p_run, threads, True, W_run)
             if rc != c_text.OK:
-                out[start:stop] = self._failed(
+                out = self._failed(
                     lib, rc, bad, qs[start:stop], p_run, threads, batch, W_run, start, shape
                 )
-        shaped = lib.shaped(out)
+            outs.append(out)
+        shaped = lib.shaped(outs[0] if len(outs) == 1 else np.concatenate(outs))
         return shaped.reshape(*shape, *shaped.shape[1:]) if batch else shaped[0]
 
     def _placement_rows(self, p) -> np.ndarray:
@@ -484,10 +495,10 @@ class CompiledDelassus:
 
 
 def _runs(p_rows: np.ndarray | None, rows: int) -> list[tuple[int, int]]:
-    """``(start, stop)`` of the runs of rows that share one placement vector (the library
-    takes one ``p`` per call): one run unless ``p_rows`` has a row per row."""
-    if p_rows is None or p_rows.ndim == 1 or rows == 0:
-        return [(0, rows)]
+    """``(start, stop)`` of the runs of rows that share one placement vector, ``p_rows`` one
+    per row (the library takes one ``p`` per call)."""
+    if rows == 0:
+        return [(0, 0)]
     change = np.flatnonzero((p_rows[1:] != p_rows[:-1]).any(axis=1)) + 1
     bounds = [0, *change.tolist(), rows]
     return list(itertools.pairwise(bounds))

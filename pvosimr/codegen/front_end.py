@@ -6,13 +6,14 @@ gradient in q's coordinates), through the library's one binding
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
 import pinocchio as pin
 
 from ..checks import NORMALIZED_TOLERANCE, check_configuration_rows
-from ..coordinates import squared_norm, unit_normalized
+from ..coordinates import unit_normalized
 from ..kinematics.placements import PLACEMENTS
 from . import c_source as c_text
 from .build import compile as compile_library
@@ -107,8 +108,16 @@ def evaluate(
 def _normalized(q: np.ndarray, spans) -> bool:
     """Whether every unit part of every row of ``q`` has a norm within ``pin.isNormalized``'s
     tolerance of 1 (False for a non-finite one)."""
+    if q.ndim == 1:  # a few scalar steps: the single call's cost
+        for start, length in spans:
+            u = q[start : start + length]
+            if not abs(math.sqrt(u.dot(u)) - 1.0) < NORMALIZED_TOLERANCE:
+                return False
+        return True
+    low, high = (1.0 - NORMALIZED_TOLERANCE) ** 2, (1.0 + NORMALIZED_TOLERANCE) ** 2
     for start, length in spans:
-        norm = np.sqrt(squared_norm(q[..., start : start + length]))
-        if not np.all(np.abs(norm - 1.0) < NORMALIZED_TOLERANCE):
+        u = q[..., start : start + length]
+        squared = np.einsum("...i,...i->...", u, u)
+        if not ((squared > low) & (squared < high)).all():  # False for NaN too
             return False
     return True
