@@ -363,7 +363,7 @@ class CompiledDelassus:
         runs = _runs(p_rows, len(qs))
         outs = []
         for start, stop in runs:  # one call into C per run of rows that share a p
-            p_run = p_rows if p_rows is None or p_rows.ndim == 1 else p_rows[start]
+            p_run = p_rows[start]
             W_run = W if W is None or len(W) == 1 else W[start:stop]
             rc, bad, out = lib.rows(qs[start:stop], p_run, threads, True, W_run)
             if rc != c_text.OK:
@@ -404,8 +404,8 @@ class CompiledDelassus:
 
     def entry_point(self, library: str, symbol: str) -> int:
         """The address of ``symbol`` (``"pvosimr_eval_batch"``, ``"pvosimr_eval"``,
-        ``"pvosimr_to_coordinates"``) in the library of G (``"G"``) or of its gradient
-        (``"vjp"``), for a caller in C (the JAX FFI handler)."""
+        ``"pvosimr_normalize"``, ``"pvosimr_to_coordinates"``) in the library of G (``"G"``) or
+        of its gradient (``"vjp"``), for a caller in C (the JAX FFI handler)."""
         lib = {"G": self._G, "vjp": self._vjp}[library]
         return ctypes.cast(getattr(lib.cdll, symbol), ctypes.c_void_p).value
 
