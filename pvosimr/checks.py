@@ -21,6 +21,7 @@ from ._lru import LRU
 from .algorithms.articulated import fold_into_parent, joint_step
 from .backends import NumpyBackend
 from .constraints import as_constraint_list, check_placement
+from .coordinates import squared_norm, unit_normalized, unit_part_spans
 from .kinematics.frames import numeric_kinematics
 from .kinematics.joints import unit_parts
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, has_mimic_joints
@@ -31,10 +32,12 @@ __all__ = [
     "ModelCheck",
     "UndefinedError",
     "check_configuration",
+    "check_configuration_rows",
     "check_configurations",
     "check_data",
     "check_model",
     "resolve_topology",
+    "row_name",
     "topology_for",
     "undefined_error",
 ]
@@ -81,6 +84,7 @@ class ModelCheck:
 
     snapshot: pin.Model
     q_bound: np.ndarray
+    spans: tuple[tuple[int, int], ...] = ()  # the unit parts of q (coordinates.unit_part_spans)
 
 
 _CHECKED: LRU[ModelCheck] = LRU(_CACHE_SIZE)
@@ -105,7 +109,7 @@ def _checked(model: pin.Model) -> ModelCheck:
     _check_bodies(model)
     _check_joint_placements(model)
     _check_armature(model)
-    return ModelCheck(model.copy(), _q_bound(model))
+    return ModelCheck(model.copy(), _q_bound(model), tuple(unit_part_spans(model)))
 
 
 def _body(model: pin.Model, i: int) -> str:
@@ -199,8 +203,9 @@ def _joint_owning(model: pin.Model, index: int, span) -> str:
 def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) -> np.ndarray:
     """``q`` as a float vector of shape ``(model.nq,)``: real, finite, within the range the
     sweeps can take without overflowing, and normalized (else TypeError / ValueError naming the
-    entry and its joint).  A single configuration is 1-D: a (1, nq) row is refused as a (2, nq)
-    stack is, naming the batch entry points.  Checks ``model`` first (:func:`check_model`)
+    entry and its joint); returned as ``N(q)``, the unit-part rule of every route
+    (:mod:`pvosimr.coordinates`).  A single configuration is 1-D: a (1, nq) row is refused as a
+    (2, nq) stack is, naming the batch entry points.  Checks ``model`` first (:func:`check_model`)
     unless given its ``checked`` result."""
     checked = check_model(model) if checked is None else checked
     q = _as_real(model, q, "q")
@@ -211,14 +216,14 @@ def check_configuration(model: pin.Model, q, checked: ModelCheck | None = None) 
             "pvosimr.compute_delassus_batch or a compiled f(qs)"
         )
     _check_values(model, checked, q[None, :], single=True)
-    return q
+    return unit_normalized(q, checked.spans)
 
 
 def check_configurations(
     model: pin.Model, qs, tolerance: float = NORMALIZED_TOLERANCE
 ) -> np.ndarray:
     """``qs`` as a float array of shape (batch, ``model.nq``), real, finite, in range and
-    normalized.
+    normalized; returned as ``N(qs)`` (the unit-part rule, :mod:`pvosimr.coordinates`).
 
     The checks of :func:`check_configuration`, for every row at once; the error names the
     first bad row and its joint.  A quaternion or unit complex part is normalized when its norm
@@ -232,7 +237,51 @@ def check_configurations(
             f"{model.name!r} (nq = {model.nq}) per row"
         )
     _check_values(model, checked, qs, single=False, tolerance=tolerance)
-    return qs
+    return unit_normalized(qs, checked.spans)
+
+
+def check_configuration_rows(model: pin.Model, q) -> np.ndarray:
+    """``q`` (..., nq) as the front ends over the generated library take it (``G(N(q))``, any
+    non-zero norm of a unit part): real, finite and in range as :func:`check_configuration`
+    requires, every unit part non-zero; returned as ``N(q)``, float64 (..., nq).  The errors name
+    the entry of the ``q`` given (and, for rows, ``"row r of qs: "``), not of ``N(q)``."""
+    checked = check_model(model)
+    single = np.ndim(q) == 1
+    a = _as_real(model, q, "q" if single else "qs")
+    if a.ndim == 0 or a.shape[-1] != model.nq:
+        raise ValueError(f"q must have shape (..., {model.nq}), not {a.shape}")
+    rows = a.reshape(-1, model.nq)
+    usable = (np.abs(rows) <= checked.q_bound).all(-1)  # False for NaN and ±inf too
+    for start, length in checked.spans:
+        usable &= squared_norm(rows[:, start : start + length]) > 0.0
+    if not usable.all():
+        r = int(np.flatnonzero(~usable)[0])
+        try:
+            _check_any_norm(model, checked, rows[r])
+        except ValueError as exc:
+            if single:
+                raise
+            raise ValueError(f"row {row_name(a.shape[:-1], r)} of qs: {exc}") from None
+    return unit_normalized(a, checked.spans)
+
+
+def _check_any_norm(model: pin.Model, checked: ModelCheck, q: np.ndarray) -> None:
+    """:func:`check_configuration`'s checks of one ``q`` but for the norms, which need only be
+    non-zero."""
+    _check_values(model, checked, q[None], single=True, tolerance=math.inf)
+    for start, length in checked.spans:
+        if not squared_norm(q[start : start + length]) > 0.0:
+            raise ValueError(
+                f"q has a unit part of norm 0 at index {start} ({_joint_of_q(model, start)}): "
+                "G(N(q)) divides each quaternion and unit complex (cos, sin) by its norm"
+            )
+
+
+def row_name(shape: tuple[int, ...], r: int) -> str:
+    """Row ``r`` of a batch of leading ``shape``: ``3``, or ``(1, 0)`` for several axes."""
+    if len(shape) <= 1:
+        return str(r)
+    return str(tuple(int(i) for i in np.unravel_index(r, shape)))
 
 
 def _as_real(model: pin.Model, q, label: str) -> np.ndarray:

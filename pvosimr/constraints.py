@@ -43,6 +43,7 @@ import pinocchio as pin
 from .lowering import JOINT_SPACE_MODELS, PIN4_MODELS, LoweredConstraint, RowMap, lower, rows
 
 __all__ = [
+    "ORTHONORMAL_TOLERANCE",
     "ConstraintShape",
     "RowMap",
     "as_constraint_list",
@@ -229,9 +230,11 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
         ) from None
 
 
-# A rotation read from a file with 9 digits is R + E, |E_ij| ≤ 5e-10: ‖RᵀR − I‖ ≤ 2√3 · 5e-10
-# (1.7e-9; 22 % of random rotations so rounded exceed 1e-9).
-_ORTHONORMAL_TOL = 2e-9
+#: The largest ``‖RᵀR − I‖`` (max norm) of a placement's rotation, wherever a placement is
+#: checked (a ``pin.SE3``, a placement vector ``p``, the generated C's check of ``p``).  A
+#: rotation read from a file with 9 digits is R + E, |E_ij| ≤ 5e-10: ‖RᵀR − I‖ ≤ 2√3 · 5e-10
+#: (1.7e-9; 22 % of random rotations so rounded exceed 1e-9).
+ORTHONORMAL_TOLERANCE = 2e-9
 _CHECKED_PLACEMENTS: set[bytes] = set()  # homogeneous matrices that passed check_placement
 
 
@@ -248,7 +251,7 @@ def check_placement(placement: pin.SE3) -> str:
     R = M[:3, :3]
     shown = np.round(R, 6).tolist()
     error = float(np.abs(R.T @ R - np.eye(3)).max())
-    if error > _ORTHONORMAL_TOL:
+    if error > ORTHONORMAL_TOLERANCE:
         return f"has a rotation that is not orthonormal (‖RᵀR − I‖ = {error:.2e}): {shown}"
     if np.linalg.det(R) < 0:
         return f"has a rotation with determinant {np.linalg.det(R):.6g} (a reflection): {shown}"

@@ -1,4 +1,5 @@
-"""q's own coordinates and the tangent coordinates of ``pin.integrate``, for gradients.
+"""q's own coordinates and the tangent coordinates of ``pin.integrate``, for gradients; the
+one unit-part rule of every route.
 
 Pinocchio's ``q`` holds unit quaternions (FreeFlyer, Spherical) and unit complex pairs
 (``(cos θ, sin θ)``: RUB*, RevoluteUnboundedUnaligned, Planar).  The generated gradient
@@ -19,6 +20,17 @@ by that part's norm (the derivative of ``u/|u|`` is ``(1 − n nᵀ)/|u|``).
 :func:`tangent_to_coordinates` and :func:`coordinates_to_tangent` map one to the other in
 numpy (the reference).  :class:`CoordinatePlan` does the same on any array library (numpy, JAX,
 PyTorch) with a few vectorised gathers: the front ends' backward passes use it.
+
+**The unit-part rule** (every route: ``pvosimr.compute_delassus`` and the batch, the compiled
+``f(q)`` and the standalone export through the C of :mod:`pvosimr.codegen.c_source`, the JAX
+and PyTorch front ends, the XLA route): G at ``q`` is ``G(N(q))``.  A unit part whose squared
+norm is within :data:`AS_GIVEN_TOLERANCE` of 1 is used as given (dividing it by a norm that
+rounds to 1 would change it by rounding only, so a normalised ``q`` gives what it always gave);
+any other is divided by its norm, its squared norm summed in index order (:func:`squared_norm`,
+the same sum in the C).  So a ``q`` that ``pin.isNormalized`` accepts (norm within 1e-6) gives
+the same G on every route, and that G is the function whose gradient the front ends return
+(no radial part): as given, a quaternion of norm ``1 + ε`` would give a rotation off by ``2ε``
+whose change along ``q`` the gradient does not contain.
 """
 
 from __future__ import annotations
@@ -39,7 +51,9 @@ __all__ = [
     "coordinate_plan",
     "coordinates_to_tangent",
     "normalized",
+    "squared_norm",
     "tangent_to_coordinates",
+    "unit_normalized",
     "unit_part_spans",
 ]
 
@@ -58,18 +72,40 @@ def unit_part_spans(model: pin.Model) -> list[tuple[int, int]]:
     ]
 
 
+def squared_norm(u):
+    """``u·u`` over the last axis, summed in index order (as the C of the rule sums it), on any
+    array library."""
+    squared = u[..., 0] * u[..., 0]
+    for k in range(1, u.shape[-1]):
+        squared = squared + u[..., k] * u[..., k]
+    return squared
+
+
+def unit_normalized(qs: np.ndarray, spans) -> np.ndarray:
+    """``N(qs)`` for float64 rows ``qs`` (..., nq) and the unit parts ``spans`` (``(start,
+    length)``, :func:`unit_part_spans`): ``qs`` itself where every part is used as given, else a
+    copy (a zero or non-finite part gives NaN, which the checks refuse)."""
+    out = qs
+    for start, length in spans:
+        u = qs[..., start : start + length]
+        squared = squared_norm(u)
+        divide = ~(np.abs(squared - 1.0) <= AS_GIVEN_TOLERANCE)
+        if divide.any():
+            if out is qs:
+                out = qs.copy()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                norm = np.sqrt(squared)[..., None]
+                out[..., start : start + length] = np.where(divide[..., None], u / norm, u)
+    return out
+
+
 def normalized(model: pin.Model, q) -> tuple[np.ndarray, list[float]]:
     """``(N(q), norms)``: ``q`` (nq,) with every unit part divided by its norm (as given within
     :data:`AS_GIVEN_TOLERANCE`), and the norm of each part of :func:`unit_part_spans`."""
     q = np.array(q, dtype=np.float64)
-    norms = []
-    for start, length in unit_part_spans(model):
-        u = q[start : start + length]
-        squared = float(u @ u)
-        norms.append(float(np.sqrt(squared)))
-        if abs(squared - 1.0) > AS_GIVEN_TOLERANCE:
-            q[start : start + length] = u / norms[-1]
-    return q, norms
+    spans = unit_part_spans(model)
+    norms = [float(np.sqrt(squared_norm(q[a : a + n]))) for a, n in spans]
+    return unit_normalized(q, spans), norms
 
 
 def tangent_to_coordinates(model: pin.Model, q, g) -> np.ndarray:
@@ -150,7 +186,7 @@ class CoordinatePlan:
         rejects)."""
         for rows in self.unit.values():
             u = q[..., rows]
-            squared = (u * u).sum(-1)[..., None]
+            squared = squared_norm(u)[..., None]
             as_given = abs(squared - 1.0) <= AS_GIVEN_TOLERANCE
             q = set_(q, rows, xp.where(as_given, u, u / xp.sqrt(squared)))
         return q

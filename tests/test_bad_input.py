@@ -465,3 +465,21 @@ def test_long_translation_within_range_is_computed():
         assert rel_err(G, truth) <= TOLERANCE, algorithm
         G = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm=algorithm)[0]
         assert rel_err(G, truth) <= TOLERANCE, algorithm
+
+
+def test_a_unit_part_within_the_tolerance_is_normalised(humanoid):
+    """A quaternion within pin.isNormalized's 1e-6 of unit norm was used as given (a rotation
+    off by ~1e-6): now G(N(q)) as on every route, single call and batch alike."""
+    from pvosimr.coordinates import normalized
+
+    cms = [pin.RigidConstraintModel(C3, humanoid, 12, pin.SE3.Random(), pin.LOCAL_WORLD_ALIGNED)]
+    data = humanoid.createData()
+    q = pin.integrate(humanoid, pin.neutral(humanoid), np.linspace(-0.5, 0.5, humanoid.nv))
+    near = q.copy()
+    near[3:7] *= 1.0 + 5e-7  # the free flyer's quaternion: a world-aligned G reads it
+    q_hat = normalized(humanoid, near)[0]
+    G = pvosimr.compute_delassus(humanoid, data, near, cms)
+    assert np.array_equal(G, pvosimr.compute_delassus(humanoid, data, q_hat, cms))
+    assert rel_err(G, dense_delassus(humanoid, q_hat, cms)) <= TOLERANCE
+    batch = pvosimr.compute_delassus_batch(humanoid, np.stack([near, q_hat]), cms)
+    assert rel_err(batch[0], batch[1]) <= 1e-15 and rel_err(batch[0], G) <= TOLERANCE

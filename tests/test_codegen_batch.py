@@ -369,3 +369,103 @@ def test_the_first_bad_row_is_named_whatever_the_schedule(fixed):
     rows = qs[10:]
     with pytest.raises(ValueError, match=r"^row 2 of qs: .*not finite"):
         fixed(rows, threads=3)
+
+
+# --------------------------------------------------------------------------- one contract
+
+
+def _near_unit(model: pin.Model, qs: np.ndarray, factor: float = 1.0 + 5e-7) -> np.ndarray:
+    """``qs`` with every unit part scaled by ``factor`` (pin.isNormalized still accepts it)."""
+    from pvosimr.coordinates import unit_part_spans
+
+    qs = qs.copy()
+    for start, length in unit_part_spans(model):
+        qs[..., start : start + length] *= factor
+    return qs
+
+
+def test_the_library_applies_the_unit_part_rule(fixed, through_ctypes):
+    """A unit part within 1e-6 of unit norm was used as given by f(q): now G(N(q)) on the
+    single call, the batch (a group of vector lanes with such a row goes through the scalar
+    rows) and ctypes, as on the numpy route."""
+    from pvosimr.coordinates import unit_normalized, unit_part_spans
+
+    model = fixed.model
+    qs = _qs(model, 16, seed=50)
+    near = _near_unit(model, qs)
+    near[::3] = qs[::3]  # some rows as given: lanes and scalar rows mixed
+    q_hat = unit_normalized(near, unit_part_spans(model))
+    for f in (fixed, through_ctypes):
+        assert np.array_equal(f(near[1]), f(q_hat[1]))
+        batch, truth = f(near), f(q_hat)
+        assert all(_is_single(a, b, f) for a, b in zip(batch, truth, strict=True))
+    data = model.createData()
+    numpy = pvosimr.compute_delassus(model, data, near[1], fixed.constraint_models)
+    assert np.array_equal(
+        numpy, pvosimr.compute_delassus(model, data, q_hat[1], fixed.constraint_models)
+    )
+    assert rel_err(fixed(near[1]), numpy) <= 1e-13
+
+
+def test_p_as_an_array_broadcasts_as_numpy(placed):
+    """``f(qs, p=...)``: the leading axes of q (..., nq) and p (..., n_p) broadcast as numpy
+    broadcasts them; each row is the call with that row's placements."""
+    model, cms = placed.model, placed.constraint_models
+    rng = np.random.default_rng(51)
+    entries = [_random_placements(cms, rng) for _ in range(2)]
+    ps = np.stack([placed.placement_vector(e) for e in entries])
+    qs = _qs(model, 4, seed=51)
+    assert np.array_equal(placed(qs[0], p=ps[0]), placed(qs[0], placements=entries[0]))
+    for q, p in ((qs[:2], ps[:, None]), (qs.reshape(2, 2, -1), ps[:, None]),
+                 (qs.reshape(2, 2, -1), ps), (qs[0], ps), (qs[:2], ps[0])):  # fmt: skip
+        out = placed(q, p=p)
+        shape = np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
+        assert out.shape == (*shape, placed.m, placed.m)
+        q_rows = np.broadcast_to(q, (*shape, model.nq)).reshape(-1, model.nq)
+        p_rows = np.broadcast_to(p, (*shape, placed.n_p)).reshape(-1, placed.n_p)
+        for k, (qk, pk) in enumerate(zip(q_rows, p_rows, strict=True)):
+            entry = entries[0] if np.array_equal(pk, ps[0]) else entries[1]
+            assert _is_single(out.reshape(-1, placed.m, placed.m)[k], placed(qk, placements=entry),
+                              placed)  # fmt: skip
+    with pytest.raises(ValueError, match=r"shape mismatch|broadcast"):
+        placed(qs.reshape(2, 2, -1), p=np.stack([ps[0]] * 4))
+    with pytest.raises(TypeError, match="not both"):
+        placed(qs[0], placements=entries[0], p=ps[0])
+
+
+@pytest.mark.parametrize(
+    "bad", ["scaled rotation", "nan", "reflection", "just beyond the tolerance"]
+)
+def test_a_bad_placement_in_p_is_named_and_the_c_refuses_it_too(placed, bad):
+    """p is checked as a pin.SE3 placement is, with the same tolerance constant
+    (pvosimr.constraints.ORTHONORMAL_TOLERANCE): by f (naming the row of p, the constraint
+    and which placement) and by the generated C itself (the FFI's and the export's check)."""
+    from pvosimr.codegen import c_source
+    from pvosimr.constraints import ORTHONORMAL_TOLERANCE, check_placement
+
+    model, cms = placed.model, placed.constraint_models
+    entries = _random_placements(cms, np.random.default_rng(52))
+    ps = np.stack([placed.placement_vector(entries)] * 2)
+    block = 12 * (len(placed.placement_labels) - 1)  # the loop closure's joint2_placement
+    R = ps[1, block : block + 9].reshape(3, 3).T
+    if bad == "scaled rotation":
+        R = 2.0 * R
+    elif bad == "nan":
+        R = np.where(np.eye(3) > 0, np.nan, R)
+    elif bad == "reflection":
+        R = -R
+    else:  # RᵀR − I = 2δ + δ² on the diagonal, just beyond the tolerance
+        R = (1.0 + 0.51 * ORTHONORMAL_TOLERANCE) * R
+    ps[1, block : block + 9] = R.T.ravel()
+    se3 = pin.SE3(R.copy(), ps[1, block + 9 : block + 12].copy())
+    assert check_placement(se3)  # the SE3's own check refuses it too
+    with pytest.raises(ValueError, match=r"^row 1 of p: constraint 2\b.*: joint2_placement "):
+        placed(_qs(model, 2, seed=52), p=ps)
+    rc, bad_row, _ = placed._G.rows(_qs(model, 1, seed=52), ps[1], 1, True)
+    assert (rc, bad_row) == (c_source.BAD_P, 0)
+    R_ok = ps[0, block : block + 9].reshape(3, 3).T * (1.0 + 0.49 * ORTHONORMAL_TOLERANCE)
+    ok = ps[0].copy()
+    ok[block : block + 9] = R_ok.T.ravel()
+    assert not check_placement(pin.SE3(R_ok, ok[block + 9 : block + 12].copy()))
+    assert placed(_qs(model, 1, seed=52)[0], p=ok).shape == (placed.m, placed.m)
+    assert placed._G.rows(_qs(model, 1, seed=52), ok, 1, True)[0] == c_source.OK

@@ -27,8 +27,6 @@ def _torch():
 
 from _trees import mass_on_the_first_axis  # noqa: E402
 
-from pvosimr.codegen import c_source  # noqa: E402
-from pvosimr.codegen.front_end import VERDICTS  # noqa: E402
 from pvosimr.constraints import point, weld  # noqa: E402
 from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
 
@@ -178,14 +176,16 @@ def test_off_the_sphere_has_no_radial_gradient(humanoid_G):
 def test_non_finite_q_raises(humanoid_G, bad):
     model, G, _ = humanoid_G
     qs = configurations(model, 3, seed=6)
+    start, length = unit_part_spans(model)[0]
     if bad == "zero quaternion":
-        start, length = unit_part_spans(model)[0]
         qs[1, start : start + length] = 0.0
+        problem = rf"q has a unit part of norm 0 at index {start} \(joint 1 "
     else:
         qs[1, -1] = float(bad)
-    with pytest.raises(ValueError, match=r"row 1 of qs: .*not finite"):
+        problem = rf"q is not finite at index {model.nq - 1} \(joint"
+    with pytest.raises(ValueError, match=rf"^row 1 of qs: {problem}"):
         G(torch.from_numpy(qs))
-    with pytest.raises(ValueError, match=r"not finite"):
+    with pytest.raises(ValueError, match=rf"^{problem}"):
         G(torch.from_numpy(qs[1]))
 
 
@@ -278,7 +278,7 @@ def test_atlas_and_placements_as_inputs(atlas):
     with pytest.raises(TypeError, match="no gradient with respect to the placements"):
         G(x, p.clone().requires_grad_())
     qs[1, -1] = np.nan  # placements as a tensor: the library's batch called by the op itself
-    with pytest.raises(ValueError, match=r"^pvosimr.torch: at row 1: q is not finite"):
+    with pytest.raises(ValueError, match=rf"^row 1 of qs: q is not finite at index {model.nq - 1}"):
         G(torch.from_numpy(qs), p)
 
 
@@ -293,8 +293,10 @@ def test_a_singular_row_is_named_in_the_front_ends_words():
     p = torch.from_numpy(placement_vector(model, cms, placements))
     expected = G.compiled(qs[:2], placements=placements)
     assert torch.equal(G(torch.from_numpy(qs[:2]), p), torch.from_numpy(expected))
-    words = f"pvosimr.torch: at row 2: {VERDICTS[c_source.NON_FINITE]}"
-    with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
+    with pytest.raises(ValueError) as library:  # the library's own words, the row named
+        G.compiled(qs, placements=placements)
+    assert "the mass matrix is singular at row 2 of qs" in str(library.value)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(library.value))}$"):
         G(torch.from_numpy(qs), p)
 
 
@@ -383,3 +385,69 @@ def test_every_kind_of_unit_coordinates_on_and_off_the_sphere():
         (torch.from_numpy(W) * G(one)).sum().backward()
         for g in (x.grad.numpy()[k], one.grad.numpy()):
             np.testing.assert_allclose(g, truth, rtol=0, atol=1e-12 * np.abs(truth).max())
+
+
+@pytest.fixture(scope="module")
+def placed_tree():
+    """A small tree whose unit parts G reads (a unit complex) and placements as inputs."""
+    from _jax import tree_with_unit_parts
+
+    import pvosimr.torch
+
+    model, cms = tree_with_unit_parts()
+    G = pvosimr.torch.delassus(model, cms, placements="input")
+    P = [pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, -0.3), np.array([0.05, 0.0, 0.1]))] * len(cms)
+    return model, G, P, G.compiled.placement_vector(P)
+
+
+def test_a_placement_tensor_is_checked_as_a_pin_se3_is(placed_tree):
+    """A rotation block scaled by 2 gave a G off by 3 (relative), no error; a NaN in p was
+    reported as a singular mass matrix."""
+    model, G, P, p = placed_tree
+    q = torch.from_numpy(configurations(model, 2, seed=20))
+    assert torch.equal(G(q, torch.from_numpy(p)), G(q, P))
+    scaled = p.copy()
+    scaled[:9] *= 2.0
+    with pytest.raises(ValueError, match=r"^constraint 0 .*joint1_placement has a rotation that "
+                                         r"is not orthonormal"):  # fmt: skip
+        G(q, torch.from_numpy(scaled))
+    rows = np.stack([p, p])
+    rows[1, 12 + 4] = np.nan
+    with pytest.raises(ValueError, match=r"^row 1 of p: constraint 1 .*joint1_placement is not "
+                                         r"finite"):  # fmt: skip
+        G(q, torch.from_numpy(rows))
+
+
+def test_placement_rows_broadcast_as_numpy_and_the_gradient_sums_over_them(placed_tree):
+    model, G, P, _ = placed_tree
+    f = G.compiled
+    qs = configurations(model, 2, seed=21)
+    Ps = [P, [pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.1, 0.2), np.array([0.0, 0.1, 0.0]))] * 2]
+    ps = np.stack([f.placement_vector(Pk) for Pk in Ps])
+    out = G(torch.from_numpy(qs), torch.from_numpy(ps[:, None]))  # (2, nq) with (2, 1, n_p)
+    expected = np.stack([[f(q, placements=Pk) for q in qs] for Pk in Ps])
+    assert out.shape == (2, 2, f.m, f.m)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    x = torch.from_numpy(qs).requires_grad_()
+    G(x, torch.from_numpy(ps[:, None])).sum().backward()
+    W = np.ones((f.m, f.m))
+    truth = np.stack([sum(tangent_to_coordinates(model, q, f.vjp(q, W, placements=Pk))
+                          for Pk in Ps) for q in qs])  # fmt: skip
+    np.testing.assert_allclose(x.grad.numpy(), truth, rtol=0, atol=1e-12)
+
+
+def test_messages_name_the_q_given_and_the_raw_op_s_handles(placed_tree):
+    """A NaN at index 8 (in a unit complex, normalised first) was named at index 7; a zero
+    quaternion of a single q was "row 0 of qs: not finite"; an unknown handle an IndexError."""
+    model, G, P, _ = placed_tree
+    qs = configurations(model, 2, seed=22)
+    qs[:, 7:9] *= 3.0  # the unit complex off the sphere: normalised before the library
+    qs[1, 8] = np.nan
+    with pytest.raises(ValueError, match=r"^row 1 of qs: q is not finite at index 8 \(joint 2"):
+        G(torch.from_numpy(qs), P)
+    q = qs[0].copy()
+    q[3:7] = 0.0
+    with pytest.raises(ValueError, match=r"^q has a unit part of norm 0 at index 3 \(joint 1"):
+        G(torch.from_numpy(q), P)
+    with pytest.raises(KeyError, match=r"no function has handle 9999: the handles are 0 to "):
+        torch.ops.pvosimr.delassus(torch.from_numpy(qs[0]), None, 9999)

@@ -11,6 +11,8 @@ import pytest
 from _jax import TOLERANCE, off_sphere, rel, tree_with_unit_parts
 from _trees import random_q
 
+from pvosimr.coordinates import unit_part_spans
+
 jax = pytest.importorskip("jax")
 pj = pytest.importorskip("pvosimr.jax")
 
@@ -79,3 +81,40 @@ def test_persistent_cache_is_in_pvosimrs_folder(tmp_path, monkeypatch):
         assert use_persistent_cache() == tmp_path / "mine"  # the caller's choice stays
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "zero"])
+def test_a_non_finite_q_never_gives_a_finite_G(x64, bad):
+    """The tree's contacts are LOCAL, so G does not read the free-flyer root: a NaN, inf or zero
+    quaternion there gave a finite G under jit, where the FFI route and the torch op raise."""
+    model, cms = tree_with_unit_parts()
+    G = pj.delassus(model, cms, route="xla")
+    q = random_q(model, np.random.default_rng(6))
+    moved = q.copy()
+    moved[0] += 1.0  # the root is not read: G is the same
+    assert np.array_equal(np.asarray(jax.jit(G)(moved)), np.asarray(jax.jit(G)(q)))
+    broken = q.copy()
+    if bad == "zero":
+        broken[3:7] = 0.0
+        said = r"^q has a unit part of norm 0 at index 3 \(joint 1"
+    else:
+        broken[0] = float(bad)
+        said = r"^q is not finite at index 0 \(joint 1"
+    out = np.asarray(jax.jit(G)(np.stack([q, broken])))
+    assert np.isfinite(out[0]).all() and np.isnan(out[1]).all()
+    with pytest.raises(ValueError, match=said):  # eager: the inputs known, checked
+        G(broken)
+    with pytest.raises(ValueError, match=r"^row 1 of qs: q is not finite"):
+        G(np.stack([q, np.where(np.arange(model.nq) == 0, np.nan, q)]))
+
+
+def test_the_unit_rule_has_no_radial_gradient_on_the_sphere(x64):
+    """A unit part within AS_GIVEN_TOLERANCE is used as given, its derivative still that of
+    u/|u|: the gradient has no radial part, as on the library's routes."""
+    model, cms = tree_with_unit_parts()
+    G = jax.jit(pj.delassus(model, cms, route="xla"))
+    q = random_q(model, np.random.default_rng(7))  # unit parts normalised to rounding
+    g = np.asarray(jax.grad(lambda x: G(x).sum())(q))
+    for start, length in unit_part_spans(model):
+        u = q[start : start + length]
+        assert abs(g[start : start + length] @ u) <= 1e-12 * max(1.0, np.abs(g).max())

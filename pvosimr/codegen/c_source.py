@@ -3,16 +3,22 @@
 One library holds one CasADi function ``F`` (inputs ``q`` and, with placements as inputs, ``p``;
 one dense output: ``G`` or ``dG``) and three entry points:
 
-- ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q``, evaluate ``F``, check ``out`` finite;
+- ``pvosimr_eval(q, p, out, w, iw, check)``: check ``q`` (and ``p``), evaluate ``F`` at
+  ``N(q)`` (the unit-part rule of :mod:`pvosimr.coordinates`: a unit part whose squared norm
+  is not within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE` of 1 divided by its norm, in
+  a copy), check ``out`` finite;
 - ``pvosimr_eval_batch(qs, B, p, out, threads, check, bad)``: the same for ``B`` rows of ``qs``
   (row-major, ``nq`` each) with one ``p`` on at most ``threads`` workers, each a POSIX thread
   with its own work arrays, taking blocks of :data:`BLOCK` rows in row order.  The calling
   thread is the first; after its first block it starts the others that finish the blocks left
   soonest at that block's pace, counting :data:`SPAWN_SECONDS` a thread (``threads == 1``, or a
-  small batch, creates no thread).  ``*bad`` is the first failing row.  With the
+  small batch, creates no thread).  ``*bad`` is the first failing row (``p`` is checked once,
+  before the rows: a bad ``p`` is row 0).  With the
   vector path (:mod:`pvosimr.codegen.simd`) and a CPU that has its features, whole groups of
-  4 or 8 rows (from row 0) go through ``pvosimr_simd_rows``, the rest, and any group with a
-  failing row, through ``pvosimr_eval``;
+  4 or 8 rows (from row 0) whose unit parts are used as given go through
+  ``pvosimr_simd_rows``, the rest, and any group with a failing row, through ``pvosimr_eval``;
+- ``pvosimr_normalize(qs, B, out)``: ``N(q)`` of ``B`` rows, unchecked, for a caller in C that
+  takes q off the sphere (the JAX FFI handler): the rule in one place;
 - with Python's headers, a CPython extension function ``delassus(q)`` for the single call
   (:func:`extension_source`).
 
@@ -25,16 +31,22 @@ maps the tangent gradient to q's coordinates for the front ends.  The other libr
 unchanged.
 
 Every entry point returns :data:`OK`, :data:`BAD_Q` (``q`` beyond the model's range, not
-finite or not normalized), :data:`BAD_W` (``W`` not finite), :data:`NON_FINITE` (the output is
-not finite), :data:`EVAL_FAILED` (``F`` reported a failure) or :data:`NO_MEMORY`.
+finite or not normalized), :data:`BAD_W` (``W`` not finite), :data:`BAD_P` (a placement in
+``p`` is not a rigid transform: not finite, a rotation not orthonormal within
+:data:`pvosimr.constraints.ORTHONORMAL_TOLERANCE`, or a reflection, the check of a
+``pin.SE3`` placement), :data:`NON_FINITE` (the output is not finite), :data:`EVAL_FAILED`
+(``F`` reported a failure) or :data:`NO_MEMORY`.
 """
 
 from __future__ import annotations
 
 from ..checks import NORMALIZED_TOLERANCE
+from ..constraints import ORTHONORMAL_TOLERANCE
+from ..coordinates import AS_GIVEN_TOLERANCE
 from .simd import FEATURES, scratch_bytes
 
 __all__ = [
+    "BAD_P",
     "BAD_Q",
     "BAD_W",
     "COORDINATES_C",
@@ -51,9 +63,11 @@ __all__ = [
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
-WRAPPER_VERSION = "11"
+WRAPPER_VERSION = "13"
 
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
+#: A placement of ``p`` that is not a rigid transform (6 is the export's BAD_ARGUMENT).
+BAD_P = 7
 #: The extension's answer for a ``q`` that is not a C-contiguous float64 array of ``nq``.
 NOT_FAST = -1
 
@@ -195,18 +209,92 @@ CASADI_SYMBOL_EXPORT void pvosimr_to_coordinates(const long long* plan, long lon
 """
 
 
+def _squared(start: int, length: int) -> str:
+    """C of a unit part's squared norm, summed in index order
+    (:func:`pvosimr.coordinates.squared_norm`)."""
+    return " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
+
+
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
     """``pvosimr_check_q``: every entry within ``q_bound``, every unit-norm part normalized
-    to the tolerance of ``pin.isNormalized``."""
-    norms = []
+    to the tolerance of ``pin.isNormalized``; ``pvosimr_unit_q(q, copy)``: ``N(q)``, the
+    unit-part rule (:mod:`pvosimr.coordinates`), ``q`` itself where every part is used as
+    given, else ``copy`` (nq numbers) holding it; ``pvosimr_as_given(q)``: whether it is
+    ``q``."""
+    norms, as_given, divide = [], [], []
     for start, length in parts:
-        terms = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
-        norms.append(f"  if (!(fabs(sqrt({terms}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
+        squared = _squared(start, length)
+        norms.append(f"  if (!(fabs(sqrt({squared}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
+        as_given.append(f"  if (!(fabs({squared} - 1.0) <= {AS_GIVEN_TOLERANCE!r})) return 0;")
+        divide.append(
+            f"  s = {squared};\n"
+            f"  if (!(fabs(s - 1.0) <= {AS_GIVEN_TOLERANCE!r})) {{\n"
+            f"    s = sqrt(s);\n"
+            f"    for (i = {start}; i < {start + length}; ++i) copy[i] = q[i] / s;\n"
+            "  }"
+        )
     return f"""
 static int pvosimr_check_q(const casadi_real* q) {{
   casadi_int i;
   for (i = 0; i < {nq}; ++i) if (!(fabs(q[i]) <= {q_bound!r})) return 1;
 {chr(10).join(norms)}
+  return 0;
+}}
+
+static int pvosimr_as_given(const casadi_real* q) {{
+{chr(10).join(as_given)}
+  return 1;
+}}
+
+static const casadi_real* pvosimr_unit_q(const casadi_real* q, casadi_real* copy) {{
+  casadi_int i;
+  double s;
+  if (pvosimr_as_given(q)) return q;
+  for (i = 0; i < {nq}; ++i) copy[i] = q[i];
+{chr(10).join(divide)}
+  (void)s;
+  return copy;
+}}
+
+/* N(q) of B rows into out, unchecked (any non-zero norm; a zero part gives NaN): the rule for
+   a caller in C that takes q off the sphere (the JAX FFI handler).  Whether any row changed. */
+CASADI_SYMBOL_EXPORT int pvosimr_normalize(const casadi_real* qs, long long B, casadi_real* out) {{
+  long long b;
+  casadi_int i;
+  int changed = 0;
+  for (b = 0; b < B; ++b) {{
+    const casadi_real* q = qs + b * {nq};
+    casadi_real* o = out + b * {nq};
+    if (pvosimr_unit_q(q, o) == q) for (i = 0; i < {nq}; ++i) o[i] = q[i];
+    else changed = 1;
+  }}
+  return changed;
+}}
+"""
+
+
+#: C of ``pvosimr_check_p(p, n)``: whether the ``n`` placements of ``p`` (12 numbers each, R
+#: column-major then t, :mod:`pvosimr.kinematics.placements`) are rigid transforms, as
+#: :func:`pvosimr.constraints.check_placement` checks a ``pin.SE3``: finite, ``‖RᵀR − I‖``
+#: (max norm) within the tolerance, ``det R > 0``.
+CHECK_P_C = f"""
+static int pvosimr_check_p(const casadi_real* p, long long n) {{
+  long long j;
+  int a, b, k;
+  for (j = 0; j < n; ++j) {{
+    const casadi_real* P = p + 12 * j;
+    double det;
+    for (k = 0; k < 12; ++k) if (!(fabs(P[k]) <= 1.7976931348623157e308)) return 1;
+    for (a = 0; a < 3; ++a)
+      for (b = 0; b < 3; ++b) {{
+        const double d = P[3 * a] * P[3 * b] + P[3 * a + 1] * P[3 * b + 1]
+                         + P[3 * a + 2] * P[3 * b + 2] - (a == b ? 1.0 : 0.0);
+        if (!(fabs(d) <= {ORTHONORMAL_TOLERANCE!r})) return 1;
+      }}
+    det = P[0] * (P[4] * P[8] - P[5] * P[7]) - P[3] * (P[1] * P[8] - P[2] * P[7])
+          + P[6] * (P[1] * P[5] - P[2] * P[4]);
+    if (!(det > 0.0)) return 1;
+  }}
   return 0;
 }}
 """
@@ -234,7 +322,20 @@ def entry_points(
     them, or None.
     """
     nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)
-    p_arg = "  arg[1] = p;\n" if sizes["n_in"] - (n_w > 0) == 2 else "  (void)p;\n"
+    has_p = sizes["n_in"] - (n_w > 0) == 2
+    p_arg = "  arg[1] = p;\n" if has_p else "  (void)p;\n"
+    n_placements = sizes.get("n_p", 0) // 12 if has_p else 0
+    p_check = (
+        f"  if (check && pvosimr_check_p(p, {n_placements})) return {BAD_P};\n" if has_p else ""
+    )
+    batch_p_check = (
+        f"  if (check && pvosimr_check_p(p, {n_placements})) {{\n"
+        "    *bad = 0;\n"
+        f"    return {BAD_P};\n"
+        "  }\n"
+        if has_p
+        else ""
+    )
     # With a W input (else nothing: the C of G and dG is what it always was).
     w_param = w_check = w_field = w_row = w_batch = ""
     w_param_batch = ""
@@ -250,7 +351,8 @@ def entry_points(
         w_param_batch = "const casadi_real* Ws, long long w_stride,\n" + " " * 44
     lanes = sizes["simd_lanes"] if simd else 1
     group = (
-        f"""      if (scratch != NULL && r + {lanes} <= end) {{
+        f"""      if (scratch != NULL && r + {lanes} <= end
+          && pvosimr_lanes_as_given(b->qs + r * {nq})) {{
         if (!pvosimr_simd_rows(b->qs + r * {nq}, b->p, b->out + r * {n_out}, b->check,
                                scratch)) {{
           r += {lanes};
@@ -263,23 +365,38 @@ def entry_points(
         else ""
     )
     usable = "pvosimr_simd_usable()" if simd else "0"
+    lanes_c = (
+        f"""
+/* Whether the {lanes} rows from q all have their unit parts used as given (the vector lanes
+   read q itself; a row to normalise goes through pvosimr_eval). */
+static int pvosimr_lanes_as_given(const casadi_real* q) {{
+  int k;
+  for (k = 0; k < {lanes}; ++k) if (!pvosimr_as_given(q + k * {nq})) return 0;
+  return 1;
+}}
+"""
+        if simd
+        else ""
+    )
     call = f"(pvosimr_native_usable() ? pvosimr_native_f : {fname})" if native else fname
     scratch = scratch_bytes(nq, n_out, lanes) if simd else 0
     coordinates = COORDINATES_C if n_w else ""
+    checks = (CHECK_P_C if has_p else "") + _q_check(nq, parts, q_bound) + lanes_c
     return f"""
 /* ---- pvosimr entry points (wrapper version {WRAPPER_VERSION}) ---- */
 #include <stdlib.h>
 #include <pthread.h>
 #include <time.h>
-{_FLUSH}{FINITE_C}{coordinates}{_q_check(nq, parts, q_bound)}{native or ""}{simd or ""}
+{_FLUSH}{FINITE_C}{coordinates}{checks}{native or ""}{simd or ""}
 CASADI_SYMBOL_EXPORT int pvosimr_eval(const casadi_real* q, const casadi_real* p,
 {w_param}                                      casadi_real* out, casadi_real* w, casadi_int* iw,
                                       int check) {{
   const casadi_real* arg[{max(2, sizes["sz_arg"])}];
   casadi_real* res[{max(1, sizes["sz_res"])}];
+  casadi_real unit[{max(1, nq)}];  /* N(q) where a unit part is divided */
   casadi_int i;
   if (check && pvosimr_check_q(q)) return {BAD_Q};
-  arg[0] = q;
+{p_check}  arg[0] = pvosimr_unit_q(q, unit);
 {p_arg}{w_check}  res[0] = out;
   PVOSIMR_FLUSH_BEGIN
   i = {call}(arg, res, iw, w, 0);
@@ -403,7 +520,8 @@ CASADI_SYMBOL_EXPORT int pvosimr_eval_batch(const casadi_real* qs, long long B,
   int k, rc = {OK};
   *bad = -1;
   if (B <= 0) return {OK};
-  if (threads > (B + {BLOCK - 1}) / {BLOCK}) threads = (int)((B + {BLOCK - 1}) / {BLOCK});
+{batch_p_check}  if (threads > (B + {BLOCK - 1}) / {BLOCK})
+    threads = (int)((B + {BLOCK - 1}) / {BLOCK});
   if (threads > {MAX_THREADS}) threads = {MAX_THREADS};
   if (threads < 1) threads = 1;
   batch.qs = qs;

@@ -12,6 +12,7 @@ import ctypes
 import functools
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import threading
 from pathlib import Path
@@ -19,7 +20,15 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from ..checks import check_configuration, check_configurations, topology_for, undefined_error
+from ..checks import (
+    check_configuration,
+    check_configurations,
+    row_name,
+    topology_for,
+    undefined_error,
+)
+from ..coordinates import AS_GIVEN_TOLERANCE, coordinate_plan, unit_part_spans
+from ..kinematics.placements import check_placement_vector, placement_labels
 from . import c_source as c_text
 
 __all__ = ["CodegenError", "CompiledDelassus", "EmptyDelassus", "usable_cores"]
@@ -188,12 +197,21 @@ class CompiledDelassus:
             f"library={str(self.library)!r})"
         )
 
-    def __call__(self, q, placements=None, threads: int | None = None) -> np.ndarray:
-        """G at ``q`` (m × m) or at every row of ``qs`` (B × m × m); a new array.
+    def __call__(self, q, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
+        """G at ``q`` (m × m) or at every row of ``qs`` (..., nq) (..., m, m); a new array.
+
+        ``p`` (placements as inputs): the placement vector as an array (..., n_p)
+        (:func:`pvosimr.symbolic.placement_vector`'s layout), its leading axes broadcast
+        against q's as numpy broadcasts them, each placement checked as a ``pin.SE3`` one is
+        (:func:`pvosimr.kinematics.placements.check_placement_vector`); or ``placements=``, one
+        entry per constraint.
 
         ``ValueError`` on a bad ``q`` (for a batch: ``"row r of qs: "`` and the single
-        call's message) or where G is not finite.
+        call's message), a bad placement (its row of ``p``, constraint and name) or where G is
+        not finite.
         """
+        if p is not None:
+            return self._evaluate(self._G, q, placements, threads, p=p)
         if placements is None and self._extension is not None:
             G = self._extension(q)
             if G.__class__ is np.ndarray:
@@ -211,30 +229,30 @@ class CompiledDelassus:
                 return self._retry(rc, q)
         return self._evaluate(self._G, q, placements, threads)
 
-    def derivatives(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+    def derivatives(self, q, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
         """dG at ``q``: (nv, m, m), slice ``k`` = d/dε G(pin.integrate(model, q, ε e_k)) at
-        ε = 0; at every row of ``qs``: (B, nv, m, m).  Errors as for the call."""
+        ε = 0; at every row of ``qs``: (..., nv, m, m).  ``p`` and errors as for the call."""
         if self._dG is None:
             raise TypeError(
                 "this function was compiled without derivatives: pass derivatives=True to "
                 "pvosimr.codegen.build.compile"
             )
-        return self._evaluate(self._dG, q, placements, threads)
+        return self._evaluate(self._dG, q, placements, threads, p=p)
 
-    def vjp(self, q, W, placements=None, threads: int | None = None) -> np.ndarray:
+    def vjp(self, q, W, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
         """The gradient of ``⟨W, G⟩`` along ``pin.integrate`` at ``q``: (nv,), entry ``k`` =
         ``Σ_ij W_ij ∂G_ij/∂ε_k`` with ``∂G/∂ε_k`` the slice ``k`` of :meth:`derivatives`
         (one reverse-mode pass: a few times G's cost, where dG's is about nv times).
 
         ``W`` is an (m, m) array of real numbers, used as given: nothing symmetrises it (a
         non-symmetric ``W`` gives ``Σ_ij W_ij ∂G_ij``, which, G being symmetric, equals the
-        result for ``(W + Wᵀ)/2`` up to rounding).  At every row of ``qs`` (B, nq): (B, nv),
-        with ``W`` (m, m) for every row or (B, m, m), one per row.
+        result for ``(W + Wᵀ)/2`` up to rounding).  At every row of ``qs`` (..., nq):
+        (..., nv), with ``W`` (m, m) for every row or (..., m, m), one per row.
 
-        Errors as for the call; ``ValueError`` naming the problem for a ``W`` of the wrong
-        shape or with a non-finite entry, ``TypeError`` for one that is not real numbers.
+        ``p`` and errors as for the call; ``ValueError`` naming the problem for a ``W`` of the
+        wrong shape or with a non-finite entry, ``TypeError`` for one that is not real numbers.
         """
-        if placements is None and self._vjp_single is not None:
+        if p is None and placements is None and self._vjp_single is not None:
             g = self._vjp_single(q, W)
             if g.__class__ is np.ndarray:
                 return g  # else a code: the general path below says what is wrong
@@ -243,21 +261,23 @@ class CompiledDelassus:
                 "this function was compiled without vjp: pass vjp=True to "
                 "pvosimr.codegen.build.compile"
             )
-        return self._evaluate(self._vjp, q, placements, threads, W)
+        return self._evaluate(self._vjp, q, placements, threads, W, p)
 
-    def _weight_rows(self, W, rows: int, batch: bool) -> np.ndarray:
+    def _weight_rows(self, W, shape: tuple[int, ...]) -> np.ndarray:
         """``W`` as C-contiguous float64 rows: (1, m·m) for one ``W``, (B, m·m) for one per
-        row of a batch of ``rows``; ``ValueError`` for a wrong shape or a non-finite entry."""
+        row of a batch of leading shape ``shape``; ``ValueError`` for a wrong shape or a
+        non-finite entry."""
         a = W if isinstance(W, np.ndarray) else np.asarray(W)
         if a.dtype.kind not in "fiu":
             raise TypeError(f"W must be real numbers, got an array of dtype {a.dtype}")
         m = self.m
+        rows, batch = int(np.prod(shape)), bool(shape)
         if a.shape == (m, m):
             a = a.reshape(1, m * m)
-        elif batch and a.shape == (rows, m, m):
+        elif batch and a.shape == (*shape, m, m):
             a = a.reshape(rows, m * m)
         else:
-            per_row = f" or, for this batch of {rows} rows, ({rows}, {m}, {m})" if batch else ""
+            per_row = f" or, for this batch of {rows} rows, {(*shape, m, m)}" if batch else ""
             raise ValueError(
                 f"W must be an (m, m) = ({m}, {m}) array{per_row}, not shape {a.shape}"
             )
@@ -295,14 +315,28 @@ class CompiledDelassus:
         p = placement_vector(self.model, self.constraint_models, placements)
         return np.ascontiguousarray(p, dtype=np.float64)
 
-    def _evaluate(self, lib: _Library, q, placements, threads: int | None, W=None) -> np.ndarray:
-        """Through the batched entry point: a batch if ``q`` has nq columns, else one q
-        (``W``: the weights of a library that takes them)."""
-        p = self.placement_vector(placements)
+    def _evaluate(
+        self, lib: _Library, q, placements, threads: int | None, W=None, p=None
+    ) -> np.ndarray:
+        """Through the batched entry point: a batch if ``q`` has nq columns and a leading
+        axis (or ``p`` has), else one q (``W``: the weights of a library that takes them;
+        ``p``: placement rows (..., n_p))."""
         a = q if isinstance(q, np.ndarray) else np.asarray(q)
-        batch = a.ndim == 2 and a.shape[1] == self.nq
-        if batch:
+        if p is None:
+            p_rows = self.placement_vector(placements)
+            shape = a.shape[:-1] if a.ndim >= 2 and a.shape[-1] == self.nq else ()
+        else:
+            if placements is not None:
+                raise TypeError("pass the placements as placements=[...] or as p=, not both")
+            p_rows = self._placement_rows(p)
+            if a.ndim == 0 or a.shape[-1] != self.nq:
+                raise ValueError(f"q must have shape (..., {self.nq}), not {a.shape}")
+            shape = np.broadcast_shapes(a.shape[:-1], p_rows.shape[:-1])
+        batch = bool(shape) or a.ndim >= 2
+        if batch and a.ndim == 2 and a.shape[:-1] == shape:  # rows as given: no broadcast
             qs = self._rows(a)
+        elif batch:
+            qs = self._rows(np.broadcast_to(a, (*shape, self.nq)).reshape(-1, self.nq))
         elif a.__class__ is np.ndarray and a.dtype == _F64 and a.shape == (self.nq,):
             qs = np.ascontiguousarray(a)[None]
         else:
@@ -311,12 +345,92 @@ class CompiledDelassus:
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         if lib.n_w:
-            W = self._weight_rows(W, len(qs), batch)
-        rc, bad, out = lib.rows(qs, p, threads, True, W)
-        if rc != c_text.OK:
-            out = self._failed(lib, rc, bad, qs, p, threads, batch, W)
-        shaped = lib.shaped(out)
-        return shaped if batch else shaped[0]
+            W = self._weight_rows(W, shape)
+        if p_rows is not None and p_rows.ndim > 1:
+            if p_rows.size == p_rows.shape[-1]:  # one p for every row
+                p_rows = p_rows.reshape(-1)
+            else:
+                rows = np.broadcast_to(p_rows, (*shape, p_rows.shape[-1]))
+                p_rows = rows.reshape(-1, p_rows.shape[-1])
+        if p_rows is None or p_rows.ndim == 1:  # one call into C
+            rc, bad, out = lib.rows(qs, p_rows, threads, True, W)
+            if rc != c_text.OK:
+                out = self._failed(lib, rc, bad, qs, p_rows, threads, batch, W, 0, shape)
+            shaped = lib.shaped(out)
+            if not batch:
+                return shaped[0]
+            return shaped if len(shape) == 1 else shaped.reshape(*shape, *shaped.shape[1:])
+        runs = _runs(p_rows, len(qs))
+        outs = []
+        for start, stop in runs:  # one call into C per run of rows that share a p
+            p_run = p_rows[start]
+            W_run = W if W is None or len(W) == 1 else W[start:stop]
+            rc, bad, out = lib.rows(qs[start:stop], p_run, threads, True, W_run)
+            if rc != c_text.OK:
+                out = self._failed(
+                    lib, rc, bad, qs[start:stop], p_run, threads, batch, W_run, start, shape
+                )
+            outs.append(out)
+        shaped = lib.shaped(outs[0] if len(outs) == 1 else np.concatenate(outs))
+        return shaped.reshape(*shape, *shaped.shape[1:]) if batch else shaped[0]
+
+    def _placement_rows(self, p) -> np.ndarray:
+        """``p`` (..., n_p) as a checked float64 array (one row per placement vector)."""
+        if self.placements == "fixed":
+            self.placement_vector(p)  # the TypeError: compiled with placements='fixed'
+        a = p if isinstance(p, np.ndarray) else np.asarray(p)
+        if a.dtype.kind not in "fiu":
+            raise TypeError(f"p must be real numbers, got an array of dtype {a.dtype}")
+        if a.ndim == 0 or a.shape[-1] != self.n_p:
+            raise ValueError(f"p must have shape (..., {self.n_p}), not {a.shape}")
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        check_placement_vector(self.placement_labels, a)
+        return a
+
+    @functools.cached_property
+    def placement_labels(self) -> list[str]:
+        """What each placement of ``p`` is (``"constraint k ('name'): joint1_placement"``)."""
+        return placement_labels(self.model, self.constraint_models)
+
+    @functools.cached_property
+    def unit_spans(self) -> tuple[tuple[int, int], ...]:
+        """``(start, length)`` of q's unit parts (:func:`pvosimr.coordinates.unit_part_spans`)."""
+        return tuple(unit_part_spans(self.model))
+
+    @functools.cached_property
+    def n_p(self) -> int:
+        """The length of ``p`` (0 with placements fixed)."""
+        return 12 * len(self.placement_labels) if self.placements == "input" else 0
+
+    def entry_point(self, library: str, symbol: str) -> int:
+        """The address of ``symbol`` (``"pvosimr_eval_batch"``, ``"pvosimr_eval"``,
+        ``"pvosimr_normalize"``, ``"pvosimr_to_coordinates"``) in the library of G (``"G"``) or
+        of its gradient (``"vjp"``), for a caller in C (the JAX FFI handler)."""
+        lib = {"G": self._G, "vjp": self._vjp}[library]
+        return ctypes.cast(getattr(lib.cdll, symbol), ctypes.c_void_p).value
+
+    def to_coordinates(self, q: np.ndarray, q_hat: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """The tangent gradients ``g`` (..., nv) at ``q_hat`` = N(q) in q's coordinates
+        (..., nq) (:func:`pvosimr.coordinates.tangent_to_coordinates`): the gradient
+        library's ``pvosimr_to_coordinates``, the map the JAX handler calls too."""
+        if self._vjp is None:
+            raise TypeError("this function was compiled without vjp: pass vjp=True")
+        plan, entry = self._coordinates
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        q_hat = np.ascontiguousarray(q_hat, dtype=np.float64)
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        out = np.empty(q.shape)
+        entry(_address(plan), out.size // self.nq, _address(q), _address(q_hat), _address(g),
+              _address(out), AS_GIVEN_TOLERANCE)  # fmt: skip
+        return out
+
+    @functools.cached_property
+    def _coordinates(self) -> tuple[np.ndarray, ctypes._CFuncPtr]:
+        entry = self._vjp.cdll.pvosimr_to_coordinates
+        entry.restype = None
+        entry.argtypes = [ctypes.c_void_p, ctypes.c_longlong, *[ctypes.c_void_p] * 4,
+                          ctypes.c_double]  # fmt: skip
+        return coordinate_plan(self.model).packed(), entry
 
     def _rows(self, qs: np.ndarray) -> np.ndarray:
         """``qs`` as C-contiguous float64 rows (values are checked in C)."""
@@ -334,18 +448,23 @@ class CompiledDelassus:
         threads: int,
         batch: bool,
         W: np.ndarray | None = None,
+        offset: int = 0,
+        shape: tuple[int, ...] = (),
     ) -> np.ndarray:
-        """The error for the first failing row (row ``bad``, code ``rc``) or, when Python
-        accepts the rows C rejected (a norm within rounding of the tolerance), the outputs
-        evaluated without the check."""
-        if rc == c_text.BAD_Q:
-            for r in range(bad, len(qs)):  # the rows before ``bad`` passed
+        """The error for the first failing row (row ``bad``, code ``rc``; row ``offset +
+        bad`` of the batch of leading ``shape``) or, when Python accepts the rows C rejected
+        (a norm or a rotation within rounding of the tolerance), the outputs evaluated
+        without the check."""
+        if rc in (c_text.BAD_Q, c_text.BAD_P):
+            first = bad if rc == c_text.BAD_Q else 0  # the rows before ``bad`` passed
+            for r in range(first, len(qs)):
                 try:
                     check_configuration(self.model, qs[r])
                 except ValueError as exc:
                     if not batch:
                         raise
-                    raise ValueError(f"row {r} of qs: {exc}") from None
+                    row = row_name(shape, offset + r)
+                    raise ValueError(f"row {row} of qs: {exc}") from None
             rc, bad, out = lib.rows(qs, p, threads, False, W)
             if rc == c_text.OK:
                 return out
@@ -356,7 +475,9 @@ class CompiledDelassus:
             )
             if not batch:
                 raise err
-            raise ValueError(f"{err.what} at row {bad} of qs{err.why}")
+            raise ValueError(f"{err.what} at row {row_name(shape, offset + bad)} of qs{err.why}")
+        if rc == c_text.BAD_P:  # checked before the call (check_placement_vector)
+            raise ValueError("a placement in p is not a rigid transform")
         if rc == c_text.BAD_W:  # checked before the call: not expected here
             raise ValueError(f"W is not finite{f' at row {bad}' if batch else ''}")
         if rc == c_text.NO_MEMORY:
@@ -371,6 +492,16 @@ class CompiledDelassus:
         if rc != c_text.OK:
             out = self._failed(self._G, rc, bad, q[None], None, 1, False)
         return self._G.shaped(out)[0]
+
+
+def _runs(p_rows: np.ndarray | None, rows: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of the runs of rows that share one placement vector, ``p_rows`` one
+    per row (the library takes one ``p`` per call)."""
+    if rows == 0:
+        return [(0, 0)]
+    change = np.flatnonzero((p_rows[1:] != p_rows[:-1]).any(axis=1)) + 1
+    bounds = [0, *change.tolist(), rows]
+    return list(itertools.pairwise(bounds))
 
 
 def _load(module: str, library: Path):
@@ -397,18 +528,19 @@ class EmptyDelassus:
 
     def _shape(self, q) -> tuple[int, ...]:
         a = np.asarray(q)
-        if a.ndim == 2 and a.shape[1] == self.nq:
-            return (len(check_configurations(self.model, a)),)
+        if a.ndim >= 2 and a.shape[-1] == self.nq:
+            check_configurations(self.model, a.reshape(-1, self.nq))
+            return a.shape[:-1]
         check_configuration(self.model, q)
         return ()
 
-    def __call__(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+    def __call__(self, q, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
         return np.zeros((*self._shape(q), 0, 0))
 
-    def derivatives(self, q, placements=None, threads: int | None = None) -> np.ndarray:
+    def derivatives(self, q, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
         return np.zeros((*self._shape(q), self.nv, 0, 0))
 
-    def vjp(self, q, W, placements=None, threads: int | None = None) -> np.ndarray:
+    def vjp(self, q, W, placements=None, threads: int | None = None, *, p=None) -> np.ndarray:
         shape = self._shape(q)
         if np.shape(W) not in ((0, 0), (*shape, 0, 0)):
             raise ValueError(f"W must be an (m, m) = (0, 0) array, not shape {np.shape(W)}")

@@ -1,18 +1,33 @@
 """What the front ends over the generated library share (:mod:`pvosimr.jax`,
-:mod:`pvosimr.torch`): the routes, their options checked, and the library they run."""
+:mod:`pvosimr.torch`): the routes, their options checked, the library they run, and its call on
+their terms (:func:`evaluate`: ``G(N(q))`` at any non-zero norm of q's unit parts, and its
+gradient in q's coordinates), through the library's one binding
+(:class:`~pvosimr.codegen.call.CompiledDelassus`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
+import numpy as np
 import pinocchio as pin
 
+from ..checks import NORMALIZED_TOLERANCE, check_configuration_rows
+from ..coordinates import unit_normalized
 from ..kinematics.placements import PLACEMENTS
 from . import c_source as c_text
 from .build import compile as compile_library
 from .call import CompiledDelassus
 
-__all__ = ["ROUTES", "UNKNOWN", "VERDICTS", "library_with_gradient", "placements_given", "verdict"]
+__all__ = [
+    "ROUTES",
+    "UNKNOWN",
+    "VERDICTS",
+    "evaluate",
+    "library_with_gradient",
+    "placements_given",
+    "verdict",
+]
 
 #: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
 #: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.seam`).
@@ -21,13 +36,14 @@ ROUTES = ("ffi", "xla")
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
 #: ends' errors: PyTorch's op reads them here, the XLA handler has them compiled in.
 VERDICTS = {
-    c_text.BAD_Q: "q is not finite or beyond the model's range (after its quaternions and unit "
-    "complex pairs are normalised)",
+    c_text.BAD_Q: "q is not finite or beyond the model's range",
     c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
     "precision was lost (pvosimr.compute_delassus at that q says why)",
     c_text.EVAL_FAILED: "the generated function reported a failure",
     c_text.NO_MEMORY: "no memory for the work arrays",
     c_text.BAD_W: "the cotangent W is not finite",
+    c_text.BAD_P: "a placement in p is not a rigid transform (not finite, a rotation not "
+    "orthonormal within pvosimr.constraints.ORTHONORMAL_TOLERANCE, or a reflection)",
 }
 
 UNKNOWN = "unknown failure"  # a code VERDICTS lacks: the words before "(code N)"
@@ -58,3 +74,50 @@ def library_with_gradient(
     return compile_library(
         model, cms, algorithm, placements=placements, vjp=True, cache_dir=cache_dir
     )
+
+
+def evaluate(
+    f: CompiledDelassus,
+    q: np.ndarray,
+    p: np.ndarray | None = None,
+    W: np.ndarray | None = None,
+    threads: int | None = None,
+) -> np.ndarray:
+    """``G(N(q))`` (..., m, m) at float64 ``q`` (..., nq) whose unit parts have any non-zero
+    norm, ``p`` (..., n_p) broadcast against it (:meth:`CompiledDelassus.__call__`); with ``W``
+    (m, m, or one per row), the gradient of ``⟨W, G(N(q))⟩`` in q's coordinates (..., nq)
+    (:func:`pvosimr.coordinates.tangent_to_coordinates`).
+
+    A ``q`` that ``pin.isNormalized`` accepts goes to the library as given (which applies the
+    unit-part rule itself); any other is checked and normalised here first.  Either way the
+    errors name the entry and row of the ``q`` given, a placement by its row of ``p``, its
+    constraint and name.
+    """
+    spans = f.unit_spans
+    q_hat = q if _normalized(q, spans) else check_configuration_rows(f.model, q)
+    kwargs = {"threads": threads} if p is None else {"threads": threads, "p": p}
+    if W is None:
+        return f(q_hat, **kwargs)
+    g = f.vjp(q_hat, W, **kwargs)
+    if q_hat is q:
+        q_hat = unit_normalized(q, spans)
+    return f.to_coordinates(np.broadcast_to(q, (*g.shape[:-1], f.nq)),
+                            np.broadcast_to(q_hat, (*g.shape[:-1], f.nq)), g)  # fmt: skip
+
+
+def _normalized(q: np.ndarray, spans) -> bool:
+    """Whether every unit part of every row of ``q`` has a norm within ``pin.isNormalized``'s
+    tolerance of 1 (False for a non-finite one)."""
+    if q.ndim == 1:  # a few scalar steps: the single call's cost
+        for start, length in spans:
+            u = q[start : start + length]
+            if not abs(math.sqrt(u.dot(u)) - 1.0) < NORMALIZED_TOLERANCE:
+                return False
+        return True
+    low, high = (1.0 - NORMALIZED_TOLERANCE) ** 2, (1.0 + NORMALIZED_TOLERANCE) ** 2
+    for start, length in spans:
+        u = q[..., start : start + length]
+        squared = np.einsum("...i,...i->...", u, u)
+        if not ((squared > low) & (squared < high)).all():  # False for NaN too
+            return False
+    return True

@@ -1,7 +1,8 @@
 """The XLA FFI handler that runs a generated library inside JAX on CPU.
 
 One handler (``pvosimr_ffi.cc`` beside this module, C++17) serves every library: the address of
-the library's ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen.c_source`) is an attribute of the
+the library's ``pvosimr_eval_batch`` (:mod:`pvosimr.codegen.c_source`, from the library's one
+binding, :meth:`pvosimr.codegen.call.CompiledDelassus.entry_point`) is an attribute of the
 call, so a call (vmapped over any batch shape, nested) is one batched call into C on the
 library's threads.  The handler is compiled at first use against the installed jaxlib's own
 headers (``jax.ffi.include_dir()``), cached in pvosimr's cache folder with its record
@@ -27,21 +28,12 @@ import numpy as np
 
 from ..codegen import cache
 from ..codegen import compiler as toolchain
-from ..codegen.call import CodegenError, usable_cores
+from ..codegen.call import CodegenError, CompiledDelassus, usable_cores
 from ..codegen.front_end import UNKNOWN, VERDICTS
-from ..coordinates import AS_GIVEN_TOLERANCE
+from ..coordinates import AS_GIVEN_TOLERANCE, coordinate_plan
 from ..notices import announce
 
-__all__ = [
-    "TARGET",
-    "Entry",
-    "batch_entry",
-    "call",
-    "handler_library",
-    "handler_source",
-    "register",
-    "single_entry",
-]
+__all__ = ["TARGET", "Entry", "call", "handler_library", "handler_source", "register"]
 
 #: The name the handler is registered under (CPU).
 TARGET = "pvosimr_eval"
@@ -50,7 +42,6 @@ _FLAGS = ("-std=c++17", "-O2", "-shared", "-fPIC")
 
 _lock = threading.Lock()
 _registered: dict[str, ctypes.CDLL] = {}
-_entries: dict[str, ctypes.CDLL] = {}
 
 
 def handler_source() -> bytes:
@@ -119,31 +110,6 @@ def register() -> None:
         _registered[TARGET] = library
 
 
-def batch_entry(library: str | os.PathLike) -> int:
-    """The address of ``pvosimr_eval_batch`` in the generated ``library`` (loaded once; the
-    dynamic loader hands back the copy :mod:`pvosimr.codegen` has loaded)."""
-    return _address(library, "pvosimr_eval_batch")
-
-
-def single_entry(library: str | os.PathLike) -> int:
-    """The address of ``pvosimr_eval`` (one row, the caller's work arrays) in ``library``."""
-    return _address(library, "pvosimr_eval")
-
-
-def coordinates_entry(library: str | os.PathLike) -> int:
-    """The address of ``pvosimr_to_coordinates`` in a gradient ``library``."""
-    return _address(library, "pvosimr_to_coordinates")
-
-
-def _address(library: str | os.PathLike, symbol: str) -> int:
-    key = str(library)
-    with _lock:
-        if key not in _entries:
-            _entries[key] = ctypes.CDLL(key)
-        cdll = _entries[key]
-    return ctypes.cast(getattr(cdll, symbol), ctypes.c_void_p).value
-
-
 @dataclass(frozen=True)
 class Entry:
     """One library as the handler calls it: its batch entry point, its single one (for one
@@ -156,18 +122,21 @@ class Entry:
     work_size: tuple[int, int]
     plan: np.ndarray
     coordinates: int = 0
+    normalize: int = 0
 
     @classmethod
-    def of(
-        cls,
-        library: str | os.PathLike,
-        work_size: tuple[int, int],
-        plan: np.ndarray,
-        gradient: bool = False,
-    ):
-        """The entry of ``library``; ``gradient``: a gradient library (a W input)."""
-        coordinates = coordinates_entry(library) if gradient else 0
-        return cls(batch_entry(library), single_entry(library), work_size, plan, coordinates)
+    def of(cls, f: CompiledDelassus, library: str = "G"):
+        """The entry of ``f``'s library of G (``"G"``) or of its gradient (``"vjp"``), its
+        addresses from the library's one binding (:meth:`CompiledDelassus.entry_point`)."""
+        coordinates = f.entry_point(library, "pvosimr_to_coordinates") if library == "vjp" else 0
+        return cls(
+            f.entry_point(library, "pvosimr_eval_batch"),
+            f.entry_point(library, "pvosimr_eval"),
+            f.work_size(library),
+            coordinate_plan(f.model).packed(),
+            coordinates,
+            f.entry_point(library, "pvosimr_normalize"),
+        )
 
 
 def call(
@@ -179,10 +148,10 @@ def call(
 ):
     """The handler on ``args`` (q, then p where ``has_p``, then W for a gradient library):
     one call of ``entry``'s library into ``out``'s shape, G (..., m, m) or, with W, the
-    gradient in q's coordinates (..., nq).  With the entry's plan the handler normalises q's
-    unit parts (as given within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE`) and maps a
-    gradient.  vmap broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay
-    one call; W may also be one (m, m) for every row of q."""
+    gradient in q's coordinates (..., nq).  The handler applies the unit-part rule to q by the
+    library's own ``pvosimr_normalize`` and, with the entry's plan, maps a gradient.  vmap
+    broadcasts every input to the batch ("broadcast_all"), so nested vmaps stay one call; W may
+    also be one (m, m) for every row of q."""
     threads = usable_cores() if threads is None else int(threads)
     return jax.ffi.ffi_call(TARGET, out, vmap_method="broadcast_all")(
         *args,
@@ -194,4 +163,5 @@ def call(
         single=np.int64(entry.single),
         work_size=np.array(entry.work_size, dtype=np.int64),
         coordinates=np.int64(entry.coordinates),
+        normalize=np.int64(entry.normalize),
     )

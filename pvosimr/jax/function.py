@@ -3,10 +3,10 @@
 Forward: the library's batch entry point through XLA's FFI (:mod:`.ffi`).  Reverse: a
 ``jax.custom_vjp`` whose backward pass is the generated gradient library (``⟨W, dG/dε⟩`` in one
 reverse-mode pass per row, :meth:`pvosimr.codegen.call.CompiledDelassus.vjp`); dG/dq is never
-formed.  The handler itself normalises the unit parts of q (:mod:`pvosimr.coordinates`: G is
-``G(N(q))``) and maps the tangent gradient to q's coordinates with the chain rule of
-``u/|u|`` (no radial part off the sphere), so a jitted G or gradient is one call into C, with
-no gather or copy of q around it.
+formed.  The handler itself applies the unit-part rule to q by the library's own C
+(:mod:`pvosimr.coordinates`: G is ``G(N(q))``) and maps the tangent gradient to q's coordinates
+with the chain rule of ``u/|u|`` (no radial part off the sphere), so a jitted G or gradient is
+one call into C, with no gather of q around it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
-from ..coordinates import coordinate_plan
-from ..kinematics.placements import placement_size, placement_vector
+from ..kinematics.placements import check_placement_vector, placement_size, placement_vector
 from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
@@ -45,12 +44,16 @@ def delassus(
     ``placements="input"``.
 
     ``q``: float64 of shape (..., nq) in Pinocchio's coordinates, any leading batch shape;
-    returns (..., m, m), bitwise the compiled library's ``f(q)`` where q's quaternions and unit
-    complex pairs are normalised to rounding, ``f(N(q))`` elsewhere (:mod:`pvosimr.coordinates`).
+    returns (..., m, m), bitwise the compiled library's ``f(q)`` where ``pin.isNormalized``
+    accepts q, ``f(N(q))`` at any other non-zero norm of its unit parts (the unit-part rule,
+    :mod:`pvosimr.coordinates`).
     ``placements`` for a function with ``placements="input"``: one entry per constraint (a
     ``pin.SE3``, or a pair), or the placement vector ``p`` (..., n_p) of
-    :func:`pvosimr.symbolic.placement_vector` as a float64 array (no gradient: differentiating
-    with respect to it is refused).
+    :func:`pvosimr.symbolic.placement_vector` as a float64 array, its leading axes broadcast
+    against q's as numpy broadcasts them (no gradient: differentiating with respect to it is
+    refused).  A placement is checked as a ``pin.SE3`` is (finite, an orthonormal rotation):
+    here, naming its row, constraint and name, where its values are known, else by the
+    library when it runs.
 
     Works under ``jax.jit``, ``jax.vmap`` (any batch shape, nested: one batched call into C on
     ``threads`` threads, default every usable core), ``jax.grad``, ``jax.vjp`` and
@@ -85,6 +88,9 @@ def delassus(
         p = _placement_vector(f, placements, n_p) if given else None
         if not given and placements is not None:
             f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
+        if p is not None and p.ndim > 1:  # numpy's broadcasting of the batch axes
+            shape = _batch_shape(q, p)
+            q, p = jnp.broadcast_to(q, (*shape, f.nq)), jnp.broadcast_to(p, (*shape, n_p))
         return delassus_q(q, p)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
@@ -95,9 +101,7 @@ def delassus(
 def _custom_vjp(f, threads: int | None) -> Callable:
     """``(q, p) ↦ G(N(q))``, with the generated gradient as its VJP (both one handler call)."""
     m = f.m
-    plan = coordinate_plan(f.model).packed()
-    g_entry = ffi.Entry.of(f.library, f.work_size("G"), plan)
-    vjp_entry = ffi.Entry.of(f.vjp_library.library, f.work_size("vjp"), plan, gradient=True)
+    g_entry, vjp_entry = ffi.Entry.of(f, "G"), ffi.Entry.of(f, "vjp")
 
     def evaluate(q, p):
         out = jax.ShapeDtypeStruct((*q.shape[:-1], m, m), jnp.float64)
@@ -207,12 +211,28 @@ def _float64(x, name: str, size: int):
 
 
 def _placement_vector(f, placements, n_p: int):
-    """``p`` from one entry per constraint (a constant) or from an array (..., n_p)."""
+    """``p`` from one entry per constraint (a constant) or from an array (..., n_p), checked
+    here where its values are known (else by the library when it runs: an error naming the
+    row)."""
     if placements is None:
         f.placement_vector(None)  # the library's TypeError: pass placements=[...]
     if isinstance(placements, (list, tuple)):
         return jnp.asarray(f.placement_vector(placements))
-    return _float64(placements, "placements", n_p)
+    p = _float64(placements, "placements", n_p)
+    if not isinstance(p, jax.core.Tracer):
+        check_placement_vector(f.placement_labels, np.asarray(p))
+    return p
+
+
+def _batch_shape(q, p) -> tuple[int, ...]:
+    """The leading axes of ``q`` and ``p`` broadcast as numpy broadcasts them."""
+    try:
+        return np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"the batch axes of q {tuple(q.shape)} and of the placements {tuple(p.shape)} do "
+            "not broadcast (numpy's rule on the axes before the last)"
+        ) from None
 
 
 def _empty(nq: int, given: bool) -> Callable:

@@ -7,8 +7,9 @@
 // gives every input the batch's; pvosimr.jax passes a W that every row shares once).  Runs of
 // rows sharing one p become one call (the C takes one p for all its rows).
 // `plan` is pvosimr.coordinates.CoordinatePlan.packed(): where q's unit parts and each
-// joint's coordinates are.  Every unit part of q whose squared norm is not within `tolerance`
-// of 1 is divided by its norm first (in a copy; q as given when none is): G is G(N(q)).
+// joint's coordinates are.  q's unit parts follow the unit-part rule first, by the library's
+// own pvosimr_normalize (address `normalize`; in a copy, q as given when no part changes):
+// G is G(N(q)), at any non-zero norm.
 // Output: G (..., m, m); with W, the gradient of <W, G(N(q))> in q's coordinates (..., nq):
 // the library's tangent gradient mapped by T (T^T T)^-1 at N(q), each unit part's rows divided
 // by its norm (coordinates.tangent_to_coordinates, the chain rule of u/|u|), by the gradient
@@ -37,6 +38,7 @@ using BatchW = int (*)(const double*, long long, const double*, const double*, l
                        int, int, long long*);
 using Coordinates = void (*)(const long long*, long long, const double*, const double*,
                              const double*, double*, double);
+using Normalize = int (*)(const double*, long long, double*);
 
 int64_t last_dim(ffi::AnyBuffer::Dimensions dims) { return dims.size() ? dims.back() : 1; }
 
@@ -67,38 +69,6 @@ struct Plan {
   }
 };
 
-// The divisor of a unit part u: 1 where |u.u - 1| <= tolerance (u used as given), else |u|
-// (NaN for a non-finite or zero part, which the library then refuses).
-double divisor(const double* u, int64_t length, double tolerance) {
-  double squared = 0.0;
-  for (int64_t k = 0; k < length; ++k) squared += u[k] * u[k];
-  return std::fabs(squared - 1.0) <= tolerance ? 1.0 : std::sqrt(squared);
-}
-
-// The rows of q with every unit part normalised: q itself where every part is used as given,
-// else `copy` holding them.
-const double* normalised(const double* qs, int64_t B, const Plan& plan, double tolerance,
-                         std::vector<double>& copy) {
-  const int64_t* units = plan.units.at;
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t k = 0; k < plan.units.count; ++k) {
-      const int64_t start = units[2 * k], length = units[2 * k + 1];
-      if (divisor(qs + b * plan.nq + start, length, tolerance) == 1.0) continue;
-      copy.assign(qs, qs + B * plan.nq);
-      for (int64_t r = b; r < B; ++r) {
-        for (int64_t j = 0; j < plan.units.count; ++j) {
-          double* u = copy.data() + r * plan.nq + units[2 * j];
-          const double d = divisor(u, units[2 * j + 1], tolerance);
-          if (d != 1.0)
-            for (int64_t i = 0; i < units[2 * j + 1]; ++i) u[i] /= d;
-        }
-      }
-      return copy.data();
-    }
-  }
-  return qs;
-}
-
 // Work arrays of this thread for single rows, grown to the largest library's sizes.
 struct Work {
   std::vector<double> w, tangent;
@@ -115,7 +85,7 @@ Work& thread_work(int64_t sz_w, int64_t sz_iw, int64_t nv) {
 ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_t entry,
                 int64_t has_p, int64_t threads, ffi::Span<const int64_t> packed,
                 double tolerance, int64_t single, ffi::Span<const int64_t> work_size,
-                int64_t coordinates) {
+                int64_t coordinates, int64_t normalize) {
   const Plan plan = Plan::read(packed);
   auto q = args.get<ffi::AnyBuffer>(0);
   if (q.has_error()) return q.error();
@@ -125,8 +95,10 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
   if (nq != plan.nq) return ffi::Error::InvalidArgument("pvosimr: q's last axis is not nq");
   const int64_t B = nq ? static_cast<int64_t>(q->element_count()) / nq : 0;
   const double* given = static_cast<const double*>(q->untyped_data());
-  std::vector<double> copy;
-  const double* qs = normalised(given, B, plan, tolerance, copy);
+  // N(q) by the library's own pvosimr_normalize (the one rule): q itself where no part changed
+  std::vector<double> copy(B * nq);
+  const double* qs =
+      B && reinterpret_cast<Normalize>(normalize)(given, B, copy.data()) ? copy.data() : given;
   const double* p = nullptr;
   int64_t n_p = 0, p_rows = 1;
   if (has_p) {
@@ -228,4 +200,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrEval, Eval,
                                   .Attr<double>("tolerance")
                                   .Attr<int64_t>("single")
                                   .Attr<ffi::Span<const int64_t>>("work_size")
-                                  .Attr<int64_t>("coordinates"));
+                                  .Attr<int64_t>("coordinates")
+                                  .Attr<int64_t>("normalize"));

@@ -8,11 +8,16 @@ traces matrix operations (products of 6×6 blocks, slices, concatenations) rathe
 scalar instruction per operation, and ``jax.vmap`` batches them.  ``jit``, ``vmap``, ``grad``,
 ``jvp`` and ``jacfwd`` are JAX's own; every operation keeps q's dtype, float32 or float64.
 
-Unit quaternions and unit complex numbers in ``q`` are divided by their norm inside the traced
-function, so G is the model's at any non-zero ``q`` and a
-gradient has no radial part.  Nothing is checked inside the traced function: a zero quaternion
-or a configuration where M is singular gives non-finite entries.  Shapes and dtypes are checked
-when the function is traced.
+Unit quaternions and unit complex numbers in ``q`` follow the unit-part rule of every route
+(:mod:`pvosimr.coordinates`: as given within ``AS_GIVEN_TOLERANCE`` of a unit squared norm, else
+divided by their norm) inside the traced function, so G is the model's at any non-zero ``q``;
+a gradient has no radial part (the derivative is that of ``u/|u|`` either way).  Nothing raises
+inside the traced function, but nothing non-finite vanishes either: a ``q`` or ``p`` with a
+non-finite entry, or a zero unit part, gives a G of NaN even where G does not depend on those
+coordinates, and a configuration where M is singular gives non-finite entries.  Called eagerly
+(its inputs known, not traced), the function checks them as the library's routes do and raises
+ValueError naming the entry and row.  Shapes and dtypes are checked when the function is
+traced.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pinocchio as pin
 
 from ..extras import require
@@ -33,13 +39,16 @@ import jax.numpy as jnp  # noqa: E402
 
 from ..algorithms import sweeps_for  # noqa: E402
 from ..backends.jax import JaxBackend, JaxMatrix  # noqa: E402
+from ..checks import check_configuration_rows  # noqa: E402
 from ..choice import canonical_algorithm, resolve_algorithm  # noqa: E402
 from ..constraints import as_constraint_list, check_placements  # noqa: E402
-from ..coordinates import unit_part_spans  # noqa: E402
+from ..coordinates import AS_GIVEN_TOLERANCE, squared_norm, unit_part_spans  # noqa: E402
 from ..kinematics.frames import Kinematics, backend_kinematics  # noqa: E402
 from ..kinematics.joints import joint_kinematics  # noqa: E402
 from ..kinematics.placements import (  # noqa: E402
+    check_placement_vector,
     placement_actions,
+    placement_labels,
     placement_size,
     placements_are_inputs,
 )
@@ -118,11 +127,27 @@ def jax_kinematics(
 
 
 def normalised(q: Any, spans: Iterable[tuple[int, int]]) -> Any:
-    """``q`` (..., nq) with each unit part ``(start, length)`` divided by its norm."""
+    """``N(q)``: ``q`` (..., nq) with each unit part ``(start, length)`` as the unit-part rule
+    says (:mod:`pvosimr.coordinates`)."""
     for start, length in spans:
-        u = q[..., start : start + length]
-        q = q.at[..., start : start + length].set(u / jnp.sqrt(jnp.sum(u * u, -1, keepdims=True)))
+        q = q.at[..., start : start + length].set(_unit(q[..., start : start + length]))
     return q
+
+
+@jax.custom_jvp
+def _unit(u: Any) -> Any:
+    """One unit part ``u`` (..., length) under the rule: as given where its squared norm is
+    within ``AS_GIVEN_TOLERANCE`` of 1, else ``u/|u|``; its derivative that of ``u/|u|``."""
+    squared = squared_norm(u)[..., None]
+    return jnp.where(jnp.abs(squared - 1.0) <= AS_GIVEN_TOLERANCE, u, u / jnp.sqrt(squared))
+
+
+@_unit.defjvp
+def _unit_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (u,), (t,) = primals, tangents
+    norm = jnp.sqrt(squared_norm(u))[..., None]
+    n = u / norm
+    return _unit(u), (t - n * jnp.sum(n * t, -1, keepdims=True)) / norm
 
 
 class SeamDelassus:
@@ -166,16 +191,22 @@ class SeamDelassus:
     def single(self, q: Any, p: Any = None) -> Any:
         """G (m, m) at one configuration ``q`` (nq,), normalised here; ``p`` (n_p,) or None."""
         B = JaxBackend(q.dtype)
+        q_hat = normalised(q, self._spans)
         kin = jax_kinematics(
-            B, self.model, normalised(q, self._spans), self.topology,
-            self.constraint_models, p, self.transforms,
+            B, self.model, q_hat, self.topology, self.constraint_models, p, self.transforms,
         )  # fmt: skip
         G = self._sweeps(B, self.topology, kin)
-        return jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
+        G = jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
+        # a non-finite q (or p) never gives a finite G, even where G does not read it
+        usable = jnp.all(jnp.isfinite(q_hat))
+        if p is not None:
+            usable &= jnp.all(jnp.isfinite(p))
+        return jnp.where(usable, G, jnp.nan)
 
     @_announced
     def __call__(self, q: Any, p: Any = None) -> Any:
         inputs, batch = checked_inputs(q, p, self.placements, self.nq, self.n_p)
+        self._check_known(*inputs)
         dtype = inputs[0].dtype
         if self.m == 0:  # no constraint rows: an empty G
             return jnp.zeros((*batch, 0, 0), dtype)
@@ -184,6 +215,17 @@ class SeamDelassus:
             return self.single(*(x[0] for x in flat))
         G = jax.vmap(self.single)(*flat)
         return G.reshape((*batch, self.m, self.m))
+
+    def _check_known(self, q: Any, p: Any = None) -> None:
+        """Where the inputs are known (an eager call, not traced): the library's checks, a
+        ValueError naming the entry and row (:func:`pvosimr.checks.check_configuration_rows`,
+        :func:`pvosimr.kinematics.placements.check_placement_vector`)."""
+        if isinstance(q, jax.core.Tracer) or isinstance(p, jax.core.Tracer):
+            return
+        check_configuration_rows(self.model, np.asarray(q))
+        if p is not None:
+            labels = placement_labels(self.model, self.constraint_models)
+            check_placement_vector(labels, np.asarray(p, dtype=np.float64))
 
 
 def compile_seam(

@@ -25,15 +25,23 @@ import numpy as np
 import pinocchio as pin
 
 from ..backends import Backend, Matrix
-from ..constraints import ConstraintShape, LoweredConstraint, as_constraint_list, check_placement
+from ..constraints import (
+    ORTHONORMAL_TOLERANCE,
+    ConstraintShape,
+    LoweredConstraint,
+    as_constraint_list,
+    check_placement,
+)
 from ..lowering import JOINT_SPACE_MODELS
 from ..topology import Topology, constraint_signature
 
 __all__ = [
     "PLACEMENTS",
     "SE3_SIZE",
+    "check_placement_vector",
     "placement_actions",
     "placement_keys",
+    "placement_labels",
     "placement_size",
     "placement_vector",
     "placements_are_inputs",
@@ -147,6 +155,41 @@ def placement_vector(
                 raise ValueError(f"{label}: {name} {problem}")
             out += [np.ravel(P.rotation, order="F"), P.translation]
     return np.concatenate(out) if out else np.zeros(0)
+
+
+def placement_labels(model: pin.Model, constraint_models: Iterable) -> list[str]:
+    """What each placement of ``p`` is, in its order: ``"constraint k ('name'):
+    joint1_placement"`` (or ``joint2_placement``)."""
+    cms = as_constraint_list(constraint_models, model)
+    _no_joint_rows(cms)
+    names = ("joint1_placement", "joint2_placement")
+    return [
+        f"{_label(k, cm)}: {name}"
+        for k, (cm, shape) in enumerate(zip(cms, constraint_signature(model, cms), strict=True))
+        for name in names[: _placed(shape)]
+    ]
+
+
+def check_placement_vector(labels: Sequence[str], p: np.ndarray) -> None:
+    """ValueError naming the row of ``p`` (float64, (..., 12·len(labels))), the constraint and
+    the placement (``labels``, :func:`placement_labels`) of the first placement that is not a
+    rigid transform, as :func:`pvosimr.constraints.check_placement` checks a ``pin.SE3``: finite,
+    ``‖RᵀR − I‖ ≤`` :data:`~pvosimr.constraints.ORTHONORMAL_TOLERANCE`, ``det R ≥ 0``."""
+    n = len(labels)
+    blocks = p.reshape(-1, n, SE3_SIZE)
+    R = blocks[..., :9].reshape(*blocks.shape[:2], 3, 3).swapaxes(-1, -2)  # columns stored
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(R.swapaxes(-1, -2) @ R - np.eye(3)).max(axis=(-1, -2))
+        rigid = np.isfinite(blocks).all(-1) & (error <= ORTHONORMAL_TOLERANCE)
+        rigid &= ~(np.linalg.det(np.where(rigid[..., None, None], R, np.eye(3))) < 0)
+    if rigid.all():
+        return
+    from ..checks import row_name  # the checks import this layer's kinematics
+
+    r, j = (int(i) for i in np.argwhere(~rigid)[0])
+    problem = check_placement(pin.SE3(R[r, j].copy(), blocks[r, j, 9:].copy()))
+    row = f"row {row_name(p.shape[:-1], r)} of p: " if p.ndim > 1 else ""
+    raise ValueError(f"{row}{labels[j]} {problem or 'is not a rigid transform'}")
 
 
 def placement_actions(B: Backend, topology: Topology, p: Matrix) -> dict[int, Matrix]:

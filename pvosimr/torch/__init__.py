@@ -2,8 +2,9 @@
 ``G(q, p)``), a ``torch.library`` custom op over the generated library, differentiable through
 its reverse-mode gradient and traced by ``torch.compile``.
 
-- :mod:`.op`: the ops ``pvosimr::delassus`` and ``pvosimr::delassus_vjp``, their fake kernels
-  and autograd, and :func:`delassus`;
+- :mod:`.front`: :func:`delassus`, the route chosen and the tensors checked;
+- :mod:`.op`: the ops ``pvosimr::delassus`` and ``pvosimr::delassus_vjp`` over the library's
+  one binding, their fake kernels and autograd;
 - :mod:`.xla`: ``route="xla"``, the XLA route of :mod:`pvosimr.jax.seam` on tensors through
   DLPack (CUDA tensors, float32).
 
@@ -16,6 +17,6 @@ from ..extras import require
 
 require("pvosimr.torch", "torch")
 
-from .op import delassus  # noqa: E402  (after the one-line check)
+from .front import delassus  # noqa: E402  (after the one-line check)
 
 __all__ = ["delassus"]
