@@ -14,10 +14,13 @@ writes, in ``out/atlas_feet``:
   points ``NAME_eval`` and ``NAME_eval_batch``; ``NAME_vjp.c`` and ``NAME_derivatives.c``
   likewise for the gradient and dG when asked for (each library's C in a file of its own: they
   share CasADi's and the wrapper's names, which the export prefixes per file with macros);
-- ``NAME.h``: the ABI (sizes, q's layout with the joint names, each constraint's rows, work
-  sizes, return codes, stack use, provenance) and the prototypes, ``extern "C"`` for C++;
-- ``CMakeLists.txt`` and ``NAMEConfig.cmake``: shared and static targets with the Python-loaded
-  library's flags per file, an install rule and a package config (``find_package(NAME)``);
+- ``NAME.h``: the ABI (sizes; each joint's q and v offsets; each constraint's frame, joints,
+  placements, kind and row order; the layouts of q, G, W, g, dG and p; work sizes, return
+  codes, stack use, provenance) and the prototypes, ``extern "C"`` for C++; the joints and
+  constraints also as C tables (``NAME_joint_idx_q``, ``NAME_constraint_placements``, ...);
+- ``CMakeLists.txt`` and ``NAMEConfig.cmake``: each file compiled once (an object library,
+  position-independent, with the Python-loaded library's flags per file) into a shared and a
+  static library, an install rule and a package config (``find_package(NAME)``);
 - ``README.md``, ``export.json`` (the sizes, flags, provenance, and the constraint models as
   records that rebuild them: :func:`constraint_records`) and ``model.txt`` (Pinocchio's own
   text serialization of the model, ``pin.Model.saveToString()``): with these two

@@ -171,8 +171,8 @@ _PROVENANCE = {
 _UNBOUNDED = "q: cos(theta) sin(theta); v: the angle's rate"
 _JOINT_NOTES = {
     "JointModelFreeFlyer": "q: x y z (the base's origin in the world), then the quaternion "
-    "qx qy qz qw (the base's orientation); v: linear then angular velocity of the base, in "
-    "the base's own (LOCAL) axes",
+    "qx qy qz qw (the base's orientation);\n    v: linear then angular velocity of the base, "
+    "in the base's own (LOCAL) axes",
     "JointModelSpherical": "q: quaternion qx qy qz qw; v: angular velocity in the child's axes",
     "JointModelPlanar": "q: x y cos(theta) sin(theta); v: vx vy omega in the child's axes",
     "JointModelRUBX": _UNBOUNDED,
@@ -202,7 +202,8 @@ def _joint_lines(spec: dict) -> list[str]:
     kinds = dict.fromkeys(kind for _, kind, *_ in spec["joints"] if kind in _JOINT_NOTES)
     if kinds:
         lines.append("Their coordinates, where more than one angle or length per joint:")
-        lines += [f"  {k.removeprefix('JointModel')}: {_JOINT_NOTES[k]}" for k in kinds]
+        for k in kinds:
+            lines += f"  {k.removeprefix('JointModel')}: {_JOINT_NOTES[k]}".split("\n")
     return lines
 
 
@@ -535,7 +536,8 @@ it: C99 with GNU extensions (GCC or Clang), POSIX threads, libm.
 
 ## Build
 
-With CMake (shared and static libraries; `find_package({name})` once installed):
+With CMake (each file compiled once into a shared and a static library; `find_package({name})`
+once installed):
 
     cmake -S . -B build && cmake --build build && cmake --install build --prefix /opt/{name}
 
@@ -559,6 +561,7 @@ its bits.  Under `-std=c99` (ISO C) add `-ffp-contract=fast` to keep them.
     double q[{up}_NQ], G[{up}_M * {up}_M];   /* G column-major */
     int rc = {name}_eval(q, NULL, G, w, iw);   /* 0: OK; see the codes in {name}.h */
 
-Check it against pvosimr's truth on the model it names: `pvosimr validate --exported .`
-(`export.json` records the robot and the model's hash).
+Check every entry point against pvosimr's dense truth: `pvosimr validate --exported .` (it
+builds into a temporary folder; `model.txt`, Pinocchio's serialization of the model, and
+`export.json`, the constraint models, carry what it checks against).
 """
