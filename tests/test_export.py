@@ -5,6 +5,7 @@ points, and writes the codes, the outputs and the number of heap allocations mad
 entry points ran (a counting malloc linked into the program interposes libc's) on stdout.
 """
 
+import json
 import re
 import shutil
 import subprocess
@@ -293,6 +294,43 @@ def test_the_exported_call_refuses_what_python_refuses(small_export):
     assert list(codes) == [1, 1, 1, 0]
     _, first_bad, codes, _ = run_program(exe, "batch", bad[::-1], f.m * f.m, threads=2)
     assert codes[0] == 1 and first_bad == 1
+
+
+def every_recorded_kind(model: pin.Model) -> list:
+    """One constraint model of each kind the export records, on the sample humanoid."""
+    from pvosimr.constraints import rows
+
+    hand, foot = model.getJointId("larm_wrist2_joint"), model.getJointId("rleg_wrist2_joint")
+    placed = pin.SE3(pin.utils.rotate("z", 0.4), np.array([0.02, -0.03, 0.05]))
+    two_body = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_6D, model, hand, placed, foot, SOLE,
+        pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    )  # fmt: skip
+    two_body.name = "hand_to_foot"
+    cms = [two_body, rows(two_body, [0, 1, 5]), rows(two_body, np.ones((1, 6)))]
+    if hasattr(pin, "FrameAnchorConstraintModel"):
+        anchor = pin.FrameAnchorConstraintModel(model, hand, placed, foot, SOLE)
+        point = pin.PointAnchorConstraintModel(model, foot, SOLE, 0, placed)
+        contact = pin.PointContactConstraintModel(model, hand, placed)
+        friction = pin.JointFrictionConstraintModel(model, pin.StdVec_Index([2, 5]))
+        cms += [anchor, point, pin.ConstraintModel(contact), friction]
+    return cms
+
+
+def test_the_constraint_records_rebuild_the_same_rows():
+    """What travels in export.json rebuilds constraint models with the same G at any q."""
+    model = pin.buildSampleModelHumanoid()
+    cms = every_recorded_kind(model)
+    records = exporting.constraint_records(model, cms)
+    rebuilt = exporting.constraints_from_records(model, json.loads(json.dumps(records)))
+    assert [r["type"] for r in records][:3] == ["RigidConstraintModel", "rows", "rows"]
+    for q in draws(model, 3):  # the generic wrapper is rebuilt as the model it holds, whose
+        # rows the truth forms from frame Jacobians rather than pin.getConstraintJacobian
+        assert rel_err(dense_delassus(model, q, rebuilt), dense_delassus(model, q, cms)) < 1e-14
+    if hasattr(pin, "JointLimitConstraintModel"):
+        limits = pin.JointLimitConstraintModel(model, pin.StdVec_Index([2]))
+        with pytest.raises(ValueError, match=r"constraint 1 \(JointLimitConstraintModel\)"):
+            exporting.constraint_records(model, [cms[0], limits])
 
 
 def test_export_refuses_a_folder_in_use_and_a_bad_name(tmp_path):

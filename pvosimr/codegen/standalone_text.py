@@ -222,7 +222,8 @@ def _rows_text(first: int, count: int) -> str:
 def _row_order(block: dict) -> list[str]:
     """What each row of a constraint's block is, in order (Pinocchio's definitions, which
     pvosimr.constraints documents and tests against pin.getConstraintJacobian)."""
-    first, dim, kind = block["first"], block["dim"], block["kind"]
+    dim, kind, mapped = block["dim"], block["kind"], bool(block["row_map"])
+    first = 0 if mapped else block["first"]  # a map's rows are A times the model's own
     two = block["joint2"] != "universe"
     rel = " relative to c2" if two else ""
     axes = "world axes (LOCAL_WORLD_ALIGNED)" if block["world_aligned"] else "c1's axes (LOCAL)"
@@ -249,7 +250,7 @@ def _row_order(block: dict) -> list[str]:
             lines.append(f"{_rows_text(first + 3, 3)}: angular velocity of c1{rel}, in {axes}")
     if block["row_map"]:
         A = block["row_map"]
-        lines = [f"before its row map, {line}" for line in lines]
+        lines = [f"the model's own {line}" for line in lines]
         lines.append(
             f"{_rows_text(first, block['rows'])} of G: A times those {dim} rows, "
             f"A ({len(A)}x{dim}) = {_matrix_text(A)}"
@@ -269,9 +270,9 @@ def _constraint_lines(spec: dict) -> list[str]:
         return [*lines, "  (the rows are not in constraint order: no table)"]
     for b in spec["blocks"]:
         aligned = ", world-aligned axes" if b["world_aligned"] else ""
+        size = "1 row" if b["kind"] == "joint" else f"{b['dim']}D {b['kind']}"
         lines.append(
-            f"  {b['name']}: {_rows_text(b['first'], b['rows'])}, {b['dim']}D {b['kind']}"
-            f"{aligned} ({b['type']})"
+            f"  {b['name']}: {_rows_text(b['first'], b['rows'])}, {size}{aligned} ({b['type']})"
         )
         for end in ("1", "2"):
             joint, frame, P = b[f"joint{end}"], b[f"frame{end}"], b[f"placement{end}"]
