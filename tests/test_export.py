@@ -5,6 +5,8 @@ points, and writes the codes, the outputs and the number of heap allocations mad
 entry points ran (a counting malloc linked into the program interposes libc's) on stdout.
 """
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -126,16 +128,24 @@ def run_program(exe: Path, mode: str, rows: np.ndarray, out_size: int, threads: 
     return allocations, bad, codes, outputs
 
 
-def humanoid(n_constraints: int = 2):
-    """The sample humanoid, a 6D weld at the left foot (and a 3D contact at the right)."""
+#: The right sole: a frame 5 cm and 0.3 rad off its joint.
+SOLE = pin.SE3(pin.utils.rotate("x", 0.3), np.array([0.05, 0.0, 0.0]))
+
+
+def humanoid(n_constraints: int = 2, second=pin.ContactType.CONTACT_3D):
+    """The sample humanoid, a 6D weld at the left foot (and a 3D contact, or ``second``, at
+    the right sole, a frame 5 cm and 0.3 rad off its joint)."""
     model = pin.buildSampleModelHumanoid()
-    kinds = [("lleg_wrist2_joint", pin.ContactType.CONTACT_6D)]
-    kinds += [("rleg_wrist2_joint", pin.ContactType.CONTACT_3D)]
+    right = model.getJointId("rleg_wrist2_joint")
+    model.addFrame(pin.Frame("rsole", right, SOLE, pin.FrameType.OP_FRAME))
+    ends = [(model.getJointId("lleg_wrist2_joint"), pin.SE3.Identity(), pin.ContactType.CONTACT_6D)]
+    ends += [(right, SOLE, second)]
     cms = [
-        pin.RigidConstraintModel(kind, model, model.getJointId(joint), pin.SE3.Identity(),
-                                 pin.ReferenceFrame.LOCAL)
-        for joint, kind in kinds[:n_constraints]
-    ]  # fmt: skip
+        pin.RigidConstraintModel(kind, model, joint, placement, pin.ReferenceFrame.LOCAL)
+        for joint, placement, kind in ends[:n_constraints]
+    ]
+    for cm, name in zip(cms, ("lfoot", "rsole"), strict=False):
+        cm.name = name
     return model, cms
 
 
@@ -178,20 +188,81 @@ def test_the_export_writes_its_files_and_documents_the_abi(small_export):
     names = sorted(p.name for p in exported.folder.iterdir())
     assert names == sorted(
         ["humanoid.c", "humanoid.h", "CMakeLists.txt", "humanoidConfig.cmake", "README.md",
-         "export.json"]
+         "export.json", "model.txt"]
     )  # fmt: skip
     header = (exported.folder / "humanoid.h").read_text()
+    digest = exporting.model_hash(model)
+    assert len(digest) == 64  # the whole SHA-256, named as such
     for line in (
         f"#define HUMANOID_NQ {model.nq}", f"#define HUMANOID_NV {model.nv}",
         "#define HUMANOID_M 9", 'extern "C"', "HUMANOID_BAD_Q = 1", "lleg_wrist2_joint",
-        f"model hash: {exporting.model_hash(model)}", f"pin: {pin.__version__}",
-        "algorithm: pv-osimr", "rows 0..5", "rows 6..8",
+        f"SHA-256 of pin.Model.saveToString() (model.txt): {digest}",
+        f'#define HUMANOID_MODEL_SHA256 "{digest}"', f"pin: {pin.__version__}",
+        "algorithm: pv-osimr", "lfoot: rows 0..5, 6D rigid", "rsole: rows 6..8, 3D rigid",
+        "rows 0..2: linear velocity of c1's origin, in c1's axes (LOCAL)",
+        "rows 3..5: angular velocity of c1, in c1's axes (LOCAL)",
+        "c1: frame rsole on joint rleg_wrist2_joint, t = [0.05 0 0], "
+        "R = [1 0 0; 0 0.955336 -0.29552; 0 0.29552 0.955336]",
+        "v: linear then angular velocity of the base, in",
     ):  # fmt: skip
         assert line in header, line
     assert exported.spec["stack_bytes"] > 0
     assert f"#define HUMANOID_STACK_BYTES {exported.spec['stack_bytes']}" in header
-    first = model.joints[model.getJointId("lleg_wrist2_joint")].idx_q
-    assert f"q[{first}..{first}]  lleg_wrist2_joint" in header
+    joint = model.joints[model.getJointId("lleg_wrist2_joint")]
+    assert re.search(rf"lleg_wrist2_joint +q\[{joint.idx_q}\] +v\[{joint.idx_v}\]", header)
+
+
+TABLES = r"""
+#include <stdio.h>
+#include "humanoid.h"
+int main(void) {
+  int j, k, i;
+  for (j = 0; j < HUMANOID_NJOINTS; ++j)
+    printf("%s %s %d %d %d %d\n", humanoid_joint_names[j], humanoid_joint_kinds[j],
+           humanoid_joint_idx_q[j], humanoid_joint_nq[j], humanoid_joint_idx_v[j],
+           humanoid_joint_nv[j]);
+  for (k = 0; k < HUMANOID_NCONSTRAINTS; ++k) {
+    printf("%s %s %s %s %d %d", humanoid_constraint_names[k], humanoid_constraint_frames[k],
+           humanoid_constraint_joint1[k], humanoid_constraint_joint2[k],
+           humanoid_constraint_first_row[k], humanoid_constraint_rows[k]);
+    for (i = 0; i < 24; ++i) printf(" %.17g", humanoid_constraint_placements[k][i / 12][i % 12]);
+    printf("\n");
+  }
+  return 0;
+}
+"""
+
+
+def test_the_header_tables_give_joint_offsets_and_constraint_frames(small_export, tmp_path):
+    """What a controller wires without Python: every joint's q and v offsets, every
+    constraint's frame, joints, rows and placements (p's format), read from the C tables."""
+    model, cms, _f, exported, _ = small_export
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    (tmp_path / "tables.c").write_text(TABLES)
+    exe = tmp_path / "tables"
+    command = [
+        compiler, "-O0", f"-I{exported.folder}", str(tmp_path / "tables.c"),
+        str(exported.folder / "humanoid.c"), "-o", str(exe), "-lm", "-pthread",
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    lines = lines.splitlines()
+    joints = [
+        f"{model.names[j]} {joint.shortname()} {joint.idx_q} {joint.nq} {joint.idx_v} {joint.nv}"
+        for j, joint in enumerate(model.joints)
+        if j > 0
+    ]
+    assert lines[: len(joints)] == joints
+    from pvosimr.kinematics.placements import placement_vector
+
+    expected = (("lleg_wrist2_body", 0, 6), ("rsole", 6, 3))  # the weld: the link's frame
+    for line, cm, (frame, first, size) in zip(lines[len(joints) :], cms, expected, strict=True):
+        name, *fields = line.split(" ")
+        assert name == cm.name
+        assert fields[:5] == [frame, model.names[cm.joint1_id], "universe", str(first), str(size)]
+        placements = np.array(fields[5:], dtype=float)
+        own = placement_vector(model, [cm], [cm.joint1_placement])
+        assert np.array_equal(placements[:12], own)
 
 
 def test_the_c99_build_is_the_python_library_bit_for_bit_and_does_not_allocate(small_export):
@@ -228,6 +299,43 @@ def test_the_exported_call_refuses_what_python_refuses(small_export):
     assert codes[0] == 1 and first_bad == 1
 
 
+def every_recorded_kind(model: pin.Model) -> list:
+    """One constraint model of each kind the export records, on the sample humanoid."""
+    from pvosimr.constraints import rows
+
+    hand, foot = model.getJointId("larm_wrist2_joint"), model.getJointId("rleg_wrist2_joint")
+    placed = pin.SE3(pin.utils.rotate("z", 0.4), np.array([0.02, -0.03, 0.05]))
+    two_body = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_6D, model, hand, placed, foot, SOLE,
+        pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    )  # fmt: skip
+    two_body.name = "hand_to_foot"
+    cms = [two_body, rows(two_body, [0, 1, 5]), rows(two_body, np.ones((1, 6)))]
+    if hasattr(pin, "FrameAnchorConstraintModel"):
+        anchor = pin.FrameAnchorConstraintModel(model, hand, placed, foot, SOLE)
+        point = pin.PointAnchorConstraintModel(model, foot, SOLE, 0, placed)
+        contact = pin.PointContactConstraintModel(model, hand, placed)
+        friction = pin.JointFrictionConstraintModel(model, pin.StdVec_Index([2, 5]))
+        cms += [anchor, point, pin.ConstraintModel(contact), friction]
+    return cms
+
+
+def test_the_constraint_records_rebuild_the_same_rows():
+    """What travels in export.json rebuilds constraint models with the same G at any q."""
+    model = pin.buildSampleModelHumanoid()
+    cms = every_recorded_kind(model)
+    records = exporting.constraint_records(model, cms)
+    rebuilt = exporting.constraints_from_records(model, json.loads(json.dumps(records)))
+    assert [r["type"] for r in records][:3] == ["RigidConstraintModel", "rows", "rows"]
+    for q in draws(model, 3):  # the generic wrapper is rebuilt as the model it holds, whose
+        # rows the truth forms from frame Jacobians rather than pin.getConstraintJacobian
+        assert rel_err(dense_delassus(model, q, rebuilt), dense_delassus(model, q, cms)) < 1e-14
+    if hasattr(pin, "JointLimitConstraintModel"):
+        limits = pin.JointLimitConstraintModel(model, pin.StdVec_Index([2]))
+        with pytest.raises(ValueError, match=r"constraint 1 \(JointLimitConstraintModel\)"):
+            exporting.constraint_records(model, [cms[0], limits])
+
+
 def test_export_refuses_a_folder_in_use_and_a_bad_name(tmp_path):
     model, cms = humanoid(1)
     (tmp_path / "used").mkdir()
@@ -251,12 +359,16 @@ def test_cmake_build_find_package_and_cxx17_match_python_on_every_entry_point(tm
     )
     f = codegen.compile(model, cms, vjp=True, derivatives=True, cache_dir=tmp_path / "cache")
     prefix, build = tmp_path / "prefix", tmp_path / "build"
+    built = {}
     for command in (
         [cmake, "-S", str(exported.folder), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
         [cmake, "--build", str(build), "-j", "2"],
         [cmake, "--install", str(build), "--prefix", str(prefix)],
     ):
-        subprocess.run(command, check=True, capture_output=True)
+        built[command[1]] = subprocess.run(command, check=True, capture_output=True, text=True)
+    # each source compiled once, for the shared and the static library both
+    compiled = re.findall(r"Building C object \S+", built["--build"].stdout)
+    assert len(compiled) == 3, compiled
     assert (prefix / "lib" / "libbiped.a").is_file() or (prefix / "lib64" / "libbiped.a").is_file()
     consumer = tmp_path / "consumer"
     consumer.mkdir()
@@ -289,6 +401,27 @@ def test_cmake_build_find_package_and_cxx17_match_python_on_every_entry_point(tm
     assert allocations == 0 and (codes == 0).all()
     expected = np.array([f.derivatives(q) for q in qs]).swapaxes(-1, -2)
     assert np.array_equal(dG, expected.reshape(len(qs), -1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_every_file_builds_without_a_warning(tmp_path, compiler):
+    """-Wall -Wextra -Werror at the export's own flags, on every file: G (m = 12, so that the
+    vector lanes divide m²: no loop over the rows left), the gradient and dG."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no {compiler}")
+    model, cms = humanoid(second=pin.ContactType.CONTACT_6D)
+    exported = exporting.export(
+        model, cms, tmp_path / "src", name="quiet", vjp=True, derivatives=True
+    )
+    assert exported.spec["m"] == 12
+    for part, flags in exported.spec["part_flags"].items():
+        source = exported.folder / f"quiet{'' if part == 'G' else '_' + part}.c"
+        command = [compiler, *flags, "-Wall", "-Wextra", "-Werror", "-c", str(source)]
+        run = subprocess.run(
+            [*command, "-o", str(tmp_path / f"{part}.o")], capture_output=True, text=True
+        )
+        assert run.returncode == 0 and not run.stderr, run.stderr[-3000:]
 
 
 @pytest.mark.slow

@@ -345,6 +345,14 @@ def section(function: str, nq: int, n_out: int, lanes: int) -> str:
     gather = ", ".join(f"qs[{k * nq} + i]" for k in reversed(range(lanes)))
     stores = " ".join(f"out[{k * n_out} + i] = v[{k}];" for k in range(lanes))
     prefix = "_mm256" if lanes == 4 else "_mm512"
+    # the rows left after whole vectors; none where lanes divides n_out (a loop that never
+    # runs would make GCC warn that its first iteration is undefined behaviour)
+    tail = (
+        f"  for (; i < {n_out}; ++i) {{\n    double v[{lanes}];\n"
+        f"    bad |= pv_nonfinite(R[i]);\n    pv_store(v, R[i]);\n    {stores}\n  }}\n"
+        if n_out % lanes
+        else ""
+    )
     return f"""
 /* ---- vector path: {lanes} configurations per instruction ({target}) ---- */
 #include <immintrin.h>
@@ -360,7 +368,6 @@ static int pvosimr_simd_rows(const casadi_real* qs, const casadi_real* p, casadi
                              int check, void* scratch) {{
   pv_t* Q = (pv_t*)scratch;
   pv_t* R = Q + {nq};
-  double v[{lanes}];
   casadi_int i;
   int k, bad = 0;
   if (check) for (k = 0; k < {lanes}; ++k) if (pvosimr_check_q(qs + k * {nq})) return 1;
@@ -371,12 +378,7 @@ static int pvosimr_simd_rows(const casadi_real* qs, const casadi_real* p, casadi
     for (k = 0; k < {lanes}; ++k) bad |= pv_nonfinite(R[i + k]);
     pv_store_rows(R + i, out + i, {n_out});
   }}
-  for (; i < {n_out}; ++i) {{
-    bad |= pv_nonfinite(R[i]);
-    pv_store(v, R[i]);
-    {stores}
-  }}
-  return bad != 0;
+{tail}  return bad != 0;
 }}
 #if defined(__clang__)
 #pragma clang attribute pop

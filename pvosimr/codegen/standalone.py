@@ -14,12 +14,18 @@ writes, in ``out/atlas_feet``:
   points ``NAME_eval`` and ``NAME_eval_batch``; ``NAME_vjp.c`` and ``NAME_derivatives.c``
   likewise for the gradient and dG when asked for (each library's C in a file of its own: they
   share CasADi's and the wrapper's names, which the export prefixes per file with macros);
-- ``NAME.h``: the ABI (sizes, q's layout with the joint names, each constraint's rows, work
-  sizes, return codes, stack use, provenance) and the prototypes, ``extern "C"`` for C++;
-- ``CMakeLists.txt`` and ``NAMEConfig.cmake``: shared and static targets with the Python-loaded
-  library's flags per file, an install rule and a package config (``find_package(NAME)``);
-- ``README.md`` and ``export.json`` (the sizes, flags, provenance and, where the model came
-  from the zoo, its ``ROBOT/PRESET``: what ``pvosimr validate --exported`` reads).
+- ``NAME.h``: the ABI (sizes; each joint's q and v offsets; each constraint's frame, joints,
+  placements, kind and row order; the layouts of q, G, W, g, dG and p; work sizes, return
+  codes, stack use, provenance) and the prototypes, ``extern "C"`` for C++; the joints and
+  constraints also as C tables (``NAME_joint_idx_q``, ``NAME_constraint_placements``, ...);
+- ``CMakeLists.txt`` and ``NAMEConfig.cmake``: each file compiled once (an object library,
+  position-independent, with the Python-loaded library's flags per file) into a shared and a
+  static library, an install rule and a package config (``find_package(NAME)``);
+- ``README.md``, ``export.json`` (the sizes, flags, provenance, and the constraint models as
+  records that rebuild them: :func:`constraint_records`) and ``model.txt`` (Pinocchio's own
+  text serialization of the model, ``pin.Model.saveToString()``): with these two
+  ``pvosimr validate --exported DIR`` checks any export against the truth, whatever model it
+  came from (:func:`load_export`).
 
 Every entry point runs the Python-loaded library's code with its checks on (``check=1``), so
 with the same compiler and flags its output is that library's, bit for bit.  The export compiles
@@ -37,28 +43,52 @@ import re
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pinocchio as pin
 
 from .. import __version__
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import as_constraint_list, constraint_shape
+from ..lowering import PIN4_MODELS, RowMap, rows
 from . import build as builder
 from . import simd as vector
 from . import standalone_text as text
 
-__all__ = ["MANIFEST", "ExportError", "Exported", "export", "export_flags", "model_hash"]
+__all__ = [
+    "MANIFEST",
+    "MODEL_FILE",
+    "ExportError",
+    "Exported",
+    "constraint_records",
+    "constraints_from_records",
+    "export",
+    "export_flags",
+    "load_export",
+    "model_hash",
+]
 
 #: The export's record, beside its sources.
 MANIFEST = "export.json"
+#: The model, as Pinocchio's own text serialization (``pin.Model.saveToString()``).
+MODEL_FILE = "model.txt"
 
 #: Flags of the Python-loaded library that are not about a shared object (``-shared`` is not
 #: needed to compile an object; ``-fPIC`` is kept: the static library is position-independent
 #: too, so that it links into a user's shared library).
 _OBJECT_FLAGS = tuple(f for f in builder.BUILD_FLAGS if f != "-shared")
+
+#: Around the generated C: its functions keep CasADi's fixed signature (arguments, work arrays,
+#: memory slot) whether they read every argument or not, so -Wextra's unused-parameter warning
+#: is off there, and only there (the export's own entry points are compiled with it on).
+_QUIET = (
+    "#pragma GCC diagnostic push\n"
+    '#pragma GCC diagnostic ignored "-Wunused-parameter"  /* CasADi\'s fixed signatures */\n'
+)
+_LOUD = "#pragma GCC diagnostic pop\n"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -87,9 +117,121 @@ class Exported:
 
 
 def model_hash(model: pin.Model) -> str:
-    """SHA-256 (hex, 16 digits) of Pinocchio's own text serialization of ``model``: every
-    joint, placement, inertia, limit and frame."""
-    return hashlib.sha256(model.saveToString().encode()).hexdigest()[:16]
+    """The SHA-256 (64 hex digits) of Pinocchio's own text serialization of ``model``
+    (``pin.Model.saveToString()``, the content of ``model.txt``): every joint, placement,
+    inertia, limit and frame."""
+    return hashlib.sha256(model.saveToString().encode()).hexdigest()
+
+
+def _se3_record(M: pin.SE3) -> dict:
+    """A placement as JSON: ``R`` by rows, ``t`` (Python floats round-trip exactly)."""
+    return {
+        "R": [[float(x) for x in row] for row in M.rotation],
+        "t": [float(x) for x in M.translation],
+    }
+
+
+def _se3(record: dict) -> pin.SE3:
+    return pin.SE3(np.array(record["R"], dtype=float), np.array(record["t"], dtype=float))
+
+
+def constraint_records(model: pin.Model, constraint_models: Iterable) -> list[dict]:
+    """The constraint models as JSON records that :func:`constraints_from_records` rebuilds
+    into the same Pinocchio objects (rigid constraints, pin 4's anchors and point contacts,
+    row maps of them, pin 4's joint friction; a generic ``pin.ConstraintModel`` as the model it
+    holds).  ValueError naming the constraint for a kind that has no record (pin 4's joint
+    limits, whose rows depend on the active set)."""
+    return [_record(model, k, cm) for k, cm in enumerate(constraint_models)]
+
+
+def _record(model: pin.Model, k: int, cm) -> dict:
+    generic = getattr(pin, "ConstraintModel", None)
+    if generic is not None and type(cm) is generic:
+        cm = cm.extract()
+    if isinstance(cm, RowMap):
+        out = {"type": "rows", "name": cm.name, "model": _record(model, k, cm.model)}
+        if cm.matrix is None:
+            return {**out, "selection": [int(i) for i in cm.selection]}
+        return {**out, "matrix": [[float(x) for x in row] for row in cm.matrix]}
+    kind = type(cm).__name__
+    if kind == "JointFrictionConstraintModel":
+        return {"type": kind, "name": cm.name, "joints": [int(j) for j in cm.getActiveJoints()]}
+    if not (isinstance(cm, pin.RigidConstraintModel) or type(cm) in PIN4_MODELS):
+        raise ValueError(
+            f"constraint {k} ({kind}) cannot be recorded in the export, so "
+            "`pvosimr validate --exported` could not rebuild it"
+        )
+    record = {
+        "type": kind,
+        "name": cm.name,
+        "joint1": int(cm.joint1_id),
+        "joint2": int(cm.joint2_id),
+        "joint1_name": model.names[cm.joint1_id],
+        "joint2_name": model.names[cm.joint2_id],
+        "placement1": _se3_record(cm.joint1_placement),
+        "placement2": _se3_record(cm.joint2_placement),
+    }
+    if isinstance(cm, pin.RigidConstraintModel):
+        record["contact_type"] = cm.type.name
+        record["reference_frame"] = cm.reference_frame.name
+    return record
+
+
+def constraints_from_records(model: pin.Model, records: Sequence[dict]) -> list:
+    """The constraint models :func:`constraint_records` recorded, rebuilt on ``model``."""
+    return [_rebuild(model, record) for record in records]
+
+
+def _rebuild(model: pin.Model, record: dict):
+    kind = record["type"]
+    if kind == "rows":
+        inner = _rebuild(model, record["model"])
+        made = rows(inner, record["selection"] if "selection" in record else record["matrix"])
+    elif kind == "JointFrictionConstraintModel":
+        made = pin.JointFrictionConstraintModel(model, pin.StdVec_Index(record["joints"]))
+    elif kind == "RigidConstraintModel":
+        made = pin.RigidConstraintModel(
+            pin.ContactType.names[record["contact_type"]], model,
+            record["joint1"], _se3(record["placement1"]),
+            record["joint2"], _se3(record["placement2"]),
+            pin.ReferenceFrame.names[record["reference_frame"]],
+        )  # fmt: skip
+    else:
+        made = getattr(pin, kind)(
+            model, record["joint1"], _se3(record["placement1"]),
+            record["joint2"], _se3(record["placement2"]),
+        )  # fmt: skip
+    if kind != "rows":
+        made.name = record["name"]
+    return made
+
+
+def load_export(folder: str | os.PathLike) -> tuple[dict, pin.Model, list]:
+    """``(spec, model, constraint models)`` of the export in ``folder``: ``export.json``, the
+    model from ``model.txt`` and the constraints from their records.  ExportError naming the
+    file for a folder that is not an export, or an export written without them."""
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise ExportError(f"{folder}: no {MANIFEST} (not a pvosimr export)")
+    try:
+        spec = json.loads(manifest.read_text())
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{manifest} is not an export's record: {exc}") from None
+    if not isinstance(spec, dict) or "name" not in spec or "parts" not in spec:
+        raise ExportError(f"{manifest} is not an export's record (no name or parts)")
+    if not (folder / MODEL_FILE).is_file() or spec.get("constraints") is None:
+        why = spec.get("constraints_missing") or f"no {MODEL_FILE} or constraint records"
+        raise ExportError(f"{folder}: the export does not carry its model and constraints ({why})")
+    model = pin.Model()
+    try:
+        model.loadFromString((folder / MODEL_FILE).read_text())
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ExportError(
+            f"{folder / MODEL_FILE}: Pinocchio {pin.__version__} cannot read it "
+            f"(written by pin {spec['provenance'].get('pin', '?')}): {str(exc).splitlines()[0]}"
+        ) from None
+    return spec, model, constraints_from_records(model, spec["constraints"])
 
 
 def export_flags(part_flags: Sequence[str]) -> tuple[str, ...]:
@@ -131,7 +273,10 @@ def export(
             :func:`~pvosimr.codegen.build.compile`.
     """
     folder = _empty_folder(out_dir, name)
-    cms = as_constraint_list(constraint_models, model)
+    given = (
+        list(constraint_models) if isinstance(constraint_models, Iterator) else constraint_models
+    )
+    cms = as_constraint_list(given, model)
     compiler = builder.find_compiler()
     folder.mkdir(parents=True, exist_ok=True)
     lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
@@ -150,7 +295,12 @@ def export(
     if infos["G"]["m"] == 0:
         raise ExportError("the constraints have no rows (m = 0): there is no G to export")
     spec = _spec(model, cms, name, infos, {p: f for p, (_, f) in wanted.items()}, robot)
-    files = _write(folder, spec, sources)
+    try:
+        spec["constraints"] = constraint_records(model, list(given))
+    except ValueError as exc:  # the export stands; only its check needs the records
+        spec["constraints"], spec["constraints_missing"] = None, str(exc)
+    (folder / MODEL_FILE).write_text(model.saveToString())
+    files = [*_write(folder, spec, sources), folder / MODEL_FILE]
     spec["stack_bytes"], spec["stack_how"] = _stack_use(compiler, folder, spec)
     (folder / f"{name}.h").write_text(text.header(spec))
     (folder / MANIFEST).write_text(json.dumps(spec, indent=1) + "\n")
@@ -175,31 +325,25 @@ def _spec(
     """Everything the text files say: sizes, layouts, flags, provenance (JSON-ready)."""
     G = infos["G"]
     joints = [
-        [model.names[j], joint.shortname(), joint.idx_q, joint.nq]
+        [model.names[j], joint.shortname(), joint.idx_q, joint.nq, joint.idx_v, joint.nv]
         for j, joint in enumerate(model.joints)
-        if j > 0 and joint.nq > 0
+        if j > 0 and (joint.nq > 0 or joint.nv > 0)
     ]
-    rows, first = [], 0
+    blocks, first = [], 0
     for k, cm in enumerate(cms):
-        shape = constraint_shape(cm, f"constraint {k}")
-        frame = model.names[shape.joint1] + (
-            f" <-> {model.names[shape.joint2]}" if shape.joint2 else ""
-        )
-        axes = "world-aligned axes" if shape.world_aligned else "local axes"
-        kind = f"{shape.dim}D {shape.kind}, {axes}"
-        rows.append([cm.name or f"constraint_{k}", frame, kind, first, shape.dim])
-        first += shape.dim
+        blocks.append(_block(model, k, cm, first))
+        first += blocks[-1]["rows"]
     if first != G["m"]:  # rows not in constraint order: say nothing rather than something wrong
-        rows = [[f"constraint_{k}", "?", "?", 0, 0] for k in range(len(cms))]
+        blocks = []
     algorithm = G["fname"].removeprefix("delassus_").removesuffix("_placed").replace("_", "-")
     provenance = {
         "pvosimr": __version__,
         "model": f"{model.name or '?'}" + (f" (zoo: {robot})" if robot else ""),
-        "model hash": model_hash(model),
+        "model sha256": model_hash(model),
         "pin": pin.__version__,
         "algorithm": algorithm,
         "placements": "inputs" if G["n_p"] else "built in",
-        "source sha256": "",  # filled in by _write
+        "sources sha256": "",  # filled in by _write
         "exported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
     flags = {part: list(export_flags(f)) for part, f in part_flags.items()}
@@ -223,9 +367,42 @@ def _spec(
         "part_flags": flags,
         "flags_text": flags_text,
         "joints": joints,
-        "rows": rows,
+        "blocks": blocks,
         "provenance": provenance,
         "cmake_version": __version__.split("+")[0].split("-")[0],
+    }
+
+
+def _frame_name(model: pin.Model, joint: int, placement: pin.SE3) -> str:
+    """The model frame on ``joint`` at ``placement`` (its BODY frame first), else ""."""
+    found = [
+        f for f in model.frames
+        if f.parentJoint == joint and f.placement.isApprox(placement, 1e-12)
+    ]  # fmt: skip
+    found.sort(key=lambda f: f.type != pin.FrameType.BODY)
+    return found[0].name if found else ""
+
+
+def _block(model: pin.Model, k: int, cm, first: int) -> dict:
+    """One constraint's block of G: its names, placements, kind and the order of its rows."""
+    shape = constraint_shape(cm, f"constraint {k}")
+    source = getattr(cm, "source", cm)  # a lowered row: the Pinocchio model it comes from
+    placements = [cm.joint1_placement, cm.joint2_placement]
+    return {
+        "name": cm.name or f"constraint_{k}",
+        "type": type(source).__name__,
+        "kind": shape.kind,
+        "dim": shape.base or shape.dim,
+        "rows": shape.dim,
+        "first": first,
+        "world_aligned": bool(shape.world_aligned),
+        "row_map": [list(r) for r in shape.rows],
+        "joint1": model.names[shape.joint1],
+        "joint2": model.names[shape.joint2],
+        "frame1": _frame_name(model, shape.joint1, placements[0]) if shape.kind != "joint" else "",
+        "frame2": _frame_name(model, shape.joint2, placements[1]) if shape.joint2 else "",
+        "placement1": _se3_record(placements[0]),
+        "placement2": _se3_record(placements[1]),
     }
 
 
@@ -255,11 +432,11 @@ def _write(folder: Path, spec: dict, sources: dict) -> list[Path]:
             f"/* {name}{suffix}.c: generated by pvosimr {__version__}; see {name}.h. */\n"
             "#define _POSIX_C_SOURCE 200809L  /* posix_memalign, sysconf under -std=c99 */\n"
         )
-        body = prelude + _renames(source, f"{name}_{part.lower()}_") + source
+        body = prelude + _renames(source, f"{name}_{part.lower()}_") + _QUIET + source + _LOUD
         path = folder / f"{name}{suffix}.c"
         path.write_text(body + text.entry_c(spec, part))
         files.append(path)
-    spec["provenance"]["source sha256"] = digest.hexdigest()[:16]
+    spec["provenance"]["sources sha256"] = digest.hexdigest()
     for filename, content in (
         ("CMakeLists.txt", text.cmake_lists(spec)),
         (f"{name}Config.cmake", text.package_config(spec)),

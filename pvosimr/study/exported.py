@@ -6,22 +6,29 @@ and its check against the truth.
 Pinocchio's C++ in one C++ program (:mod:`pvosimr.study.export_timing`) and writes
 ``DIR/export_timing.md``.
 
-``pvosimr validate --exported DIR`` reads ``DIR/export.json``, loads the zoo robot it names,
-checks that the model's hash is the export's, builds the export's ``NAME.c`` with its own flags
-(into a temporary folder: nothing is written in ``DIR``), and compares the exported call, loaded
-through :mod:`ctypes` (no Python in the call), with the dense truth ``J M⁻¹ Jᵀ``
-(:func:`pvosimr.reference.truth.dense_delassus`) on random configurations, then checks that it
-refuses a non-finite and a non-normalized ``q``.  A user's mistake is one line and exit 2; a
-failed check exit 1.
+``pvosimr validate --exported DIR`` checks any export, whatever model it came from (a zoo
+case, a user's URDF or MJCF file, a model built in Python): it reads the model from
+``DIR/model.txt`` (Pinocchio's own serialization) and the constraint models from
+``DIR/export.json`` (:func:`pvosimr.codegen.standalone.load_export`), checks the model's
+SHA-256 against the export's, builds every C file of the export with its own flags into one
+shared library (in a temporary folder: nothing is written in ``DIR``), and calls every entry
+point the export holds through :mod:`ctypes` (no Python in the call) on at least
+:data:`MIN_CONFIGS` random configurations: G, single and batched (on two threads and on every
+CPU), against the dense truth ``J M⁻¹ Jᵀ`` (:func:`pvosimr.reference.truth.dense_delassus`);
+the gradient of ⟨W, G⟩ and dG, single and batched, against fourth-order central differences of
+that truth along ``pin.integrate``; unit parts at norm 1 + 5e-7 against the normalised q (the
+one unit-part rule of every route).  Then the codes the header documents on bad input: a NaN,
+an infinity, a q beyond the model's range, a unit part not normalized (BAD_Q), a W with a NaN
+(BAD_W), a placement scaled by 2 where ``p`` is an input (BAD_P), a NULL q, ``B < 0``, ``threads < 0`` (BAD_ARGUMENT); a batch's first bad row.  One
+line per entry point with its worst error, then PASS or FAIL: exit 0 or 1; a folder that is
+not an export, or no C compiler, is one line and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the export's folder (new or empty); with --time the report's folder "
         f"(default {REPORT_DIR}/figures)",
     )
-    parser.add_argument("--name", default=None, help="the C prefix (default: from the robot)")
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="the C prefix and file stem (default: the --out folder's name, as a C identifier)",
+    )
     parser.add_argument("--algorithm", default="pv-osimr", help="(default: %(default)s)")
     parser.add_argument(
         "--placements",
@@ -128,13 +139,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     robot, case = _robot(args, parser)
     from pvosimr.codegen import CodegenError, ExportError, export
 
-    name = args.name or "".join(c if c.isalnum() else "_" for c in (case or robot.name))
+    name = args.name or _default_name(Path(args.out), case or robot.name)
     try:
         done = export(
-            robot.model, robot.constraints, args.out, name=name, algorithm=args.algorithm,
-            placements=args.placements, vjp=args.vjp, derivatives=args.derivatives,
+            robot.model,
+            robot.constraints,
+            args.out,
+            name=name,
+            algorithm=args.algorithm,
+            placements=args.placements,
+            vjp=args.vjp,
+            derivatives=args.derivatives,
             robot=case or None,
-        )  # fmt: skip
+        )
     except (ExportError, CodegenError, OSError, ValueError, NotImplementedError) as exc:
         return usage_error(parser.prog, str(exc).splitlines()[0])
     spec = done.spec
@@ -143,7 +160,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(done.files)} files in {done.folder} ({name}.h documents the ABI; "
         f"`pvosimr validate --exported {done.folder}` checks it)"
     )
+    if spec.get("constraints") is None:
+        print(f"note: {spec['constraints_missing']}")
     return 0
+
+
+def _default_name(out: Path, robot: str) -> str:
+    """The C prefix and file stem: the output folder's name (``--out atlas_feet``: files
+    ``atlas_feet.h``..., ``find_package(atlas_feet)``), made a C identifier; the robot's where
+    the folder's name cannot be one."""
+    for stem in (out.resolve().name, robot):
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+        if name and not name[0].isdigit() and name.isascii():
+            return name
+    return "delassus"
 
 
 def _time(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -170,53 +200,57 @@ def _time(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 # --------------------------------------------------------------------------- validate --exported
 
+#: Configurations an export is checked on, whatever ``--configs`` asks below it.
+MIN_CONFIGS = 16
+#: The derivatives (the gradient, dG) against central differences of the truth: a
+#: fourth-order stencil of step :data:`STEP`, whose own error is below 1e-9 of G's scale on the
+#: zoo (it falls 16-fold per halving of the step down to 5e-4; rounding then dominates).
+DERIVATIVE_TOLERANCE = 1e-7
+#: A unit part within the accepted norm gives G at the normalised q: as exact as rounding allows.
+UNIT_RULE_TOLERANCE = 1e-13
+STEP = 5e-4
+
 
 def check_exported(folder: Path, configs: int, seed: int, prog: str) -> int:
     """``pvosimr validate --exported DIR`` (see the module docstring): 0 PASS, 1 FAIL, 2 on a
-    user's mistake (no export there, no zoo robot named, no C compiler)."""
+    user's mistake (no export there, one without its model, no C compiler)."""
     from pvosimr.codegen import CodegenError
     from pvosimr.codegen.build import find_compiler
-    from pvosimr.codegen.standalone import MANIFEST, model_hash
-    from pvosimr.reference.truth import dense_delassus, rel_err
-    from pvosimr.zoo.robot import random_configuration
+    from pvosimr.codegen.standalone import ExportError, load_export, model_hash
 
-    manifest = Path(folder) / MANIFEST
-    if not manifest.is_file():
-        return usage_error(prog, f"--exported {folder}: no {MANIFEST} (not a pvosimr export)")
-    spec = json.loads(manifest.read_text())
-    if not spec.get("robot"):
-        return usage_error(prog, f"--exported {folder}: the export names no zoo robot to check")
     try:
-        robot = zoo.load_case(spec["robot"])
+        spec, model, cms = load_export(folder)
         compiler = find_compiler()
-    except (FileNotFoundError, ModuleNotFoundError, ValueError, CodegenError) as exc:
-        return usage_error(prog, str(exc).splitlines()[0])
-    model, cms = robot.model, robot.constraints
+    except (ExportError, CodegenError) as exc:
+        return usage_error(prog, f"--exported {str(exc).splitlines()[0]}")
+    configs = max(configs, MIN_CONFIGS)
     failures = []
-    if model_hash(model) != spec["provenance"]["model hash"]:
-        failures.append(f"the model {spec['robot']} here is not the exported one (hash differs)")
+    if model_hash(model) != spec["provenance"]["model sha256"]:
+        failures.append("model.txt is not the exported model (its SHA-256 differs)")
     with tempfile.TemporaryDirectory(prefix="pvosimr-exported-") as tmp:
-        library = _build(compiler, Path(folder), spec, Path(tmp))
-        call = _binding(library, spec, _placements(model, cms) if spec["n_p"] else None)
-        rng = np.random.default_rng(seed)
-        worst = 0.0
-        for _ in range(configs):
-            q = random_configuration(model, rng)
-            rc, G = call(q)
-            if rc != 0:
-                failures.append(f"code {rc} at a valid q")
-                continue
-            worst = max(worst, rel_err(G, dense_delassus(model, q, cms)))
-        for what, bad in _bad_configurations(model, rng):
-            rc, _ = call(bad)
-            if rc != 1:
-                failures.append(f"a q {what} gives code {rc}, not BAD_Q (1)")
-    if worst > TOLERANCE:
-        failures.append(f"G is off the dense truth by {worst:.1e} (tolerance {TOLERANCE:g})")
+        try:
+            library = _build(compiler, Path(folder), spec, Path(tmp))
+        except subprocess.CalledProcessError as exc:
+            print(f"FAIL: the export does not build: {exc.stderr.strip()[-2000:]}", file=sys.stderr)
+            print("FAIL")
+            return 1
+        p = _placements(model, cms) if spec["n_p"] else None
+        check = _ExportCheck(ctypes.CDLL(str(library)), spec, model, cms, p, seed)
+        lines = check.run(configs)
+        failures += check.problems
     print(
-        f"{spec['name']} ({spec['robot']}, m={spec['m']}): worst relative error against the "
-        f"dense J M⁻¹ Jᵀ over {configs} configurations: {worst:.1e}"
+        f"{spec['name']} ({spec['provenance']['model']}, nq={spec['nq']} nv={spec['nv']} "
+        f"m={spec['m']}): every entry point on {configs} configurations against the dense "
+        "J M⁻¹ Jᵀ (derivatives: its central differences along pin.integrate)"
     )
+    for label, worst, tolerance in lines:
+        ok = worst <= tolerance
+        if not ok and not label.startswith("return codes"):
+            failures.append(f"{label}: off by {worst:.1e} (tolerance {tolerance:g})")
+        if label.startswith("return codes"):
+            print(f"  {label}: {worst}")
+        else:
+            print(f"  {label:<44} max error {worst:.1e}  (tolerance {tolerance:g})")
     for line in failures:
         print(f"FAIL: {line}", file=sys.stderr)
     print("PASS" if not failures else "FAIL")
@@ -224,13 +258,34 @@ def check_exported(folder: Path, configs: int, seed: int, prog: str) -> int:
 
 
 def _build(compiler: list[str], folder: Path, spec: dict, tmp: Path) -> Path:
-    """``NAME.c`` as a shared library with the export's own flags (a copy in ``tmp``)."""
-    name = spec["name"]
-    for path in folder.glob(f"{name}*.[ch]"):
-        shutil.copy(path, tmp / path.name)
+    """Every C file of the export, each with its own flags, as one shared library in ``tmp``
+    (the files compiled at once; nothing written in ``folder``)."""
+    from pvosimr.codegen.standalone_text import PARTS
+
+    name, objects, running = spec["name"], [], []
+    for part in spec["parts"]:
+        source = folder / f"{name}{PARTS[part][0]}.c"
+        obj = tmp / f"{source.stem}.o"
+        command = [*compiler, *spec["part_flags"][part], f"-I{folder}", "-c", str(source)]
+        running.append(
+            (
+                command,
+                subprocess.Popen(
+                    [*command, "-o", str(obj)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        )
+        objects.append(str(obj))
+    for command, process in running:
+        _, err = process.communicate()
+        if process.returncode:
+            raise subprocess.CalledProcessError(process.returncode, command, stderr=err)
     library = tmp / f"lib{name}.so"
-    command = [*compiler, *spec["part_flags"]["G"], "-shared", str(tmp / f"{name}.c")]
-    subprocess.run([*command, "-o", str(library), "-lm"], check=True, capture_output=True)
+    link = [*compiler, "-shared", "-pthread", *objects, "-o", str(library), "-lm"]
+    subprocess.run(link, check=True, capture_output=True, text=True)
     return library
 
 
@@ -244,34 +299,224 @@ def _placements(model, cms) -> np.ndarray:
     return np.ascontiguousarray(placement_vector(model, cms, own), dtype=np.float64)
 
 
-def _binding(library: Path, spec: dict, p: np.ndarray | None):
-    """``q -> (code, G)`` through the exported ``NAME_eval`` (``p``: the placements, if any)."""
-    lib = ctypes.CDLL(str(library))
-    entry = getattr(lib, f"{spec['name']}_eval")
-    entry.restype = ctypes.c_int
-    entry.argtypes = [ctypes.c_void_p] * 5
-    m = spec["m"]
-    w, iw = np.zeros(spec["sz_w"]), np.zeros(spec["sz_iw"], dtype=np.int64)
-    p = np.zeros(1) if p is None else p
-
-    def call(q: np.ndarray) -> tuple[int, np.ndarray]:
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        G = np.zeros(m * m)
-        rc = entry(q.ctypes.data, p.ctypes.data, G.ctypes.data, w.ctypes.data, iw.ctypes.data)
-        return rc, G.reshape(m, m, order="F")
-
-    return call
+def _pointer(a: np.ndarray | None) -> int | None:
+    return None if a is None else a.ctypes.data
 
 
-def _bad_configurations(model, rng: np.random.Generator):
-    """A non-finite q and, where the model has a unit part, one not normalized."""
+class _ExportCheck:
+    """The export's entry points through :mod:`ctypes`, each checked against the truth on the
+    same configurations, then on bad inputs against the codes its header documents."""
+
+    def __init__(self, lib: ctypes.CDLL, spec: dict, model, cms, p, seed: int) -> None:
+        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, PARTS
+
+        self.lib, self.spec, self.model, self.cms = lib, spec, model, cms
+        self.p = np.zeros(1) if p is None else p
+        self.rng = np.random.default_rng(seed)
+        self.m, self.nv, self.nq = spec["m"], spec["nv"], spec["nq"]
+        self.w = np.zeros(spec["sz_w"])
+        self.iw = np.zeros(spec["sz_iw"], dtype=np.int64)
+        self.bad_argument = BAD_ARGUMENT
+        self.stems = {
+            part: f"{spec['name']}_eval" if part == "G" else f"{spec['name']}{PARTS[part][0]}"
+            for part in spec["parts"]
+        }
+        self.outs = {"G": self.m * self.m, "vjp": self.nv, "derivatives": self.nv * self.m**2}
+
+    def _entry(self, part: str, batch: bool):
+        f = getattr(self.lib, self.stems[part] + ("_batch" if batch else ""))
+        f.restype = ctypes.c_int
+        ptr, ll, i32 = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
+        if batch:
+            w = [ptr, ll] if part == "vjp" else []
+            f.argtypes = [ptr, ll, ptr, *w, ptr, i32, ptr]
+        else:
+            f.argtypes = [ptr] * (6 if part == "vjp" else 5)
+        return f
+
+    def single(self, part: str, q, W=None) -> tuple[int, np.ndarray]:
+        out = np.zeros(self.outs[part])
+        args = [_pointer(q), self.p.ctypes.data]
+        args += [_pointer(W)] if part == "vjp" else []
+        rc = self._entry(part, False)(
+            *args, out.ctypes.data, self.w.ctypes.data, self.iw.ctypes.data
+        )
+        return rc, out
+
+    def batch(self, part: str, qs, Ws=None, threads: int = 2, B: int | None = None):
+        B = len(qs) if B is None else B
+        out = np.zeros(max(1, len(qs)) * self.outs[part])
+        bad = ctypes.c_longlong(-7)
+        args = [_pointer(qs), B, self.p.ctypes.data]
+        args += [_pointer(Ws), self.m * self.m] if part == "vjp" else []
+        rc = self._entry(part, True)(*args, out.ctypes.data, threads, ctypes.byref(bad))
+        return rc, bad.value, out.reshape(max(1, len(qs)), -1)
+
+    def as_output(self, part: str, flat: np.ndarray) -> np.ndarray:
+        """A C output as numpy holds the truth: G (m, m); dG (nv, m, m); g as is."""
+        if part == "G":
+            return flat.reshape(self.m, self.m).T
+        if part == "derivatives":
+            return flat.reshape(self.nv, self.m, self.m).swapaxes(1, 2)
+        return flat
+
+    def run(self, configs: int) -> list[tuple[str, float, float]]:
+        from pvosimr.reference.truth import dense_delassus
+        from pvosimr.zoo.robot import random_configuration
+
+        qs = np.array([random_configuration(self.model, self.rng) for _ in range(configs)])
+        Ws = self.rng.standard_normal((configs, self.m, self.m))
+        truth = {"G": [dense_delassus(self.model, q, self.cms) for q in qs]}
+        if {"vjp", "derivatives"} & set(self.spec["parts"]):
+            truth["derivatives"] = [self._central_differences(q) for q in qs]
+            truth["vjp"] = [
+                np.einsum("kij,ij->k", d, W) for d, W in zip(truth["derivatives"], Ws, strict=True)
+            ]
+        lines = []
+        for part in self.spec["parts"]:
+            tol = TOLERANCE if part == "G" else DERIVATIVE_TOLERANCE
+            W = Ws if part == "vjp" else [None] * configs
+            single = [self.single(part, q, w_) for q, w_ in zip(qs, W, strict=True)]
+            worst = max(
+                self._error(part, rc, out, t)
+                for (rc, out), t in zip(single, truth[part], strict=True)
+            )
+            lines.append((f"{self.stems[part]}", worst, tol))
+            for threads in (2, 0):
+                rc, bad, outs = self.batch(part, qs, Ws if part == "vjp" else None, threads)
+                worst = max(
+                    self._error(part, rc, o, t) for o, t in zip(outs, truth[part], strict=True)
+                )
+                label = f"{self.stems[part]}_batch ({threads or 'all CPUs'} threads)"
+                lines.append((label, worst if bad == -1 else np.inf, tol))
+        if "G" in self.spec["parts"]:
+            lines.append(self._unit_rule(qs[0]))
+        calls, self.problems = self._codes(qs[0], Ws[0])
+        if self.spec["n_p"]:
+            calls += self._bad_placement(qs[0])
+        lines.append((f"return codes: {calls} calls on bad input, wrong", len(self.problems), 0))
+        return lines
+
+    def _unit_rule(self, q: np.ndarray) -> tuple[str, float, float]:
+        """The unit-part rule of every route: a unit part at norm 1 + 5e-7 (within the accepted
+        1e-6) gives G at the normalised q, to rounding."""
+        from pvosimr.coordinates import unit_part_spans
+
+        off = q.copy()
+        for start, length in unit_part_spans(self.model):
+            off[start : start + length] *= 1 + 5e-7
+        (rc, G_off), (_, G) = self.single("G", off), self.single("G", q)
+        worst = self._error("G", rc, G_off, self.as_output("G", G))
+        return (f"{self.stems['G']}, unit parts at norm 1 + 5e-7", worst, UNIT_RULE_TOLERANCE)
+
+    def _bad_placement(self, q: np.ndarray) -> int:
+        """Calls made: a placement whose rotation is scaled by 2 gives BAD_P on every entry point
+        (single and batch), never a G."""
+        from pvosimr.codegen.c_source import BAD_P
+
+        good, self.p = self.p, self.p.copy()
+        self.p[0:9] *= 2.0
+        try:
+            for part in self.spec["parts"]:
+                Ws = np.zeros((2, self.m * self.m)) if part == "vjp" else None
+                rc, _ = self.single(part, q, None if Ws is None else Ws[0])
+                brc, _, _ = self.batch(part, np.array([q, q]), Ws)
+                if rc != BAD_P or brc != BAD_P:
+                    self.problems.append(
+                        f"{self.stems[part]}: a placement scaled by 2 gives codes {rc} and {brc} "
+                        f"(single, batch), not BAD_P {BAD_P}"
+                    )
+        finally:
+            self.p = good
+        return 2 * len(self.spec["parts"])
+
+    def _error(self, part: str, rc: int, out: np.ndarray, truth: np.ndarray) -> float:
+        from pvosimr.reference.truth import rel_err
+
+        return rel_err(self.as_output(part, out), truth) if rc == 0 else np.inf
+
+    def _central_differences(self, q: np.ndarray) -> np.ndarray:
+        """dG/dv_k (nv, m, m) of the truth along ``pin.integrate``, fourth order."""
+        import pinocchio as pin
+
+        from pvosimr.reference.truth import dense_delassus
+
+        out = np.zeros((self.nv, self.m, self.m))
+        for k in range(self.nv):
+            e = np.zeros(self.nv)
+            e[k] = STEP
+            G = {
+                s: dense_delassus(self.model, pin.integrate(self.model, q, s * e), self.cms)
+                for s in (-2, -1, 1, 2)
+            }
+            out[k] = (G[-2] - 8 * G[-1] + 8 * G[1] - G[2]) / (12 * STEP)
+        return out
+
+    def _codes(self, q: np.ndarray, W: np.ndarray) -> tuple[int, list[str]]:
+        """``(calls, problems)``: every entry point on bad inputs, against the codes the header
+        documents (a batch with one bad row: that code, and that row as the first bad one)."""
+        from pvosimr.codegen.c_source import BAD_Q, BAD_W
+
+        cases = [
+            (what, bad, None, BAD_Q)
+            for what, bad in _bad_configurations(self.model, q, self.spec["q_bound"])
+        ]
+        calls, problems = 0, []
+        for part in self.spec["parts"]:
+            good_W = W.ravel() if part == "vjp" else None
+            mine = list(cases)
+            if part == "vjp":
+                nan_W = good_W.copy()
+                nan_W[0] = np.nan
+                mine.append(("W with a NaN", q, nan_W, BAD_W))
+            for what, bad_q, bad_W, code in mine:
+                W_in = good_W if bad_W is None else bad_W
+                rc, _ = self.single(part, bad_q, W_in)
+                Ws = None if good_W is None else np.array([good_W, good_W, W_in, good_W])
+                brc, first, _ = self.batch(part, np.array([q, q, bad_q, q]), Ws)
+                calls += 2
+                if rc != code:
+                    problems.append(f"{self.stems[part]}: q {what} gives code {rc}, not {code}")
+                if brc != code or first != 2:
+                    problems.append(
+                        f"{self.stems[part]}_batch: row 2 {what} gives code {brc} and first bad "
+                        f"row {first}, not {code} and 2"
+                    )
+            one, W1 = np.array([q]), None if good_W is None else good_W[None]
+            for what, rc in (
+                ("a NULL q", self.single(part, None, good_W)[0]),
+                ("B < 0", self.batch(part, one, W1, B=-1)[0]),
+                ("threads < 0", self.batch(part, one, W1, threads=-1)[0]),
+            ):
+                calls += 1
+                if rc != self.bad_argument:
+                    problems.append(
+                        f"{self.stems[part]}: {what} gives code {rc}, not BAD_ARGUMENT "
+                        f"({self.bad_argument})"
+                    )
+        return calls, problems
+
+
+def _bad_configurations(model, q: np.ndarray, bound: float):
+    """Bad copies of ``q``: a NaN, an infinity, an entry beyond the model's range and, where
+    the model has a unit part, one not normalized."""
     from pvosimr.kinematics.joints import unit_parts
-    from pvosimr.zoo.robot import random_configuration
 
-    q = random_configuration(model, rng)
-    nan = q.copy()
-    nan[-1] = np.nan
-    yield "with a NaN", nan
+    units = {
+        j.idx_q + k
+        for j in model.joints[1:]
+        for first, stop in unit_parts(j)
+        for k in range(first, stop)
+    }
+    free = next((i for i in range(model.nq) if i not in units), None)
+    for what, value in (("with a NaN", np.nan), ("with an infinity", np.inf)):
+        bad = q.copy()
+        bad[-1] = value
+        yield what, bad
+    if free is not None:
+        far = q.copy()
+        far[free] = 2 * bound
+        yield "beyond the model's range", far
     for joint in model.joints[1:]:
         for first, _ in unit_parts(joint):
             off = q.copy()

@@ -335,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--exported",
         type=Path,
         metavar="DIR",
-        help="check an export (`pvosimr export`) against the truth on the model it names",
+        help="check every entry point of an export (`pvosimr export`) against the truth, on "
+        "the model and constraints it carries (at least 16 configurations)",
     )
     add_out_option(
         parser,
