@@ -8,12 +8,14 @@
   with its gradient);
 - :mod:`.standalone`: :func:`export`, the same C as standalone files for a C or C++ program
   (:mod:`.standalone_text`: its header, CMake files and README);
+- :mod:`.cuda`: :func:`compile_cuda`, the same generated C as CUDA kernels (NVRTC, ptxas);
 - :mod:`.cache`: the cache's entries, recorded and checked before they are loaded (both shared
   with the bridge of :mod:`pvosimr.reference`).
 """
 
 from .build import *  # noqa: F403  (one list: build.__all__)
 from .build import __all__ as _build_all
+from .cuda import compile_cuda
 from .standalone import ExportError, export
 
-__all__ = [*_build_all, "ExportError", "export"]
+__all__ = [*_build_all, "ExportError", "compile_cuda", "export"]

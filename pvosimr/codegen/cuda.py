@@ -152,9 +152,9 @@ typedef {ctype} pv_t;
 {math}
 """
 
-_MATH = {
-    "float64": "#define pv_sin sin\n#define pv_cos cos\n#define pv_sqrt sqrt\n#define pv_fabs fabs",
-    "float32": "#define pv_sin sinf\n#define pv_cos cosf\n#define pv_sqrt sqrtf\n#define pv_fabs fabsf",
+_MATH = {  # the C library's functions of pv_t
+    dtype: "\n".join(f"#define pv_{f} {f}{suffix}" for f in ("sin", "cos", "sqrt", "fabs"))
+    for dtype, suffix in (("float64", ""), ("float32", "f"))
 }
 
 
@@ -195,6 +195,7 @@ def _function(name: str, body: str, info: dict) -> str:
     defines = "\n".join(f"#define PV_IN{k}(i) {macros[x]}" for k, x in enumerate(inputs))
     undefines = "\n".join(f"#undef PV_IN{k}" for k in range(len(inputs)))
     weights = "const pv_t* __restrict__ ws, " if info["n_w"] else ""
+    w_param = "const pv_t* __restrict__ w, " if info["n_w"] else ""
     w_row = "  const pv_t* w = ws + b;\n" if info["n_w"] else ""
     w_check = (
         f"  if (!pvosimr_finite(w, {info['n_w']}, B)) {{ status[b] = {BAD_W}; return; }}\n"
@@ -212,7 +213,7 @@ def _function(name: str, body: str, info: dict) -> str:
 {defines}
 #define PV_OUT(i) out[(long long)(i) * B]
 __device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
-    const pv_t* __restrict__ p, {"const pv_t* __restrict__ w, " if info["n_w"] else ""}pv_t* __restrict__ out, long long B) {{
+    const pv_t* __restrict__ p, {w_param}pv_t* __restrict__ out, long long B) {{
   (void)p;
 {body}
 }}
@@ -418,21 +419,19 @@ class CudaDelassus:
         ctype = np.dtype(self.dtype)
         qs = np.ascontiguousarray(np.atleast_2d(qs).T, dtype=ctype)
         B = qs.shape[1]
-        p = np.ascontiguousarray(
-            np.zeros(1) if placements is None else placements, dtype=ctype
-        )
+        p = np.ascontiguousarray(np.zeros(1) if placements is None else placements, dtype=ctype)
         status = np.full(B, -1, dtype=np.int32)
         lib = self._host_library()
         ptr = ctypes.c_void_p
         if W is None:
-            out = np.empty((self.n_out, B), dtype=ctype)
+            out = np.full((self.n_out, B), np.nan, dtype=ctype)  # NaN: not written
             args = [qs.ctypes.data, p.ctypes.data, out.ctypes.data]
             function = lib.pvosimr_G
         else:
             if "pvosimr_vjp" not in self.kernels:
                 raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
             ws = np.ascontiguousarray(np.reshape(W, (B, self.m * self.m)).T, dtype=ctype)
-            out = np.empty((self.nv, B), dtype=ctype)
+            out = np.full((self.nv, B), np.nan, dtype=ctype)
             args = [qs.ctypes.data, p.ctypes.data, ws.ctypes.data, out.ctypes.data]
             function = lib.pvosimr_vjp
         function.restype = None
