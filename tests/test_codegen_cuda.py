@@ -1,6 +1,7 @@
 """The CUDA kernels of G and its gradient (pvosimr.codegen.cuda), checked without a GPU: their
 C run on the host against the CPU library, NVRTC's PTX, ptxas's registers and spills."""
 
+import ctypes.util
 import subprocess
 import sys
 
@@ -16,6 +17,8 @@ cuda = pytest.importorskip("pvosimr.codegen.cuda")
 
 SMALL = "bolt"  # a free flyer (a unit quaternion in q), 6 rows, 2,134 CasADi instructions
 TOLERANCE = {"float64": 1e-12, "float32": 1e-4}  # of max|G|, max|gradient|
+#: On the GPU: its own sin and cos, and products and sums fused into one rounding.
+GPU_TOLERANCE = {"float64": 1e-11, "float32": 1e-4}
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +158,74 @@ def test_importing_pvosimr_imports_no_cuda_module():
     imported = [line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()]
     assert "pvosimr.codegen.cuda" in imported
     assert not [name for name in imported if name.split(".")[0] in {"cuda", "nvidia"}]
+
+
+def _has_driver() -> bool:
+    return ctypes.util.find_library("cuda") is not None
+
+
+@pytest.mark.skipif(_has_driver(), reason="a CUDA driver is installed here")
+def test_launching_without_a_driver_is_one_line(robot):
+    kernel = cuda.compile_cuda(robot.model, robot.constraints, vjp=True)
+    pytest.importorskip("cuda.bindings")
+    for launch in (lambda: kernel.launch(0, 0, 0, 1), lambda: kernel.launch_vjp(0, 0, 0, 0, 1)):
+        with pytest.raises(cuda.CudaError) as caught:
+            launch()
+        message = str(caught.value)
+        assert "\n" not in message and message.startswith("no CUDA driver on this machine (")
+
+
+def test_a_launch_checks_its_arguments_first(robot):
+    kernel = cuda.compile_cuda(robot.model, robot.constraints)
+    with pytest.raises(ValueError, match="B must be a number of configurations >= 0, not -1"):
+        kernel.launch(0, 0, 0, -1)
+    with pytest.raises(ValueError, match="no gradient: compile_cuda"):
+        kernel.launch_vjp(0, 0, 0, 0, 1)
+
+
+@pytest.mark.skipif(not _has_driver(), reason="no CUDA driver: no GPU to launch on")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_on_the_gpu_the_kernels_give_the_cpu_librarys_g_and_gradient(robot, cpu, dtype):
+    """The launch path end to end: device arrays, one launch of each kernel on a stream."""
+    pytest.importorskip("cuda.bindings")
+    from cuda.bindings import driver
+
+    kernel = cuda.compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
+    B = 1000
+    qs = _configurations(robot, B)
+    if dtype == "float32":  # q as the kernel sees it, normalized in float32
+        qs = qs.astype(np.float32).astype(np.float64)
+    W = np.random.default_rng(3).standard_normal((B, kernel.m, kernel.m))
+    host = {
+        "qs": np.ascontiguousarray(qs.T, dtype=dtype),
+        "W": np.ascontiguousarray(W.reshape(B, -1).T, dtype=dtype),
+        "G": np.zeros((kernel.n_out, B), dtype=dtype),
+        "gradient": np.zeros((kernel.nv, B), dtype=dtype),
+        "status": np.full(B, -1, dtype=np.int32),
+        "status_vjp": np.full(B, -1, dtype=np.int32),
+    }
+    cuda._driver()
+    kernel.launch(0, 0, 0, 0)  # the context and the module
+    device = {}
+    for name, array in host.items():
+        err, device[name] = driver.cuMemAlloc(array.nbytes)
+        assert err == driver.CUresult.CUDA_SUCCESS
+        (err,) = driver.cuMemcpyHtoD(device[name], array.ctypes.data, array.nbytes)
+        assert err == driver.CUresult.CUDA_SUCCESS
+    err, stream = driver.cuStreamCreate(0)
+    d = {name: int(pointer) for name, pointer in device.items()}
+    kernel.launch(d["qs"], d["G"], d["status"], B, int(stream))
+    kernel.launch_vjp(d["qs"], d["W"], d["gradient"], d["status_vjp"], B, int(stream))
+    (err,) = driver.cuStreamSynchronize(stream)
+    assert err == driver.CUresult.CUDA_SUCCESS
+    for name, array in host.items():
+        (err,) = driver.cuMemcpyDtoH(array.ctypes.data, device[name], array.nbytes)
+        assert err == driver.CUresult.CUDA_SUCCESS
+        driver.cuMemFree(device[name])
+    assert (host["status"] == OK).all() and (host["status_vjp"] == OK).all()
+    expected = cpu(qs).reshape(B, -1)
+    error = np.abs(host["G"].T - expected).max() / np.abs(expected).max()
+    assert error <= GPU_TOLERANCE[dtype]
+    expected = cpu.vjp(qs, W)
+    error = np.abs(host["gradient"].T - expected).max() / np.abs(expected).max()
+    assert error <= GPU_TOLERANCE[dtype]

@@ -325,11 +325,23 @@ def _nvrtc_version() -> str:
 
 
 def nvrtc_ptx(source: str, target: str = PTX_TARGET, name: str = "pvosimr.cu") -> str:
-    """``source`` compiled to PTX for ``target`` by NVRTC (:class:`CudaError` with NVRTC's log
-    when it fails)."""
+    """``source`` compiled to PTX for the virtual architecture ``target`` by NVRTC
+    (:class:`CudaError` with NVRTC's log when it fails)."""
+    return nvrtc_compile(source, target, name).rstrip(b"\0").decode()
+
+
+def nvrtc_compile(source: str, target: str, name: str = "pvosimr.cu") -> bytes:
+    """``source`` compiled by NVRTC: PTX for a virtual ``target`` (``"compute_80"``), a CUBIN
+    for a real one (``"sm_90"``); :class:`CudaError` with NVRTC's log when it fails."""
     require("pvosimr.codegen.cuda", "cuda.bindings")
     from cuda.bindings import nvrtc
 
+    cubin = target.startswith("sm_")
+    size_of, read = (
+        (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+        if cubin
+        else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+    )
     err, program = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _nvrtc_check(nvrtc, err, "creating the program")
     try:
@@ -341,14 +353,14 @@ def nvrtc_ptx(source: str, target: str = PTX_TARGET, name: str = "pvosimr.cu") -
             nvrtc.nvrtcGetProgramLog(program, log)
             text = log.decode(errors="replace").strip()
             raise CudaError(f"NVRTC could not compile {name} for {target}:\n{text[-4000:]}")
-        err, size = nvrtc.nvrtcGetPTXSize(program)
-        _nvrtc_check(nvrtc, err, "reading the PTX's size")
-        ptx = b" " * size
-        (err,) = nvrtc.nvrtcGetPTX(program, ptx)
-        _nvrtc_check(nvrtc, err, "reading the PTX")
+        err, size = size_of(program)
+        _nvrtc_check(nvrtc, err, "reading the compiled code's size")
+        image = b" " * size
+        (err,) = read(program, image)
+        _nvrtc_check(nvrtc, err, "reading the compiled code")
     finally:
         nvrtc.nvrtcDestroyProgram(program)
-    return ptx.rstrip(b"\0").decode()
+    return image
 
 
 def _nvrtc_check(nvrtc, err, doing: str) -> None:
@@ -378,6 +390,7 @@ class CudaDelassus:
         self.n_p, self.n_out = sizes["n_p"], sizes["n_out"]
         self.kernels = ("pvosimr_G", "pvosimr_vjp") if sizes["vjp"] else ("pvosimr_G",)
         self._cache_dir, self._ptx, self._host = cache_dir, None, None
+        self._functions: dict[tuple[int, str], object] = {}  # (context, kernel) -> CUfunction
         self._key = hashlib.sha256(f"{KERNEL_VERSION}\0{source}".encode()).hexdigest()[:24]
 
     def __repr__(self) -> str:
@@ -391,26 +404,108 @@ class CudaDelassus:
         """The PTX of :attr:`source` for :data:`PTX_TARGET`, compiled by NVRTC once (cached
         on disk, keyed by the source, NVRTC's version and the target)."""
         if self._ptx is None:
-            require("pvosimr.codegen.cuda", "cuda.bindings")
-            folder = _cache_folder(self._cache_dir)
-            key = hashlib.sha256(f"{self._key}\0{_nvrtc_version()}\0{PTX_TARGET}".encode())
-            entry = folder / f"pvosimr_{self.nq}q_{self.m}m_{key.hexdigest()[:24]}.ptx"
-            with building(entry):
-                if not usable(entry):
-                    announce(
-                        f"CUDA: compiling {', '.join(self.kernels)} ({len(self.source) // 1000:,}"
-                        f" kB of CUDA C, {self.dtype}) with NVRTC for {PTX_TARGET} into {folder} "
-                        "(once: later calls load it)"
-                    )
-                    ptx = nvrtc_ptx(self.source, PTX_TARGET)
-                    install(entry, lambda tmp: tmp.write_text(ptx))
-            self._ptx = entry.read_text()
+            self._ptx = self.image(PTX_TARGET).rstrip(b"\0").decode()
         return self._ptx
+
+    def image(self, target: str) -> bytes:
+        """:attr:`source` compiled by NVRTC for ``target``: PTX for ``"compute_80"``, a CUBIN
+        for ``"sm_90"`` (:func:`nvrtc_compile`), once: cached on disk, keyed by the source,
+        NVRTC's version and the target."""
+        require("pvosimr.codegen.cuda", "cuda.bindings")
+        folder = _cache_folder(self._cache_dir)
+        key = hashlib.sha256(f"{self._key}\0{_nvrtc_version()}\0{target}".encode())
+        suffix = ".cubin" if target.startswith("sm_") else ".ptx"
+        entry = folder / f"pvosimr_{self.nq}q_{self.m}m_{key.hexdigest()[:24]}{suffix}"
+        with building(entry):
+            if not usable(entry):
+                announce(
+                    f"CUDA: compiling {', '.join(self.kernels)} ({len(self.source) // 1000:,} kB "
+                    f"of CUDA C, {self.dtype}) with NVRTC for {target} into {folder} (once: "
+                    "later calls load it)"
+                )
+                image = nvrtc_compile(self.source, target)
+                install(entry, lambda tmp: tmp.write_bytes(image))
+        return entry.read_bytes()
 
     def resources(self, arch: str = "sm_90", options: Iterable[str] = ()) -> list[Resources]:
         """Registers, stack frame and spills per thread of each kernel, from ``ptxas -v`` on
         :attr:`ptx` for ``arch`` (:func:`ptxas_resources`)."""
         return ptxas_resources(self.ptx, arch, options)
+
+    def launch(self, qs: int, out: int, status: int, B: int, stream: int = 0, *, p: int = 0):
+        """Run ``pvosimr_G`` on the current CUDA context's device (its primary context where
+        none is current) on ``stream``, asynchronously: ``qs`` (nq, B), ``out`` (n_out, B) and
+        ``status`` (B, int32) are device pointers (integers) to arrays of :attr:`dtype`
+        (``status``: int32) laid out as the module docstring says; ``p`` points to the
+        ``n_p`` placements where they are inputs.  Loaded at first use from a CUBIN that NVRTC
+        compiles for the device (:meth:`image`).  :class:`CudaError` in one line where there
+        is no CUDA driver or GPU, or the driver refuses."""
+        self._launch("pvosimr_G", [qs, p, out, status], B, stream, p)
+
+    def launch_vjp(
+        self, qs: int, W: int, out: int, status: int, B: int, stream: int = 0, *, p: int = 0
+    ):
+        """Run ``pvosimr_vjp`` as :meth:`launch` runs G: ``W`` (m·m, B) the weights (row
+        ``k`` entry ``k`` of each configuration's C-ordered W, as ``f.vjp`` reads it), ``out``
+        (nv, B) the gradient of ``⟨W, G⟩`` along ``pin.integrate``."""
+        if "pvosimr_vjp" not in self.kernels:
+            raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
+        self._launch("pvosimr_vjp", [qs, p, W, out, status], B, stream, p)
+
+    def _launch(self, kernel: str, pointers: list[int], B: int, stream: int, p: int) -> None:
+        if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 0:
+            raise ValueError(f"B must be a number of configurations >= 0, not {B!r}")
+        if self.n_p and not p:
+            raise ValueError(
+                f"the placements are inputs of this kernel: p must point to its {self.n_p} "
+                "numbers on the device"
+            )
+        driver = _driver()
+        function = self._function(driver, kernel)
+        if B == 0:
+            return
+        values = [np.array([int(x)], dtype=np.uint64) for x in pointers]
+        values.append(np.array([B], dtype=np.int64))
+        params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+        grid = (int(B) + BLOCK - 1) // BLOCK
+        (err,) = driver.cuLaunchKernel(
+            function, grid, 1, 1, BLOCK, 1, 1, 0, driver.CUstream(int(stream)),
+            params.ctypes.data, 0,
+        )  # fmt: skip
+        _driver_check(driver, err, f"launching {kernel} on {B} configurations")
+
+    def _function(self, driver, kernel: str):
+        """``kernel`` in the current context (the device's primary one where none is current),
+        its module loaded from a CUBIN for the device once per context."""
+        err, context = driver.cuCtxGetCurrent()
+        _driver_check(driver, err, "reading the current context")
+        if not int(context):
+            err, device = driver.cuDeviceGet(0)
+            _driver_check(driver, err, "finding GPU 0")
+            err, context = driver.cuDevicePrimaryCtxRetain(device)
+            _driver_check(driver, err, "retaining GPU 0's primary context")
+            (err,) = driver.cuCtxSetCurrent(context)
+            _driver_check(driver, err, "making GPU 0's primary context current")
+        key = (int(context), kernel)
+        if key not in self._functions:
+            err, device = driver.cuCtxGetDevice()
+            _driver_check(driver, err, "reading the context's device")
+            capability = []
+            for attribute in ("MAJOR", "MINOR"):
+                name = f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{attribute}"
+                err, value = driver.cuDeviceGetAttribute(
+                    getattr(driver.CUdevice_attribute, name), device
+                )
+                _driver_check(driver, err, "reading the device's compute capability")
+                capability.append(value)
+            image = self.image(f"sm_{capability[0]}{capability[1]}")
+            err, module = driver.cuModuleLoadData(image)
+            _driver_check(driver, err, f"loading the kernels for sm_{capability[0]}{capability[1]}")
+            for name in self.kernels:
+                err, function = driver.cuModuleGetFunction(module, name.encode())
+                _driver_check(driver, err, f"finding {name} in the loaded module")
+                self._functions[(int(context), name)] = function
+        return self._functions[key]
 
     def host(self, qs, placements: np.ndarray | None = None, W=None):
         """The kernels' own C run on this CPU, one configuration after the other: ``qs`` (B,
@@ -463,6 +558,36 @@ class CudaDelassus:
                     )
             self._host = ctypes.CDLL(str(entry))
         return self._host
+
+
+#: Threads per block of a launch (a kernel that needs 255 registers a thread still fits
+#: two blocks on an SM of 65,536 registers).
+BLOCK = 128
+
+
+def _driver():
+    """``cuda.bindings.driver``, initialised; :class:`CudaError` in one line where this
+    machine has no CUDA driver or GPU."""
+    require("pvosimr.codegen.cuda", "cuda.bindings")
+    from cuda.bindings import driver
+
+    try:
+        (err,) = driver.cuInit(0)
+    except (RuntimeError, OSError) as exc:  # libcuda.so cannot be loaded
+        reason = str(exc).split(". ")[0]
+        raise CudaError(
+            f"no CUDA driver on this machine ({reason}): launching the kernels needs an NVIDIA "
+            "GPU and its driver (their source, PTX and host C need neither)"
+        ) from None
+    _driver_check(driver, err, "initialising the CUDA driver (cuInit)")
+    return driver
+
+
+def _driver_check(driver, err, doing: str) -> None:
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        said = name.decode() if isinstance(name, bytes) else str(err)
+        raise CudaError(f"the CUDA driver failed {doing}: {said}")
 
 
 def compile_cuda(
