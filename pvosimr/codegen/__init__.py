@@ -15,7 +15,16 @@
 
 from .build import *  # noqa: F403  (one list: build.__all__)
 from .build import __all__ as _build_all
-from .cuda import compile_cuda
 from .standalone import ExportError, export
 
 __all__ = [*_build_all, "ExportError", "compile_cuda", "export"]
+
+
+def __getattr__(name: str):
+    """``compile_cuda`` from :mod:`.cuda` on first use (``python -m pvosimr.codegen.cuda``
+    then runs a module not yet imported)."""
+    if name == "compile_cuda":
+        from .cuda import compile_cuda
+
+        return compile_cuda
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
