@@ -134,6 +134,13 @@ def test_ptxas_output_is_read_per_kernel():
     assert set(found) == {"k", "j"} and found["j"].stack_frame == 0
 
 
+def test_the_report_has_a_row_per_kernel_dtype_and_architecture():
+    pytest.importorskip("cuda.bindings")
+    text = cuda.report(["four_bar"], ["sm_80", "sm_90"])
+    rows = [line for line in text.splitlines() if line.startswith("| four_bar |")]
+    assert len(rows) == 2 * 2 * 2 and "| pvosimr_G | 110 | sm_80 |" in rows[0]
+
+
 def test_without_the_extra_the_ptx_is_one_line(robot):
     """compile_cuda writes the source without NVIDIA's wheels; asking for PTX names the extra."""
     code = (

@@ -17,7 +17,7 @@ from .build import *  # noqa: F403  (one list: build.__all__)
 from .build import __all__ as _build_all
 from .standalone import ExportError, export
 
-__all__ = [*_build_all, "ExportError", "compile_cuda", "export"]
+__all__ = [*_build_all, "ExportError", "compile_cuda", "export"]  # noqa: F405  (__getattr__)
 
 
 def __getattr__(name: str):

@@ -643,7 +643,16 @@ def report(robots: Iterable[str], architectures: Iterable[str] = ARCHITECTURES) 
     kernel of each zoo robot in ``robots``, float64 and float32, for each architecture."""
     from ..zoo import registry
 
+    version = subprocess.run([_ptxas(), "--version"], capture_output=True, text=True, check=False)
+    release = next((x for x in version.stdout.splitlines() if "release" in x), "ptxas").strip()
     rows = [
+        "# CUDA kernels: registers and spills",
+        "",
+        "Written by `python -m pvosimr.codegen.cuda --report figures/cuda_resources.md`: "
+        f"`ptxas -v` ({release}) on the PTX that NVRTC {_nvrtc_version()} compiles for "
+        f"{PTX_TARGET} from `compile_cuda`'s source (pv-osimr, G and the gradient). Bytes per "
+        "thread; a kernel has at most 255 registers.",
+        "",
         "| robot | dtype | kernel | CasADi instructions | arch | registers | stack frame | "
         "spill stores | spill loads |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -654,7 +663,9 @@ def report(robots: Iterable[str], architectures: Iterable[str] = ARCHITECTURES) 
             kernel = compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
             sizes = dict(re.findall(r"---- (pvosimr_\w+): \w+, ([\d,]+) CasADi", kernel.source))
             for arch in architectures:
-                for r in kernel.resources(arch):
+                for r in sorted(
+                    kernel.resources(arch), key=lambda r: kernel.kernels.index(r.kernel)
+                ):
                     rows.append(
                         f"| {name} | {dtype} | {r.kernel} | {sizes.get(r.kernel, '?')} | "
                         f"{arch} | {r.registers} | {r.stack_frame} | {r.spill_stores} | "
