@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from _codegen import FAST, FAST_DERIVATIVES, codegen_or_skip
 
@@ -236,3 +237,30 @@ def test_on_the_gpu_the_kernels_give_the_cpu_librarys_g_and_gradient(robot, cpu,
     expected = cpu.vjp(qs, W)
     error = np.abs(host["gradient"].T - expected).max() / np.abs(expected).max()
     assert error <= GPU_TOLERANCE[dtype]
+
+
+def test_placements_as_inputs_on_the_host(robot):
+    """``placements="input"``: one p for every configuration, for G and the gradient (whose
+    CasADi function then reads q, p and W)."""
+    options = {"placements": "input", "flags": FAST, "derivative_flags": FAST_DERIVATIVES}
+    placed = build.compile(robot.model, robot.constraints, vjp=True, **options)
+    kernel = cuda.compile_cuda(robot.model, robot.constraints, vjp=True, placements="input")
+    assert kernel.n_p > 0
+    rng = np.random.default_rng(5)
+    turns, shifts = rng.standard_normal((2, len(robot.constraints), 3))
+    moved = [pin.SE3(pin.exp3(w), t) for w, t in zip(turns, shifts, strict=True)]
+    p = placed.placement_vector(moved)
+    qs = _configurations(robot, 4)
+    G, status = kernel.host(qs, placements=p)
+    expected = placed(qs, placements=moved).reshape(len(qs), -1)
+    assert (status == OK).all()
+    assert np.abs(G - expected).max() <= TOLERANCE["float64"] * np.abs(expected).max()
+    W = rng.standard_normal((len(qs), kernel.m, kernel.m))
+    gradient, status = kernel.host(qs, placements=p, W=W)
+    expected = placed.vjp(qs, W, placements=moved)
+    assert (status == OK).all()
+    assert np.abs(gradient - expected).max() <= TOLERANCE["float64"] * np.abs(expected).max()
+    with pytest.raises(ValueError, match="p must point to its"):
+        kernel.launch(0, 0, 0, 1)
+    with pytest.raises(ValueError, match=f"placements must be the {kernel.n_p} numbers of p"):
+        kernel.host(qs)

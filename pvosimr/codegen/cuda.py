@@ -514,6 +514,12 @@ class CudaDelassus:
         ctype = np.dtype(self.dtype)
         qs = np.ascontiguousarray(np.atleast_2d(qs).T, dtype=ctype)
         B = qs.shape[1]
+        if self.n_p and np.shape(placements) != (self.n_p,):
+            raise ValueError(
+                f"placements must be the {self.n_p} numbers of p "
+                "(CompiledDelassus.placement_vector), not "
+                f"{'nothing' if placements is None else np.shape(placements)}"
+            )
         p = np.ascontiguousarray(np.zeros(1) if placements is None else placements, dtype=ctype)
         status = np.full(B, -1, dtype=np.int32)
         lib = self._host_library()
