@@ -498,9 +498,14 @@ class CudaDelassus:
                 )
                 _driver_check(driver, err, "reading the device's compute capability")
                 capability.append(value)
-            image = self.image(f"sm_{capability[0]}{capability[1]}")
-            err, module = driver.cuModuleLoadData(image)
-            _driver_check(driver, err, f"loading the kernels for sm_{capability[0]}{capability[1]}")
+            arch = f"sm_{capability[0]}{capability[1]}"
+            try:
+                image = self.image(arch)
+            except CudaError:  # a GPU newer than NVRTC: the driver compiles the PTX
+                image = self.ptx.encode() + b"\0"
+            buffer = np.frombuffer(image, dtype=np.uint8)  # alive until the driver has it
+            err, module = driver.cuModuleLoadData(buffer.ctypes.data)
+            _driver_check(driver, err, f"loading the kernels for {arch}")
             for name in self.kernels:
                 err, function = driver.cuModuleGetFunction(module, name.encode())
                 _driver_check(driver, err, f"finding {name} in the loaded module")
