@@ -118,6 +118,14 @@ def test_nvrtc_compiles_every_kernel_and_ptxas_reports_its_resources():
     _nvrtc_and_ptxas("four_bar", ("sm_80", "sm_90"))  # 110 instructions: a second
 
 
+def test_the_launch_loads_a_cubin_for_the_device():
+    """What the launch hands the driver: NVRTC's CUBIN for the GPU's own architecture."""
+    pytest.importorskip("cuda.bindings")
+    robot = registry.load("four_bar")
+    kernel = cuda.compile_cuda(robot.model, robot.constraints, vjp=True)
+    assert kernel.image("sm_90").startswith(b"\x7fELF")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["atlas", "atlas_shadow_hand"])
 def test_nvrtc_and_ptxas_on_the_papers_robots(name):
