@@ -10,6 +10,7 @@ import pinocchio as pin
 import pytest
 from _codegen import FAST, FAST_DERIVATIVES, codegen_or_skip
 
+from pvosimr.codegen import chunks
 from pvosimr.codegen.c_source import BAD_Q, BAD_W, OK
 from pvosimr.zoo import registry
 
@@ -96,6 +97,15 @@ def test_a_statement_the_kernel_does_not_know_is_named():
     )
     with pytest.raises(cuda.CudaError, match=r"line 3 of f's generated body .*'a0=atan2"):
         cuda.kernel_body(generated, "f")
+
+
+def test_a_function_written_in_chunks_is_refused(monkeypatch):
+    """Beyond CHUNKED_FROM the CPU library's C is chunks and slots, which the kernel does not
+    take (Atlas with two Shadow hands: the gradient's 81,779 instructions)."""
+    monkeypatch.setattr(chunks, "CHUNKED_FROM", 100)
+    robot = registry.load("four_bar")  # 110 instructions
+    with pytest.raises(cuda.CudaError, match="110 CasADi instructions: beyond .*CHUNKED_FROM"):
+        cuda.compile_cuda(robot.model, robot.constraints)
 
 
 def _nvrtc_and_ptxas(robot_name: str, architectures: tuple[str, ...]) -> None:
