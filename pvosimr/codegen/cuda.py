@@ -21,7 +21,9 @@ for :data:`PTX_TARGET`, cached in ``cuda/`` of pvosimr's cache folder), ``resour
 (``ptxas -v``'s registers, stack frame and spills per kernel, from the ``nvidia-cuda-nvcc``
 wheel's ``ptxas``) and ``host(qs)``: the same source compiled as C by the system compiler
 (``__device__`` empty, the kernel a loop over configurations), the check that the kernel's
-body is the CPU library's G without a GPU.  The ``cuda`` extra installs NVRTC and ptxas
+body is the CPU library's G without a GPU; ``launch`` and ``launch_vjp`` run the kernels on
+device pointers and a stream through the driver API (``cuda-bindings``), from a CUBIN that
+NVRTC compiles for the GPU.  The ``cuda`` extra installs NVRTC, ptxas and the bindings
 (NVIDIA's wheels; no CUDA toolkit, no nvcc).
 
 ``python -m pvosimr.codegen.cuda --report FILE`` writes the ptxas figures of the zoo's
@@ -380,9 +382,10 @@ def _cache_folder(cache_dir: str | os.PathLike | None) -> Path:
 
 class CudaDelassus:
     """The CUDA kernels of one model's G (and gradient): :attr:`source`, :attr:`ptx` (NVRTC,
-    cached, at first use), :meth:`resources` (``ptxas -v``) and :meth:`host` (the same C on
-    the CPU).  ``nq``, ``nv``, ``m``, ``n_p`` (numbers in ``p``, 0 for fixed placements),
-    ``n_out`` (m·m), ``dtype``, ``algorithm`` and ``kernels`` (their names) describe it."""
+    cached, at first use), :meth:`resources` (``ptxas -v``), :meth:`host` (the same C on the
+    CPU) and :meth:`launch` / :meth:`launch_vjp` (on a GPU).  ``nq``, ``nv``, ``m``, ``n_p``
+    (numbers in ``p``, 0 for fixed placements), ``n_out`` (m·m), ``dtype``, ``algorithm`` and
+    ``kernels`` (their names) describe it."""
 
     def __init__(self, source: str, sizes: dict, algorithm: str, dtype: str, cache_dir=None):
         self.source, self.algorithm, self.dtype = source, algorithm, dtype
