@@ -13,6 +13,7 @@ __all__ = ["EXTRAS", "install_hint", "missing_extra", "require"]
 
 EXTRAS = {
     "casadi": ("CasADi", "symbolic"),
+    "cuda.bindings": ("NVIDIA's CUDA Python bindings (NVRTC, ptxas)", "cuda"),
     "frax": ("frax", "frax"),
     "jax": ("JAX", "jax"),
     "matplotlib": ("matplotlib", "plots"),

@@ -1,0 +1,700 @@
+"""G on a GPU: CasADi's generated C of G as a CUDA kernel, one configuration per thread.
+
+The kernel's body is the function the CPU library is compiled from
+(:func:`pvosimr.codegen.build.generate_source`'s ``generated``: straight-line C on scalar
+locals, model constants folded in), each line rewritten one for one (:func:`kernel_body`):
+its locals stay locals (registers, spilled by ``ptxas`` where they do not fit), an input is
+read where CasADi reads it and an output stored where CasADi writes it.  Configurations lie
+fastest in memory: ``qs`` is (nq, B), G (n_out, B) with row ``k`` CasADi's entry ``k`` of the
+column-major m × m matrix, the gradient's weights ``Ws`` (m·m, B) and its result (nv, B), so
+a warp's 32 threads load and store 32 consecutive numbers.  Constraint placements as inputs
+(``placements="input"``) are one vector ``p`` for every configuration.
+
+Each thread checks its ``q`` first (every entry within the model's range, every unit-norm part
+normalized to :data:`pvosimr.checks.NORMALIZED_TOLERANCE`), then the weights (finite) and the
+result (finite), and writes its code to ``status`` (:data:`pvosimr.codegen.c_source.OK`,
+``BAD_Q``, ``BAD_W``, ``NON_FINITE``): a rejected configuration's G is not written.
+
+:func:`compile_cuda` returns a :class:`CudaDelassus`: ``source`` (CUDA C, with the kernels
+``pvosimr_G`` and, with ``vjp=True``, ``pvosimr_vjp``), ``ptx`` (compiled by NVRTC at first use
+for :data:`PTX_TARGET`, cached in ``cuda/`` of pvosimr's cache folder), ``resources(arch)``
+(``ptxas -v``'s registers, stack frame and spills per kernel, from the ``nvidia-cuda-nvcc``
+wheel's ``ptxas``) and ``host(qs)``: the same source compiled as C by the system compiler
+(``__device__`` empty, the kernel a loop over configurations), the check that the kernel's
+body is the CPU library's G without a GPU; ``launch`` and ``launch_vjp`` run the kernels on
+device pointers and a stream through the driver API (``cuda-bindings``), from a CUBIN that
+NVRTC compiles for the GPU.  The ``cuda`` extra installs NVRTC, ptxas and the bindings
+(NVIDIA's wheels; no CUDA toolkit, no nvcc).
+
+``python -m pvosimr.codegen.cuda --report FILE`` writes the ptxas figures of the zoo's
+robots (:func:`report`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from ..checks import NORMALIZED_TOLERANCE
+from ..constraints import as_constraint_list
+from ..extras import require
+from ..notices import announce
+from . import compiler as toolchain
+from .c_source import BAD_Q, BAD_W, NON_FINITE, OK
+from .cache import building, cache_dir_origin, install, make_folder, usable
+from .call import CodegenError
+
+__all__ = [
+    "ARCHITECTURES",
+    "DTYPES",
+    "PTX_TARGET",
+    "CudaDelassus",
+    "CudaError",
+    "Resources",
+    "compile_cuda",
+    "kernel_body",
+    "kernel_source",
+    "ptxas_resources",
+    "report",
+]
+
+#: The numbers a kernel computes in -> their C type.
+DTYPES = {"float64": "double", "float32": "float"}
+
+#: The virtual architecture of :attr:`CudaDelassus.ptx` (Ampere and later JIT-compile it).
+PTX_TARGET = "compute_80"
+
+#: The GPUs whose ``ptxas`` figures :func:`report` writes: A100, H100/H200, B200.
+ARCHITECTURES = ("sm_80", "sm_90", "sm_100")
+
+#: Bumped whenever the kernel's C changes meaning (part of the PTX's cache key).
+KERNEL_VERSION = "1"
+
+
+class CudaError(CodegenError):
+    """The kernel cannot be written or compiled (the message says which step and why)."""
+
+
+# --------------------------------------------------------------------------- the kernel's C
+
+_LOCAL = r"a\d+"
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_OPERAND = rf"{_LOCAL}|{_NUMBER}"
+_LINES = [  # (one line of CasADi's body, its kernel form); PV_C: a constant in pv_t
+    (re.compile(rf"  casadi_real ((?:{_LOCAL}, )*{_LOCAL};)"), r"  pv_t \1"),
+    (re.compile(rf"  ({_LOCAL})=(-?)({_NUMBER});"), r"  \1=\2PV_C(\3);"),
+    (re.compile(rf"  ({_LOCAL})=arg\[(\d)\]\? arg\[\2\]\[(\d+)\] : 0;"), r"  \1=PV_IN\2(\3);"),
+    (re.compile(rf"  ({_LOCAL})=\(({_OPERAND})([-+*/])({_OPERAND})\);"), r"  \1=(\2\3\4);"),
+    (re.compile(rf"  ({_LOCAL})=\(-({_LOCAL})\);"), r"  \1=(-\2);"),
+    (re.compile(rf"  ({_LOCAL})=(sin|cos|sqrt|fabs|casadi_sq)\(({_LOCAL})\);"), r"  \1=pv_\2(\3);"),
+    (re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(\d+)\]=({_LOCAL});"), r"  PV_OUT(\1)=\2;"),
+]
+_LITERAL = re.compile(rf"(?<![\w.])({_NUMBER})(?![\w.])")
+
+
+def _function_body(generated: str, fname: str) -> str:
+    """The lines of CasADi's function ``fname`` in ``generated`` (declarations included)."""
+    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int casadi_f\d+\(", generated)
+    if header is None:
+        raise CudaError(f"no function {fname} in the generated C")
+    start = generated.index("{\n", header.end()) + 2
+    return generated[start : generated.index("\n  return 0;\n}\n", start)]
+
+
+def kernel_body(generated: str, fname: str) -> str:
+    """CasADi's function ``fname`` of ``generated``, line for line in the kernel's macros:
+    ``PV_INk(i)`` reads entry ``i`` of input ``k``, ``PV_OUT(i)`` is output entry ``i``,
+    ``PV_C(x)`` a constant and ``pv_sin`` … the math of ``pv_t``.  :class:`CudaError` naming
+    a line that is not one of the straight-line statements it knows."""
+    lines = []
+    for number, line in enumerate(_function_body(generated, fname).split("\n"), 1):
+        for pattern, kernel in _LINES:
+            match = pattern.fullmatch(line)
+            if match is not None:
+                written = match.expand(kernel)
+                if kernel.startswith(r"  \1=(\2"):  # an operation: its constants in pv_t
+                    head, tail = written.split("=", 1)
+                    written = head + "=" + _LITERAL.sub(r"PV_C(\1)", tail)
+                lines.append(written)
+                break
+        else:
+            raise CudaError(
+                f"line {number} of {fname}'s generated body is not a statement the CUDA "
+                f"kernel knows: {line.strip()!r}"
+            )
+    return "\n".join(lines)
+
+
+_PRELUDE = """/* pvosimr: G = J M^-1 J^T as CUDA kernels, one configuration per thread ({dtype}).
+   Configurations fastest in memory: entry i of a configuration's array at [i * B]. */
+#ifdef __CUDACC__
+#define PV_EXTERN extern "C"
+#define PV_FORCEINLINE __forceinline__
+#else  /* the same C on the host: the kernel is a loop over the configurations */
+#include <math.h>
+#define __device__
+#define __global__
+#define PV_EXTERN
+#define PV_FORCEINLINE inline
+#endif
+typedef {ctype} pv_t;
+#define PV_C(x) ((pv_t)(x))
+#define pv_casadi_sq(x) ((x) * (x))
+{math}
+"""
+
+_MATH = {  # the C library's functions of pv_t
+    dtype: "\n".join(f"#define pv_{f} {f}{suffix}" for f in ("sin", "cos", "sqrt", "fabs"))
+    for dtype, suffix in (("float64", ""), ("float32", "f"))
+}
+
+
+def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
+    """``pvosimr_bad_q``: 1 where an entry of ``q`` is beyond the model's range or a unit-norm
+    part is not normalized (computed in double, whatever ``pv_t``)."""
+    norms = []
+    for start, length in parts:
+        terms = " + ".join(f"x[{start + k}] * x[{start + k}]" for k in range(length))
+        norms.append(f"  if (!(fabs(sqrt({terms}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
+    return f"""
+__device__ static PV_FORCEINLINE int pvosimr_bad_q(const pv_t* q, long long B) {{
+  double x[{max(nq, 1)}];
+  int i;
+  for (i = 0; i < {nq}; ++i) {{
+    x[i] = (double)q[(long long)i * B];
+    if (!(fabs(x[i]) <= {q_bound!r})) return 1;
+  }}
+{chr(10).join(norms)}
+  return 0;
+}}
+
+__device__ static PV_FORCEINLINE int pvosimr_finite(const pv_t* v, int n, long long B) {{
+  int i;
+  for (i = 0; i < n; ++i) {{
+    const pv_t x = v[(long long)i * B];
+    if (!(x - x == 0)) return 0;  /* x - x is 0 exactly where x is finite */
+  }}
+  return 1;
+}}
+"""
+
+
+def _function(name: str, body: str, info: dict) -> str:
+    """The kernel ``name`` around ``body`` (:func:`kernel_body` of G or of the gradient)."""
+    inputs = ["q"] + (["p"] if info["n_p"] else []) + (["w"] if info["n_w"] else [])
+    macros = {"q": "q[(long long)(i) * B]", "p": "(pv_t)p[i]", "w": "w[(long long)(i) * B]"}
+    defines = "\n".join(f"#define PV_IN{k}(i) {macros[x]}" for k, x in enumerate(inputs))
+    undefines = "\n".join(f"#undef PV_IN{k}" for k in range(len(inputs)))
+    weights = "const pv_t* __restrict__ ws, " if info["n_w"] else ""
+    w_param = "const pv_t* __restrict__ w, " if info["n_w"] else ""
+    w_row = "  const pv_t* w = ws + b;\n" if info["n_w"] else ""
+    w_check = (
+        f"  if (!pvosimr_finite(w, {info['n_w']}, B)) {{ status[b] = {BAD_W}; return; }}\n"
+        if info["n_w"]
+        else ""
+    )
+    w_arg = "w, " if info["n_w"] else ""
+    params = (
+        f"const pv_t* __restrict__ qs, const pv_t* __restrict__ p, {weights}"
+        "pv_t* __restrict__ outs, int* __restrict__ status, long long B"
+    )
+    args = "qs, p, " + ("ws, " if info["n_w"] else "") + "outs, status, B"
+    return f"""
+/* ---- {name}: {info["fname"]}, {info["n_instructions"]:,} CasADi instructions ---- */
+{defines}
+#define PV_OUT(i) out[(long long)(i) * B]
+__device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
+    const pv_t* __restrict__ p, {w_param}pv_t* __restrict__ out, long long B) {{
+  (void)p;
+{body}
+}}
+{undefines}
+#undef PV_OUT
+
+__device__ static PV_FORCEINLINE void {name}_row({params}, long long b) {{
+  const pv_t* q = qs + b;
+  pv_t* out = outs + b;
+{w_row}  if (pvosimr_bad_q(q, B)) {{ status[b] = {BAD_Q}; return; }}
+{w_check}  {name}_body(q, p, {w_arg}out, B);
+  status[b] = pvosimr_finite(out, {info["n_out"]}, B) ? {OK} : {NON_FINITE};
+}}
+
+#ifdef __CUDACC__
+PV_EXTERN __global__ void {name}({params}) {{
+  const long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < B) {name}_row({args}, b);
+}}
+#else
+PV_EXTERN void {name}({params}) {{
+  long long b;
+  for (b = 0; b < B; ++b) {name}_row({args}, b);
+}}
+#endif
+"""
+
+
+def kernel_source(g_info: dict, vjp_info: dict | None, dtype: str) -> str:
+    """The CUDA C of ``pvosimr_G`` (G of :func:`~pvosimr.codegen.build.generate_source`'s
+    ``g_info``) and, with ``vjp_info``, ``pvosimr_vjp`` (the gradient of ``⟨W, G⟩``), in
+    ``dtype`` (:data:`DTYPES`); also C for the host."""
+    prelude = _PRELUDE.format(dtype=dtype, ctype=DTYPES[dtype], math=_MATH[dtype])
+    check = _q_check(g_info["nq"], g_info["unit_parts"], g_info["q_bound"])
+    parts = [prelude, check]
+    for name, info in (("pvosimr_G", g_info), ("pvosimr_vjp", vjp_info)):
+        if info is not None:
+            parts.append(_function(name, kernel_body(info["generated"], info["fname"]), info))
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- NVRTC and ptxas
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+    """What ``ptxas -v`` says of one kernel on one architecture (bytes per thread)."""
+
+    kernel: str
+    arch: str
+    registers: int
+    stack_frame: int
+    spill_stores: int
+    spill_loads: int
+
+
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '(\w+)' for '(\w+)'")
+_PTXAS_PROPERTIES = re.compile(r"Function properties for (\w+)")
+_PTXAS_FRAME = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_PTXAS_REGISTERS = re.compile(r"Used (\d+) registers")
+
+
+def _ptxas() -> str:
+    """The path of the ``nvidia-cuda-nvcc`` wheel's ``ptxas``."""
+    require("pvosimr.codegen.cuda", "cuda.bindings")
+    from cuda import pathfinder
+
+    found = pathfinder.find_nvidia_binary_utility("ptxas")
+    if found is None:
+        raise CudaError('ptxas not found: pip install "pvosimr[cuda]" (nvidia-cuda-nvcc)')
+    return found
+
+
+def ptxas_resources(ptx: str, arch: str, options: Iterable[str] = ()) -> list[Resources]:
+    """Each kernel's registers, stack frame and spills when ``ptxas -v`` compiles ``ptx`` for
+    ``arch`` (``"sm_90"``, …); ``options`` go to ``ptxas`` too (``"-maxrregcount=128"``)."""
+    with tempfile.TemporaryDirectory(prefix="pvosimr-ptxas-") as folder:
+        path = Path(folder) / "kernels.ptx"
+        path.write_text(ptx)
+        command = [_ptxas(), "-v", f"-arch={arch}", *options, str(path), "-o", os.devnull]
+        out = subprocess.run(command, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise CudaError(f"ptxas failed:\n  {shlex.join(command)}\n{out.stderr[-4000:]}")
+    registers: dict[str, int] = {}
+    frames: dict[str, list[int]] = {}
+    entry = function = None
+    for line in out.stderr.splitlines():
+        if (match := _PTXAS_ENTRY.search(line)) is not None:
+            entry = match.group(1)
+        elif (match := _PTXAS_PROPERTIES.search(line)) is not None:
+            function = match.group(1)
+        elif (match := _PTXAS_FRAME.search(line)) is not None and function is not None:
+            frames[function] = [int(x) for x in match.groups()]
+        elif (match := _PTXAS_REGISTERS.search(line)) is not None and entry is not None:
+            registers[entry] = int(match.group(1))
+    return [
+        Resources(name, arch, count, *frames.get(name, (0, 0, 0)))
+        for name, count in registers.items()
+    ]
+
+
+def _nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def nvrtc_ptx(source: str, target: str = PTX_TARGET, name: str = "pvosimr.cu") -> str:
+    """``source`` compiled to PTX for the virtual architecture ``target`` by NVRTC
+    (:class:`CudaError` with NVRTC's log when it fails)."""
+    return nvrtc_compile(source, target, name).rstrip(b"\0").decode()
+
+
+def nvrtc_compile(source: str, target: str, name: str = "pvosimr.cu") -> bytes:
+    """``source`` compiled by NVRTC: PTX for a virtual ``target`` (``"compute_80"``), a CUBIN
+    for a real one (``"sm_90"``); :class:`CudaError` with NVRTC's log when it fails."""
+    require("pvosimr.codegen.cuda", "cuda.bindings")
+    from cuda.bindings import nvrtc
+
+    cubin = target.startswith("sm_")
+    size_of, read = (
+        (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+        if cubin
+        else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+    )
+    err, program = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _nvrtc_check(nvrtc, err, "creating the program")
+    try:
+        options = [f"--gpu-architecture={target}".encode(), b"--std=c++17"]
+        (err,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, size = nvrtc.nvrtcGetProgramLogSize(program)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(program, log)
+            text = log.decode(errors="replace").strip()
+            raise CudaError(f"NVRTC could not compile {name} for {target}:\n{text[-4000:]}")
+        err, size = size_of(program)
+        _nvrtc_check(nvrtc, err, "reading the compiled code's size")
+        image = b" " * size
+        (err,) = read(program, image)
+        _nvrtc_check(nvrtc, err, "reading the compiled code")
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    return image
+
+
+def _nvrtc_check(nvrtc, err, doing: str) -> None:
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CudaError(f"NVRTC failed {doing}: {err.name}")
+
+
+def _cache_folder(cache_dir: str | os.PathLike | None) -> Path:
+    if cache_dir is not None:
+        chosen_by = "the cache_dir argument of pvosimr.codegen.compile_cuda"
+        return make_folder(Path(cache_dir).expanduser() / "cuda", chosen_by)
+    return make_folder(toolchain.cache_dir() / "cuda", cache_dir_origin())
+
+
+# --------------------------------------------------------------------------- the kernels
+
+
+class CudaDelassus:
+    """The CUDA kernels of one model's G (and gradient): :attr:`source`, :attr:`ptx` (NVRTC,
+    cached, at first use), :meth:`resources` (``ptxas -v``), :meth:`host` (the same C on the
+    CPU) and :meth:`launch` / :meth:`launch_vjp` (on a GPU).  ``nq``, ``nv``, ``m``, ``n_p``
+    (numbers in ``p``, 0 for fixed placements), ``n_out`` (m·m), ``dtype``, ``algorithm`` and
+    ``kernels`` (their names) describe it."""
+
+    def __init__(self, source: str, sizes: dict, algorithm: str, dtype: str, cache_dir=None):
+        self.source, self.algorithm, self.dtype = source, algorithm, dtype
+        self.nq, self.nv, self.m = sizes["nq"], sizes["nv"], sizes["m"]
+        self.n_p, self.n_out = sizes["n_p"], sizes["n_out"]
+        self.kernels = ("pvosimr_G", "pvosimr_vjp") if sizes["vjp"] else ("pvosimr_G",)
+        self._cache_dir, self._ptx, self._host = cache_dir, None, None
+        self._functions: dict[tuple[int, str], object] = {}  # (context, kernel) -> CUfunction
+        self._key = hashlib.sha256(f"{KERNEL_VERSION}\0{source}".encode()).hexdigest()[:24]
+
+    def __repr__(self) -> str:
+        return (
+            f"CudaDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.dtype}, "
+            f"kernels={self.kernels})"
+        )
+
+    @property
+    def ptx(self) -> str:
+        """The PTX of :attr:`source` for :data:`PTX_TARGET`, compiled by NVRTC once (cached
+        on disk, keyed by the source, NVRTC's version and the target)."""
+        if self._ptx is None:
+            self._ptx = self.image(PTX_TARGET).rstrip(b"\0").decode()
+        return self._ptx
+
+    def image(self, target: str) -> bytes:
+        """:attr:`source` compiled by NVRTC for ``target``: PTX for ``"compute_80"``, a CUBIN
+        for ``"sm_90"`` (:func:`nvrtc_compile`), once: cached on disk, keyed by the source,
+        NVRTC's version and the target."""
+        require("pvosimr.codegen.cuda", "cuda.bindings")
+        folder = _cache_folder(self._cache_dir)
+        key = hashlib.sha256(f"{self._key}\0{_nvrtc_version()}\0{target}".encode())
+        suffix = ".cubin" if target.startswith("sm_") else ".ptx"
+        entry = folder / f"pvosimr_{self.nq}q_{self.m}m_{key.hexdigest()[:24]}{suffix}"
+        with building(entry):
+            if not usable(entry):
+                announce(
+                    f"CUDA: compiling {', '.join(self.kernels)} ({len(self.source) // 1000:,} kB "
+                    f"of CUDA C, {self.dtype}) with NVRTC for {target} into {folder} (once: "
+                    "later calls load it)"
+                )
+                image = nvrtc_compile(self.source, target)
+                install(entry, lambda tmp: tmp.write_bytes(image))
+        return entry.read_bytes()
+
+    def resources(self, arch: str = "sm_90", options: Iterable[str] = ()) -> list[Resources]:
+        """Registers, stack frame and spills per thread of each kernel, from ``ptxas -v`` on
+        :attr:`ptx` for ``arch`` (:func:`ptxas_resources`)."""
+        return ptxas_resources(self.ptx, arch, options)
+
+    def launch(self, qs: int, out: int, status: int, B: int, stream: int = 0, *, p: int = 0):
+        """Run ``pvosimr_G`` on the current CUDA context's device (its primary context where
+        none is current) on ``stream``, asynchronously: ``qs`` (nq, B), ``out`` (n_out, B) and
+        ``status`` (B, int32) are device pointers (integers) to arrays of :attr:`dtype`
+        (``status``: int32) laid out as the module docstring says; ``p`` points to the
+        ``n_p`` placements where they are inputs.  Loaded at first use from a CUBIN that NVRTC
+        compiles for the device (:meth:`image`).  :class:`CudaError` in one line where there
+        is no CUDA driver or GPU, or the driver refuses."""
+        self._launch("pvosimr_G", [qs, p, out, status], B, stream, p)
+
+    def launch_vjp(
+        self, qs: int, W: int, out: int, status: int, B: int, stream: int = 0, *, p: int = 0
+    ):
+        """Run ``pvosimr_vjp`` as :meth:`launch` runs G: ``W`` (m·m, B) the weights (row
+        ``k`` entry ``k`` of each configuration's C-ordered W, as ``f.vjp`` reads it), ``out``
+        (nv, B) the gradient of ``⟨W, G⟩`` along ``pin.integrate``."""
+        if "pvosimr_vjp" not in self.kernels:
+            raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
+        self._launch("pvosimr_vjp", [qs, p, W, out, status], B, stream, p)
+
+    def _launch(self, kernel: str, pointers: list[int], B: int, stream: int, p: int) -> None:
+        if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 0:
+            raise ValueError(f"B must be a number of configurations >= 0, not {B!r}")
+        if self.n_p and not p:
+            raise ValueError(
+                f"the placements are inputs of this kernel: p must point to its {self.n_p} "
+                "numbers on the device"
+            )
+        driver = _driver()
+        function = self._function(driver, kernel)
+        if B == 0:
+            return
+        values = [np.array([int(x)], dtype=np.uint64) for x in pointers]
+        values.append(np.array([B], dtype=np.int64))
+        params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+        grid = (int(B) + BLOCK - 1) // BLOCK
+        (err,) = driver.cuLaunchKernel(
+            function, grid, 1, 1, BLOCK, 1, 1, 0, driver.CUstream(int(stream)),
+            params.ctypes.data, 0,
+        )  # fmt: skip
+        _driver_check(driver, err, f"launching {kernel} on {B} configurations")
+
+    def _function(self, driver, kernel: str):
+        """``kernel`` in the current context (the device's primary one where none is current),
+        its module loaded from a CUBIN for the device once per context."""
+        err, context = driver.cuCtxGetCurrent()
+        _driver_check(driver, err, "reading the current context")
+        if not int(context):
+            err, device = driver.cuDeviceGet(0)
+            _driver_check(driver, err, "finding GPU 0")
+            err, context = driver.cuDevicePrimaryCtxRetain(device)
+            _driver_check(driver, err, "retaining GPU 0's primary context")
+            (err,) = driver.cuCtxSetCurrent(context)
+            _driver_check(driver, err, "making GPU 0's primary context current")
+        key = (int(context), kernel)
+        if key not in self._functions:
+            err, device = driver.cuCtxGetDevice()
+            _driver_check(driver, err, "reading the context's device")
+            capability = []
+            for attribute in ("MAJOR", "MINOR"):
+                name = f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{attribute}"
+                err, value = driver.cuDeviceGetAttribute(
+                    getattr(driver.CUdevice_attribute, name), device
+                )
+                _driver_check(driver, err, "reading the device's compute capability")
+                capability.append(value)
+            arch = f"sm_{capability[0]}{capability[1]}"
+            try:
+                image = self.image(arch)
+            except CudaError:  # a GPU newer than NVRTC: the driver compiles the PTX
+                image = self.ptx.encode() + b"\0"
+            buffer = np.frombuffer(image, dtype=np.uint8)  # alive until the driver has it
+            err, module = driver.cuModuleLoadData(buffer.ctypes.data)
+            _driver_check(driver, err, f"loading the kernels for {arch}")
+            for name in self.kernels:
+                err, function = driver.cuModuleGetFunction(module, name.encode())
+                _driver_check(driver, err, f"finding {name} in the loaded module")
+                self._functions[(int(context), name)] = function
+        return self._functions[key]
+
+    def host(self, qs, placements: np.ndarray | None = None, W=None):
+        """The kernels' own C run on this CPU, one configuration after the other: ``qs`` (B,
+        nq) -> (G (B, n_out), status (B,)); with ``W`` (B, m·m): the gradient (B, nv) in
+        place of G.  ``placements``: the ``p`` vector where the placements are inputs."""
+        ctype = np.dtype(self.dtype)
+        qs = np.ascontiguousarray(np.atleast_2d(qs).T, dtype=ctype)
+        B = qs.shape[1]
+        if self.n_p and np.shape(placements) != (self.n_p,):
+            raise ValueError(
+                f"placements must be the {self.n_p} numbers of p "
+                "(CompiledDelassus.placement_vector), not "
+                f"{'nothing' if placements is None else np.shape(placements)}"
+            )
+        p = np.ascontiguousarray(np.zeros(1) if placements is None else placements, dtype=ctype)
+        status = np.full(B, -1, dtype=np.int32)
+        lib = self._host_library()
+        ptr = ctypes.c_void_p
+        if W is None:
+            out = np.full((self.n_out, B), np.nan, dtype=ctype)  # NaN: not written
+            args = [qs.ctypes.data, p.ctypes.data, out.ctypes.data]
+            function = lib.pvosimr_G
+        else:
+            if "pvosimr_vjp" not in self.kernels:
+                raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
+            ws = np.ascontiguousarray(np.reshape(W, (B, self.m * self.m)).T, dtype=ctype)
+            out = np.full((self.nv, B), np.nan, dtype=ctype)
+            args = [qs.ctypes.data, p.ctypes.data, ws.ctypes.data, out.ctypes.data]
+            function = lib.pvosimr_vjp
+        function.restype = None
+        function.argtypes = [ptr] * (len(args) + 1) + [ctypes.c_longlong]
+        function(*args, status.ctypes.data, B)
+        return out.T, status
+
+    def _host_library(self) -> ctypes.CDLL:
+        """:attr:`source` compiled as C by the system compiler (cached like the CPU library)."""
+        if self._host is None:
+            from .build import CompilationError
+
+            compiler = toolchain.find_compiler("c", needed_by="CudaDelassus.host")
+            identity = toolchain.compiler_identity(tuple(compiler))
+            key = hashlib.sha256(f"{self._key}\0{identity}".encode()).hexdigest()[:24]
+            entry = _cache_folder(self._cache_dir) / f"host_{self.nq}q_{self.m}m_{key}.so"
+            c_file = entry.with_suffix(".c")
+            with building(entry):
+                if not usable(entry):
+                    c_file.write_text(self.source)
+                    command = [*compiler, "-O1", "-shared", "-fPIC", "-fno-math-errno"]
+                    install(
+                        entry,
+                        lambda tmp: toolchain.run_compiler(
+                            [*command, "-o", str(tmp), str(c_file), "-lm"],
+                            CompilationError,
+                            "compiling the CUDA kernels' C for the host",
+                        ),
+                    )
+            self._host = ctypes.CDLL(str(entry))
+        return self._host
+
+
+#: Threads per block of a launch (a kernel that needs 255 registers a thread still fits
+#: two blocks on an SM of 65,536 registers).
+BLOCK = 128
+
+
+def _driver():
+    """``cuda.bindings.driver``, initialised; :class:`CudaError` in one line where this
+    machine has no CUDA driver or GPU."""
+    require("pvosimr.codegen.cuda", "cuda.bindings")
+    from cuda.bindings import driver
+
+    try:
+        (err,) = driver.cuInit(0)
+    except (RuntimeError, OSError) as exc:  # libcuda.so cannot be loaded
+        reason = str(exc).split(". ")[0]
+        raise CudaError(
+            f"no CUDA driver on this machine ({reason}): launching the kernels needs an NVIDIA "
+            "GPU and its driver (their source, PTX and host C need neither)"
+        ) from None
+    _driver_check(driver, err, "initialising the CUDA driver (cuInit)")
+    return driver
+
+
+def _driver_check(driver, err, doing: str) -> None:
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        said = name.decode() if isinstance(name, bytes) else str(err)
+        raise CudaError(f"the CUDA driver failed {doing}: {said}")
+
+
+def compile_cuda(
+    model: pin.Model,
+    constraint_models: Iterable,
+    *,
+    algorithm: str = "pv-osimr",
+    dtype: str = "float64",
+    vjp: bool = False,
+    placements: str = "fixed",
+    cache_dir: str | os.PathLike | None = None,
+) -> CudaDelassus:
+    """The CUDA kernels of G (and, with ``vjp=True``, of the gradient of ``⟨W, G⟩``) for
+    ``model`` and ``constraint_models``, from the same generated C as
+    :func:`pvosimr.codegen.compile` (see the module docstring).  ``dtype``: ``"float64"`` or
+    ``"float32"``.  Nothing is compiled until :attr:`CudaDelassus.ptx` or
+    :meth:`CudaDelassus.host` is asked for.
+
+    Raises:
+        ModuleNotFoundError: CasADi is missing (``pip install "pvosimr[symbolic]"``).
+        CudaError: a function too large for one body (it is written in chunks on the CPU).
+        ValueError / NotImplementedError: an unknown ``dtype``, constraints or joints pvosimr
+            does not support.
+    """
+    from .build import generate_source
+
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    cms = as_constraint_list(constraint_models, model)
+    infos = []
+    for output in ("G", "vjp") if vjp else ("G",):
+        _, info = generate_source(model, cms, algorithm, placements=placements, output=output)
+        if info["chunked"]:
+            raise CudaError(
+                f"{info['fname']} has {info['n_instructions']:,} CasADi instructions: beyond "
+                "pvosimr.codegen.chunks.CHUNKED_FROM it is written in chunks, which the CUDA "
+                "kernel does not take"
+            )
+        if info["m"] == 0:
+            raise ValueError("the constraints have no rows: G is empty, there is no kernel")
+        infos.append(info)
+    algorithm = infos[0]["fname"].removeprefix("delassus_").removesuffix("_placed")
+    sizes = {**infos[0], "vjp": vjp}
+    source = kernel_source(infos[0], infos[1] if vjp else None, dtype)
+    return CudaDelassus(source, sizes, algorithm.replace("_", "-"), dtype, cache_dir)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def report(robots: Iterable[str], architectures: Iterable[str] = ARCHITECTURES) -> str:
+    """Markdown: ``ptxas -v``'s registers, stack frame and spills (bytes per thread) of every
+    kernel of each zoo robot in ``robots``, float64 and float32, for each architecture."""
+    from ..zoo import registry
+
+    version = subprocess.run([_ptxas(), "--version"], capture_output=True, text=True, check=False)
+    release = next((x for x in version.stdout.splitlines() if "release" in x), "ptxas").strip()
+    rows = [
+        "# CUDA kernels: registers and spills",
+        "",
+        "Written by `python -m pvosimr.codegen.cuda --report figures/cuda_resources.md`: "
+        f"`ptxas -v` ({release}) on the PTX that NVRTC {_nvrtc_version()} compiles for "
+        f"{PTX_TARGET} from `compile_cuda`'s source (pv-osimr, G and the gradient). Bytes per "
+        "thread; a kernel has at most 255 registers.",
+        "",
+        "| robot | dtype | kernel | CasADi instructions | arch | registers | stack frame | "
+        "spill stores | spill loads |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in robots:
+        robot = registry.load(name)
+        for dtype in DTYPES:
+            kernel = compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
+            sizes = dict(re.findall(r"---- (pvosimr_\w+): \w+, ([\d,]+) CasADi", kernel.source))
+            for arch in architectures:
+                for r in sorted(
+                    kernel.resources(arch), key=lambda r: kernel.kernels.index(r.kernel)
+                ):
+                    rows.append(
+                        f"| {name} | {dtype} | {r.kernel} | {sizes.get(r.kernel, '?')} | "
+                        f"{arch} | {r.registers} | {r.stack_frame} | {r.spill_stores} | "
+                        f"{r.spill_loads} |"
+                    )
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m pvosimr.codegen.cuda --report FILE
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--report", metavar="FILE", required=True)
+    parser.add_argument("--robots", nargs="+", default=["atlas", "atlas_shadow_hand"])
+    options = parser.parse_args()
+    text = report(options.robots)
+    Path(options.report).write_text(text)
+    print(text, end="")
