@@ -19,7 +19,8 @@ the gradient of ⟨W, G⟩ and dG, single and batched, against fourth-order cent
 that truth along ``pin.integrate``; unit parts at norm 1 + 5e-7 against the normalised q (the
 one unit-part rule of every route).  Then the codes the header documents on bad input: a NaN,
 an infinity, a q beyond the model's range, a unit part not normalized (BAD_Q), a W with a NaN
-(BAD_W), a placement scaled by 2 where ``p`` is an input (BAD_P), a NULL q, ``B < 0``, ``threads < 0`` (BAD_ARGUMENT); a batch's first bad row.  One
+(BAD_W), a placement scaled by 2 where ``p`` is an input (BAD_P), a NULL q, ``B < 0``,
+``threads < 0`` (BAD_ARGUMENT); a batch's first bad row.  One
 line per entry point with its worst error, then PASS or FAIL: exit 0 or 1; a folder that is
 not an export, or no C compiler, is one line and exit 2.
 """

@@ -1,0 +1,226 @@
+"""The C of pvosimr's CUDA kernels (:mod:`pvosimr.codegen.cuda`): CasADi's generated function
+of G or of its gradient, line for line, in a kernel with one configuration per thread.
+
+Configurations lie fastest in memory: entry ``i`` of a configuration's array at ``[i * B]``.
+Each thread checks its ``q`` (every entry within the model's range, every unit-norm part
+normalized to :data:`pvosimr.checks.NORMALIZED_TOLERANCE`) and applies the unit-part rule of every
+route (:mod:`pvosimr.coordinates`): the body reads ``N(q)``.  The same source compiles as C for
+the host (``__device__`` empty, the kernel a loop over configurations).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..checks import NORMALIZED_TOLERANCE
+from ..coordinates import AS_GIVEN_TOLERANCE
+from .c_source import BAD_Q, BAD_W, NON_FINITE, OK
+from .call import CodegenError
+
+__all__ = ["DTYPES", "CudaError", "kernel_body", "kernel_source"]
+
+#: The numbers a kernel computes in -> their C type.
+DTYPES = {"float64": "double", "float32": "float"}
+
+
+class CudaError(CodegenError):
+    """The kernel cannot be written or compiled (the message says which step and why)."""
+
+
+_LOCAL = r"a\d+"
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_OPERAND = rf"{_LOCAL}|{_NUMBER}"
+_LINES = [  # (one line of CasADi's body, its kernel form); PV_C: a constant in pv_t
+    (re.compile(rf"  casadi_real ((?:{_LOCAL}, )*{_LOCAL};)"), r"  pv_t \1"),
+    (re.compile(rf"  ({_LOCAL})=(-?)({_NUMBER});"), r"  \1=\2PV_C(\3);"),
+    (re.compile(rf"  ({_LOCAL})=arg\[(\d)\]\? arg\[\2\]\[(\d+)\] : 0;"), r"  \1=PV_IN\2(\3);"),
+    (re.compile(rf"  ({_LOCAL})=\(({_OPERAND})([-+*/])({_OPERAND})\);"), r"  \1=(\2\3\4);"),
+    (re.compile(rf"  ({_LOCAL})=\(-({_LOCAL})\);"), r"  \1=(-\2);"),
+    (re.compile(rf"  ({_LOCAL})=(sin|cos|sqrt|fabs|casadi_sq)\(({_LOCAL})\);"), r"  \1=pv_\2(\3);"),
+    (re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(\d+)\]=({_LOCAL});"), r"  PV_OUT(\1)=\2;"),
+]
+_LITERAL = re.compile(rf"(?<![\w.])({_NUMBER})(?![\w.])")
+
+
+def _function_body(generated: str, fname: str) -> str:
+    """The lines of CasADi's function ``fname`` in ``generated`` (declarations included)."""
+    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int casadi_f\d+\(", generated)
+    if header is None:
+        raise CudaError(f"no function {fname} in the generated C")
+    start = generated.index("{\n", header.end()) + 2
+    return generated[start : generated.index("\n  return 0;\n}\n", start)]
+
+
+def kernel_body(generated: str, fname: str) -> str:
+    """CasADi's function ``fname`` of ``generated``, line for line in the kernel's macros:
+    ``PV_INk(i)`` reads entry ``i`` of input ``k``, ``PV_OUT(i)`` is output entry ``i``,
+    ``PV_C(x)`` a constant and ``pv_sin`` … the math of ``pv_t``.  :class:`CudaError` naming
+    a line that is not one of the straight-line statements it knows."""
+    lines = []
+    for number, line in enumerate(_function_body(generated, fname).split("\n"), 1):
+        for pattern, kernel in _LINES:
+            match = pattern.fullmatch(line)
+            if match is not None:
+                written = match.expand(kernel)
+                if kernel.startswith(r"  \1=(\2"):  # an operation: its constants in pv_t
+                    head, tail = written.split("=", 1)
+                    written = head + "=" + _LITERAL.sub(r"PV_C(\1)", tail)
+                lines.append(written)
+                break
+        else:
+            raise CudaError(
+                f"line {number} of {fname}'s generated body is not a statement the CUDA "
+                f"kernel knows: {line.strip()!r}"
+            )
+    return "\n".join(lines)
+
+
+_PRELUDE = """/* pvosimr: G = J M^-1 J^T as CUDA kernels, one configuration per thread ({dtype}).
+   Configurations fastest in memory: entry i of a configuration's array at [i * B]. */
+#ifdef __CUDACC__
+#define PV_EXTERN extern "C"
+#define PV_FORCEINLINE __forceinline__
+#else  /* the same C on the host: the kernel is a loop over the configurations */
+#include <math.h>
+#define __device__
+#define __global__
+#define PV_EXTERN
+#define PV_FORCEINLINE inline
+#endif
+typedef {ctype} pv_t;
+#define PV_C(x) ((pv_t)(x))
+#define pv_casadi_sq(x) ((x) * (x))
+{math}
+"""
+
+_MATH = {  # the C library's functions of pv_t
+    dtype: "\n".join(f"#define pv_{f} {f}{suffix}" for f in ("sin", "cos", "sqrt", "fabs"))
+    for dtype, suffix in (("float64", ""), ("float32", "f"))
+}
+
+
+def _unit_slots(parts: list[tuple[int, int]]) -> dict[int, int]:
+    """Entry of ``q`` -> its slot in ``u``, the unit parts after the unit-part rule."""
+    entries = [start + k for start, length in parts for k in range(length)]
+    return {entry: slot for slot, entry in enumerate(entries)}
+
+
+def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
+    """``pvosimr_bad_q(q, B, u)``: 1 where an entry of ``q`` is beyond the model's range or a
+    unit-norm part is not normalized (computed in double, whatever ``pv_t``); else 0, with
+    ``u`` the unit parts of ``N(q)`` by the CPU library's unit-part rule
+    (:mod:`pvosimr.coordinates`: as given within ``AS_GIVEN_TOLERANCE`` of a unit squared norm,
+    else divided by their norm, the squared norm summed in index order), and ``PV_Q_i``, entry
+    ``i`` of ``N(q)`` as the body reads it: ``u``'s slot for a unit part, else ``q`` in memory."""
+    checks, slots = [], _unit_slots(parts)
+    for start, length in parts:
+        squared = " + ".join(f"x[{start + k}] * x[{start + k}]" for k in range(length))
+        checks.append(
+            f"  s = {squared};\n"
+            f"  if (!(fabs(sqrt(s) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;\n"
+            f"  s = fabs(s - 1.0) <= {AS_GIVEN_TOLERANCE!r} ? 1.0 : sqrt(s);\n"
+            + "".join(
+                f"  u[{slots[start + k]}] = (pv_t)(x[{start + k}] / s);\n" for k in range(length)
+            )
+        )
+    reads = "\n".join(
+        f"#define PV_Q_{i} u[{slots[i]}]" if i in slots else f"#define PV_Q_{i} q[{i}LL * B]"
+        for i in range(nq)
+    )
+    return f"""
+{reads}
+
+__device__ static PV_FORCEINLINE int pvosimr_bad_q(const pv_t* q, long long B, pv_t* u) {{
+  double x[{max(nq, 1)}], s;
+  int i;
+  for (i = 0; i < {nq}; ++i) {{
+    x[i] = (double)q[(long long)i * B];
+    if (!(fabs(x[i]) <= {q_bound!r})) return 1;
+  }}
+{"".join(checks)}  (void)s;
+  (void)u;
+  return 0;
+}}
+
+__device__ static PV_FORCEINLINE int pvosimr_finite(const pv_t* v, int n, long long B) {{
+  int i;
+  for (i = 0; i < n; ++i) {{
+    const pv_t x = v[(long long)i * B];
+    if (!(x - x == 0)) return 0;  /* x - x is 0 exactly where x is finite */
+  }}
+  return 1;
+}}
+"""
+
+
+def _function(name: str, body: str, info: dict) -> str:
+    """The kernel ``name`` around ``body`` (:func:`kernel_body` of G or of the gradient)."""
+    inputs = ["q"] + (["p"] if info["n_p"] else []) + (["w"] if info["n_w"] else [])
+    # q's entries through PV_Q_i (pvosimr_bad_q's N(q)), the others from memory
+    macros = {"q": "PV_Q_##i", "p": "(pv_t)p[i]", "w": "w[(long long)(i) * B]"}
+    n_unit = max(1, sum(length for _, length in info["unit_parts"]))
+    defines = "\n".join(f"#define PV_IN{k}(i) {macros[x]}" for k, x in enumerate(inputs))
+    undefines = "\n".join(f"#undef PV_IN{k}" for k in range(len(inputs)))
+    weights = "const pv_t* __restrict__ ws, " if info["n_w"] else ""
+    w_param = "const pv_t* __restrict__ w, " if info["n_w"] else ""
+    w_row = "  const pv_t* w = ws + b;\n" if info["n_w"] else ""
+    w_check = (
+        f"  if (!pvosimr_finite(w, {info['n_w']}, B)) {{ status[b] = {BAD_W}; return; }}\n"
+        if info["n_w"]
+        else ""
+    )
+    w_arg = "w, " if info["n_w"] else ""
+    params = (
+        f"const pv_t* __restrict__ qs, const pv_t* __restrict__ p, {weights}"
+        "pv_t* __restrict__ outs, int* __restrict__ status, long long B"
+    )
+    args = "qs, p, " + ("ws, " if info["n_w"] else "") + "outs, status, B"
+    return f"""
+/* ---- {name}: {info["fname"]}, {info["n_instructions"]:,} CasADi instructions ---- */
+{defines}
+#define PV_OUT(i) out[(long long)(i) * B]
+__device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
+    const pv_t* __restrict__ u, const pv_t* __restrict__ p, {w_param}
+    pv_t* __restrict__ out, long long B) {{
+  (void)q;
+  (void)u;
+  (void)p;
+{body}
+}}
+{undefines}
+#undef PV_OUT
+
+__device__ static PV_FORCEINLINE void {name}_row({params}, long long b) {{
+  const pv_t* q = qs + b;
+  pv_t* out = outs + b;
+  pv_t u[{n_unit}];
+{w_row}  if (pvosimr_bad_q(q, B, u)) {{ status[b] = {BAD_Q}; return; }}
+{w_check}  {name}_body(q, u, p, {w_arg}out, B);
+  status[b] = pvosimr_finite(out, {info["n_out"]}, B) ? {OK} : {NON_FINITE};
+}}
+
+#ifdef __CUDACC__
+PV_EXTERN __global__ void {name}({params}) {{
+  const long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < B) {name}_row({args}, b);
+}}
+#else
+PV_EXTERN void {name}({params}) {{
+  long long b;
+  for (b = 0; b < B; ++b) {name}_row({args}, b);
+}}
+#endif
+"""
+
+
+def kernel_source(g_info: dict, vjp_info: dict | None, dtype: str) -> str:
+    """The CUDA C of ``pvosimr_G`` (G of :func:`~pvosimr.codegen.build.generate_source`'s
+    ``g_info``) and, with ``vjp_info``, ``pvosimr_vjp`` (the gradient of ``⟨W, G⟩``), in
+    ``dtype`` (:data:`DTYPES`); also C for the host."""
+    prelude = _PRELUDE.format(dtype=dtype, ctype=DTYPES[dtype], math=_MATH[dtype])
+    check = _q_check(g_info["nq"], g_info["unit_parts"], g_info["q_bound"])
+    parts = [prelude, check]
+    for name, info in (("pvosimr_G", g_info), ("pvosimr_vjp", vjp_info)):
+        if info is not None:
+            parts.append(_function(name, kernel_body(info["generated"], info["fname"]), info))
+    return "".join(parts)
