@@ -29,7 +29,7 @@ from pvosimr.study.bench import (
     results,
     scaling,
     sections,
-    verdicts,
+    targets,
 )
 
 pytestmark = pytest.mark.slow  # the bench's tiny plan: eight libraries of generated code
@@ -231,7 +231,7 @@ def test_the_markdown_says_what_the_json_holds(written):
     per_case = table(md, "## Targets", skip=2)
     medians = {k: t["median_us"] for k, t in case["timings"].items()}
     best = min(medians[k] for k in bench.PIN if k in medians)
-    for method, (name, bound) in verdicts.CASE_TARGETS.items():
+    for method, (name, bound) in targets.CASE_TARGETS.items():
         (cell,) = per_case[f"{name} ≤ {bound:g}×"]
         if method in medians:
             r = medians[method] / best
@@ -378,11 +378,11 @@ def test_targets_on_a_synthetic_result():
     other = bench.CaseResult("talos/feet_6d", 38, 12)
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
     result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
-    found = [v for _, _, v in bench.targets(result)]
+    found = [v for _, _, v in bench.timing_targets(result)]
     assert found == ["not met"] * 8
-    assert bench.targets(result)[2][1] == "not measured on talos/feet_6d"
-    assert bench.targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
-    assert bench.targets(result)[6][1].startswith("not measured")
+    assert bench.timing_targets(result)[2][1] == "not measured on talos/feet_6d"
+    assert bench.timing_targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
+    assert bench.timing_targets(result)[6][1].startswith("not measured")
     atlas.timings[t2] = timing_of(0.6)  # 0.06× on Atlas: its bound is 0.07
     atlas.timings[t1] = timing_of(1.1)
     other.timings[t2] = timing_of(0.9)  # 0.09× elsewhere: the bound of every case is 0.1
@@ -390,28 +390,28 @@ def test_targets_on_a_synthetic_result():
     atlas.timings["numpy:pv-osimr"] = timing_of(600.0)
     atlas.timings["dG:codegen"] = timing_of(100.0)
     atlas.timings[derivatives.VJP] = timing_of(13.6)  # 4.0 generated G calls
-    assert [v for _, _, v in bench.targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
+    assert [v for _, _, v in bench.timing_targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
     result["large"] = [
         bench.ScalingPoint("chain_welded_every_k", k, k * k, 6 * k,
                            {"codegen:pv-osimr": 0.1 * (k * k) ** 1.05},
                            {"codegen:pv-osimr": {"library_bytes": 1000 * k * k}})
         for k in (2, 8, 16, 22, 31)
     ]  # fmt: skip
-    assert bench.targets(result)[7][2] == "met"
-    assert bench.targets(result)[7][1] == "time 1.05, library 1.00 (n = 64, 256, 484, 961)"
+    assert bench.timing_targets(result)[7][2] == "met"
+    assert bench.timing_targets(result)[7][1] == "time 1.05, library 1.00 (n = 64, 256, 484, 961)"
     result["large"][-1].medians_us["codegen:pv-osimr"] *= 1.2  # the last point 20% slower
-    assert bench.targets(result)[7][2] == "not met"
+    assert bench.timing_targets(result)[7][2] == "not met"
     atlas.timings[derivatives.VJP] = timing_of(13.7)
-    assert [v for _, _, v in bench.targets(result)][6] == "not met"
+    assert [v for _, _, v in bench.timing_targets(result)][6] == "not met"
     atlas.timings[t2] = timing_of(0.8)  # 0.08×: within every case's 0.1, not Atlas's 0.07
-    assert [v for _, _, v in bench.targets(result)][:3] == ["not met", "met", "met"]
+    assert [v for _, _, v in bench.timing_targets(result)][:3] == ["not met", "met", "met"]
     # The bound is on the ratio to the faster Pinocchio call: a faster Pinocchio fails them.
     atlas.timings["pin-pv-osimr"] = timing_of(5.0)
-    assert [v for _, _, v in bench.targets(result)][:4] == ["not met"] * 4
+    assert [v for _, _, v in bench.timing_targets(result)][:4] == ["not met"] * 4
     # The same ratios on every case, "—" where a case lacks the method.
-    per_case = dict(verdicts.case_table([atlas, other]))
+    per_case = dict(targets.case_table([atlas, other]))
     assert per_case["numpy, one call ≤ 60×"] == ["120.00× (not met)", "—"]
-    missing = bench.targets({"cases": [], "batch_size": bench.BATCH_SIZE})
+    missing = bench.timing_targets({"cases": [], "batch_size": bench.BATCH_SIZE})
     assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
     assert all(v == "not met" for _, _, v in missing)
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from pvosimr.study import cli
-from pvosimr.study.bench import frameworks, frameworks_section
+from pvosimr.study.bench import frameworks, frameworks_section, names, targets
 from pvosimr.study.bench.results import Timing
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
@@ -102,7 +102,7 @@ def test_trivial_calls_double():
 
 
 def _timed(us: dict[str, float]) -> frameworks.FrameworkResult:
-    result = frameworks.FrameworkResult(frameworks_section.TARGET_CASE, 36, 12)
+    result = frameworks.FrameworkResult(names.ATLAS_6D, 36, 12)
     result.timings = {k: Timing([v * 1e-6] * 3, 1) for k, v in us.items()}
     return result
 
@@ -113,20 +113,20 @@ def test_targets_follow_the_numbers():
     times |= {"jax:G:B1": 16.5, "direct:vjp:B1": 15.0, "jax:grad:B1": 27.5}
     times |= {"torch:G:B1": 20.0, "torch:trivial:B1": 12.0}
     section = {"cases": [_timed(times)], "batches": [1, 64, 4096]}
-    verdicts = [v for _, _, v in frameworks_section.targets(section)]
+    verdicts = [v for _, _, v in targets.framework_targets(section)]
     assert verdicts == ["met", "not met", "met", "not met", "not met"]
     section["cases"][0].name = "other/case"
-    rows = frameworks_section.targets(section)
+    rows = targets.framework_targets(section)
     assert all(v == "not met" and "not measured" in m for _, m, v in rows)
 
 
 def test_the_direct_call_after_the_trivial_one_is_reported_beside_the_bound():
     times = {"direct:vjp:B1": 9.0, "jax:trivial:B1": 10.0, "jax:grad:B1": 24.0}
     section = {"cases": [_timed(times)], "batches": [1]}
-    row = frameworks_section.targets(section)[3]
+    row = targets.framework_targets(section)[3]
     assert row[2] == "not met" and "after the trivial call" not in row[1]
     section["cases"][0].timings["jax:trivial+direct:vjp:B1"] = Timing([22.5e-6] * 3, 1)
-    row = frameworks_section.targets(section)[3]
+    row = targets.framework_targets(section)[3]
     assert row[2] == "not met"  # the bound is unchanged
     assert row[1].endswith("(the direct call after the trivial call: 12.5 µs)")
 

@@ -13,6 +13,8 @@ import pytest
 jax = pytest.importorskip("jax")
 pytest.importorskip("casadi")
 
+from pvosimr.study.bench import targets  # noqa: E402  (after the skips)
+
 
 def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     from pvosimr.study.bench import gpu
@@ -26,7 +28,7 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     assert "| case | B | dtype |" not in text  # no table of invented numbers
     assert "GRiD" in text  # the published figure, quoted as such
     assert "frax's dense route on the GPU: not measured (no GPU present)." in text
-    assert [v for _, _, v in gpu.gpu_targets(result)] == ["not measured"] * 3
+    assert [v for _, _, v in targets.gpu_targets(result)] == ["not measured"] * 3
 
 
 def test_the_bench_section_tables(tmp_path):
@@ -63,13 +65,13 @@ def test_the_gpu_targets_and_frax_table():
     ]  # fmt: skip
     frax = {"robot": "G1", "agreement": 1e-12, "rows": frax_rows}
     result = {"gpus": ["cuda:0"], "gpu": rows, "frax": frax}
-    verdicts = gpu.gpu_targets(result)
+    verdicts = targets.gpu_targets(result)
     assert [v for _, _, v in verdicts] == ["met", "not met", "not met"]
     assert verdicts[1][1] == "5.00×"
     text = gpu.markdown(result)
     assert "| 1,024 | float32 | 2 µs (float64) | 0.1 µs | 20.0× | 9 µs (float64) | 0.3 µs" in text
     rows.pop()
-    assert gpu.gpu_targets(result)[2][1:] == (
+    assert targets.gpu_targets(result)[2][1:] == (
         "not measured: no such row in the run",
         "not measured",
     )
@@ -148,3 +150,18 @@ def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
     np.save(reference, wrong)
     again = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode != 0 and "off the reference" in again.stderr
+
+
+def test_the_standalone_runner_writes_the_bench_record():
+    """run.py imports nothing of pvosimr: its copy of the record keeps the bench's fields."""
+    from dataclasses import fields
+
+    from pvosimr.study.bench import gpu_runner, record
+
+    def spec(cls):
+        return [(f.name, str(f.type), f.default) for f in fields(cls)]
+
+    assert spec(gpu_runner.Record) == spec(record.Record)
+    row = {"case": "x", "batch": 8, "dtype": "float64", "G_s": 1e-8, "grad_s": 3e-8}
+    records = gpu_runner.records([row], "cpu:0")
+    assert [record.Record(**r) for r in records][1].value == 3e-8

@@ -40,10 +40,12 @@ from pvosimr.codegen import export
 from pvosimr.codegen.build import find_compiler
 from pvosimr.zoo.robot import random_configuration
 
+from .bench.names import ATLAS_6D, SHADOW_3D
+
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 
 #: The cases timed by default: Atlas with welds at both feet, the Shadow hand's fingertips.
-CASES = ("shadow_hand/fingertips_3d", "atlas/feet_6d")
+CASES = (SHADOW_3D, ATLAS_6D)
 
 PROGRAM = r"""
 #include <pinocchio/multibody.hpp>

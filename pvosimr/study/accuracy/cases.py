@@ -17,6 +17,8 @@ import pinocchio as pin
 import pvosimr
 from pvosimr.zoo import seeded
 
+from ..bench.names import TOLERANCES
+
 __all__ = [
     "ACCEPT_COND",
     "ALGORITHMS",
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 #: The promise: every pvosimr path within TOL of the dense truth where cond(M) ≤ ACCEPT_COND.
-TOL = 1e-9
+TOL = TOLERANCES["accuracy"]
 ACCEPT_COND = 1e8
 
 ALGORITHMS = tuple(pvosimr.ALGORITHMS)  # pv-osimr, pv-osim, pv-osimh, efpa, ltl-osim, naive

@@ -3,14 +3,13 @@ conditioning tables, a plain-language summary), ``accuracy.json`` and ``accuracy
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 
+from ..bench.record import write_json
 from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
 from .tables import acceptance, accuracy_limits, as_float, cond_sweeps, failures
@@ -218,12 +217,6 @@ def write_outputs(results: dict, out: Path, seconds: float, command: str) -> Non
         "acceptance": acceptance(results),
         "accuracy_limits": accuracy_limits(results),
     }
-    (out / "accuracy.json").write_text(json.dumps(payload, indent=1, default=_json) + "\n")
+    write_json(out / "accuracy.json", payload)
     (out / "accuracy.md").write_text(markdown(results, seconds, command))
     plot(results, out / "accuracy.png")
-
-
-def _json(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        return x.item()
-    raise TypeError(f"not JSON serializable: {type(x).__name__}")

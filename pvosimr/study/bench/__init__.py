@@ -73,9 +73,9 @@ from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
 from .figure import plot
 from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
-from .frameworks_section import targets as frameworks_targets
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .mujoco import MUJOCO_ROBOTS, known_robot
+from .names import ATLAS_6D as TARGET_CASE
 from .report import markdown, write
 from .results import PIN, CaseResult, CrossoverPoint, ScalingPoint, Timing
 from .scaling import (
@@ -89,8 +89,8 @@ from .scaling import (
     time_large,
     time_scaling,
 )
+from .targets import framework_targets, timing_targets
 from .timing import DEFAULT_CASES, case_name, run, time_case
-from .verdicts import TARGET_CASE, targets
 
 __all__ = [
     "BATCH_SIZE",
@@ -120,11 +120,11 @@ __all__ = [
     "markdown",
     "plot",
     "run",
-    "targets",
     "time_case",
     "time_crossover",
     "time_large",
     "time_scaling",
+    "timing_targets",
     "write",
 ]
 
@@ -387,9 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     gpu = [] if args.only_frameworks else _gpu_section(args)
     for path in [*write(result, args.out), *gpu]:
         print(path)
-    rows = [] if args.only_frameworks else targets(result)
+    rows = [] if args.only_frameworks else timing_targets(result)
     if result.get("frameworks") is not None:
-        rows += frameworks_targets(result["frameworks"])
+        rows += framework_targets(result["frameworks"])
     for t, m, v in rows:
         print(f"{v:8s} {t}: {m}")
     return 0

@@ -18,6 +18,8 @@ import pinocchio as pin
 from pvosimr import compute_delassus
 from pvosimr.reference.truth import rel_err
 
+from .names import COMPILED_BATCHES
+
 __all__ = [
     "BATCH_SIZES",
     "CHECKED_ROWS",
@@ -32,7 +34,7 @@ __all__ = [
     "numpy_rows",
 ]
 
-BATCH_SIZES = (1, 64)
+BATCH_SIZES = COMPILED_BATCHES
 """Batch sizes of the generated code besides the run's ``--batch-size``."""
 
 THREADS = (1, 2)

@@ -50,6 +50,7 @@ from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 from ..progress import progress_bar
 from .compiled import batch_name, g_facts
 from .loop import Method, time_methods
+from .names import CROSSOVER_BATCH
 from .results import CrossoverPoint
 from .scaling import SweepOptions, large_flags
 
@@ -75,7 +76,6 @@ __all__ = [
     "time_crossover",
 ]
 
-CROSSOVER_BATCH = 64
 """Configurations per batched call."""
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)

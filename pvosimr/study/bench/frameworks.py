@@ -47,6 +47,8 @@ from pvosimr.extras import missing_extra
 
 from .derivatives import weights
 from .loop import time_methods
+from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
+from .record import relative_error
 from .results import Timed
 
 __all__ = [
@@ -61,14 +63,13 @@ __all__ = [
     "time_robot",
 ]
 
-FRAMEWORK_CASES = ("atlas/feet_6d", "shadow_hand/fingertips_3d")
+FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The cases of the section by default (the issue's Atlas 2×6D and the Shadow hand)."""
 
-FRAMEWORK_BATCHES = (1, 64, 4096)
 """Batch sizes B of the section."""
 
-G_TOLERANCE = 1e-12  # max|ΔG| / max(1, max|G|) of a front end's G against f(qs)
-GRADIENT_TOLERANCE = 1e-6  # max|Δg| / max|g| against central differences
+G_TOLERANCE = TOLERANCES["front-end"]  # max|ΔG| / max(1, max|G|) against f(qs)
+GRADIENT_TOLERANCE = TOLERANCES["gradient"]  # max|Δg| / max|g| against central differences
 STEP = 1e-6  # h of the central differences on q's coordinates
 OUTPUT_PROBE = 20  # jitted calls after a batch's timing whose output addresses are counted
 
@@ -104,14 +105,6 @@ def loss_gradient_fd(
     qs = np.stack([pin.normalize(model, q + s) for s in steps])
     losses = np.einsum("bij,ij->b", G(qs), W)
     return (losses[: model.nq] - losses[model.nq :]) / (2 * STEP)
-
-
-def _relative(a, b, floor: float = 0.0) -> float:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return np.inf
-    error = float(np.max(np.abs(a - b)) / max(floor, float(np.max(np.abs(b)))))
-    return error if np.isfinite(error) else np.inf
 
 
 class Front:
@@ -178,11 +171,11 @@ class Front:
         out: dict = {}
         value = np.asarray(g(xj))
         self.result.bitwise[f"jax:G:B{B}"] = bool(np.array_equal(value, truth))
-        error = _relative(value, truth, 1.0)
+        error = relative_error(value, truth, 1.0)
         self._keep(f"jax:G:B{B}", error, G_TOLERANCE, (blocking(g), [xj], 1), out)
         first = np.asarray(grad(xj))
         first = first if B == 1 else first[0]
-        error = _relative(first, fd)
+        error = relative_error(first, fd)
         self._keep(f"jax:grad:B{B}", error, GRADIENT_TOLERANCE, (blocking(grad), [xj], 1), out)
         return out
 
@@ -195,7 +188,9 @@ class Front:
         out: dict = {}
         value = G(xt).numpy()
         self.result.bitwise[f"torch:G:B{B}"] = bool(np.array_equal(value, truth))
-        self._keep(f"torch:G:B{B}", _relative(value, truth, 1.0), G_TOLERANCE, (G, [xt], 1), out)
+        self._keep(
+            f"torch:G:B{B}", relative_error(value, truth, 1.0), G_TOLERANCE, (G, [xt], 1), out
+        )
         leaf = xt.clone().requires_grad_(True)
         W = Wt.expand(*x.shape[:-1], *Wt.shape)
 
@@ -205,7 +200,7 @@ class Front:
             return q.grad
 
         grad = backward(leaf).numpy()
-        error = _relative(grad if B == 1 else grad[0], fd)
+        error = relative_error(grad if B == 1 else grad[0], fd)
         self._keep(f"torch:G+backward:B{B}", error, GRADIENT_TOLERANCE, (backward, [leaf], 1), out)
         return out
 

@@ -1,9 +1,8 @@
 """The section "JAX and PyTorch" of ``timings.md``: its run, its targets and its tables.
 
 :func:`time_frameworks` runs :mod:`.frameworks` on the robot cases and :mod:`.frax_compare` on
-frax's G1; :func:`targets` reads the issue's targets off Atlas 2×6D (``TARGET_CASE``) at the
-largest B of the run; :func:`lines` writes the section (one line saying what to install where
-jax or torch is missing).
+frax's G1; :func:`.targets.framework_targets` judges its targets; :func:`lines` writes the
+section (one line saying what to install where jax or torch is missing).
 """
 
 from __future__ import annotations
@@ -22,13 +21,13 @@ from .frameworks import (
     FrameworkResult,
     time_robot,
 )
-from .results import microseconds, timing_cell
+from .record import row, rule, target_json, target_lines
+from .results import timing_cell
+from .targets import TRIVIAL_LABELS, framework_targets
 
-__all__ = ["HEADING", "LABELS", "TARGET_CASE", "jsonable", "lines", "targets", "time_frameworks"]
+__all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 
 HEADING = "## JAX and PyTorch"
-TARGET_CASE = "atlas/feet_6d"
-OVERHEAD_US = 2.0  # the B = 1 targets' allowance on top of direct + trivial call
 
 LABELS = {
     "direct:G": "direct f(qs) (f(q) at B = 1)",
@@ -37,10 +36,10 @@ LABELS = {
     "jax:grad": "jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
     "torch:G": "torch forward",
     "torch:G+backward": "torch forward + backward(W)",
-    "jax:trivial": "trivial jitted FFI call (2x of 8 numbers)",
+    "jax:trivial": TRIVIAL_LABELS["jax:trivial"],
     "jax:trivial+direct:G": "trivial jitted FFI call, then direct f(q)",
     "jax:trivial+direct:vjp": "trivial jitted FFI call, then direct f.vjp(q, W)",
-    "torch:trivial": "trivial torch custom op (2x of 8 numbers)",
+    "torch:trivial": TRIVIAL_LABELS["torch:trivial"],
     "torch:trivial+backward": "trivial torch autograd.Function, forward + backward (2x of 8)",
     "frax:G": "frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))",
     "frax:grad": "frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
@@ -90,61 +89,6 @@ def time_frameworks(
     return out
 
 
-Row = tuple[str, str, str]
-
-
-def _ratio_row(case, method: str, base: str, B: int | None, bound: float, what: str) -> Row:
-    target = f"{what} at B = {B or 'its largest'} ≤ {bound:g}× the direct call (Atlas 2×6D)"
-    if B is None:
-        return target, "not measured: no B > 1 in the run", "not met"
-    if case is None:
-        return target, f"not measured: no {TARGET_CASE} in the run", "not met"
-    a, b = case.median(method, B), case.median(base, B)
-    if a is None or b is None:
-        why = case.skipped.get(f"{method}:B{B}") or case.skipped.get(method.split(":")[0])
-        return target, f"not measured: {why or 'not in the run'}", "not met"
-    r = a / b
-    return target, f"{r:.2f}× ({microseconds(a)} vs {microseconds(b)} µs)", _met(r <= bound)
-
-
-def _met(ok: bool) -> str:
-    return "met" if ok else "not met"
-
-
-def _overhead_row(case, method: str, base: str, trivial: str, what: str) -> Row:
-    target = f"{what} at B = 1 ≤ direct + {LABELS[trivial]} + {OVERHEAD_US:g} µs (Atlas 2×6D)"
-    if case is None:
-        return target, f"not measured: no {TARGET_CASE} in the run", "not met"
-    t, d, z = (case.median(k, 1) for k in (method, base, trivial))
-    if None in (t, d, z):
-        why = case.skipped.get(f"{method}:B1") or case.skipped.get(method.split(":")[0])
-        return target, f"not measured: {why or 'B = 1 not in the run'}", "not met"
-    bound = d + z + OVERHEAD_US * 1e-6
-    measured = f"{microseconds(t)} µs; bound {microseconds(d)} + {microseconds(z)} + 2 µs"
-    measured += f" = {microseconds(bound)} µs"
-    after = case.median(f"{trivial}+{base}", 1)
-    if after is not None:  # the direct call in the caches JAX's dispatch leaves
-        measured += f" (the direct call after the trivial call: {microseconds(after - z)} µs)"
-    return target, measured, _met(t <= bound)
-
-
-def targets(section: dict) -> list[Row]:
-    """The issue's five timing targets of the section: ``(target, measured, verdict)``."""
-    case = next((c for c in section["cases"] if c.name == TARGET_CASE), None)
-    B = max((b for b in section["batches"] if b > 1), default=None)
-    return [
-        _ratio_row(case, "jax:G", "direct:G", B, 1.15, "jit(vmap(G))"),
-        _ratio_row(case, "jax:grad", "direct:vjp", B, 1.2, "jit(vmap(grad(loss)))"),
-        _overhead_row(case, "jax:G", "direct:G", "jax:trivial", "jit(G)"),
-        _overhead_row(case, "jax:grad", "direct:vjp", "jax:trivial", "jit(grad(loss))"),
-        _overhead_row(case, "torch:G", "direct:G", "torch:trivial", "torch eager forward"),
-    ]
-
-
-def _row(first: str, cells: list[str]) -> str:
-    return f"| {first} | " + " | ".join(cells) + " |"
-
-
 def _cell(case: FrameworkResult, method: str, B: int, base: str | None) -> str:
     key = f"{method}:B{B}"
     if key not in case.timings:
@@ -167,10 +111,10 @@ BASES = {
 
 
 def _table(case: FrameworkResult, batches: Sequence[int], methods: Sequence[str]) -> list[str]:
-    rows = [_row("method", [f"B = {B}" for B in batches]), "|---|" + "---:|" * len(batches)]
+    rows = [row("method", [f"B = {B}" for B in batches]), rule("l" + "r" * len(batches))]
     for k in methods:
         if any(f"{k}:B{B}" in case.timings for B in batches):
-            rows.append(_row(LABELS[k], [_cell(case, k, B, BASES.get(k)) for B in batches]))
+            rows.append(row(LABELS[k], [_cell(case, k, B, BASES.get(k)) for B in batches]))
     return rows
 
 
@@ -248,7 +192,7 @@ def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
             else "—"
             for B in batches
         ]
-        lines.append(_row(f"**ratio frax ÷ pvosimr ({LABELS[mine]}), {what}**", cells))
+        lines.append(row(f"**ratio frax ÷ pvosimr ({LABELS[mine]}), {what}**", cells))
     return [*lines, "", _checks(result)]
 
 
@@ -266,8 +210,7 @@ def lines(section: dict | None) -> list[str]:
     )
     if "settings" in section:
         out += ["", "JAX: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items())]
-    out += ["", "| target | measured | verdict |", "|---|---|---|"]
-    out += [f"| {t} | {m} | **{v}** |" for t, m, v in targets(section)]
+    out += ["", *target_lines(framework_targets(section))]
     methods = [k for k in LABELS if not k.startswith("frax")]
     for case in section["cases"]:
         out += ["", f"### {case.name} (nv {case.nv}, m {case.m})", ""]
@@ -284,5 +227,5 @@ def jsonable(section: dict | None) -> dict | None:
     out = dict(section)
     out["cases"] = [c.to_json() for c in section["cases"]]
     out["frax"] = None if section.get("frax") is None else section["frax"].to_json()
-    out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(section)]
+    out["targets"] = target_json(framework_targets(section))
     return out

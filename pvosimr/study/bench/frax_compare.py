@@ -18,7 +18,6 @@ pvosimr's XLA route (:func:`pvosimr.jax.seam.compile_seam`) on the same configur
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,16 +25,14 @@ import numpy as np
 from . import frax_route
 from .derivatives import weights
 from .frameworks import FrameworkResult, Front, blocking
-from .gpu_runner import median_call
-from .loop import time_methods
-from .results import Timing
+from .loop import median_seconds, time_methods
+from .record import relative_error
 
 __all__ = [
     "AGREEMENT_CONFIGS",
     "AGREEMENT_KEY",
     "ONE_CALL_FROM",
     "device_rows",
-    "one_call_rounds",
     "time_frax",
 ]
 
@@ -44,17 +41,6 @@ AGREEMENT_KEY = "frax-vs-pinocchio"
 ONE_CALL_FROM = 512
 """From this B on, a sample is one call (frax's batched gradient lasts seconds; the shared
 loop's calibration would spend six calls on it before the first sample)."""
-
-
-def one_call_rounds(methods: dict, repeats: int) -> dict[str, Timing]:
-    """``repeats`` interleaved rounds of one call per method (each already called once)."""
-    samples: dict[str, list[float]] = {name: [] for name in methods}
-    for _ in range(repeats):
-        for name, (fn, inputs, per) in methods.items():
-            start = time.perf_counter()
-            fn(inputs[0])
-            samples[name].append((time.perf_counter() - start) / per)
-    return {name: Timing(s, 1) for name, s in samples.items()}
 
 
 def frax_methods(case: frax_route.FraxCase, qs: np.ndarray) -> dict:
@@ -98,8 +84,8 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
     for B in batches:
         qs = case.random_q(rng, B)
         methods = {**frax_methods(case, qs), **front.methods(case.pinocchio_q(qs))}
-        timer = one_call_rounds if B >= ONE_CALL_FROM else time_methods
-        result.timings.update(timer(methods, repeats))
+        number = 1 if B >= ONE_CALL_FROM else None  # frax's methods were called once already
+        result.timings.update(time_methods(methods, repeats, number))
     return result
 
 
@@ -156,8 +142,8 @@ def _per_configuration(G, x, W, repeats: int) -> tuple[dict, np.ndarray]:
     g, grad = jax.jit(jax.vmap(G)), jax.jit(jax.vmap(jax.grad(loss)))
     B, out = len(x), g(x)
     timed = {
-        "G_s": median_call(lambda: g(x).block_until_ready(), repeats) / B,
-        "grad_s": median_call(lambda: grad(x).block_until_ready(), repeats) / B,
+        "G_s": median_seconds(lambda: g(x).block_until_ready(), repeats) / B,
+        "grad_s": median_seconds(lambda: grad(x).block_until_ready(), repeats) / B,
         "G_dtype": np.dtype(out.dtype).name,
     }
     return timed, np.asarray(out[:AGREEMENT_CONFIGS], dtype=float)
@@ -170,6 +156,5 @@ def _device_agreement(case: frax_route.FraxCase, q_frax: np.ndarray, G: dict) ->
     worst = frax_route.agreement(case, qs, G["frax_"])
     for q, frax_G, ours in zip(qs, G["frax_"], G[""], strict=True):
         local = case.local(frax_G, q)
-        error = float(np.max(np.abs(ours - local)) / np.max(np.abs(local)))
-        worst = max(worst, error) if np.isfinite(error) else np.inf
+        worst = max(worst, relative_error(ours, local))
     return worst

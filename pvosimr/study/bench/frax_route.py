@@ -37,6 +37,9 @@ import pinocchio as pin
 
 from pvosimr import compute_delassus, constraints
 
+from .names import TOLERANCES
+from .record import relative_error
+
 __all__ = [
     "AGREEMENT_TOLERANCE",
     "ROBOT",
@@ -50,7 +53,7 @@ __all__ = [
 ROBOT = "Unitree G1 2×6D (frax)"
 """The frax case as the report names it: the G1 of ``frax.load_g1()``, both feet welded."""
 
-AGREEMENT_TOLERANCE = 1e-10
+AGREEMENT_TOLERANCE = TOLERANCES["frax"]
 """Largest max|ΔG| / max|G| between frax's dense G (in the foot frames) and pvosimr's."""
 
 FEET = ("left_foot", "right_foot")
@@ -201,6 +204,5 @@ def agreement(case: FraxCase, qs_frax: np.ndarray, G_frax: np.ndarray | None = N
     worst = 0.0
     for q, G in zip(qs_frax, G_frax, strict=True):
         truth = compute_delassus(case.model, data, case.pinocchio_q(q), case.cms)
-        error = float(np.max(np.abs(case.local(G, q) - truth)) / np.max(np.abs(truth)))
-        worst = max(worst, error) if np.isfinite(error) else np.inf  # NaN never passes
+        worst = max(worst, relative_error(case.local(G, q), truth))  # NaN gives inf
     return worst

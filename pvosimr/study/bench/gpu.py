@@ -7,7 +7,7 @@ Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
   CPU batched C (``f(qs, threads=<cores>)``) on the same host; frax's dense route on its G1
   beside pvosimr's on the same GPU at B ∈ :data:`FRAX_BATCHES`
   (:func:`.frax_compare.device_rows`); GRiD's published batched M⁻¹ (:data:`GRID`, quoted, not
-  measured); and the issue's GPU targets (:func:`gpu_targets`) judged on these numbers.  Where
+  measured); and the GPU targets (:func:`.targets.gpu_targets`) judged on these numbers.  Where
   none is present, the section says so.
 - **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
   fresh process with an empty persistent cache (cold), then in a second fresh process with the
@@ -38,7 +38,10 @@ from typing import Any
 import numpy as np
 
 from ..options import REPORT_DIR
-from .gpu_runner import median_call
+from .loop import median_seconds
+from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, FRAX_BATCHES, GPU_BATCHES, TOLERANCES
+from .record import relative_error, target_lines, write_json
+from .targets import gpu_targets
 
 __all__ = [
     "CPU_BATCH",
@@ -52,22 +55,14 @@ __all__ = [
     "cpu_compile",
     "float32_errors",
     "gpu_devices",
-    "gpu_targets",
     "gpu_timings",
     "main",
     "markdown",
-    "median_call",
     "write",
 ]
 
-CPU_CASE = "atlas/feet_6d"
-CPU_BATCH = 4096
-GPU_CASES = ("atlas/feet_6d", "atlas_two_shadow_hands/fingertips_3d_feet_6d")
-GPU_BATCHES = (1024, 16384, 65536, 262144)
-FRAX_BATCHES = (1024, 65536)
-#: The issue's GPU targets: Atlas 2×6D at B = 65,536, seconds per configuration.
-TARGET_CASE, TARGET_BATCH = "atlas/feet_6d", 65536
-F64_TARGET_S, F32_TARGET_S, GRADIENT_TARGET = 0.02e-6, 0.01e-6, 4.0
+CPU_CASE = ATLAS_6D
+GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
 GRID = (
     "GRiD's batched mass-matrix inverse: 0.57–0.64 µs per problem on an RTX 5090, float32 "
     "(GRiD's benchmark table, 2026-05, as quoted in pvosimr issue 36; not measured here)"
@@ -110,8 +105,7 @@ def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
     worst = 0.0
     for row in (0, len(qs) // 2, len(qs) - 1):
         G = pvosimr.compute_delassus(robot.model, data, qs[row], robot.constraints)
-        err = float(np.abs(np.asarray(out[row], dtype=float) - G).max() / np.abs(G).max())
-        worst = max(worst, err)
+        worst = max(worst, relative_error(out[row], G))
     if not worst <= tolerance:
         raise AssertionError(f"XLA route off the numpy path by {worst:.3g} (> {tolerance})")
     return worst
@@ -141,8 +135,8 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     compiled, seconds = compiled_batch(G, qs)
     out.update(seconds)
     x = jax.device_put(qs)
-    out["xla_f64_error"] = _checked(compiled(x), robot, qs, 1e-12)
-    out["xla_f64_s"] = median_call(lambda: compiled(x).block_until_ready(), repeats) / batch
+    out["xla_f64_error"] = _checked(compiled(x), robot, qs, TOLERANCES["xla"])
+    out["xla_f64_s"] = median_seconds(lambda: compiled(x).block_until_ready(), repeats) / batch
     if compare:
         out.update(_compare(robot, qs, repeats))
     return out
@@ -158,7 +152,7 @@ def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
         f = codegen.compile(robot.model, robot.constraints)
         for threads in (1, 2):
             out[f"c_t{threads}_s"] = (
-                median_call(lambda t=threads: f(qs, threads=t), repeats) / batch
+                median_seconds(lambda t=threads: f(qs, threads=t), repeats) / batch
             )
     except (OSError, ModuleNotFoundError) as exc:
         out["c_error"] = str(exc)
@@ -169,8 +163,8 @@ def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
 
         ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
         x = jax.device_put(qs)
-        _checked(ffi(x), robot, qs, 1e-12)
-        out["ffi_s"] = median_call(lambda: ffi(x).block_until_ready(), repeats) / batch
+        _checked(ffi(x), robot, qs, TOLERANCES["xla"])
+        out["ffi_s"] = median_seconds(lambda: ffi(x).block_until_ready(), repeats) / batch
     except (ImportError, TypeError) as exc:
         out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
     return out
@@ -223,7 +217,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
         errors = []
         for q, G32 in zip(qs, out, strict=True):
             truth = pvosimr.compute_delassus(robot.model, data, q, robot.constraints)
-            errors.append(float(np.abs(G32 - truth).max() / np.abs(truth).max()))
+            errors.append(relative_error(G32, truth))
         rows.append({"robot": name, "nq": robot.model.nq, "m": G.m, "error": max(errors)})
     return rows
 
@@ -263,7 +257,7 @@ def gpu_timings(
         f = codegen.compile(robot.model, robot.constraints)
         for batch in batches:
             qs = configurations(robot.model, batch, 0)
-            c_s = median_call(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
+            c_s = median_seconds(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
             for dtype in (np.float64, np.float32):
                 row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
                 rows.append({"case": case, "batch": batch, **row, "cpu_c_s": c_s})
@@ -280,12 +274,12 @@ def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
     g = jax.jit(jax.vmap(G))
     grad = jax.jit(jax.vmap(jax.grad(lambda q: jnp.sum(w * G(q)))))
     if qs.dtype == np.float64:
-        _checked(g(x), robot, qs, 1e-12)
+        _checked(g(x), robot, qs, TOLERANCES["xla"])
     batch = len(qs)
     return {
         "dtype": qs.dtype.name,
-        "G_s": median_call(lambda: g(x).block_until_ready(), repeats) / batch,
-        "grad_s": median_call(lambda: grad(x).block_until_ready(), repeats) / batch,
+        "G_s": median_seconds(lambda: g(x).block_until_ready(), repeats) / batch,
+        "grad_s": median_seconds(lambda: grad(x).block_until_ready(), repeats) / batch,
     }
 
 
@@ -305,35 +299,6 @@ def frax_on_gpu(batches: Sequence[int] = FRAX_BATCHES, repeats: int = 20, device
     device = jax.devices("gpu")[0] if device is None else device
     agreement, rows = device_rows(batches, repeats, device)
     return {"robot": ROBOT, "agreement": agreement, "rows": rows}
-
-
-def gpu_targets(result: dict) -> list[tuple[str, str, str]]:
-    """The issue's three GPU targets, ``(target, measured, verdict)``, on Atlas 2×6D at
-    B = 65,536 (``not measured`` where the run has no such row)."""
-    rows = {(r["case"], r["batch"], r["dtype"]): r for r in result.get("gpu", ())}
-    f64, f32 = (rows.get((TARGET_CASE, TARGET_BATCH, d)) for d in ("float64", "float32"))
-    where = f"Atlas 2×6D, B = {TARGET_BATCH:,}"
-    why = "no GPU present" if not result.get("gpus") else "no such row in the run"
-    targets = [
-        (f"G, float64, ≤ {_us(F64_TARGET_S)} per q ({where})", f64, "G"),
-        (f"its gradient ≤ {GRADIENT_TARGET:g}× G, float64 ({where})", f64, "ratio"),
-        (f"G, float32, ≤ {_us(F32_TARGET_S)} per q ({where})", f32, "G"),
-    ]
-    out = []
-    for target, row, kind in targets:
-        if row is None:
-            out.append((target, f"not measured: {why}", "not measured"))
-        elif kind == "ratio":
-            ratio = row["grad_s"] / row["G_s"]
-            out.append((target, f"{ratio:.2f}×", _verdict(ratio <= GRADIENT_TARGET)))
-        else:
-            bound = F64_TARGET_S if row["dtype"] == "float64" else F32_TARGET_S
-            out.append((target, _us(row["G_s"]), _verdict(row["G_s"] <= bound)))
-    return out
-
-
-def _verdict(ok: bool) -> str:
-    return "met" if ok else "not met"
 
 
 # --------------------------------------------------------------------------- the report
@@ -364,8 +329,7 @@ def markdown(result: dict) -> str:
             )
         lines.append("")
     lines += _frax_lines(result)
-    lines += [f"For scale: {GRID}.", "", "| target | measured | verdict |", "|---|---|---|"]
-    lines += [f"| {t} | {m} | **{v}** |" for t, m, v in gpu_targets(result)]
+    lines += [f"For scale: {GRID}.", "", *target_lines(gpu_targets(result))]
     lines.append("")
     cpu = result.get("cpu")
     if cpu:
@@ -463,8 +427,7 @@ def write(result: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "gpu.md", out / "gpu.json"
     md.write_text("# The XLA route: GPU, CPU compile, float32\n\n" + markdown(result), "utf-8")
-    js.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return [md, js]
+    return [md, write_json(js, result)]
 
 
 def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None) -> dict:
@@ -491,7 +454,7 @@ def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None)
 
 
 #: What :func:`run` takes from :mod:`.gpu_runner`'s ``gpu_rows.json``.
-DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported")
+DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported", "records")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,13 +33,15 @@ import numpy as np
 
 from .derivatives import weights
 from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
+from .names import TOLERANCES
+from .record import relative_error
 
 __all__ = ["CONFIGS", "PLATFORMS", "export", "main"]
 
 CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
 PLATFORMS = ("cuda", "cpu")
-FLOAT32_TOLERANCE = 1e-4
+FLOAT32_TOLERANCE = TOLERANCES["export-float32"]
 """The float32 G's largest error against the float64 numpy path (the zoo's measured errors:
 figures/gpu.md, "float32 on the zoo")."""
 DTYPES = ("float64", "float32")
@@ -92,7 +94,7 @@ def _case(out: Path, spec: str) -> dict:
     slug = _slug(spec)
     np.save(out / f"{slug}_q.npy", qs)
     functions = {d: _exported(out, f"{slug}_{d}", G, qs.astype(d), weights(G.m)) for d in DTYPES}
-    for dtype, tolerance in (("float64", 1e-12), ("float32", FLOAT32_TOLERANCE)):
+    for dtype, tolerance in (("float64", TOLERANCES["xla"]), ("float32", FLOAT32_TOLERANCE)):
         _check(out / functions[dtype]["G_reference"], truth, tolerance, f"{spec}, {dtype}")
     name = slug.replace("-", "_")
     codegen.export(robot.model, robot.constraints, out / f"{slug}_c", name=f"c_{name}")
@@ -159,7 +161,7 @@ def _exported(out: Path, stem: str, G: Callable, qs: np.ndarray, W: np.ndarray) 
 
 
 def _check(reference: Path, truth: np.ndarray, tolerance: float, what: str) -> None:
-    error = float(np.max(np.abs(np.load(reference) - truth)) / np.max(np.abs(truth)))
+    error = relative_error(np.load(reference), truth)
     if not error <= tolerance:
         raise AssertionError(f"{what}: the exported G is off the numpy path by {error:.3g}")
 

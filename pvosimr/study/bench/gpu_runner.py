@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,30 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 #: Largest relative error of a GPU output against the exporting machine's CPU output.
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
+
+
+@dataclass(frozen=True)
+class Record:
+    """:class:`pvosimr.study.bench.record.Record`, copied: this file imports nothing of
+    pvosimr (a test checks both have the same fields)."""
+
+    case: str
+    method: str
+    quantity: str
+    value: float
+    unit: str
+    spread: tuple[float, float] | None = None
+    run: str = ""
+
+
+def records(rows: list[dict], run: str) -> list[dict]:
+    """The GPU rows as records: seconds per configuration of G and its gradient."""
+    return [
+        asdict(Record(r["case"], f"xla:{key}:B{r['batch']}:{r['dtype']}", "time per q",
+                      r[f"{key}_s"], "s", run=run))
+        for r in rows
+        for key in ("G", "grad")
+    ]  # fmt: skip
 
 
 def median_call(call, repeats: int) -> float:
@@ -179,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for row in case_rows(case, batches, functions, args.repeats):
             result["gpu"].append(row)
+            result["records"] = records(result["gpu"], str(devices[0]))
             path.write_text(json.dumps(result, indent=1), encoding="utf-8")  # what is done
             print(f"{row['case']} B={row['batch']} {row['dtype']}: G {row['G_s']:.3g} s/q, "
                   f"gradient {row['grad_s']:.3g} s/q", flush=True)  # fmt: skip

@@ -14,7 +14,7 @@ import numpy as np
 
 from .results import Timing
 
-__all__ = ["N_CONFIGS", "SAMPLE_SECONDS", "Method", "time_methods"]
+__all__ = ["N_CONFIGS", "SAMPLE_SECONDS", "Method", "median_seconds", "time_methods"]
 
 SAMPLE_SECONDS = 0.02
 """Target duration of one sample.  Each sample starts after other methods' samples have
@@ -44,11 +44,24 @@ def _calibrate(fn: Callable, inputs: Sequence) -> int:
     return int(np.clip(round(SAMPLE_SECONDS / max(once, 1e-9)), 1, 5000))
 
 
-def time_methods(methods: dict[str, Method], repeats: int) -> dict[str, Timing]:
-    """``repeats`` interleaved rounds; a call of ``per`` configurations counts ``per`` times."""
-    numbers = {name: _calibrate(fn, inputs) for name, (fn, inputs, _) in methods.items()}
+def time_methods(
+    methods: dict[str, Method], repeats: int, number: int | None = None
+) -> dict[str, Timing]:
+    """``repeats`` interleaved rounds; a call of ``per`` configurations counts ``per`` times.
+    ``number``: calls per sample, instead of calibrating (1 for calls lasting seconds, each
+    method already called once)."""
+    if number is None:
+        numbers = {name: _calibrate(fn, inputs) for name, (fn, inputs, _) in methods.items()}
+    else:
+        numbers = dict.fromkeys(methods, number)
     samples: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(repeats):
         for name, (fn, inputs, per) in methods.items():
             samples[name].append(_sample(fn, inputs, numbers[name]) / per)
     return {name: Timing(samples[name], numbers[name]) for name in methods}
+
+
+def median_seconds(call: Callable[[], object], repeats: int) -> float:
+    """Median seconds of the blocking ``call()``, one call per sample, after one warm-up."""
+    call()
+    return time_methods({"call": (lambda _: call(), (None,), 1)}, repeats, number=1)["call"].median

@@ -30,6 +30,7 @@ from .compiled import (
 from .compiled import codegen_methods as compiled_methods
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
 from .loop import Method
+from .names import BATCH_SIZE, TOLERANCES
 from .results import CaseResult
 
 __all__ = [
@@ -48,8 +49,7 @@ __all__ = [
     "reference_methods",
 ]
 
-BATCH_SIZE = 1024
-CHECK_TOLERANCE = 1e-8  # a method disagreeing with numpy:pv-osimr by more is not timed
+CHECK_TOLERANCE = TOLERANCES["check"]
 
 
 def _codegen_batch_labels(batch_size: int) -> dict[str, str]:

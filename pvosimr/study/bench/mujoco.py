@@ -48,6 +48,7 @@ from pvosimr.reference.truth import rel_err
 
 from ..progress import progress_bar
 from .loop import N_CONFIGS, Method, time_methods
+from .names import TOLERANCES
 from .results import Timing
 
 __all__ = [
@@ -80,7 +81,7 @@ hand holding a block, a humanoid on the floor."""
 REFERENCE = "mujoco:fwdPosition"
 """The method every ratio divides by."""
 
-TOLERANCE = 1e-9
+TOLERANCE = TOLERANCES["mujoco"]
 """Largest :func:`~pvosimr.reference.truth.rel_err` against MuJoCo's matrix of a timed method."""
 
 MAX_DRAWS = 4

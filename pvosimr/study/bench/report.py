@@ -10,7 +10,6 @@ sweep and the crossover are in
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pvosimr.extras import require
@@ -20,10 +19,11 @@ from .frameworks_section import jsonable as frameworks_json
 from .frameworks_section import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
+from .record import row, target_json, target_lines, write_json
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
 from .scaling import SCALING_METHODS
 from .sections import crossover_sweep, derivatives, large_sweep, mujoco
-from .verdicts import case_table, targets
+from .targets import case_table, timing_targets
 
 __all__ = ["jsonable", "markdown", "write"]
 
@@ -46,10 +46,6 @@ SCALING_NOTE = (
     "numpy paths at these sizes are dominated by per-operation interpreter overhead, "
     "which grows with the number of block operations rather than with flops."
 )
-
-
-def _row(first: str, cells: list[str]) -> str:
-    return f"| {first} | " + " | ".join(cells) + " |"
 
 
 def _header(run_result: dict) -> Lines:
@@ -77,8 +73,7 @@ def _machine(run_result: dict) -> Lines:
 def _targets(run_result: dict) -> Lines:
     if run_result.get("only_frameworks"):
         return []  # the section "JAX and PyTorch" has its own targets
-    rows = [f"| {t} | {m} | **{v}** |" for t, m, v in targets(run_result)]
-    return ["", "## Targets", "", "| target | measured | verdict |", "|---|---|---|", *rows]
+    return ["", "## Targets", "", *target_lines(timing_targets(run_result))]
 
 
 def _targets_per_case(cases: list[CaseResult]) -> Lines:
@@ -89,10 +84,10 @@ def _targets_per_case(cases: list[CaseResult]) -> Lines:
         "",
         "Ratios of the targets on every case (÷ the faster bare Pinocchio C++ call):",
         "",
-        _row("target", [c.name for c in cases]),
+        row("target", [c.name for c in cases]),
         _rule(cases),
     ]
-    return lines + [_row(name, cells) for name, cells in case_table(cases)]
+    return lines + [row(name, cells) for name, cells in case_table(cases)]
 
 
 def _methods(cases: list[CaseResult], names: dict[str, str]) -> list[str]:
@@ -110,10 +105,10 @@ def _rule(cases: list[CaseResult]) -> str:
 
 
 def _times(cases: list[CaseResult], names: dict[str, str]) -> Lines:
-    header = _row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases])
+    header = row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases])
     lines = ["## Time per call (µs): median [p25–p75]", "", header, _rule(cases)]
     for k in _methods(cases, names):
-        lines.append(_row(names[k], [case_cell(c, k) for c in cases]))
+        lines.append(row(names[k], [case_cell(c, k) for c in cases]))
     return lines
 
 
@@ -135,11 +130,11 @@ def _ratios(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         "",
         "## Ratio to Pinocchio (time ÷ the faster bare Pinocchio C++ call, same run)",
         "",
-        _row("ratio", [_divisor(c) for c in cases]),
+        row("ratio", [_divisor(c) for c in cases]),
         _rule(cases),
     ]
     for k in _methods(cases, names):
-        lines.append(_row(f"ratio {names[k]}", [_ratio_cell(c, k) for c in cases]))
+        lines.append(row(f"ratio {names[k]}", [_ratio_cell(c, k) for c in cases]))
     return lines
 
 
@@ -271,11 +266,12 @@ def jsonable(run_result: dict) -> dict:
     """``timings.json``: the run with its records as plain data and the target verdicts."""
     out = dict(run_result)
     out["cases"] = [c.to_json() for c in run_result["cases"]]
+    out["records"] = [r for c in run_result["cases"] for r in c.records()]
     out["scaling"] = [p.__dict__ for p in run_result["scaling"]]
     out["large"] = [p.__dict__ for p in run_result.get("large", [])]
     out["mujoco"] = [r.to_json() for r in run_result.get("mujoco", [])]
     out["crossover"] = [p.__dict__ for p in run_result.get("crossover", [])]
-    out["targets"] = [{"target": t, "measured": m, "verdict": v} for t, m, v in targets(run_result)]
+    out["targets"] = target_json(timing_targets(run_result))
     out["frameworks"] = frameworks_json(run_result.get("frameworks"))
     return out
 
@@ -290,7 +286,7 @@ def write(run_result: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "timings.md", out / "timings.json"
     md.write_text(markdown(run_result), encoding="utf-8")
-    js.write_text(json.dumps(jsonable(run_result), indent=1), encoding="utf-8")
+    write_json(js, jsonable(run_result))
     if run_result.get("only_frameworks"):  # the plot has nothing of that section
         return [md, js]
     paths = [md, js, *plot(run_result, out / "timings")]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .record import Record
+
 __all__ = [
     "PIN",
     "CaseResult",
@@ -65,6 +67,14 @@ class Timed:
     timings: dict[str, Timing] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     errors: dict[str, float] = field(default_factory=dict)
+
+    def records(self) -> list[Record]:
+        """Each timing as a :class:`~.record.Record` (µs per call, spread [p25, p75])."""
+        return [
+            Record(self.name, method, "time per call", t.median * 1e6, "µs",
+                   (t.quantile(0.25) * 1e6, t.quantile(0.75) * 1e6))
+            for method, t in self.timings.items()
+        ]  # fmt: skip
 
     def json_head(self) -> dict:
         """The fields above as JSON (the errors under the key the subclass names)."""

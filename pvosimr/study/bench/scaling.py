@@ -30,6 +30,7 @@ from ..progress import progress_bar
 from .compiled import batch_error, batch_name, g_facts
 from .loop import N_CONFIGS, Method, time_methods
 from .methods import numpy_methods, pinocchio_bare
+from .names import SCALING_BATCH, TOLERANCES
 from .results import PIN, ScalingPoint, byte_size
 
 __all__ = [
@@ -78,7 +79,6 @@ SCALING_METHODS = (
 
 LARGE_FAMILY = "chain_welded_every_k"
 LARGE_SIZES = (2, 4, 8, 16, 22, 31)  # k: n = 4, 16, 64, 256, 484, 961 links, m = 6k
-SCALING_BATCH = 64  # configurations per batched call in the large sweep
 LARGE_METHODS = (
     "numpy:pv-osimr",
     "batch:pv-osimr",
@@ -103,7 +103,7 @@ call makes one too.  Beyond, the numpy single call and Pinocchio's are not run a
 generated code is checked against the batched numpy path."""
 
 QUICK_LINKS = 16  # --quick-scaling: chains of at most this many links
-CHECK_TOLERANCE = 1e-8  # as for the robot cases
+CHECK_TOLERANCE = TOLERANCES["check"]
 
 
 def links(family: str, size: int) -> int:

@@ -21,6 +21,7 @@ from .crossover import (
 )
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
+from .record import row
 from .results import (
     CaseResult,
     CrossoverPoint,
@@ -47,10 +48,6 @@ DERIVATIVES_NOTE = (
 )
 
 
-def _row(first: str, cells: list[str]) -> str:
-    return f"| {first} | " + " | ".join(cells) + " |"
-
-
 def derivatives(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     """Time per configuration of every derivative method, its ratio to the central
     differences of Pinocchio, and the check (nothing where no case timed derivatives)."""
@@ -63,16 +60,16 @@ def derivatives(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         "",
         DERIVATIVES_NOTE,
         "",
-        _row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases]),
+        row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases]),
         "|---|" + "---:|" * len(cases),
     ]
     for k in DERIVATIVE_LABELS:
-        lines.append(_row(names[k], [case_cell(c, k) for c in cases]))
+        lines.append(row(names[k], [case_cell(c, k) for c in cases]))
     for k in DERIVATIVE_LABELS:
         if k != REFERENCE:
             ratios = [_ratio(c, k) for c in cases]
-            lines.append(_row(f"ratio {names[k]} ÷ the central differences of Pinocchio", ratios))
-    lines.append(_row("largest error of the timed methods", [_worst(c) for c in cases]))
+            lines.append(row(f"ratio {names[k]} ÷ the central differences of Pinocchio", ratios))
+    lines.append(row("largest error of the timed methods", [_worst(c) for c in cases]))
     return lines
 
 
@@ -241,20 +238,20 @@ def mujoco(
         lines += [
             _mujoco_configs(results),
             "",
-            _row("method", [f"{r.name} (nv {r.nv}, m {r.m:g})" for r in results]),
+            row("method", [f"{r.name} (nv {r.nv}, m {r.m:g})" for r in results]),
             "|---|" + "---:|" * len(results),
-            _row("rows of G: median [min–max]", [_rows(r, r.rows) for r in results]),
-            _row("rows, options as in the file", [_rows(r, r.rows_all) for r in results]),
+            row("rows of G: median [min–max]", [_rows(r, r.rows) for r in results]),
+            row("rows, options as in the file", [_rows(r, r.rows_all) for r in results]),
         ]
         for k, label in route.MUJOCO_LABELS.items():
             cells = [timing_cell(r.timings[k]) if k in r.timings else "—" for r in results]
-            lines.append(_row(label, cells))
+            lines.append(row(label, cells))
         for k, label in route.MUJOCO_LABELS.items():
             if k != route.REFERENCE:
                 ratios = [_mujoco_ratio(r, k) for r in results]
-                lines.append(_row(f"ratio {label} ÷ mj_fwdPosition", ratios))
+                lines.append(row(f"ratio {label} ÷ mj_fwdPosition", ratios))
         worst = [f"{max(r.errors.values()):.1e}" for r in results]
-        lines.append(_row("largest error against MuJoCo's matrix", worst))
+        lines.append(row("largest error against MuJoCo's matrix", worst))
         lines += _left_out(results)
     lines += [f"\n{name}: not available ({why})" for name, why in unavailable.items()]
     return lines

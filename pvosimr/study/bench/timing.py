@@ -20,20 +20,11 @@ from .environment import keep_freed_memory, machine
 from .loop import N_CONFIGS, time_methods
 from .methods import BATCH_SIZE, CaseOptions, case_methods
 from .mujoco import MUJOCO_ROBOTS, time_mujoco
+from .names import DEFAULT_CASES
 from .results import CaseResult
 from .scaling import LARGE_SIZES, SCALING_SIZES, SweepOptions, time_large, time_scaling
 
 __all__ = ["DEFAULT_CASES", "N_CONFIGS", "case_name", "run", "time_case"]
-
-DEFAULT_CASES: tuple[str, ...] = (
-    "atlas/feet_6d",
-    "atlas/feet_4x3d",
-    "atlas_two_shadow_hands/fingertips_3d",
-    "atlas_two_shadow_hands/fingertips_3d_feet_6d",
-    "shadow_hand/fingertips_3d",
-    "talos/feet_6d",
-)
-"""``robot/preset`` names timed by default (a bare robot name means its first preset)."""
 
 
 def case_name(spec: str) -> str:
