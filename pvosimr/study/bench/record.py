@@ -10,9 +10,11 @@ as :class:`Target` data judged by :func:`verdicts`.  The standalone GPU runner k
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from string import Template
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,7 @@ __all__ = [
     "Record",
     "Row",
     "Target",
+    "prose",
     "relative_error",
     "row",
     "rule",
@@ -152,3 +155,34 @@ def target_lines(rows: Iterable[Row]) -> list[str]:
 def target_json(rows: Iterable[Row]) -> list[dict]:
     """A section's targets as JSON."""
     return [{"target": t, "measured": m, "verdict": v} for t, m, v in rows]
+
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+"""The reports' prose: one markdown file per report, its blocks headed ``<!-- block: name -->``."""
+
+_BLOCK = re.compile(r"^<!-- block: ([\w-]+) -->\n", re.MULTILINE)
+
+
+def _blocks(report: str) -> dict[str, str]:
+    """The blocks of ``templates/<report>.md`` by name, each as written."""
+    parts = _BLOCK.split((TEMPLATES / f"{report}.md").read_text(encoding="utf-8"))
+    return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def _unwrap(text: str) -> str:
+    """Markdown soft line breaks joined: a paragraph's wrapped lines become one line; a line
+    starting a list item, a table row or a heading keeps its own."""
+    out: list[str] = []
+    for line in text.splitlines():
+        starts = not line or line.startswith(("- ", "|", "#")) or not out or not out[-1]
+        if starts:
+            out.append(line)
+        else:
+            out[-1] += " " + line
+    return "\n".join(out)
+
+
+def prose(report: str, block: str, **values: Any) -> str:
+    """The block ``block`` of ``templates/<report>.md``, its ``$name`` placeholders filled from
+    ``values`` (KeyError naming a missing one)."""
+    return Template(_unwrap(_blocks(report)[block])).substitute(values)

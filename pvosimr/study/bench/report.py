@@ -19,7 +19,7 @@ from .frameworks_section import jsonable as frameworks_json
 from .frameworks_section import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
-from .record import row, target_json, target_lines, write_json
+from .record import prose, row, target_json, target_lines, write_json
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
 from .scaling import SCALING_METHODS
 from .sections import crossover_sweep, derivatives, large_sweep, mujoco
@@ -28,24 +28,6 @@ from .targets import case_table, timing_targets
 __all__ = ["jsonable", "markdown", "write"]
 
 Lines = list[str]
-
-BASELINE_NOTE = (
-    "The bare binding calls are the fair baseline: `pin.computeDelassusMatrix` with its "
-    "constraint datas built once, and Pinocchio's `computePvDelassusMatrix` on the object "
-    "`initPvDelassus` prepared. `pvosimr.reference.pinocchio` adds its own input check and cache "
-    'lookup (the rows "via pvosimr.reference.pinocchio" show how much), which would flatter '
-    "pvosimr."
-)
-
-SCALING_NOTE = (
-    "Fig. 4a: fixed chain of n = k² revolute links welded (6D) every k links (m = 6k); "
-    "Fig. 4b: chain of n links, every link welded (m = 6n). Slope: least-squares "
-    "log-log slope over the four largest sizes. For comparison, the paper's operation "
-    "counts grow like n, n^1.5 and n² for PV-OSIMr, EFPA and PV-OSIM on the Fig. 4a "
-    "chain (k², k³, k⁴), and like n², n², n³ on the Fig. 4b chain; wall times of the "
-    "numpy paths at these sizes are dominated by per-operation interpreter overhead, "
-    "which grows with the number of block operations rather than with flops."
-)
 
 
 def _header(run_result: dict) -> Lines:
@@ -58,11 +40,9 @@ def _header(run_result: dict) -> Lines:
     return [
         "# Timings",
         "",
-        f"{written} Wall time per call from Python, median "
-        f"[p25–p75] of {run_result['repeats']} samples; each sample is the mean of many "
-        f"consecutive calls cycling over {N_CONFIGS} random configurations, and the methods "
-        "are timed in interleaved rounds so that load changes on this shared machine hit all "
-        "of them alike. Ratios divide by Pinocchio measured in the same run.",
+        prose(
+            "timings", "header", written=written, repeats=run_result["repeats"], configs=N_CONFIGS
+        ),
     ]
 
 
@@ -180,11 +160,7 @@ def _build_row(case: str, function: str, g: dict) -> str:
 
 def _agreement(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     worst = max((e for c in cases for e in c.errors.values()), default=0.0)
-    return [
-        "",
-        f"Every timed result agreed with numpy PV-OSIMr to {worst:.1e} or better "
-        f"(max|ΔG| / max(1, max|G|)) at the first configuration.",
-    ]
+    return ["", prose("timings", "agreement", worst=f"{worst:.1e}")]
 
 
 def _cases(cases: list[CaseResult], batch_size: int) -> Lines:
@@ -226,7 +202,8 @@ def _family(family: str, points: list[ScalingPoint]) -> Lines:
 def _scaling(points: list[ScalingPoint]) -> Lines:
     if not points:
         return []
-    lines = ["", "## Time against problem size: the Fig. 4 chains (µs, median)", "", SCALING_NOTE]
+    lines = ["", "## Time against problem size: the Fig. 4 chains (µs, median)", ""]
+    lines.append(prose("timings", "scaling"))
     for family in dict.fromkeys(p.family for p in points):
         lines += _family(family, [p for p in points if p.family == family])
     return lines
@@ -240,7 +217,7 @@ def markdown(run_result: dict) -> str:
         *_targets(run_result),
         *_targets_per_case(run_result["cases"]),
         "",
-        BASELINE_NOTE,
+        prose("timings", "baseline"),
         "",
         *_cases(run_result["cases"], run_result["batch_size"]),
         *_unavailable(run_result),

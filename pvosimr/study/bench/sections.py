@@ -21,7 +21,7 @@ from .crossover import (
 )
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
-from .record import row
+from .record import prose, row
 from .results import (
     CaseResult,
     CrossoverPoint,
@@ -38,15 +38,6 @@ __all__ = ["CROSSOVER_LABELS", "crossover_sweep", "derivatives", "large_sweep", 
 
 Lines = list[str]
 
-DERIVATIVES_NOTE = (
-    "dG/dq is the (nv, m, m) array whose slice k is d/dε G(pin.integrate(model, q, ε e_k)) at "
-    f"ε = 0. Central differences use h = {STEP:g}, the 2·nv configurations built with "
-    "pin.integrate inside the timed call. Every method was checked at the first configuration "
-    f"against the central differences of Pinocchio (max|ΔdG| / max|dG| ≤ {TOLERANCE:g}) before "
-    "it was timed. The batched central differences of the generated G and f.derivatives run "
-    "on one thread, like Pinocchio."
-)
-
 
 def derivatives(cases: list[CaseResult], names: dict[str, str]) -> Lines:
     """Time per configuration of every derivative method, its ratio to the central
@@ -58,7 +49,7 @@ def derivatives(cases: list[CaseResult], names: dict[str, str]) -> Lines:
         "",
         "## Derivatives dG/dq (µs per configuration): median [p25–p75]",
         "",
-        DERIVATIVES_NOTE,
+        prose("timings", "derivatives", step=f"{STEP:g}", tolerance=f"{TOLERANCE:g}"),
         "",
         row("method", [f"{c.name} (nv {c.nv}, m {c.m})" for c in cases]),
         "|---|" + "---:|" * len(cases),
@@ -144,27 +135,18 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
         f"## Batched and generated paths against size: the Fig. 4a chain up to n = "
         f"{max(p.n for p in points)}",
         "",
-        f"Median µs per configuration (batched calls of B = {SCALING_BATCH}; the numpy single "
-        "call for comparison). The generated code is compiled with "
-        f"{_flags_note()}. From {CHUNKED_FROM:,} CasADi instructions on (the line between "
-        "unrolled and outlined code), each link's fold and extension is a call of a function "
-        "shared by its kind of link (`pvosimr.backends.outlined`; the memory table counts "
-        "them), and the rest is many C functions of "
-        f"{CHUNK} instructions (`pvosimr.codegen.chunks`), so the compiler's time and the "
-        "code grow like the algorithm.",
+        prose(
+            "timings",
+            "large-sweep",
+            batch=SCALING_BATCH,
+            flags=_flags_note(),
+            chunked_from=f"{CHUNKED_FROM:,}",
+            chunk=CHUNK,
+        ),
         "",
         *_times(points, names),
         "",
-        "Memory: the peak bytes tracemalloc traced during one batched numpy call of "
-        f"B = {SCALING_BATCH} (and per configuration) and during one single numpy call; for "
-        "the generated code the shared library, its work arrays (CasADi's sz_w doubles and "
-        "sz_iw integers, one set per calling thread; 0 where CasADi keeps every intermediate "
-        "in C local variables, on the stack), its CasADi instructions (and the functions "
-        "the outlined code shares: a call is one instruction) and its compile time "
-        '("cached": built by an earlier run). Beyond n = '
-        f"{DATA_LINKS} no pin.Data is made (Pinocchio allocates four nv³ tensors of "
-        "second-order derivatives in each), so the numpy single call and Pinocchio's calls "
-        "are not run there and the generated code is checked against the batched numpy path.",
+        prose("timings", "large-memory", batch=SCALING_BATCH, data_links=DATA_LINKS),
         "",
         "| n | m | numpy batch peak | per configuration | numpy single peak | library | "
         "work arrays | CasADi instructions | compile time | flags |",
@@ -173,33 +155,16 @@ def large_sweep(points: list[ScalingPoint]) -> Lines:
     ]
 
 
-MUJOCO_NOTE = (
-    "MuJoCo forms its Delassus matrix as efc_AR = J M⁻¹ Jᵀ + diag(efc_R) inside mj_fwdPosition, "
-    "on a copy of the model with the PGS solver and dense Jacobians "
-    "(pvosimr.reference.mujoco_efc); no smaller public call forms it. That call also does "
-    "everything else mj_fwdPosition does (kinematics, the mass matrix and its factor, collision "
-    "detection, the constraint rows and their residuals), so its time is an upper bound on "
-    "MuJoCo's Delassus cost. The copy has joint limits and friction loss disabled so that its "
-    'rows are those pvosimr computes; the row "options as in the file" keeps them (its rows in '
-    "the table). The pieces are the stages efc_AR needs, called one by one from Python: "
-    f"{', '.join(route.PIECES)}. Every MuJoCo call includes writing qpos. pvosimr's numpy calls "
-    "take the constraint list that reproduces MuJoCo's rows "
-    "(pvosimr.reference.mujoco_efc.efc_rows), built once per configuration from MuJoCo's "
-    "contacts outside the timed call: a simulator would pay for building it at every step. "
-    "The generated code is not timed: the contact set and the contact frames change with the "
-    "configuration, and a compiled function holds them as constants."
-)
-
-
 def _mujoco_configs(results: list[route.MujocoResult]) -> str:
     counts = ", ".join(f"{r.name} {len(r.rows)}" for r in results)
     draws, reference = route.MAX_DRAWS, route.MUJOCO_LABELS[route.REFERENCE]
-    return (
-        "Configurations: the model's keyframe, then random draws that land on what is below "
-        f"(pvosimr.zoo.mujoco_robots), keeping those with rows, at most {draws} draws per "
-        f"configuration kept ({counts}); each sample cycles over them. Every timed result agreed "
-        "with MuJoCo's efc_AR − diag(efc_R) at every configuration before it was timed "
-        f"(rel. error ≤ {route.TOLERANCE:g}); ratios divide by {reference} of the same run."
+    return prose(
+        "timings",
+        "mujoco-configurations",
+        draws=draws,
+        counts=counts,
+        tolerance=f"{route.TOLERANCE:g}",
+        reference=reference,
     )
 
 
@@ -233,7 +198,7 @@ def mujoco(
         return ["", heading, "", f"Not run: {skipped}"]
     if not results and not unavailable:
         return []
-    lines = ["", heading, "", MUJOCO_NOTE, ""]
+    lines = ["", heading, "", prose("timings", "mujoco", pieces=", ".join(route.PIECES)), ""]
     if results:
         lines += [
             _mujoco_configs(results),
@@ -270,21 +235,14 @@ CROSSOVER_LABELS = {
 
 def crossover_note(B: int, threads: str) -> str:
     """What the crossover sweep times."""
-    return (
-        f"Median µs per configuration, batched calls of B = {B} configurations (Pinocchio's "
-        "EFPA: one call per configuration). The dense route computes G = J M⁻¹ Jᵀ in numpy: "
-        "per configuration pin.crba and the stacked constraint Jacobian "
-        "(pin.computeJointJacobians and Pinocchio's frame Jacobians, as "
-        "pvosimr.reference.truth.constraint_jacobian), copied into (B, n, n) and (B, m, n) "
-        "stacks, then batched np.linalg.cholesky(M, upper=True), Y = np.linalg.solve(Uᵀ, Jᵀ) "
-        "and G = Yᵀ Y (everything); the same linear algebra on M and J computed beforehand "
-        "(Cholesky only); and one batched np.linalg.solve(M, Jᵀ), G = J X (LU only). numpy has "
-        "no triangular solve (scipy is not a dependency), so the Cholesky route factors Uᵀ "
-        f"again by LU. The generated code (up to n = {CODEGEN_LINKS}) is built with "
-        f"{_flags_note()} (flags and compile time of each size in the column codegen build). "
-        f"BLAS threads: {threads}. Before timing, "
-        "every route's G at the first configuration agreed with the dense route's to "
-        f"rel_err ≤ {AGREEMENT_TOLERANCE:g} (the largest error is in the last column)."
+    return prose(
+        "timings",
+        "crossover",
+        batch=B,
+        codegen_links=CODEGEN_LINKS,
+        flags=_flags_note(),
+        threads=threads,
+        tolerance=f"{AGREEMENT_TOLERANCE:g}",
     )
 
 
@@ -348,10 +306,7 @@ def crossover_sweep(points: list[CrossoverPoint], B: int, threads: str) -> Lines
     return [
         *lines,
         "",
-        "Where each recursive route starts to win: the size from which it is faster than the "
-        "dense route at every larger size measured (n ≈ log-log interpolation of the time "
-        "ratio between the two sizes around it; faster or slower at every size measured "
-        "otherwise).",
+        prose("timings", "crossover-wins"),
         "",
         *crossover_table(points),
     ]
