@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
-"""The cases of the section by default (the issue's Atlas 2×6D and the Shadow hand)."""
+"""The cases of the section by default (Atlas 2×6D, the targets' case, and the Shadow hand)."""
 
 """Batch sizes B of the section."""
 

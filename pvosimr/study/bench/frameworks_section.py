@@ -21,7 +21,7 @@ from .frameworks import (
     FrameworkResult,
     time_robot,
 )
-from .record import row, rule, target_json, target_lines
+from .record import prose, row, rule, target_json, target_lines
 from .results import timing_cell
 from .targets import TRIVIAL_LABELS, framework_targets
 
@@ -133,32 +133,7 @@ def _buffers(case: FrameworkResult) -> list[str]:
     if not case.output_buffers:
         return []
     counts = ", ".join(f"{n} at B = {k.rsplit(':B', 1)[1]}" for k, n in case.output_buffers.items())
-    return [
-        "",
-        f"Addresses of XLA's output of jit(vmap(G)) in {OUTPUT_PROBE} calls right after the "
-        f"timing: {counts} (1: the same buffer every call). Where XLA hands out several in "
-        "turn, each call stores G where no call has just written, out of the caches at a large "
-        "B, while the direct call's output is the buffer it has just freed: the ratio rises "
-        "(docs/jax-torch.md).",
-    ]
-
-
-NOTE = (
-    "Time per call of a whole batch of B configurations (µs), median [p25–p75] of the "
-    "samples (each the mean of consecutive calls on the same B configurations, one call from "
-    "B = 512 in frax's comparison), in interleaved rounds; in brackets the ratio to the "
-    "direct call of the same library in the "
-    "same run (f(qs) for G, f.vjp(qs, W) for the gradient, their sum for torch's forward and "
-    "backward). loss(q) = ⟨W, G(q)⟩ with a fixed "
-    "W. Before timing, every front end's G was compared with f(qs) at every row (to "
-    f"{G_TOLERANCE:g}) and every gradient with central differences of f on q's coordinates "
-    f'with quaternions normalised (to {GRADIENT_TOLERANCE:g}). The rows "trivial jitted FFI '
-    'call, then direct …" time the direct call right after a JAX dispatch (less the trivial '
-    "call's time, in the targets' brackets): the state of the caches a call inside jit finds. "
-    'The process keeps the memory it frees (the machine\'s line "freed memory"): otherwise the '
-    "output XLA allocates for a jitted batch pays a page fault per 4 KiB in some calls and not "
-    "in others, as the process's earlier allocations decide (docs/jax-torch.md)."
-)
+    return ["", prose("frameworks", "buffers", probe=OUTPUT_PROBE, counts=counts)]
 
 
 def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
@@ -169,12 +144,12 @@ def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
         "",
         f"### Against frax's dense route: {result.name} (nv {result.nv}, m {result.m})",
         "",
-        "frax 0.1's G1 (`frax.load_g1()`), both feet welded at frax's foot frames; frax forms "
-        "G = J M⁻¹ Jᵀ from its mass matrix and world-aligned foot Jacobians (Cholesky, "
-        "triangular solve) in float64. Pinocchio loads the URDF frax ships, with pvosimr's "
-        "LOCAL welds at the same frames (pvosimr.study.bench.frax_route maps q and the rows). "
-        f"Agreement before timing: {error:.1e} (bound {frax_route.AGREEMENT_TOLERANCE:g}, max "
-        "relative error over 8 random configurations)."
+        prose(
+            "frameworks",
+            "frax",
+            error=f"{error:.1e}",
+            bound=f"{frax_route.AGREEMENT_TOLERANCE:g}",
+        )
         if error is not None
         else "",
         "",
@@ -202,12 +177,12 @@ def lines(section: dict | None) -> list[str]:
         return []
     out = ["", HEADING, ""]
     out += [f"Not run: {install_hint(WHO, m)}" for m in section["missing"]]
-    out += [NOTE, ""]
-    threads = section.get("threads")
-    out.append(
-        f"Threads: {threads} for every batched call, direct or through a front end (their "
-        "default, the usable cores)."
-    )
+    tolerances = {
+        "g_tolerance": f"{G_TOLERANCE:g}",
+        "gradient_tolerance": f"{GRADIENT_TOLERANCE:g}",
+    }
+    out += [prose("frameworks", "note", **tolerances), ""]
+    out.append(prose("frameworks", "threads", threads=section.get("threads")))
     if "settings" in section:
         out += ["", "JAX: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items())]
     out += ["", *target_lines(framework_targets(section))]

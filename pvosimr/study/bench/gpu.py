@@ -6,9 +6,9 @@ Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
   of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float64 and float32, on :data:`GPU_CASES`, beside the
   CPU batched C (``f(qs, threads=<cores>)``) on the same host; frax's dense route on its G1
   beside pvosimr's on the same GPU at B ∈ :data:`FRAX_BATCHES`
-  (:func:`.frax_compare.device_rows`); GRiD's published batched M⁻¹ (:data:`GRID`, quoted, not
-  measured); and the GPU targets (:func:`.targets.gpu_targets`) judged on these numbers.  Where
-  none is present, the section says so.
+  (:func:`.frax_compare.device_rows`); GRiD's published batched M⁻¹ (quoted from
+  ``templates/gpu.md``, not measured); and the GPU targets (:func:`.targets.gpu_targets`)
+  judged on these numbers.  Where none is present, the section says so.
 - **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
   fresh process with an empty persistent cache (cold), then in a second fresh process with the
   cache the first wrote (warm): building the function, tracing and XLA's compile, timed apart; then
@@ -40,7 +40,7 @@ import numpy as np
 from ..options import REPORT_DIR
 from .loop import median_seconds
 from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, FRAX_BATCHES, GPU_BATCHES, TOLERANCES
-from .record import relative_error, target_lines, write_json
+from .record import prose, relative_error, target_lines, write_json
 from .targets import gpu_targets
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "FRAX_BATCHES",
     "GPU_BATCHES",
     "GPU_CASES",
-    "GRID",
     "compiled_batch",
     "configurations",
     "cpu_compile",
@@ -63,10 +62,6 @@ __all__ = [
 
 CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
-GRID = (
-    "GRiD's batched mass-matrix inverse: 0.57–0.64 µs per problem on an RTX 5090, float32 "
-    "(GRiD's benchmark table, 2026-05, as quoted in pvosimr issue 36; not measured here)"
-)
 #: The zoo robots whose float32 error is reported (one of each kind, small to large).
 FLOAT32_ROBOTS = (
     "double_pendulum", "four_bar", "ur5", "panda", "allegro_left_hand", "solo12", "cassie_leg",
@@ -312,12 +307,8 @@ def markdown(result: dict) -> str:
     """The section "GPU" and its two CPU parts as markdown."""
     lines = ["## GPU", ""]
     if not result.get("gpus"):
-        lines += [
-            "No GPU present: JAX sees none on this machine, so the GPU timings (G and its "
-            "gradient at B = " + ", ".join(f"{b:,}" for b in GPU_BATCHES) + ", float64 and "
-            "float32) were not measured.",
-            "",
-        ]
+        batches = ", ".join(f"{b:,}" for b in GPU_BATCHES)
+        lines += [prose("gpu", "no-gpu", batches=batches), ""]
     else:
         lines += [f"On {', '.join(result['gpus'])}{_elsewhere(result)}.", ""]
         lines += ["| case | B | dtype | G per q | gradient per q | CPU batched C per q |"]
@@ -329,15 +320,13 @@ def markdown(result: dict) -> str:
             )
         lines.append("")
     lines += _frax_lines(result)
-    lines += [f"For scale: {GRID}.", "", *target_lines(gpu_targets(result))]
+    lines += [prose("gpu", "grid"), "", *target_lines(gpu_targets(result))]
     lines.append("")
     cpu = result.get("cpu")
     if cpu:
         cold, warm = cpu["cold"], cpu["warm"]
         lines += ["## The XLA route on this CPU", ""]
-        lines += [f"`jit(vmap(G))` of {cold['case']} in float64, built in a fresh process with "
-                  "an empty persistent cache (cold), then in a second fresh process with the "
-                  "cache the first wrote (warm).", ""]  # fmt: skip
+        lines += [prose("gpu", "cpu", case=cold["case"]), ""]
         lines += [
             "| process | build | trace | XLA compile | total |",
             "|---|---:|---:|---:|---:|",
@@ -359,8 +348,7 @@ def markdown(result: dict) -> str:
         )
         lines.append("")
     if result.get("float32"):
-        lines += ["## float32 on the zoo", "", "`max|G32 − G| / max|G|`, G from the float64 "
-                  "numpy path, over 4 configurations per robot.", ""]  # fmt: skip
+        lines += ["## float32 on the zoo", "", prose("gpu", "float32"), ""]
         lines += ["| robot | nq | m | float32 error |", "|---|---:|---:|---:|"]
         for r in result["float32"]:
             if "skipped" in r:
@@ -383,8 +371,7 @@ def _frax_lines(result: dict) -> list[str]:
     if not frax["rows"]:
         return [f"{head}: not timed, the two disagree ({frax['agreement']:.1e}).", ""]
     lines = [
-        f"{head}, same configurations, same GPU (agreement {frax['agreement']:.1e}; G in "
-        "brackets where a route computes in another dtype than q's):",
+        prose("gpu", "frax", head=head, agreement=f"{frax['agreement']:.1e}"),
         "",
         "| B | q | frax G | pvosimr G | frax ÷ pvosimr | frax gradient | pvosimr gradient |"
         " frax ÷ pvosimr |",
@@ -405,12 +392,14 @@ def _elsewhere(result: dict) -> str:
     host, exported = result.get("host"), result.get("exported")
     if not host or not exported:
         return ""
-    return (
-        f" ({host.get('device_kind', 'a GPU')} on a host of {host['cpus']} CPUs, jax "
-        f"{host['jax']}: the functions exported by "
-        f"`python -m pvosimr.study.bench.gpu_export` on {exported['date']}, jax "
-        f"{exported['jax']}, timed there by its run.py, each checked first against this "
-        "machine's output)"
+    return " " + prose(
+        "gpu",
+        "elsewhere",
+        device_kind=host.get("device_kind", "a GPU"),
+        cpus=host["cpus"],
+        host_jax=host["jax"],
+        date=exported["date"],
+        exported_jax=exported["jax"],
     )
 
 
