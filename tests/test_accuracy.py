@@ -39,7 +39,7 @@ def small(tmp_path_factory):
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("accuracy")
-    results = accuracy.main(["--quick", "--out", str(out), "--no-progress"])
+    results = accuracy.run(out, quick=True, progress=False, command="quick plan")
     return results, out
 
 

@@ -168,7 +168,7 @@ def run(tmp_path_factory):
     """One tiny run of the section alone through the command line: (markdown, json)."""
     _need("jax", "torch", "matplotlib")
     out = tmp_path_factory.mktemp("frameworks")
-    argv = ["bench", "--only-frameworks", "--frameworks-robots", CASE, "--no-frax"]
+    argv = ["bench", "--sections", "frameworks", "--frameworks-robots", CASE, "--no-frax"]
     argv += ["--frameworks-batches", *map(str, BATCHES), "--repeats", "1", "--out", str(out)]
     with contextlib.redirect_stdout(io.StringIO()):
         assert cli.main(argv) == 0

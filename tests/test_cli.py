@@ -364,7 +364,7 @@ DEFAULT_RUNS = [
     ["pvosimr", "count", "ur5"],
     ["pvosimr", "figures", "--quick"],
     ["pvosimr", "bench", "--robots", "ur5", "--repeats", "1", "--no-scaling", "--no-codegen"],
-    ["pvosimr.study.accuracy", "--quick", "--no-progress"],
+    ["pvosimr", "bench", "--sections", "accuracy", "--quick", "--no-progress"],
     ["validation/loop_closures.py"],
     ["validation/fig4b_breakdown.py", "--sizes", "4"],
     ["validation/explicit_propagators.py"],

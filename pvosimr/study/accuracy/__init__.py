@@ -18,16 +18,18 @@ against a double ``dense`` truth and an extended-precision ``wide`` one (:mod:`.
 Modules: :mod:`.cases` (paths, chains, the cases of a run: :data:`~.cases.QUICK`,
 :data:`~.cases.FULL`), :mod:`.truths`, :mod:`.measure`
 (every path on a chain, the run), :mod:`.tables` (acceptance and conditioning limits read off
-the records), :mod:`.report` and :mod:`.plot` (the written outputs), :mod:`.cli`.
+the records), :mod:`.report` and :mod:`.plot` (the written outputs).
 
-Run ``python -m pvosimr.study.accuracy [--quick] [--out validation]``: writes ``accuracy.md``,
-``accuracy.json`` and ``accuracy.png``.
+Run ``pvosimr bench --sections accuracy [--quick] [--out validation]`` (:func:`run`): writes
+``accuracy.md``, ``accuracy.json`` and ``accuracy.png``.
 """
 
 from .cases import (
     ACCEPT_COND,
     ALGORITHMS,
+    FULL,
     PINOCCHIO,
+    QUICK,
     RECURSIVE,
     TOL,
     ChainCase,
@@ -38,7 +40,6 @@ from .cases import (
     mass_scales,
     mixed_kinds,
 )
-from .cli import main
 from .measure import Record, measure, run_study
 from .report import markdown, summary, write_outputs
 from .tables import acceptance, accuracy_limits, failures
@@ -47,7 +48,9 @@ from .truths import WideBackend, dense_truth, wide_truth
 __all__ = [
     "ACCEPT_COND",
     "ALGORITHMS",
+    "FULL",
     "PINOCCHIO",
+    "QUICK",
     "RECURSIVE",
     "TOL",
     "ChainCase",
@@ -61,13 +64,24 @@ __all__ = [
     "chain_joint_kinds",
     "dense_truth",
     "failures",
-    "main",
     "markdown",
     "mass_scales",
     "measure",
     "mixed_kinds",
+    "run",
     "run_study",
     "summary",
     "wide_truth",
     "write_outputs",
 ]
+
+
+def run(out, *, quick: bool = False, progress: bool = True, command: str = "") -> dict:
+    """The study (:data:`QUICK` with ``quick``, else :data:`FULL`), its report written to
+    ``out``; the results."""
+    import time
+
+    start = time.perf_counter()
+    results = run_study(QUICK if quick else FULL, progress=progress)
+    write_outputs(results, out, time.perf_counter() - start, command)
+    return results

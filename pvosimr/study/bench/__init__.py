@@ -76,6 +76,7 @@ from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .mujoco import MUJOCO_ROBOTS, known_robot
 from .names import ATLAS_6D as TARGET_CASE
+from .names import FRAX_BATCHES
 from .report import markdown, write
 from .results import PIN, CaseResult, CrossoverPoint, ScalingPoint, Timing
 from .scaling import (
@@ -131,6 +132,18 @@ __all__ = [
 DEFAULT_OUT = REPORT_DIR / "figures"
 """The default output folder: the committed ``figures/`` inside the git-ignored report folder."""
 
+SECTIONS = {
+    "timings": "timings.md/.json/.png/.pdf: the robot cases, MuJoCo's route, the sweeps and, on "
+    'its cases, "JAX and PyTorch"',
+    "frameworks": 'timings.md/.json with the section "JAX and PyTorch" alone',
+    "gpu": "gpu.md/.json: the XLA route on a GPU (with --xla-cpu on this CPU too)",
+    "gpu-export": "the folder --export-dir for a GPU machine with JAX alone (its run.py)",
+    "accuracy": "accuracy.md/.json/.png: every path's error against depth and cond(M)",
+}
+"""What ``--sections`` can run, and what each writes."""
+
+DEFAULT_SECTIONS = ("timings", "gpu")
+
 NONE = "none"
 """``--robots none``, ``--mujoco-robots none``: no case of that kind in the run."""
 
@@ -144,13 +157,13 @@ SWITCHES = {
     "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
     "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
     "(default: time it on --mujoco-robots)",
-    "--only-frameworks": 'run only the section "JAX and PyTorch" (on --frameworks-robots, '
-    f"default {' '.join(FRAMEWORK_CASES)}): no other case, MuJoCo's route or sweep",
     "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch" (default: '
     "compare with it where frax is installed)",
     "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
     "from its persistent cache, and reports float32's error on the zoo (minutes; default: only "
     "the GPU timings, where JAX sees a GPU)",
+    "--quick": "the accuracy section's small plan (a few small chains, under a minute)",
+    "--no-progress": "no progress bar in the accuracy section",
 }
 """The on/off options and their help."""
 
@@ -175,8 +188,18 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of ``pvosimr bench``."""
     parser = command_parser(
         "bench",
-        "Time every pvosimr path against Pinocchio's C++ on the paper's robots "
-        "and the Fig. 4 chains; write timings.md/.json/.png/.pdf (needs matplotlib).",
+        "Every measurement of pvosimr, one section each: time every path against Pinocchio's "
+        "C++ on the paper's robots and the Fig. 4 chains, the front ends, the GPU, accuracy.",
+    )
+    parser.add_argument(
+        "--sections",
+        nargs="+",
+        choices=list(SECTIONS),
+        default=list(DEFAULT_SECTIONS),
+        metavar="SECTION",
+        help="what to run: "
+        + "; ".join(f"{name}: {what}" for name, what in SECTIONS.items())
+        + " (default: %(default)s)",
     )
     parser.add_argument(
         "--robots",
@@ -213,9 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_count(parser, "--repeats", "N", 30, "samples per method")
     add_out_option(
         parser,
-        DEFAULT_OUT,
-        help="output folder (default: %(default)s/, git-ignored; --out figures rewrites the "
-        "repository's committed timings)",
+        help=f"output folder (default: {DEFAULT_OUT}/, git-ignored, and {REPORT_DIR}/ for the "
+        "accuracy section, beside `pvosimr validate`'s report; --out figures rewrites the "
+        "repository's committed timings, --out validation its accuracy study)",
     )
     for flag, help in SWITCHES.items():
         parser.add_argument(flag, action="store_true", help=help)
@@ -249,6 +272,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_count(
         parser, "--batch-size", "B", BATCH_SIZE, "configurations per call of the batched paths"
+    )
+    parser.add_argument(
+        "--device-rows",
+        type=Path,
+        metavar="JSON",
+        help="the section GPU's GPU part from the gpu_rows.json that the run.py of "
+        "--sections gpu-export wrote on a GPU machine",
+    )
+    parser.add_argument(
+        "--export-dir",
+        type=Path,
+        metavar="DIR",
+        help="the folder --sections gpu-export writes (taken to the GPU machine)",
     )
     add_seed_option(parser)
     return parser
@@ -308,14 +344,16 @@ def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
 
 def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict | None:
     """The options of the section "JAX and PyTorch", None where it does not run: its cases
-    are ``--frameworks-robots``, else the run's cases among :data:`FRAMEWORK_CASES`."""
+    are ``--frameworks-robots``, else the run's cases among :data:`FRAMEWORK_CASES` (all of
+    them where the section runs alone, ``--sections frameworks``)."""
+    only = "frameworks" in args.sections and "timings" not in args.sections
     if args.frameworks_robots is not None:
         specs = _chosen(args.frameworks_robots, ())
-    elif args.only_frameworks:
+    elif only:
         specs = FRAMEWORK_CASES
     else:  # FRAMEWORK_CASES are robot/preset names: only a bare name needs its model loaded
         specs = tuple(s for s in cases if _case_or_none(s) in FRAMEWORK_CASES)
-    if not specs and not args.only_frameworks:
+    if not specs and not only:
         return None
     batches = tuple(sorted(set(args.frameworks_batches)))
     frax = () if args.no_frax else None
@@ -339,33 +377,63 @@ def _gpu_section(args: argparse.Namespace) -> list[Path]:
     except ModuleNotFoundError as exc:
         print(f"section GPU skipped: {exc}", file=sys.stderr)
         return []
-    return gpu.write(gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu), args.out)
+    result = gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu, device_rows=args.device_rows)
+    return gpu.write(result, _out(args, "gpu"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    require_extra(parser.prog, "matplotlib")  # the plot comes last: fail before timing
-    if args.only_frameworks:
-        args.robots, args.no_mujoco, args.no_scaling, args.no_crossover = [NONE], True, True, True
-    cases = _chosen(args.robots, DEFAULT_CASES)
+def _gpu_export(args: argparse.Namespace) -> list[Path]:
+    """The folder for a GPU machine (:mod:`.gpu_export`): its manifest."""
+    from .gpu_export import export
+
+    return [export(args.export_dir, frax_batches=None if args.no_frax else FRAX_BATCHES)]
+
+
+def _accuracy(args: argparse.Namespace, command: str) -> list[Path]:
+    """The accuracy study (:mod:`pvosimr.study.accuracy`), written to ``--out``."""
+    from .. import accuracy
+
+    out = _out(args, "accuracy")
+    accuracy.run(out, quick=args.quick, progress=not args.no_progress, command=command)
+    return [out / f"accuracy.{ext}" for ext in ("md", "json", "png")]
+
+
+def _check(args: argparse.Namespace, prog: str) -> int | None:
+    """Exit status 2 and the reason when an option names an unknown case or robot, or a
+    section lacks what it needs."""
+    if "gpu-export" in args.sections and args.export_dir is None:
+        return usage_error(prog, "--sections gpu-export needs --export-dir DIR")
+    if args.device_rows is not None and not args.device_rows.is_file():
+        return usage_error(prog, f"--device-rows {args.device_rows}: no such file")
     checked = (
         ("--robots", args.robots),
         ("--derivative-robots", args.derivative_robots),
         ("--frameworks-robots", args.frameworks_robots),
     )
     for flag, specs in checked:
-        bad = None if specs is None else _check_cases(_chosen(specs, ()), flag, parser.prog)
+        bad = None if specs is None else _check_cases(_chosen(specs, ()), flag, prog)
         if bad is not None:
             return bad
-    mujoco_robots = _mujoco_robots(args)
-    unknown = [name for name in mujoco_robots if not known_robot(name)]
+    unknown = [name for name in _mujoco_robots(args) if not known_robot(name)]
     if unknown:
-        return usage_error(parser.prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
-    unmade = make_out(parser.prog, args.out)
-    if unmade is not None:
-        return unmade
+        return usage_error(prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
+    for out in {_out(args, s) for s in args.sections if s != "gpu-export"}:
+        unmade = make_out(prog, out)
+        if unmade is not None:
+            return unmade
+    return None
+
+
+def _out(args: argparse.Namespace, section: str) -> Path:
+    """Where ``section`` writes: ``--out``, else its default folder."""
+    if args.out is not None:
+        return args.out
+    return REPORT_DIR if section == "accuracy" else DEFAULT_OUT
+
+
+def _timings(args: argparse.Namespace, command: str) -> list[Path]:
+    """The robot cases, MuJoCo's route and the sweeps (or "JAX and PyTorch" alone): written,
+    their targets printed after the paths."""
+    cases = _chosen(args.robots, DEFAULT_CASES)
     result = run(
         cases,
         repeats=args.repeats,
@@ -378,18 +446,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         derivative_flags=args.derivative_flags,
         cache_dir=args.cache_dir,
         batch_size=args.batch_size,
-        mujoco_robots=mujoco_robots,
+        mujoco_robots=_mujoco_robots(args),
         seed=args.seed,
         frameworks=frameworks_options(args, cases),
         only_frameworks=args.only_frameworks,
-        command=shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)]),
+        command=command,
     )
-    gpu = [] if args.only_frameworks else _gpu_section(args)
-    for path in [*write(result, args.out), *gpu]:
-        print(path)
+    paths = write(result, _out(args, "timings"))
     rows = [] if args.only_frameworks else timing_targets(result)
     if result.get("frameworks") is not None:
         rows += framework_targets(result["frameworks"])
-    for t, m, v in rows:
-        print(f"{v:8s} {t}: {m}")
+    args.verdicts = [f"{v:8s} {t}: {m}" for t, m, v in rows]
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pvosimr bench``: see ``--help``; exit 0 when written, 2 on bad input."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    sections = set(args.sections)
+    if sections & {"timings", "frameworks", "accuracy"}:  # their plots come last: fail first
+        require_extra(parser.prog, "matplotlib")
+    args.only_frameworks = "frameworks" in sections and "timings" not in sections
+    if args.only_frameworks:
+        args.robots, args.no_mujoco, args.no_scaling, args.no_crossover = [NONE], True, True, True
+    bad = _check(args, parser.prog)
+    if bad is not None:
+        return bad
+    command = shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)])
+    args.verdicts = []
+    paths: list[Path] = []
+    if sections & {"timings", "frameworks"}:
+        paths += _timings(args, command)
+    if "gpu" in sections:
+        paths += _gpu_section(args)
+    if "gpu-export" in sections:
+        paths += _gpu_export(args)
+    if "accuracy" in sections:
+        paths += _accuracy(args, command)
+    for path in paths:
+        print(path)
+    for line in args.verdicts:
+        print(line)
     return 0

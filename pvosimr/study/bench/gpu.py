@@ -17,13 +17,12 @@ Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 - **float32's error on the zoo** (:func:`float32_errors`): ``max|G32 − G| / max|G|`` against
   the float64 numpy path, run eagerly (no XLA compile).
 
-``python -m pvosimr.study.bench.gpu --out DIR`` runs all three; ``--no-cpu`` skips the CPU
-compile (minutes on a small machine).
+``pvosimr bench --sections gpu`` runs the GPU part (with ``--xla-cpu`` the other two, minutes on
+a small machine; with ``--device-rows`` the GPU part measured elsewhere).
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -37,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from ..options import REPORT_DIR
 from .loop import median_seconds
 from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, FRAX_BATCHES, GPU_BATCHES, TOLERANCES
 from .record import prose, relative_error, target_lines, write_json
@@ -55,8 +53,8 @@ __all__ = [
     "float32_errors",
     "gpu_devices",
     "gpu_timings",
-    "main",
     "markdown",
+    "worker",
     "write",
 ]
 
@@ -165,10 +163,17 @@ def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
     return out
 
 
+def worker(case: str, batch: str, repeats: str, compare: str, cache: str) -> None:
+    """:func:`_xla_process` with its arguments as text, its result printed as JSON (what
+    :func:`_fresh_process` runs in a new interpreter)."""
+    print(json.dumps(_xla_process(case, int(batch), int(repeats), compare == "1", cache)))
+
+
 def _fresh_process(*args: str) -> dict:
     """:func:`_xla_process` in a new interpreter."""
     env = {**os.environ, "PVOSIMR_QUIET": "1"}
-    command = [sys.executable, "-m", "pvosimr.study.bench.gpu", "--worker", *args]
+    call = f"from pvosimr.study.bench.gpu import worker; worker(*{list(args)!r})"
+    command = [sys.executable, "-c", call]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
@@ -444,30 +449,3 @@ def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None)
 
 #: What :func:`run` takes from :mod:`.gpu_runner`'s ``gpu_rows.json``.
 DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported", "records")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pvosimr.study.bench.gpu``: run, write, print the paths."""
-    parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu")
-    parser.add_argument("--out", type=Path, default=REPORT_DIR / "figures")
-    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU compile (minutes)")
-    parser.add_argument("--no-float32", action="store_true", help="skip float32's zoo errors")
-    parser.add_argument(
-        "--device-rows",
-        type=Path,
-        help="the GPU part from gpu_rows.json of run.py (python -m pvosimr.study.bench.gpu_export)",
-    )
-    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:
-        case, batch, repeats, compare, cache = args.worker
-        print(json.dumps(_xla_process(case, int(batch), int(repeats), compare == "1", cache)))
-        return 0
-    result = run(cpu=not args.no_cpu, float32=not args.no_float32, device_rows=args.device_rows)
-    for path in write(result, args.out):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The section GPU for a machine that has JAX and a GPU but not pvosimr's dependencies: the
 functions exported here, timed there by :mod:`.gpu_runner`, reported here.
 
-``python -m pvosimr.study.bench.gpu_export DIR`` writes into DIR, with :func:`export`:
+``pvosimr bench --sections gpu-export --export-dir DIR`` writes into DIR, with :func:`export`:
 
 - per case of :data:`~.gpu.GPU_CASES` and dtype (float64, float32): ``jit(vmap(G))`` of the XLA
   route (:func:`pvosimr.jax.seam.compile_seam`) and ``jit(vmap(grad ⟨W, G⟩))``, serialized by
@@ -14,15 +14,14 @@ functions exported here, timed there by :mod:`.gpu_runner`, reported here.
   :func:`.frax_route.agreement` passed (where frax is installed);
 - ``manifest.json`` and ``run.py`` (:mod:`.gpu_runner`).
 
-There, ``python DIR/run.py --out OUT`` writes ``OUT/gpu_rows.json``; here, ``python -m
-pvosimr.study.bench.gpu --device-rows OUT/gpu_rows.json --out figures`` writes the section with
-those rows.  The functions the GPU runs are the ones ``jax.jit`` would compile here: the same
+There, ``python DIR/run.py --out OUT`` writes ``OUT/gpu_rows.json``; here, ``pvosimr bench
+--sections gpu --device-rows OUT/gpu_rows.json --out figures`` writes the section with those
+rows.  The functions the GPU runs are the ones ``jax.jit`` would compile here: the same
 StableHLO, the output checked against this machine's before it is timed.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import shutil
@@ -36,7 +35,7 @@ from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
 from .names import TOLERANCES
 from .record import relative_error
 
-__all__ = ["CONFIGS", "PLATFORMS", "export", "main"]
+__all__ = ["CONFIGS", "PLATFORMS", "export"]
 
 CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
@@ -164,17 +163,3 @@ def _check(reference: Path, truth: np.ndarray, tolerance: float, what: str) -> N
     error = relative_error(np.load(reference), truth)
     if not error <= tolerance:
         raise AssertionError(f"{what}: the exported G is off the numpy path by {error:.3g}")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pvosimr.study.bench.gpu_export DIR``."""
-    parser = argparse.ArgumentParser(prog="python -m pvosimr.study.bench.gpu_export")
-    parser.add_argument("out", type=Path, help="the folder to write (taken to the GPU machine)")
-    parser.add_argument("--no-frax", action="store_true", help="leave frax's comparison out")
-    args = parser.parse_args(argv)
-    print(export(args.out, frax_batches=None if args.no_frax else FRAX_BATCHES))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -11,7 +11,7 @@ that has JAX and a GPU but none of pvosimr's dependencies (no Pinocchio, CasADi 
   at the folder's configurations against the output recorded where it was exported, then times
   it at every B of the manifest (median of ``repeats`` blocking calls, per configuration);
 - writes ``OUT/gpu_rows.json``, the rows :func:`pvosimr.study.bench.gpu.markdown` reads
-  (``python -m pvosimr.study.bench.gpu --device-rows OUT/gpu_rows.json``), again after each
+  (``pvosimr bench --sections gpu --device-rows OUT/gpu_rows.json``), again after each
   row, so a run cut short keeps what it measured; ``--cases``, ``--batches`` and
   ``--no-frax`` time part of the folder.
 
