@@ -15,12 +15,8 @@ import statistics
 import numpy as np
 import pytest
 
-from pvosimr import reference
-from pvosimr.codegen import build as codegen
-from pvosimr.codegen import compiler as toolchain
-from pvosimr.extras import install_hint, missing_extra
-from pvosimr.study import bench, cli
-from pvosimr.study.bench import (
+import benchmarks as bench
+from benchmarks import (
     compiled,
     crossover,
     derivatives,
@@ -31,6 +27,11 @@ from pvosimr.study.bench import (
     sections,
     targets,
 )
+from pvosimr import reference
+from pvosimr.codegen import build as codegen
+from pvosimr.codegen import compiler as toolchain
+from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study import cli
 
 pytestmark = pytest.mark.slow  # the bench's tiny plan: eight libraries of generated code
 
@@ -89,7 +90,7 @@ def test_the_four_files_and_the_printed_summary(written):
     out, md, data, stdout = written
     paths = [out / f"timings.{ext}" for ext in ("md", "json", "png", "pdf")]
     paths += [out / f"crossover.{ext}" for ext in ("png", "pdf")]
-    if importlib.util.find_spec("jax") is not None:  # the section GPU (pvosimr.study.bench.gpu)
+    if importlib.util.find_spec("jax") is not None:  # the section GPU (benchmarks.gpu)
         paths += [out / "gpu.md", out / "gpu.json"]
     assert stdout.splitlines()[: len(paths)] == [str(p) for p in paths]
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -16,9 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from pvosimr.study import cli
-from pvosimr.study.bench import frameworks, frameworks_section, names, targets
-from pvosimr.study.bench.results import Timing
+from benchmarks import frameworks, frameworks_section, targets
+from benchmarks.results import Timing
+from pvosimr.study import cli, names
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
 BATCHES = (1, 3)
@@ -36,7 +36,7 @@ def g1():
     _need("jax", "frax")
     import jax
 
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case = frax_route.load()
     qs = case.random_q(np.random.default_rng(1), 3)
@@ -46,7 +46,7 @@ def g1():
 
 @pytest.mark.slow  # jit-compiles frax's G1 (about ten seconds)
 def test_frax_dense_g_agrees_with_pvosimr_on_the_g1(g1):
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case, qs, G = g1
     assert case.m == 12 and case.model.nq == case.robot.nq == 36
@@ -56,7 +56,7 @@ def test_frax_dense_g_agrees_with_pvosimr_on_the_g1(g1):
 @pytest.mark.slow
 def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
     """The check catches each convention: configurations, quaternion order, row frames."""
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case, qs, G = g1
     assert frax_route.agreement(case, qs, G[::-1]) > 1e-3  # G of other configurations
@@ -75,7 +75,7 @@ def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
 @pytest.mark.slow  # imports jax and loads frax's G1 (several seconds)
 def test_pinocchio_q_maps_frax_layout():
     _need("jax", "frax")
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case = frax_route.load()
     q = case.random_q(np.random.default_rng(0), 1)[0]
@@ -91,7 +91,7 @@ def test_trivial_calls_double():
     import jax
     import torch
 
-    from pvosimr.study.bench import trivial
+    from benchmarks import trivial
 
     jax.config.update("jax_enable_x64", True)
     double = trivial.jax_double()
@@ -198,7 +198,7 @@ def test_section_times_every_method_after_checking_it(run):
 
 def test_section_runs_on_its_cases_only():
     """By default the section takes the run's cases among its own: none here."""
-    from pvosimr.study import bench
+    import benchmarks as bench
 
     parser = bench.build_parser()
     args = parser.parse_args(["--robots", CASE])
@@ -215,7 +215,7 @@ _FAULTS_OF_A_SECOND_BUFFER = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "kept":
-    from pvosimr.study.bench.environment import keep_freed_memory
+    from benchmarks.environment import keep_freed_memory
     print(keep_freed_memory())
 def faults_of_a_fresh_buffer():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -1,6 +1,6 @@
-"""The bench's section GPU (:mod:`pvosimr.study.bench.gpu`): the plain statement where no GPU is
+"""The bench's section GPU (:mod:`benchmarks.gpu`): the plain statement where no GPU is
 present, its tables and target verdicts, frax's comparison, and the way through an export to a
-machine with JAX alone (:mod:`~pvosimr.study.bench.gpu_export`, :mod:`~pvosimr.study.bench.
+machine with JAX alone (:mod:`~benchmarks.gpu_export`, :mod:`~benchmarks.
 gpu_runner`); the ones that compile XLA functions or run a runner are slow.  The GPU itself is
 timed where a session has one.
 """
@@ -13,11 +13,11 @@ import pytest
 jax = pytest.importorskip("jax")
 pytest.importorskip("casadi")
 
-from pvosimr.study.bench import targets  # noqa: E402  (after the skips)
+from benchmarks import targets  # noqa: E402  (after the skips)
 
 
 def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     result = gpu.run(cpu=False, float32=False)
     md, _ = gpu.write(result, tmp_path)
@@ -32,7 +32,7 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
 
 
 def test_the_bench_section_tables(tmp_path):
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     process = {
         "case": "atlas/feet_6d", "batch": 4096, "graph_s": 0.1, "trace_s": 0.5,
@@ -52,7 +52,7 @@ def test_the_bench_section_tables(tmp_path):
 
 
 def test_the_gpu_targets_and_frax_table():
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     atlas = {"case": "atlas/feet_6d", "batch": 65536, "cpu_c_s": 1e-6}
     rows = [
@@ -81,7 +81,7 @@ def test_the_gpu_targets_and_frax_table():
 
 def test_without_frax_the_gpu_section_says_what_to_install(monkeypatch):
     import pvosimr.extras
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     monkeypatch.setattr(pvosimr.extras, "missing_extra", lambda *modules: "frax")
     result = {"gpus": ["cuda:0"], "gpu": [], "frax": gpu.frax_on_gpu()}
@@ -95,7 +95,7 @@ def test_frax_beside_pvosimr_runs_on_any_device(x64):
     """The GPU part's frax comparison, on the CPU device at B = 2: both routes' G checked
     on the device before timing, every time finite, frax's float32 computed in its float64."""
     pytest.importorskip("frax")
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     out = gpu.frax_on_gpu((2,), repeats=1, device=jax.devices("cpu")[0])
     assert out["agreement"] <= 1e-10
@@ -110,7 +110,7 @@ def test_frax_beside_pvosimr_runs_on_any_device(x64):
 def test_the_gpu_timings_run_on_any_device(x64):
     """The GPU part's code, on the CPU device with the smallest robot: G checked against the
     numpy path, every row's times finite (the GPU itself: where a session has one)."""
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     rows = gpu.gpu_timings(("double_pendulum",), (16,), repeats=1, device=jax.devices("cpu")[0])
     assert [(r["batch"], r["dtype"]) for r in rows] == [(16, "float64"), (16, "float32")]
@@ -125,7 +125,7 @@ def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
     import subprocess
     import sys
 
-    from pvosimr.study.bench import gpu, gpu_export
+    from benchmarks import gpu, gpu_export
 
     folder = tmp_path / "export"
     gpu_export.export(folder, cases=("double_pendulum",), batches=(8,), frax_batches=None)
@@ -156,7 +156,8 @@ def test_the_standalone_runner_writes_the_bench_record():
     """run.py imports nothing of pvosimr: its copy of the record keeps the bench's fields."""
     from dataclasses import fields
 
-    from pvosimr.study.bench import gpu_runner, record
+    from benchmarks import gpu_runner
+    from pvosimr.study import record
 
     def spec(cls):
         return [(f.name, str(f.type), f.default) for f in fields(cls)]

@@ -195,7 +195,7 @@ def test_timings_figure_from_its_json(tmp_path, monkeypatch):
     promising a right axis that is not there."""
     from pathlib import Path
 
-    from pvosimr.study.bench import figure
+    from benchmarks import figure
 
     drawn = []
     monkeypatch.setattr(figure, "_save", lambda fig, stem: drawn.append(fig) or [])

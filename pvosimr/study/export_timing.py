@@ -40,8 +40,8 @@ from pvosimr.codegen import export
 from pvosimr.codegen.build import find_compiler
 from pvosimr.zoo.robot import random_configuration
 
-from .bench.names import ATLAS_6D, SHADOW_3D
-from .bench.record import prose
+from .names import ATLAS_6D, SHADOW_3D
+from .record import prose
 
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 

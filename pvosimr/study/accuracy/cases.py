@@ -17,7 +17,7 @@ import pinocchio as pin
 import pvosimr
 from pvosimr.zoo import seeded
 
-from ..bench.names import TOLERANCES
+from ..names import TOLERANCES
 
 __all__ = [
     "ACCEPT_COND",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pinocchio as pin
 
-from ..bench.record import prose, write_json
+from ..record import prose, write_json
 from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
 from .tables import acceptance, accuracy_limits, as_float, cond_sweeps, failures

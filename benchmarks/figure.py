@@ -7,7 +7,7 @@ configuration of the batched and generated paths against n, and their memory, wi
 compile time on a second axis when it was measured).  A row with nothing to draw is left out.
 Colours come from the one palette, :func:`pvosimr.plotting.color` (the batched generated
 calls, which it does not name, take :data:`BATCH_COLORS`); the bar labels are bench's long
-method names (:func:`~pvosimr.study.bench.methods.labels`), the curve labels the short ones
+method names (:func:`~benchmarks.methods.labels`), the curve labels the short ones
 of :func:`short_label`.  :func:`redraw` draws them again from a written ``timings.json``.
 
 ``crossover.png`` and ``crossover.pdf`` (:func:`plot_crossover`): one log-log panel per

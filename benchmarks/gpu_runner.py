@@ -1,7 +1,7 @@
 """The GPU part of the section GPU, run from a folder that :mod:`.gpu_export` wrote, on a machine
 that has JAX and a GPU but none of pvosimr's dependencies (no Pinocchio, CasADi or frax).
 
-:func:`pvosimr.study.bench.gpu_export.export` copies this file into its folder as ``run.py``;
+:func:`benchmarks.gpu_export.export` copies this file into its folder as ``run.py``;
 ``python run.py --out OUT`` there:
 
 - compiles each case's generated C (written by :func:`pvosimr.codegen.export`) with the host's C
@@ -10,7 +10,7 @@ that has JAX and a GPU but none of pvosimr's dependencies (no Pinocchio, CasADi 
   case and dtype, frax's dense route and pvosimr's on frax's G1), checks its output on the GPU
   at the folder's configurations against the output recorded where it was exported, then times
   it at every B of the manifest (median of ``repeats`` blocking calls, per configuration);
-- writes ``OUT/gpu_rows.json``, the rows :func:`pvosimr.study.bench.gpu.markdown` reads
+- writes ``OUT/gpu_rows.json``, the rows :func:`benchmarks.gpu.markdown` reads
   (``pvosimr bench --sections gpu --device-rows OUT/gpu_rows.json``), again after each
   row, so a run cut short keeps what it measured; ``--cases``, ``--batches`` and
   ``--no-frax`` time part of the folder.
@@ -42,7 +42,7 @@ TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 
 @dataclass(frozen=True)
 class Record:
-    """:class:`pvosimr.study.bench.record.Record`, copied: this file imports nothing of
+    """:class:`benchmarks.record.Record`, copied: this file imports nothing of
     pvosimr (a test checks both have the same fields)."""
 
     case: str
@@ -158,7 +158,7 @@ def case_rows(case: dict, batches: list[int], functions: Functions, repeats: int
 
 def frax_rows(frax: dict, batches: list[int], functions: Functions, repeats: int) -> dict:
     """frax's dense route and pvosimr's on the G1, per B and dtype (the keys of
-    :func:`pvosimr.study.bench.frax_compare.device_rows`)."""
+    :func:`benchmarks.frax_compare.device_rows`)."""
     inputs = {"frax_": np.load(HERE / frax["q_frax"]), "": np.load(HERE / frax["q"])}
     rows = []
     for B in batches:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 
 from pvosimr.codegen.chunks import CHUNK, CHUNKED_FROM
+from pvosimr.study.record import row
 
 from . import mujoco as route
 from .crossover import (
@@ -21,7 +22,6 @@ from .crossover import (
 )
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .methods import labels
-from .record import prose, row
 from .results import (
     CaseResult,
     CrossoverPoint,
@@ -33,6 +33,7 @@ from .results import (
     timing_cell,
 )
 from .scaling import DATA_LINKS, LARGE_FLAG_STEPS, LARGE_METHODS, SCALING_BATCH
+from .text import prose
 
 __all__ = ["CROSSOVER_LABELS", "crossover_sweep", "derivatives", "large_sweep", "mujoco"]
 

@@ -13,17 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from pvosimr.extras import require
+from pvosimr.study.record import row, target_json, target_lines, write_json
 
 from .figure import plot, plot_crossover
 from .frameworks_section import jsonable as frameworks_json
 from .frameworks_section import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, labels
-from .record import prose, row, target_json, target_lines, write_json
 from .results import CaseResult, ScalingPoint, byte_size, case_cell, log_log_slope, microseconds
 from .scaling import SCALING_METHODS
 from .sections import crossover_sweep, derivatives, large_sweep, mujoco
 from .targets import case_table, timing_targets
+from .text import prose
 
 __all__ = ["jsonable", "markdown", "write"]
 
@@ -32,7 +33,7 @@ Lines = list[str]
 
 def _header(run_result: dict) -> Lines:
     written = (
-        f"Written by `{run_result['command'].strip()}` (pvosimr.study.bench) in "
+        f"Written by `{run_result['command'].strip()}` (benchmarks) in "
         f"{run_result['seconds']:.0f} s."
     )
     if run_result.get("only_frameworks"):  # the section says what it times
@@ -258,7 +259,7 @@ def write(run_result: dict, out: Path) -> list[Path]:
     (the first two alone for the section "JAX and PyTorch" alone), and ``crossover.png`` and
     ``crossover.pdf`` where the crossover sweep ran
     (ModuleNotFoundError naming the extra, before anything is written, without matplotlib)."""
-    require("pvosimr.study.bench.write", "matplotlib")
+    require("benchmarks.write", "matplotlib")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "timings.md", out / "timings.json"

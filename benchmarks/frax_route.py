@@ -36,9 +36,8 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr import compute_delassus, constraints
-
-from .names import TOLERANCES
-from .record import relative_error
+from pvosimr.study.names import TOLERANCES
+from pvosimr.study.record import relative_error
 
 __all__ = [
     "AGREEMENT_TOLERANCE",

@@ -46,11 +46,11 @@ import pinocchio as pin
 
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
+from pvosimr.study.names import CROSSOVER_BATCH
+from pvosimr.study.progress import progress_bar
 
-from ..progress import progress_bar
 from .compiled import batch_name, g_facts
 from .loop import Method, time_methods
-from .names import CROSSOVER_BATCH
 from .results import CrossoverPoint
 from .scaling import SweepOptions, large_flags
 

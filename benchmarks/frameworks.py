@@ -3,7 +3,7 @@ the direct calls of the same library in the same run, and against frax's dense r
 
 Per robot case (default :data:`FRAMEWORK_CASES`) and batch size B (default
 :data:`FRAMEWORK_BATCHES`), on the same B configurations, in interleaved rounds
-(:func:`pvosimr.study.bench.loop.time_methods`):
+(:func:`benchmarks.loop.time_methods`):
 
 - ``direct:G``: ``f(qs)`` (``f(q)`` at B = 1) of ``codegen.compile(model, cms, vjp=True)``;
   ``direct:vjp``: ``f.vjp(qs, W)``, the gradient of ⟨W, G⟩ (:func:`.derivatives.weights`);
@@ -44,11 +44,11 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr.extras import missing_extra
+from pvosimr.study.names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
+from pvosimr.study.record import relative_error
 
 from .derivatives import weights
 from .loop import time_methods
-from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
-from .record import relative_error
 from .results import Timed
 
 __all__ = [

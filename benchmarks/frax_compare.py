@@ -22,11 +22,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pvosimr.study.record import relative_error
+
 from . import frax_route
 from .derivatives import weights
 from .frameworks import FrameworkResult, Front, blocking
 from .loop import median_seconds, time_methods
-from .record import relative_error
 
 __all__ = [
     "AGREEMENT_CONFIGS",

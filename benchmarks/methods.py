@@ -3,7 +3,7 @@
 A method is ``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` Delassus matrices (1, or B
 for the batched paths).  Every method's first result is compared with ``numpy:pv-osimr`` (the
 batched ones row by row); one that disagrees, or refuses the case, is left out of the timing
-with the reason in :attr:`CaseResult.skipped <pvosimr.study.bench.results.CaseResult.skipped>`.
+with the reason in :attr:`CaseResult.skipped <benchmarks.results.CaseResult.skipped>`.
 The generated code is built in :mod:`.compiled`, the derivatives in :mod:`.derivatives`.
 """
 
@@ -18,6 +18,7 @@ import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
 from pvosimr.reference.truth import rel_err
+from pvosimr.study.names import BATCH_SIZE, TOLERANCES
 
 from .compiled import (
     THREADS,
@@ -30,7 +31,6 @@ from .compiled import (
 from .compiled import codegen_methods as compiled_methods
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
 from .loop import Method
-from .names import BATCH_SIZE, TOLERANCES
 from .results import CaseResult
 
 __all__ = [

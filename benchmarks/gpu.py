@@ -36,10 +36,19 @@ from typing import Any
 
 import numpy as np
 
+from pvosimr.study.names import (
+    ATLAS_6D,
+    ATLAS_HANDS_6D,
+    CPU_BATCH,
+    FRAX_BATCHES,
+    GPU_BATCHES,
+    TOLERANCES,
+)
+from pvosimr.study.record import relative_error, target_lines, write_json
+
 from .loop import median_seconds
-from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, FRAX_BATCHES, GPU_BATCHES, TOLERANCES
-from .record import prose, relative_error, target_lines, write_json
 from .targets import gpu_targets
+from .text import prose
 
 __all__ = [
     "CPU_BATCH",
@@ -171,8 +180,10 @@ def worker(case: str, batch: str, repeats: str, compare: str, cache: str) -> Non
 
 def _fresh_process(*args: str) -> dict:
     """:func:`_xla_process` in a new interpreter."""
-    env = {**os.environ, "PVOSIMR_QUIET": "1"}
-    call = f"from pvosimr.study.bench.gpu import worker; worker(*{list(args)!r})"
+    checkout = str(Path(__file__).resolve().parents[1])  # benchmarks/ is not installed
+    path = os.pathsep.join(filter(None, (checkout, os.environ.get("PYTHONPATH"))))
+    env = {**os.environ, "PVOSIMR_QUIET": "1", "PYTHONPATH": path}
+    call = f"from benchmarks.gpu import worker; worker(*{list(args)!r})"
     command = [sys.executable, "-c", call]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -163,9 +163,9 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 _BLOCK = re.compile(r"^<!-- block: ([\w-]+) -->\n", re.MULTILINE)
 
 
-def _blocks(report: str) -> dict[str, str]:
-    """The blocks of ``templates/<report>.md`` by name, each as written."""
-    parts = _BLOCK.split((TEMPLATES / f"{report}.md").read_text(encoding="utf-8"))
+def _blocks(path: Path) -> dict[str, str]:
+    """The blocks of the template ``path`` by name, each as written."""
+    parts = _BLOCK.split(path.read_text(encoding="utf-8"))
     return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
 
 
@@ -182,7 +182,7 @@ def _unwrap(text: str) -> str:
     return "\n".join(out)
 
 
-def prose(report: str, block: str, **values: Any) -> str:
-    """The block ``block`` of ``templates/<report>.md``, its ``$name`` placeholders filled from
-    ``values`` (KeyError naming a missing one)."""
-    return Template(_unwrap(_blocks(report)[block])).substitute(values)
+def prose(report: str, block: str, templates: Path = TEMPLATES, **values: Any) -> str:
+    """The block ``block`` of ``<templates>/<report>.md``, its ``$name`` placeholders filled
+    from ``values`` (KeyError naming a missing one)."""
+    return Template(_unwrap(_blocks(templates / f"{report}.md")[block])).substitute(values)

@@ -17,8 +17,7 @@ import pinocchio as pin
 
 from pvosimr import compute_delassus
 from pvosimr.reference.truth import rel_err
-
-from .names import COMPILED_BATCHES
+from pvosimr.study.names import COMPILED_BATCHES
 
 __all__ = [
     "BATCH_SIZES",

@@ -16,10 +16,11 @@ each; a target whose measurement is missing says why):
 
 from __future__ import annotations
 
+from pvosimr.study.names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
+from pvosimr.study.record import Measured, Row, Target, verdicts
+
 from .compiled import batch_name
 from .derivatives import REFERENCE, VJP
-from .names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
-from .record import Measured, Row, Target, verdicts
 from .results import CaseResult, ScalingPoint, log_log_slope, microseconds, slope
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study.record import row, rule, target_json, target_lines
 
 from . import frax_route
 from .frameworks import (
@@ -21,9 +22,9 @@ from .frameworks import (
     FrameworkResult,
     time_robot,
 )
-from .record import prose, row, rule, target_json, target_lines
 from .results import timing_cell
 from .targets import TRIVIAL_LABELS, framework_targets
+from .text import prose
 
 __all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 

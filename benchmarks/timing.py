@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 
 from pvosimr import zoo
+from pvosimr.study.names import DEFAULT_CASES
+from pvosimr.study.progress import progress_bar
 
-from ..progress import progress_bar
 from .crossover import CROSSOVER_BATCH, CROSSOVER_SIZES, blas_threads, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import keep_freed_memory, machine
 from .loop import N_CONFIGS, time_methods
 from .methods import BATCH_SIZE, CaseOptions, case_methods
 from .mujoco import MUJOCO_ROBOTS, time_mujoco
-from .names import DEFAULT_CASES
 from .results import CaseResult
 from .scaling import LARGE_SIZES, SCALING_SIZES, SweepOptions, time_large, time_scaling
 
@@ -118,7 +118,7 @@ def run(
     :data:`~.crossover.CROSSOVER_SIZES`; empty: none) and the section "JAX and PyTorch"
     (``frameworks``: the options of :func:`.frameworks_section.time_frameworks`, which runs
     first, before anything imports jax; None: not run; ``only_frameworks``: the report has
-    that section alone); the returned dict is what :func:`pvosimr.study.bench.write` reports."""
+    that section alone); the returned dict is what :func:`benchmarks.write` reports."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
@@ -167,7 +167,7 @@ def run(
             )
     return {
         "machine": {**info, "numpy's BLAS threads during the run": blas},
-        "command": command or "pvosimr.study.bench.run()",
+        "command": command or "benchmarks.run()",
         "repeats": repeats,
         "batch_size": batch_size,
         "codegen_flags": list(codegen_flags),

@@ -57,8 +57,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pvosimr import zoo
-
-from ..options import (
+from pvosimr.study.names import ATLAS_6D as TARGET_CASE
+from pvosimr.study.names import FRAX_BATCHES
+from pvosimr.study.options import (
     REPORT_DIR,
     add_out_option,
     add_seed_option,
@@ -68,6 +69,7 @@ from ..options import (
     require_extra,
     usage_error,
 )
+
 from .crossover import CROSSOVER_METHODS, CROSSOVER_SIZES, quick_crossover_sizes, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import machine
@@ -75,8 +77,6 @@ from .figure import plot
 from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
 from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
 from .mujoco import MUJOCO_ROBOTS, known_robot
-from .names import ATLAS_6D as TARGET_CASE
-from .names import FRAX_BATCHES
 from .report import markdown, write
 from .results import PIN, CaseResult, CrossoverPoint, ScalingPoint, Timing
 from .scaling import (
@@ -162,8 +162,9 @@ SWITCHES = {
     "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
     "from its persistent cache, and reports float32's error on the zoo (minutes; default: only "
     "the GPU timings, where JAX sees a GPU)",
-    "--quick": "the accuracy section's small plan (a few small chains, under a minute)",
-    "--no-progress": "no progress bar in the accuracy section",
+    "--quick": "the accuracy section's small plan, a few small chains, under a minute "
+    "(default: the full plan)",
+    "--no-progress": "no progress bar in the accuracy section (default: one)",
 }
 """The on/off options and their help."""
 
@@ -390,7 +391,7 @@ def _gpu_export(args: argparse.Namespace) -> list[Path]:
 
 def _accuracy(args: argparse.Namespace, command: str) -> list[Path]:
     """The accuracy study (:mod:`pvosimr.study.accuracy`), written to ``--out``."""
-    from .. import accuracy
+    from pvosimr.study import accuracy
 
     out = _out(args, "accuracy")
     accuracy.run(out, quick=args.quick, progress=not args.no_progress, command=command)

@@ -25,12 +25,12 @@ import numpy as np
 
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import rel_err
+from pvosimr.study.names import SCALING_BATCH, TOLERANCES
+from pvosimr.study.progress import progress_bar
 
-from ..progress import progress_bar
 from .compiled import batch_error, batch_name, g_facts
 from .loop import N_CONFIGS, Method, time_methods
 from .methods import numpy_methods, pinocchio_bare
-from .names import SCALING_BATCH, TOLERANCES
 from .results import PIN, ScalingPoint, byte_size
 
 __all__ = [

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pvosimr.study.names import ATLAS_6D, TOLERANCES
+
 from .compiled import build_facts
-from .names import ATLAS_6D, TOLERANCES
 from .results import CaseResult
 
 __all__ = [

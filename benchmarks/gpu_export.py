@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pvosimr.study.names import TOLERANCES
+from pvosimr.study.record import relative_error
+
 from .derivatives import weights
 from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
-from .names import TOLERANCES
-from .record import relative_error
 
 __all__ = ["CONFIGS", "PLATFORMS", "export"]
 

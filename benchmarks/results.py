@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .record import Record
+from pvosimr.study.record import Record
 
 __all__ = [
     "PIN",
