@@ -48,9 +48,7 @@ from .truths import WideBackend, dense_truth, wide_truth
 __all__ = [
     "ACCEPT_COND",
     "ALGORITHMS",
-    "FULL",
     "PINOCCHIO",
-    "QUICK",
     "RECURSIVE",
     "TOL",
     "ChainCase",
