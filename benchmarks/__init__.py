@@ -390,8 +390,8 @@ def _gpu_export(args: argparse.Namespace) -> list[Path]:
 
 
 def _accuracy(args: argparse.Namespace, command: str) -> list[Path]:
-    """The accuracy study (:mod:`pvosimr.study.accuracy`), written to ``--out``."""
-    from pvosimr.study import accuracy
+    """The accuracy study (:mod:`.accuracy`), written to ``--out``."""
+    from . import accuracy
 
     out = _out(args, "accuracy")
     accuracy.run(out, quick=args.quick, progress=not args.no_progress, command=command)

@@ -10,7 +10,7 @@ from pvosimr.study import record
 __all__ = ["TEMPLATES", "prose"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-"""timings.md's, the section "JAX and PyTorch"'s and gpu.md's paragraphs."""
+"""The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md."""
 
 
 def prose(report: str, block: str, **values: Any) -> str:

@@ -225,7 +225,7 @@ def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
     Pinocchio's two routines in different markers, the truth's change of precision marked."""
     from pathlib import Path
 
-    from pvosimr.study.accuracy import plot
+    from benchmarks.accuracy import plot
 
     monkeypatch.setattr(plt, "close", lambda fig=None: None)
     root = Path(__file__).resolve().parents[1]

@@ -21,9 +21,9 @@ import pinocchio as pin
 import pvosimr
 from pvosimr import reference
 from pvosimr.reference import truth
+from pvosimr.study.progress import progress_bar
 from pvosimr.zoo.seeded import random_q
 
-from ..progress import progress_bar
 from .cases import ALGORITHMS, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
 

@@ -9,7 +9,9 @@ from typing import Any
 
 import pinocchio as pin
 
-from ..record import prose, write_json
+from pvosimr.study.record import write_json
+
+from ..text import prose
 from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
 from .tables import acceptance, accuracy_limits, as_float, cond_sweeps, failures

@@ -15,9 +15,8 @@ import numpy as np
 import pinocchio as pin
 
 import pvosimr
+from pvosimr.study.names import TOLERANCES
 from pvosimr.zoo import seeded
-
-from ..names import TOLERANCES
 
 __all__ = [
     "ACCEPT_COND",
