@@ -11,6 +11,7 @@ import importlib.util
 import io
 import json
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -511,3 +512,38 @@ def test_the_crossover_sweep_covers_the_small_mechanisms(written):
     for family in quick:
         assert f"### {family}: " in md
     assert (out / "crossover.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _case_from_json(c: dict, cls=bench.CaseResult):
+    """A case of a committed report's JSON, its timings reduced to their medians (all a target
+    reads)."""
+    case = cls(c["name"], c["nv"], c["m"])
+    case.timings = {
+        k: bench.Timing([t["median_us"] * 1e-6], t["calls_per_sample"])
+        for k, t in c["timings"].items()
+    }
+    case.skipped = c["skipped"]
+    return case
+
+
+def test_the_committed_reports_keep_their_targets_and_verdicts():
+    """The targets as data, judged by the one evaluator, give every committed report's rows
+    again: timings.json's eight, the section "JAX and PyTorch"'s five, gpu.md's three."""
+    from benchmarks.frameworks import FrameworkResult
+
+    figures = Path(__file__).resolve().parents[1] / "figures"
+    data = json.loads((figures / "timings.json").read_text(encoding="utf-8"))
+    run = {
+        "cases": [_case_from_json(c) for c in data["cases"]],
+        "large": [bench.ScalingPoint(**p) for p in data["large"]],
+    }
+    rows = [(t["target"], t["measured"], t["verdict"]) for t in data["targets"]]
+    assert targets.timing_targets(run) == rows and len(rows) == 8
+    section = json.loads((figures / "jax-torch" / "timings.json").read_text())["frameworks"]
+    cases = [_case_from_json(c, FrameworkResult) for c in section["cases"]]
+    rows = [(t["target"], t["measured"], t["verdict"]) for t in section["targets"]]
+    assert targets.framework_targets({"cases": cases, "batches": section["batches"]}) == rows
+    gpu = json.loads((figures / "gpu.json").read_text(encoding="utf-8"))
+    md = (figures / "gpu.md").read_text(encoding="utf-8")
+    lines = md.split("| target | measured | verdict |\n|---|---|---|\n", 1)[1].splitlines()[:3]
+    assert [f"| {t} | {m} | **{v}** |" for t, m, v in targets.gpu_targets(gpu)] == lines
