@@ -143,7 +143,7 @@ def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
     assert all(r["error"] <= 1e-12 for r in rows["gpu"])
     result = {**{k: rows[k] for k in gpu.DEVICE_KEYS if k in rows}, "gpus": ["cuda:0"]}
     text = gpu.markdown(result)
-    assert "| double_pendulum | 8 | float64 |" in text and "gpu_export" in text
+    assert "| double_pendulum | 8 | float64 |" in text and "--sections gpu-export" in text
     reference = folder / "double_pendulum_float64_G_reference.npy"
     wrong = np.load(reference)
     wrong[0, 0, 0] += 1e-6
