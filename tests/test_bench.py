@@ -547,3 +547,17 @@ def test_the_committed_reports_keep_their_targets_and_verdicts():
     md = (figures / "gpu.md").read_text(encoding="utf-8")
     lines = md.split("| target | measured | verdict |\n|---|---|---|\n", 1)[1].splitlines()[:3]
     assert [f"| {t} | {m} | **{v}** |" for t, m, v in targets.gpu_targets(gpu)] == lines
+
+
+def test_a_derivative_that_returns_nan_is_not_timed():
+    """The check before timing refuses NaN (NaN > tolerance is False: it used to pass)."""
+    dG = np.arange(1.0, 9.0).reshape(2, 2, 2)
+    candidates = {
+        derivatives.REFERENCE: lambda q: dG,
+        "dG:codegen": lambda q: dG * (1 + 1e-12),
+        "dG:fd-codegen": lambda q: np.full_like(dG, np.nan),
+    }
+    result = bench.CaseResult("x", 2, 2)
+    kept = derivatives._checked(candidates, np.zeros(2), result)
+    assert set(kept) == {derivatives.REFERENCE, "dG:codegen"}
+    assert result.skipped["dG:fd-codegen"] == "wrong result (error inf), not timed"
