@@ -23,7 +23,6 @@ StableHLO, the output checked against this machine's before it is timed.
 from __future__ import annotations
 
 import datetime
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from pvosimr.study.names import TOLERANCES
-from pvosimr.study.record import relative_error
+from pvosimr.study.record import relative_error, write_json
 
 from .derivatives import weights
 from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
@@ -69,9 +68,7 @@ def export(
     manifest["cases"] = [_case(out, spec) for spec in cases]
     manifest["frax"] = _frax(out) if frax_batches else None
     shutil.copyfile(Path(__file__).with_name("gpu_runner.py"), out / "run.py")
-    path = out / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    return path
+    return write_json(out / "manifest.json", manifest)
 
 
 def _slug(spec: str) -> str:
