@@ -124,6 +124,7 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_compilation_cache_dir", cache)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # cache quick ones too
     from pvosimr import zoo
     from pvosimr.jax.seam import compile_seam
 
