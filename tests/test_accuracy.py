@@ -1,4 +1,4 @@
-"""The accuracy study (pvosimr.study.accuracy): its truths, its acceptance numbers, its report.
+"""The accuracy study (benchmarks.accuracy): its truths, its acceptance numbers, its report.
 
 The default run measures a small plan end to end (every path, both truths, the written
 report); the slow run (``pytest -m slow``) the study's ``--quick`` plan, which includes an
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import pvosimr
+from benchmarks import accuracy
 from pvosimr.reference import truth
-from pvosimr.study import accuracy
 from pvosimr.zoo.seeded import random_q
 
 #: A plan of small chains: every path (codegen on the shallowest), both sweeps, in seconds.
@@ -39,7 +39,7 @@ def small(tmp_path_factory):
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("accuracy")
-    results = accuracy.main(["--quick", "--out", str(out), "--no-progress"])
+    results = accuracy.run(out, quick=True, progress=False, command="quick plan")
     return results, out
 
 

@@ -11,16 +11,13 @@ import importlib.util
 import io
 import json
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pvosimr import reference
-from pvosimr.codegen import build as codegen
-from pvosimr.codegen import compiler as toolchain
-from pvosimr.extras import install_hint, missing_extra
-from pvosimr.study import bench, cli
-from pvosimr.study.bench import (
+import benchmarks as bench
+from benchmarks import (
     compiled,
     crossover,
     derivatives,
@@ -29,8 +26,13 @@ from pvosimr.study.bench import (
     results,
     scaling,
     sections,
-    verdicts,
+    targets,
 )
+from pvosimr import reference
+from pvosimr.codegen import build as codegen
+from pvosimr.codegen import compiler as toolchain
+from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study import cli
 
 pytestmark = pytest.mark.slow  # the bench's tiny plan: eight libraries of generated code
 
@@ -89,7 +91,7 @@ def test_the_four_files_and_the_printed_summary(written):
     out, md, data, stdout = written
     paths = [out / f"timings.{ext}" for ext in ("md", "json", "png", "pdf")]
     paths += [out / f"crossover.{ext}" for ext in ("png", "pdf")]
-    if importlib.util.find_spec("jax") is not None:  # the section GPU (pvosimr.study.bench.gpu)
+    if importlib.util.find_spec("jax") is not None:  # the section GPU (benchmarks.gpu)
         paths += [out / "gpu.md", out / "gpu.json"]
     assert stdout.splitlines()[: len(paths)] == [str(p) for p in paths]
     assert (out / "timings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -231,7 +233,7 @@ def test_the_markdown_says_what_the_json_holds(written):
     per_case = table(md, "## Targets", skip=2)
     medians = {k: t["median_us"] for k, t in case["timings"].items()}
     best = min(medians[k] for k in bench.PIN if k in medians)
-    for method, (name, bound) in verdicts.CASE_TARGETS.items():
+    for method, (name, bound) in targets.CASE_TARGETS.items():
         (cell,) = per_case[f"{name} ≤ {bound:g}×"]
         if method in medians:
             r = medians[method] / best
@@ -378,11 +380,11 @@ def test_targets_on_a_synthetic_result():
     other = bench.CaseResult("talos/feet_6d", 38, 12)
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
     result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
-    found = [v for _, _, v in bench.targets(result)]
+    found = [v for _, _, v in bench.timing_targets(result)]
     assert found == ["not met"] * 8
-    assert bench.targets(result)[2][1] == "not measured on talos/feet_6d"
-    assert bench.targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
-    assert bench.targets(result)[6][1].startswith("not measured")
+    assert bench.timing_targets(result)[2][1] == "not measured on talos/feet_6d"
+    assert bench.timing_targets(result)[3][1] == "worst 0.36× (talos/feet_6d); 1 of 2 cases within"
+    assert bench.timing_targets(result)[6][1].startswith("not measured")
     atlas.timings[t2] = timing_of(0.6)  # 0.06× on Atlas: its bound is 0.07
     atlas.timings[t1] = timing_of(1.1)
     other.timings[t2] = timing_of(0.9)  # 0.09× elsewhere: the bound of every case is 0.1
@@ -390,28 +392,28 @@ def test_targets_on_a_synthetic_result():
     atlas.timings["numpy:pv-osimr"] = timing_of(600.0)
     atlas.timings["dG:codegen"] = timing_of(100.0)
     atlas.timings[derivatives.VJP] = timing_of(13.6)  # 4.0 generated G calls
-    assert [v for _, _, v in bench.targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
+    assert [v for _, _, v in bench.timing_targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
     result["large"] = [
         bench.ScalingPoint("chain_welded_every_k", k, k * k, 6 * k,
                            {"codegen:pv-osimr": 0.1 * (k * k) ** 1.05},
                            {"codegen:pv-osimr": {"library_bytes": 1000 * k * k}})
         for k in (2, 8, 16, 22, 31)
     ]  # fmt: skip
-    assert bench.targets(result)[7][2] == "met"
-    assert bench.targets(result)[7][1] == "time 1.05, library 1.00 (n = 64, 256, 484, 961)"
+    assert bench.timing_targets(result)[7][2] == "met"
+    assert bench.timing_targets(result)[7][1] == "time 1.05, library 1.00 (n = 64, 256, 484, 961)"
     result["large"][-1].medians_us["codegen:pv-osimr"] *= 1.2  # the last point 20% slower
-    assert bench.targets(result)[7][2] == "not met"
+    assert bench.timing_targets(result)[7][2] == "not met"
     atlas.timings[derivatives.VJP] = timing_of(13.7)
-    assert [v for _, _, v in bench.targets(result)][6] == "not met"
+    assert [v for _, _, v in bench.timing_targets(result)][6] == "not met"
     atlas.timings[t2] = timing_of(0.8)  # 0.08×: within every case's 0.1, not Atlas's 0.07
-    assert [v for _, _, v in bench.targets(result)][:3] == ["not met", "met", "met"]
+    assert [v for _, _, v in bench.timing_targets(result)][:3] == ["not met", "met", "met"]
     # The bound is on the ratio to the faster Pinocchio call: a faster Pinocchio fails them.
     atlas.timings["pin-pv-osimr"] = timing_of(5.0)
-    assert [v for _, _, v in bench.targets(result)][:4] == ["not met"] * 4
+    assert [v for _, _, v in bench.timing_targets(result)][:4] == ["not met"] * 4
     # The same ratios on every case, "—" where a case lacks the method.
-    per_case = dict(verdicts.case_table([atlas, other]))
+    per_case = dict(targets.case_table([atlas, other]))
     assert per_case["numpy, one call ≤ 60×"] == ["120.00× (not met)", "—"]
-    missing = bench.targets({"cases": [], "batch_size": bench.BATCH_SIZE})
+    missing = bench.timing_targets({"cases": [], "batch_size": bench.BATCH_SIZE})
     assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
     assert all(v == "not met" for _, _, v in missing)
 
@@ -510,3 +512,52 @@ def test_the_crossover_sweep_covers_the_small_mechanisms(written):
     for family in quick:
         assert f"### {family}: " in md
     assert (out / "crossover.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _case_from_json(c: dict, cls=bench.CaseResult):
+    """A case of a committed report's JSON, its timings reduced to their medians (all a target
+    reads)."""
+    case = cls(c["name"], c["nv"], c["m"])
+    case.timings = {
+        k: bench.Timing([t["median_us"] * 1e-6], t["calls_per_sample"])
+        for k, t in c["timings"].items()
+    }
+    case.skipped = c["skipped"]
+    return case
+
+
+def test_the_committed_reports_keep_their_targets_and_verdicts():
+    """The targets as data, judged by the one evaluator, give every committed report's rows
+    again: timings.json's eight, the section "JAX and PyTorch"'s five, gpu.md's three."""
+    from benchmarks.frameworks import FrameworkResult
+
+    figures = Path(__file__).resolve().parents[1] / "figures"
+    data = json.loads((figures / "timings.json").read_text(encoding="utf-8"))
+    run = {
+        "cases": [_case_from_json(c) for c in data["cases"]],
+        "large": [bench.ScalingPoint(**p) for p in data["large"]],
+    }
+    rows = [(t["target"], t["measured"], t["verdict"]) for t in data["targets"]]
+    assert targets.timing_targets(run) == rows and len(rows) == 8
+    section = json.loads((figures / "jax-torch" / "timings.json").read_text())["frameworks"]
+    cases = [_case_from_json(c, FrameworkResult) for c in section["cases"]]
+    rows = [(t["target"], t["measured"], t["verdict"]) for t in section["targets"]]
+    assert targets.framework_targets({"cases": cases, "batches": section["batches"]}) == rows
+    gpu = json.loads((figures / "gpu.json").read_text(encoding="utf-8"))
+    md = (figures / "gpu.md").read_text(encoding="utf-8")
+    lines = md.split("| target | measured | verdict |\n|---|---|---|\n", 1)[1].splitlines()[:3]
+    assert [f"| {t} | {m} | **{v}** |" for t, m, v in targets.gpu_targets(gpu)] == lines
+
+
+def test_a_derivative_that_returns_nan_is_not_timed():
+    """The check before timing refuses NaN (NaN > tolerance is False: it used to pass)."""
+    dG = np.arange(1.0, 9.0).reshape(2, 2, 2)
+    candidates = {
+        derivatives.REFERENCE: lambda q: dG,
+        "dG:codegen": lambda q: dG * (1 + 1e-12),
+        "dG:fd-codegen": lambda q: np.full_like(dG, np.nan),
+    }
+    result = bench.CaseResult("x", 2, 2)
+    kept = derivatives._checked(candidates, np.zeros(2), result)
+    assert set(kept) == {derivatives.REFERENCE, "dG:codegen"}
+    assert result.skipped["dG:fd-codegen"] == "wrong result (error inf), not timed"

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from pvosimr.study.bench import crossover, figure, report, results, sections
-from pvosimr.study.bench.scaling import SweepOptions
+from benchmarks import crossover, figure, report, results, sections
+from benchmarks.scaling import SweepOptions
 
 pytest.importorskip("matplotlib")
 

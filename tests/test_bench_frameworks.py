@@ -16,9 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from pvosimr.study import cli
-from pvosimr.study.bench import frameworks, frameworks_section
-from pvosimr.study.bench.results import Timing
+from benchmarks import frameworks, frameworks_section, targets
+from benchmarks.results import Timing
+from pvosimr.study import cli, names
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
 BATCHES = (1, 3)
@@ -36,7 +36,7 @@ def g1():
     _need("jax", "frax")
     import jax
 
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case = frax_route.load()
     qs = case.random_q(np.random.default_rng(1), 3)
@@ -46,7 +46,7 @@ def g1():
 
 @pytest.mark.slow  # jit-compiles frax's G1 (about ten seconds)
 def test_frax_dense_g_agrees_with_pvosimr_on_the_g1(g1):
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case, qs, G = g1
     assert case.m == 12 and case.model.nq == case.robot.nq == 36
@@ -56,7 +56,7 @@ def test_frax_dense_g_agrees_with_pvosimr_on_the_g1(g1):
 @pytest.mark.slow
 def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
     """The check catches each convention: configurations, quaternion order, row frames."""
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case, qs, G = g1
     assert frax_route.agreement(case, qs, G[::-1]) > 1e-3  # G of other configurations
@@ -75,7 +75,7 @@ def test_frax_agreement_fails_on_a_wrong_map(g1, monkeypatch):
 @pytest.mark.slow  # imports jax and loads frax's G1 (several seconds)
 def test_pinocchio_q_maps_frax_layout():
     _need("jax", "frax")
-    from pvosimr.study.bench import frax_route
+    from benchmarks import frax_route
 
     case = frax_route.load()
     q = case.random_q(np.random.default_rng(0), 1)[0]
@@ -91,7 +91,7 @@ def test_trivial_calls_double():
     import jax
     import torch
 
-    from pvosimr.study.bench import trivial
+    from benchmarks import trivial
 
     jax.config.update("jax_enable_x64", True)
     double = trivial.jax_double()
@@ -102,7 +102,7 @@ def test_trivial_calls_double():
 
 
 def _timed(us: dict[str, float]) -> frameworks.FrameworkResult:
-    result = frameworks.FrameworkResult(frameworks_section.TARGET_CASE, 36, 12)
+    result = frameworks.FrameworkResult(names.ATLAS_6D, 36, 12)
     result.timings = {k: Timing([v * 1e-6] * 3, 1) for k, v in us.items()}
     return result
 
@@ -113,20 +113,20 @@ def test_targets_follow_the_numbers():
     times |= {"jax:G:B1": 16.5, "direct:vjp:B1": 15.0, "jax:grad:B1": 27.5}
     times |= {"torch:G:B1": 20.0, "torch:trivial:B1": 12.0}
     section = {"cases": [_timed(times)], "batches": [1, 64, 4096]}
-    verdicts = [v for _, _, v in frameworks_section.targets(section)]
+    verdicts = [v for _, _, v in targets.framework_targets(section)]
     assert verdicts == ["met", "not met", "met", "not met", "not met"]
     section["cases"][0].name = "other/case"
-    rows = frameworks_section.targets(section)
+    rows = targets.framework_targets(section)
     assert all(v == "not met" and "not measured" in m for _, m, v in rows)
 
 
 def test_the_direct_call_after_the_trivial_one_is_reported_beside_the_bound():
     times = {"direct:vjp:B1": 9.0, "jax:trivial:B1": 10.0, "jax:grad:B1": 24.0}
     section = {"cases": [_timed(times)], "batches": [1]}
-    row = frameworks_section.targets(section)[3]
+    row = targets.framework_targets(section)[3]
     assert row[2] == "not met" and "after the trivial call" not in row[1]
     section["cases"][0].timings["jax:trivial+direct:vjp:B1"] = Timing([22.5e-6] * 3, 1)
-    row = frameworks_section.targets(section)[3]
+    row = targets.framework_targets(section)[3]
     assert row[2] == "not met"  # the issue's bound is unchanged
     assert row[1].endswith("(the direct call after the trivial call: 12.5 µs)")
 
@@ -168,7 +168,7 @@ def run(tmp_path_factory):
     """One tiny run of the section alone through the command line: (markdown, json)."""
     _need("jax", "torch", "matplotlib")
     out = tmp_path_factory.mktemp("frameworks")
-    argv = ["bench", "--only-frameworks", "--frameworks-robots", CASE, "--no-frax"]
+    argv = ["bench", "--sections", "frameworks", "--frameworks-robots", CASE, "--no-frax"]
     argv += ["--frameworks-batches", *map(str, BATCHES), "--repeats", "1", "--out", str(out)]
     with contextlib.redirect_stdout(io.StringIO()):
         assert cli.main(argv) == 0
@@ -198,7 +198,7 @@ def test_section_times_every_method_after_checking_it(run):
 
 def test_section_runs_on_its_cases_only():
     """By default the section takes the run's cases among its own: none here."""
-    from pvosimr.study import bench
+    import benchmarks as bench
 
     parser = bench.build_parser()
     args = parser.parse_args(["--robots", CASE])
@@ -215,7 +215,7 @@ _FAULTS_OF_A_SECOND_BUFFER = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "kept":
-    from pvosimr.study.bench.environment import keep_freed_memory
+    from benchmarks.environment import keep_freed_memory
     print(keep_freed_memory())
 def faults_of_a_fresh_buffer():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -1,6 +1,6 @@
-"""The bench's section GPU (:mod:`pvosimr.study.bench.gpu`): the plain statement where no GPU is
+"""The bench's section GPU (:mod:`benchmarks.gpu`): the plain statement where no GPU is
 present, its tables and target verdicts, frax's comparison, and the way through an export to a
-machine with JAX alone (:mod:`~pvosimr.study.bench.gpu_export`, :mod:`~pvosimr.study.bench.
+machine with JAX alone (:mod:`~benchmarks.gpu_export`, :mod:`~benchmarks.
 gpu_runner`); the ones that compile XLA functions or run a runner are slow.  The GPU itself is
 timed where a session has one.
 """
@@ -13,9 +13,11 @@ import pytest
 jax = pytest.importorskip("jax")
 pytest.importorskip("casadi")
 
+from benchmarks import targets  # noqa: E402  (after the skips)
+
 
 def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     result = gpu.run(cpu=False, float32=False)
     md, _ = gpu.write(result, tmp_path)
@@ -26,11 +28,11 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     assert "| case | B | dtype |" not in text  # no table of invented numbers
     assert "GRiD" in text  # the published figure, quoted as such
     assert "frax's dense route on the GPU: not measured (no GPU present)." in text
-    assert [v for _, _, v in gpu.gpu_targets(result)] == ["not measured"] * 3
+    assert [v for _, _, v in targets.gpu_targets(result)] == ["not measured"] * 3
 
 
 def test_the_bench_section_tables(tmp_path):
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     process = {
         "case": "atlas/feet_6d", "batch": 4096, "graph_s": 0.1, "trace_s": 0.5,
@@ -50,7 +52,7 @@ def test_the_bench_section_tables(tmp_path):
 
 
 def test_the_gpu_targets_and_frax_table():
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     atlas = {"case": "atlas/feet_6d", "batch": 65536, "cpu_c_s": 1e-6}
     rows = [
@@ -63,13 +65,13 @@ def test_the_gpu_targets_and_frax_table():
     ]  # fmt: skip
     frax = {"robot": "G1", "agreement": 1e-12, "rows": frax_rows}
     result = {"gpus": ["cuda:0"], "gpu": rows, "frax": frax}
-    verdicts = gpu.gpu_targets(result)
+    verdicts = targets.gpu_targets(result)
     assert [v for _, _, v in verdicts] == ["met", "not met", "not met"]
     assert verdicts[1][1] == "5.00×"
     text = gpu.markdown(result)
     assert "| 1,024 | float32 | 2 µs (float64) | 0.1 µs | 20.0× | 9 µs (float64) | 0.3 µs" in text
     rows.pop()
-    assert gpu.gpu_targets(result)[2][1:] == (
+    assert targets.gpu_targets(result)[2][1:] == (
         "not measured: no such row in the run",
         "not measured",
     )
@@ -79,7 +81,7 @@ def test_the_gpu_targets_and_frax_table():
 
 def test_without_frax_the_gpu_section_says_what_to_install(monkeypatch):
     import pvosimr.extras
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     monkeypatch.setattr(pvosimr.extras, "missing_extra", lambda *modules: "frax")
     result = {"gpus": ["cuda:0"], "gpu": [], "frax": gpu.frax_on_gpu()}
@@ -93,7 +95,7 @@ def test_frax_beside_pvosimr_runs_on_any_device(x64):
     """The GPU part's frax comparison, on the CPU device at B = 2: both routes' G checked
     on the device before timing, every time finite, frax's float32 computed in its float64."""
     pytest.importorskip("frax")
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     out = gpu.frax_on_gpu((2,), repeats=1, device=jax.devices("cpu")[0])
     assert out["agreement"] <= 1e-10
@@ -108,7 +110,7 @@ def test_frax_beside_pvosimr_runs_on_any_device(x64):
 def test_the_gpu_timings_run_on_any_device(x64):
     """The GPU part's code, on the CPU device with the smallest robot: G checked against the
     numpy path, every row's times finite (the GPU itself: where a session has one)."""
-    from pvosimr.study.bench import gpu
+    from benchmarks import gpu
 
     rows = gpu.gpu_timings(("double_pendulum",), (16,), repeats=1, device=jax.devices("cpu")[0])
     assert [(r["batch"], r["dtype"]) for r in rows] == [(16, "float64"), (16, "float32")]
@@ -123,7 +125,7 @@ def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
     import subprocess
     import sys
 
-    from pvosimr.study.bench import gpu, gpu_export
+    from benchmarks import gpu, gpu_export
 
     folder = tmp_path / "export"
     gpu_export.export(folder, cases=("double_pendulum",), batches=(8,), frax_batches=None)
@@ -141,10 +143,26 @@ def test_the_gpu_part_runs_from_an_export_with_jax_alone(tmp_path, x64):
     assert all(r["error"] <= 1e-12 for r in rows["gpu"])
     result = {**{k: rows[k] for k in gpu.DEVICE_KEYS if k in rows}, "gpus": ["cuda:0"]}
     text = gpu.markdown(result)
-    assert "| double_pendulum | 8 | float64 |" in text and "gpu_export" in text
+    assert "| double_pendulum | 8 | float64 |" in text and "--sections gpu-export" in text
     reference = folder / "double_pendulum_float64_G_reference.npy"
     wrong = np.load(reference)
     wrong[0, 0, 0] += 1e-6
     np.save(reference, wrong)
     again = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode != 0 and "off the reference" in again.stderr
+
+
+def test_the_standalone_runner_writes_the_bench_record():
+    """run.py imports nothing of pvosimr: its copy of the record keeps the bench's fields."""
+    from dataclasses import fields
+
+    from benchmarks import gpu_runner
+    from pvosimr.study import record
+
+    def spec(cls):
+        return [(f.name, str(f.type), f.default) for f in fields(cls)]
+
+    assert spec(gpu_runner.Record) == spec(record.Record)
+    row = {"case": "x", "batch": 8, "dtype": "float64", "G_s": 1e-8, "grad_s": 3e-8}
+    records = gpu_runner.records([row], "cpu:0")
+    assert [record.Record(**r) for r in records][1].value == 3e-8

@@ -309,10 +309,10 @@ def test_the_figures_api_names_the_missing_extra(monkeypatch, tmp_path, module, 
 
 
 def test_the_bench_writer_names_the_missing_extra(monkeypatch, tmp_path):
-    from pvosimr.study import bench
+    import benchmarks as bench
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ModuleNotFoundError, match=r"^pvosimr.study.bench.write: needs matplotlib"):
+    with pytest.raises(ModuleNotFoundError, match=r"^benchmarks.write: needs matplotlib"):
         bench.write({}, tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 
@@ -362,14 +362,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _default_outputs() -> dict[str, Path]:
     """Every command's default output folder, from its own parser or constant."""
-    from pvosimr.study import bench
+    import benchmarks as bench
     from pvosimr.study.figures import runner
 
     return {
         "validate": Path(validation.ZOO_REPORT_DIR),
         "figures": runner.DEFAULT_OUT["pvosimr"],
         "figures --convention paper": runner.DEFAULT_OUT["paper"],
-        "bench": bench.build_parser().get_default("out"),
+        "bench": bench.DEFAULT_OUT,
+        "bench --sections accuracy": cli_options.REPORT_DIR,
     }
 
 
@@ -399,7 +400,7 @@ DEFAULT_RUNS = [
     ["pvosimr", "count", "ur5"],
     ["pvosimr", "figures", "--quick"],
     ["pvosimr", "bench", "--robots", "ur5", "--repeats", "1", "--no-scaling", "--no-codegen"],
-    ["pvosimr.study.accuracy", "--quick", "--no-progress"],
+    ["pvosimr", "bench", "--sections", "accuracy", "--quick", "--no-progress"],
     ["validation/loop_closures.py"],
     ["validation/fig4b_breakdown.py", "--sizes", "4"],
     ["validation/explicit_propagators.py"],
@@ -451,3 +452,15 @@ def test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report(
     assert [p.name for p in tmp_path.iterdir()] == ["pvosimr-report"]
     assert (tmp_path / "pvosimr-report" / "report.md").is_file()
     assert "report: pvosimr-report/report.md" in out
+
+
+def test_bench_outside_a_checkout_says_where_the_benchmarks_are(capsys, monkeypatch, tmp_path):
+    """The benchmarks are not installed: without them, one line and exit status 2."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "benchmarks", None)  # not importable
+    code, _, err = run(capsys, ["bench", "--robots", "ur5"])
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "pvosimr bench: error: the benchmarks are in the repository's benchmarks/ folder, "
+        "not in the installed package: run pvosimr bench from the root of a checkout"
+    ]

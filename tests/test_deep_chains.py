@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import pvosimr
+from benchmarks.accuracy import dense_truth
 from pvosimr.backends import NUMPY
 from pvosimr.backends.batched import BatchedNumpyBackend, MatrixStack
 from pvosimr.reference.truth import TOLERANCE, rel_err
-from pvosimr.study.accuracy import dense_truth
 from pvosimr.zoo.seeded import random_chain, random_q
 
 TOL = TOLERANCE

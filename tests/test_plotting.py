@@ -195,7 +195,7 @@ def test_timings_figure_from_its_json(tmp_path, monkeypatch):
     promising a right axis that is not there."""
     from pathlib import Path
 
-    from pvosimr.study.bench import figure
+    from benchmarks import figure
 
     drawn = []
     monkeypatch.setattr(figure, "_save", lambda fig, stem: drawn.append(fig) or [])
@@ -225,7 +225,7 @@ def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
     Pinocchio's two routines in different markers, the truth's change of precision marked."""
     from pathlib import Path
 
-    from pvosimr.study.accuracy import plot
+    from benchmarks.accuracy import plot
 
     monkeypatch.setattr(plt, "close", lambda fig=None: None)
     root = Path(__file__).resolve().parents[1]

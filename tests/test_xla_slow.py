@@ -54,7 +54,7 @@ def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
 
 def test_the_bench_worker_compiles_once_across_processes(tmp_path):
     """Two fresh processes sharing one cache folder: the second loads XLA's executable."""
-    from pvosimr.study.bench.gpu import _fresh_process
+    from benchmarks.gpu import _fresh_process
 
     args = ("ur5", "256", "3")
     cold = _fresh_process(*args, "0", str(tmp_path))

@@ -2,10 +2,13 @@
 
 - :mod:`~pvosimr.study.cli` and :mod:`~pvosimr.study.options`: the ``pvosimr`` command line;
 - :mod:`~pvosimr.study.validate`: ``pvosimr validate``, every algorithm against the dense truth;
-- :mod:`~pvosimr.study.accuracy`: error against chain depth and conditioning;
 - :mod:`~pvosimr.study.count`: ``pvosimr count`` and the operation-count cache;
 - :mod:`~pvosimr.study.figures`: ``pvosimr figures``, the paper's figures and claims;
-- :mod:`~pvosimr.study.bench`: ``pvosimr bench``, wall time against Pinocchio's C++.
+- :mod:`~pvosimr.study.record` and :mod:`~pvosimr.study.names`: what every measurement
+  writes (the record, its writers, targets, report prose) and the cases it names.
+
+``pvosimr bench`` runs the repository's ``benchmarks/`` (not installed): the timings, the GPU
+section and the accuracy study.
 
 The library (everything outside this package) never imports from here.
 """

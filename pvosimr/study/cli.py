@@ -1,10 +1,10 @@
 """The ``pvosimr`` command line: six commands, each with its own ``--help``.
 
 ``validate``, ``count``, ``figures``, ``bench`` and ``export`` have their own parsers (in
-:mod:`pvosimr.study.validate`, :mod:`pvosimr.study.count`, :mod:`pvosimr.study.figures`,
-:mod:`pvosimr.study.bench`, :mod:`pvosimr.study.exported`); this module lists them, prints
-the version and runs ``demo`` (also what a bare ``pvosimr`` runs).  A user's mistake ends with
-exit status 2 and one error line.
+:mod:`pvosimr.study.validate`, :mod:`pvosimr.study.count`, :mod:`pvosimr.study.figures`, the
+repository's ``benchmarks`` (not installed), :mod:`pvosimr.study.exported`); this module lists
+them, prints the version and runs ``demo`` (also what a bare ``pvosimr`` runs).  A user's
+mistake ends with exit status 2 and one error line.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from pvosimr import __version__
 from pvosimr.codegen.cache import CacheFolderError
@@ -27,7 +28,7 @@ COMMANDS = {
     "validate": "every algorithm against the dense truth (zoo, --robots, FILE)",
     "count": "operation counts of q -> G for one robot (needs CasADi)",
     "figures": "the paper's Figs. 3-6 and claims (needs CasADi, matplotlib)",
-    "bench": "time every path against Pinocchio's C++ (needs matplotlib)",
+    "bench": "every measurement: timings, GPU, accuracy (from a checkout)",
     "export": "G as standalone C for a C or C++ program (needs CasADi)",
 }
 """Every command and its one-line help (``pvosimr --help``); each command's own ``--help``
@@ -99,6 +100,9 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
 
     def run(command: str) -> Callable[[list[str]], int]:
         def main(argv: list[str]) -> int:
+            if command == "bench":
+                bench = benchmarks()
+                return 2 if bench is None else bench.main(argv)
             module = {"export": "exported"}.get(command, command)
             return importlib.import_module(f"pvosimr.study.{module}").main(argv)
 
@@ -108,20 +112,42 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
     return {command: run(command) for command in commands}
 
 
+def benchmarks():
+    """The repository's ``benchmarks/`` (``pvosimr bench``), None with one line on stderr
+    where it is not importable: it is kept out of the installed package (from a checkout's
+    root, the ``pvosimr`` script finds it in the working folder)."""
+    if (Path.cwd() / "benchmarks" / "__init__.py").is_file() and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module("benchmarks")
+    except ModuleNotFoundError as exc:
+        if exc.name != "benchmarks":
+            raise
+        print(
+            "pvosimr bench: error: the benchmarks are in the repository's benchmarks/ folder, "
+            "not in the installed package: run pvosimr bench from the root of a checkout",
+            file=sys.stderr,
+        )
+        return None
+
+
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from . import bench, count, exported, figures
+    from . import count, exported, figures
 
     top, subparsers = _parser()
-    return {
+    parsers = {
         "pvosimr": top,
         "demo": subparsers["demo"],
         "validate": validate.build_parser(),
         "count": count.build_parser(),
         "figures": figures.build_parser(),
-        "bench": bench.build_parser(),
         "export": exported.build_parser(),
     }
+    bench = benchmarks()
+    if bench is not None:
+        parsers["bench"] = bench.build_parser()
+    return parsers
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,12 +42,14 @@ from pvosimr.codegen.build import find_compiler
 from pvosimr.notices import announce
 from pvosimr.zoo.robot import random_configuration
 
+from .names import ATLAS_6D, SHADOW_3D
 from .progress import progress_bar
+from .record import prose
 
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 
 #: The cases timed by default: Atlas with welds at both feet, the Shadow hand's fingertips.
-CASES = ("shadow_hand/fingertips_3d", "atlas/feet_6d")
+CASES = (SHADOW_3D, ATLAS_6D)
 
 PROGRAM = r"""
 #include <pinocchio/multibody.hpp>
@@ -242,19 +244,20 @@ def report(rows: list[dict], command: str, load_before: float, load_after: float
     """The Markdown report of :func:`time_cases`' rows."""
     cc = find_compiler()
     version = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout
+    head = prose(
+        "export_timing",
+        "head",
+        command=command,
+        machine=platform.machine(),
+        cpus=os.cpu_count(),
+        processor=platform.processor() or platform.platform(),
+        load_before=f"{load_before:.2f}",
+        load_after=f"{load_after:.2f}",
+        compiler=version.splitlines()[0],
+        pin=pin.__version__,
+    )
     lines = [
-        "# The exported call against Pinocchio's C++, in one C++ program",
-        "",
-        f"Command: `{command}`.  Machine: {platform.machine()}, {os.cpu_count()} CPUs "
-        f"({platform.processor() or platform.platform()}); load average {load_before:.2f} "
-        f"before and {load_after:.2f} after.  C compiler: {version.splitlines()[0]}; "
-        f"pin {pin.__version__}.",
-        "",
-        "Median ns per call over interleaved rounds (min–max in brackets), on the same random "
-        "configurations.  *exported*: the export's `NAME_eval`, linked statically; *Python "
-        "library*: `pvosimr_eval` of the library `pvosimr.codegen.compile` loads into Python "
-        "(same source, compiler and flags), opened with `dlopen`; *Pinocchio*: "
-        "`pinocchio::computeDelassusMatrix` (EFPA) from the `pin` wheel's `libpinocchio_default`.",
+        head,
         "",
         "| case | nv | m | exported ns | Python library ns | Pinocchio ns | exported / Pinocchio "
         "| exported / Python library | bitwise | max rel. diff. to Pinocchio | stack B |",
@@ -270,13 +273,6 @@ def report(rows: list[dict], command: str, load_before: float, load_after: float
             f"| {e[0] / c[0]:.2f} | {e[0] / p[0]:.3f} | {same}/{total} "
             f"| {n['agreement'][0]:.1e} | {r['stack']} |"
         )
-    lines += [
-        "",
-        f"Exported C built with `cc {rows[0]['flags'] if rows else ''}` (the Python-loaded "
-        "library's flags); the program with `c++ -std=c++17 -O2 -DNDEBUG` (Pinocchio's routine "
-        "is the wheel's compiled `libpinocchio_default`).  Pinocchio's routine fills the upper "
-        "triangle of G; the agreement mirrors it (as pin's Python binding does), the timing "
-        "does not include that copy.",
-        "",
-    ]
+    flags = rows[0]["flags"] if rows else ""
+    lines += ["", prose("export_timing", "foot", flags=flags), ""]
     return lines

@@ -355,7 +355,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
 
 
 def accuracy_section(out: Path) -> list[str]:
-    """The summary of the accuracy study (``python -m pvosimr.study.accuracy``) written beside the
+    """The summary of the accuracy study (``pvosimr bench --sections accuracy``) written beside the
     report, with its figure: the zoo's robots are shallow and well conditioned, so how accuracy
     ends with depth and mass ratio is measured there, on chains up to 300 links."""
     study = out / "accuracy.md"
@@ -372,7 +372,7 @@ def accuracy_section(out: Path) -> list[str]:
         "",
         "## Accuracy against chain depth and conditioning",
         "",
-        "From `python -m pvosimr.study.accuracy` (every pvosimr path and Pinocchio's two C++ "
+        "From `pvosimr bench --sections accuracy` (every pvosimr path and Pinocchio's two C++ "
         "routines on Spherical, FreeFlyer and mixed chains up to 300 links; tables in "
         "[accuracy.md](accuracy.md)):",
         "",

@@ -1,0 +1,381 @@
+"""The crossover sweep: per-configuration time of the batched recursive code against the dense
+route ``G = J M⁻¹ Jᵀ`` on chains and trees up to n = 300, and where the recursive code starts
+to win.
+
+On every size of every mechanism of :data:`CROSSOVER_SIZES`, B = :data:`CROSSOVER_BATCH`
+random configurations go through each route of :data:`CROSSOVER_METHODS`, timed per
+configuration in interleaved rounds (:mod:`.loop`):
+
+- ``dense:pin+cholesky``, everything from q: per configuration ``pin.crba`` (its upper
+  triangle, as Pinocchio fills it) and the stacked constraint Jacobian of
+  :func:`pvosimr.reference.truth.constraint_jacobian` (``pin.computeJointJacobians`` and
+  Pinocchio's frame Jacobians, one Python call per constraint), copied into (B, n, n) and
+  (B, m, n) stacks; then, batched, ``U = np.linalg.cholesky(M, upper=True)`` (which reads the
+  upper triangle: the agreement check below would catch it otherwise),
+  ``Y = np.linalg.solve(Uᵀ, Jᵀ)`` and ``G = Yᵀ Y``.  numpy has no triangular solve (scipy is
+  not a dependency): ``np.linalg.solve`` factors the triangular ``Uᵀ`` again by LU.
+- ``dense:cholesky``: the same linear algebra alone, on M and J computed beforehand.
+- ``dense:lu``: the cheapest numpy-only linear algebra, on M and J computed beforehand:
+  ``X = np.linalg.solve(M, Jᵀ)`` (one batched LU) and ``G = J X``.
+- ``batch:pv-osimr``: :func:`pvosimr.compute_delassus_batch` (numpy PV-OSIMr, batched);
+- ``codegen-batch:B<B>:t1``: the generated C's batched call ``f(qs, threads=1)``, built with
+  :func:`.scaling.large_flags` (the run's flags up to n = 64, ``-O1`` up to 300) and only up to
+  :data:`CODEGEN_LINKS` links;
+- ``pin-efpa``: Pinocchio's C++ ``computeDelassusMatrix``, one call per configuration (not
+  batched): the recursive C++ for comparison.
+
+Every route runs with one BLAS thread (:func:`blas_threads`), like the other paths: on this
+2-core shared machine OpenBLAS's threads made the batched Cholesky of n = 300 several times
+slower under load.  Before timing, :func:`check_agreement` compares every route's G at the
+first configuration with the dense route's, and raises ValueError beyond
+:data:`AGREEMENT_TOLERANCE`.  :func:`crossover` reads, from the medians, the size from which a
+recursive route is faster than a dense one at every larger size measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from pvosimr import compute_delassus_batch, zoo
+from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
+from pvosimr.study.names import CROSSOVER_BATCH
+from pvosimr.study.progress import progress_bar
+
+from .compiled import batch_name, g_facts
+from .loop import Method, time_methods
+from .results import CrossoverPoint
+from .scaling import SweepOptions, large_flags
+
+__all__ = [
+    "AGREEMENT_TOLERANCE",
+    "CODEGEN_LINKS",
+    "CROSSOVER_BATCH",
+    "CROSSOVER_METHODS",
+    "CROSSOVER_SIZES",
+    "DENSE",
+    "FAMILIES",
+    "QUICK_CROSSOVER_LINKS",
+    "RECURSIVE",
+    "Crossover",
+    "blas_threads",
+    "check_agreement",
+    "crossover",
+    "dense_cholesky",
+    "dense_inputs",
+    "dense_lu",
+    "mechanism",
+    "quick_crossover_sizes",
+    "time_crossover",
+]
+
+"""Configurations per batched call."""
+
+CODEGEN = batch_name(CROSSOVER_BATCH, 1)
+CROSSOVER_METHODS = (
+    "dense:pin+cholesky",
+    "dense:cholesky",
+    "dense:lu",
+    "batch:pv-osimr",
+    CODEGEN,
+    "pin-efpa",
+)
+"""The routes, dense first; all timed per configuration."""
+
+DENSE = CROSSOVER_METHODS[:3]
+RECURSIVE = CROSSOVER_METHODS[3:]
+
+FAMILIES = {
+    "chain_welded_every_k": "Fig. 4a chain: n = k² links, 6D weld every k links (m = 6k)",
+    "chain_two_welds": "chain of n links, 6D welds on links n/2 and n (m = 12)",
+    "stem_with_branches": "Fig. 3a tree: floating stem of L links, one 7-link welded branch "
+    "at each end (n = L + 19, m = 12)",
+}
+"""The mechanisms and what they are."""
+
+CROSSOVER_SIZES: dict[str, tuple[int, ...]] = {
+    "chain_welded_every_k": (2, 3, 4, 6, 8, 10, 12, 14, 17),  # k: n = 4 … 289
+    "chain_two_welds": (4, 8, 16, 32, 64, 100, 150, 200, 300),  # n
+    "stem_with_branches": (1, 13, 45, 81, 131, 181, 231, 281),  # L: n = 20 … 300
+}
+"""Mechanism -> its sizes (the argument of :func:`mechanism`)."""
+
+QUICK_CROSSOVER_LINKS = 20  # --quick-scaling: mechanisms of at most this many links
+
+CODEGEN_LINKS = 300
+"""Largest n whose generated code is built (its build time grows with n; the report gives each
+size's flags and compile time)."""
+
+AGREEMENT_TOLERANCE = TOLERANCE
+"""Every route's G agrees with the dense route's to this (``rel_err``) at the first
+configuration of each size, or the sweep stops."""
+
+
+def mechanism(family: str, size: int) -> zoo.Robot:
+    """The mechanism ``family`` of this size (see :data:`FAMILIES`)."""
+    if family == "chain_welded_every_k":
+        return zoo.chain_welded_every_k(size)
+    if family == "chain_two_welds":
+        if size < 2:
+            raise ValueError(f"chain_two_welds needs at least 2 links, got {size}")
+        chain = zoo.chain_welded_every_link(size)
+        return chain.with_constraints([("weld", f"link_{size // 2}"), ("weld", f"link_{size}")])
+    if family == "stem_with_branches":
+        return zoo.stem_with_branches(size, 1)
+    raise ValueError(f"unknown crossover mechanism {family!r}; known: {list(FAMILIES)}")
+
+
+def _links(family: str, size: int) -> int:
+    return {"chain_welded_every_k": size * size, "stem_with_branches": size + 19}.get(family, size)
+
+
+def quick_crossover_sizes(
+    sizes: dict[str, Sequence[int]] = CROSSOVER_SIZES,
+) -> dict[str, tuple[int, ...]]:
+    """The sizes of at most :data:`QUICK_CROSSOVER_LINKS` links, two per mechanism at most."""
+    return {
+        f: tuple(s for s in v if _links(f, s) <= QUICK_CROSSOVER_LINKS)[:2]
+        for f, v in sizes.items()
+    }
+
+
+# ------------------------------------------------------------------------------- BLAS threads
+
+
+def _openblas_setter() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """numpy's OpenBLAS get/set thread count, found among the loaded libraries (Linux)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    put.argtypes = [ctypes.c_int]
+                    return get, put
+    return None
+
+
+@contextlib.contextmanager
+def blas_threads(n: int) -> Iterator[str]:
+    """numpy's OpenBLAS on ``n`` threads inside the block; yields what was done."""
+    np.linalg.cholesky(np.eye(2))  # numpy's BLAS is loaded
+    found = _openblas_setter()
+    if found is None:
+        yield "unchanged (numpy's OpenBLAS not found)"
+        return
+    get, put = found
+    before = get()
+    put(n)
+    try:
+        yield f"{n} (OpenBLAS, {before} by default)"
+    finally:
+        put(before)
+
+
+# ------------------------------------------------------------------------------- dense routes
+
+
+def dense_inputs(
+    model: pin.Model, data: pin.Data, cms: list, Q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, n, n) mass matrices as ``pin.crba`` returns them (M in the upper triangle) and
+    (B, m, n) constraint Jacobians of the rows of ``Q``, from Pinocchio."""
+    B, n = len(Q), model.nv
+    Ms = np.zeros((B, n, n))
+    Js = []
+    for b, q in enumerate(Q):
+        Ms[b] = pin.crba(model, data, q)
+        Js.append(constraint_jacobian(model, q, cms, data))
+    return Ms, np.stack(Js)
+
+
+def dense_cholesky(Ms: np.ndarray, Js: np.ndarray) -> np.ndarray:
+    """``G = Yᵀ Y``, ``Y = U⁻ᵀ Jᵀ``, ``M = Uᵀ U`` (M's upper triangle is read), batched."""
+    U = np.linalg.cholesky(Ms, upper=True)
+    Y = np.linalg.solve(np.swapaxes(U, 1, 2), np.swapaxes(Js, 1, 2))
+    return np.swapaxes(Y, 1, 2) @ Y
+
+
+def dense_lu(Ms: np.ndarray, Js: np.ndarray) -> np.ndarray:
+    """``G = J M⁻¹ Jᵀ`` through one batched LU solve (M full, symmetric)."""
+    X = np.linalg.solve(Ms, np.swapaxes(Js, 1, 2))
+    return Js @ X
+
+
+def _symmetric(Ms: np.ndarray) -> np.ndarray:
+    return np.triu(Ms) + np.swapaxes(np.triu(Ms, 1), 1, 2)
+
+
+# ---------------------------------------------------------------------------------- agreement
+
+
+def check_agreement(
+    Gs: dict[str, np.ndarray], reference: str, tolerance: float = AGREEMENT_TOLERANCE
+) -> dict[str, float]:
+    """``rel_err`` of every route's G against ``reference``'s; ValueError naming the first
+    route beyond ``tolerance``."""
+    truth = Gs[reference]
+    errors = {name: rel_err(G, truth) for name, G in Gs.items() if name != reference}
+    for name, error in errors.items():
+        if not error <= tolerance:  # NaN fails too
+            raise ValueError(
+                f"{name} disagrees with {reference}: rel_err {error:.1e} > {tolerance:g}"
+            )
+    return errors
+
+
+# ------------------------------------------------------------------------------------- sweep
+
+
+def _generated(robot: zoo.Robot, point: CrossoverPoint, options: SweepOptions) -> Callable | None:
+    """The batched generated call on one thread, or None (with the reason in the point)."""
+    if not options.codegen:
+        point.skipped[CODEGEN] = "not requested (--no-codegen)"
+        return None
+    if point.n > CODEGEN_LINKS:
+        point.skipped[CODEGEN] = f"not built beyond n = {CODEGEN_LINKS}"
+        return None
+    from pvosimr import codegen
+
+    flags = large_flags(point.n, options.flags)
+    try:
+        compiled = codegen.compile(
+            robot.model, robot.constraints, flags=flags, cache_dir=options.cache_dir
+        )
+    except (ImportError, OSError, RuntimeError) as exc:
+        point.skipped[CODEGEN] = f"{type(exc).__name__}: {exc}"
+        return None
+    point.build = g_facts(compiled, flags)
+    return lambda Q: compiled(Q, threads=1)
+
+
+def _first(G, per: int) -> np.ndarray:
+    """G of the first configuration of a route's result (one G, or a stack of ``per``)."""
+    G = np.asarray(G, dtype=float)
+    return G[0] if per > 1 else G
+
+
+def _point(
+    family: str, size: int, repeats: int, options: SweepOptions, batch: int
+) -> CrossoverPoint:
+    """Every route on one mechanism: checked against the dense route, then timed."""
+    robot = mechanism(family, size)
+    model, cms = robot.model, robot.constraints
+    rng = np.random.default_rng(options.seed)
+    Q = np.stack([robot.q_random(rng) for _ in range(batch)])
+    point = CrossoverPoint(family, size, model.nv, robot.m, {})
+    data = model.createData()
+    Ms, Js = dense_inputs(model, data, cms, Q)
+    full = _symmetric(Ms)
+    scms = pin.StdVec_RigidConstraintModel(cms)
+    cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in scms])
+
+    def everything(Q: np.ndarray) -> np.ndarray:
+        return dense_cholesky(*dense_inputs(model, data, cms, Q))
+
+    def batch(Q: np.ndarray) -> np.ndarray:
+        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
+
+    def efpa(q: np.ndarray) -> np.ndarray:
+        return pin.computeDelassusMatrix(model, data, q, scms, cds, 0.0)
+
+    methods: dict[str, Method] = {
+        "dense:pin+cholesky": (everything, [Q], len(Q)),
+        "dense:cholesky": (lambda MJ: dense_cholesky(*MJ), [(Ms, Js)], len(Q)),
+        "dense:lu": (lambda MJ: dense_lu(*MJ), [(full, Js)], len(Q)),
+        "batch:pv-osimr": (batch, [Q], len(Q)),
+    }
+    generated = _generated(robot, point, options)
+    if generated is not None:
+        methods[CODEGEN] = (generated, [Q], len(Q))
+    methods["pin-efpa"] = (efpa, list(Q[: min(8, len(Q))]), 1)
+    Gs = {name: _first(fn(inputs[0]), per) for name, (fn, inputs, per) in methods.items()}
+    point.errors = check_agreement(Gs, "dense:pin+cholesky")
+    timings = time_methods(methods, repeats)
+    point.medians_us = {k: t.median * 1e6 for k, t in timings.items()}
+    point.quartiles_us = {
+        k: [t.quantile(p) * 1e6 for p in (0.25, 0.75)] for k, t in timings.items()
+    }
+    return point
+
+
+def time_crossover(
+    sizes: dict[str, Sequence[int]],
+    repeats: int,
+    options: SweepOptions | None = None,
+    *,
+    batch: int = CROSSOVER_BATCH,
+    progress: bool = True,
+) -> tuple[list[CrossoverPoint], str]:
+    """Median time per configuration of :data:`CROSSOVER_METHODS` on every mechanism size of
+    ``sizes``, each on ``batch`` configurations, and the BLAS threads they ran on
+    (``options``: default :class:`~.scaling.SweepOptions`)."""
+    options = options or SweepOptions()
+    jobs = [(family, s) for family, values in sizes.items() for s in values]
+    bar = progress_bar(jobs, desc="crossover", disable=not progress, file=sys.stderr)
+    with blas_threads(1) as threads:
+        points = [_point(family, size, repeats, options, batch) for family, size in bar]
+    return points, threads
+
+
+# ---------------------------------------------------------------------------------- crossover
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where ``fast`` starts to beat ``slow`` for good on one mechanism.
+
+    ``kind``: ``"always"`` (faster at every size measured), ``"never"`` (slower at the largest
+    size), ``"between"`` (slower at ``below``, faster at ``above`` and every larger size; ``n``
+    is the log-log interpolation of the ratio's crossing of 1), ``"unmeasured"``.
+    """
+
+    kind: str
+    n: float | None = None
+    below: int | None = None
+    above: int | None = None
+
+    def text(self) -> str:
+        if self.kind == "always":
+            return f"faster from n = {self.above} (smallest)"
+        if self.kind == "never":
+            return f"slower up to n = {self.below}"
+        if self.kind == "between":
+            return f"n ≈ {self.n:.0f} ({self.below}–{self.above})"
+        return "—"
+
+
+def crossover(points: Sequence[CrossoverPoint], fast: str, slow: str) -> Crossover:
+    """Where ``fast`` becomes faster than ``slow`` for good (the points of one mechanism)."""
+    pts = sorted(
+        (p.n, p.medians_us[fast] / p.medians_us[slow])
+        for p in points
+        if fast in p.medians_us and slow in p.medians_us
+    )
+    if not pts:
+        return Crossover("unmeasured")
+    if pts[-1][1] >= 1:
+        return Crossover("never", below=pts[-1][0])
+    last_slow = max((i for i, (_, r) in enumerate(pts) if r >= 1), default=None)
+    if last_slow is None:
+        return Crossover("always", above=pts[0][0])
+    (n0, r0), (n1, r1) = pts[last_slow], pts[last_slow + 1]
+    t = math.log(r0) / (math.log(r0) - math.log(r1))
+    n = math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0)))
+    return Crossover("between", n, n0, n1)

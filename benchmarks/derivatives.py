@@ -1,0 +1,192 @@
+"""dG/dq: the generated derivatives against central differences, each checked before it is timed.
+
+Column k of the derivative is ``dG/dε_k = d/dε G(pin.integrate(model, q, ε e_k))`` at ε = 0
+(:func:`pvosimr.symbolic.delassus_function` with ``output="dG"``), an (nv, m, m) array.
+The methods:
+
+- ``dG:codegen``: ``f.derivatives(q, threads=1)`` of ``codegen.compile(..., derivatives=True)``;
+- ``dG:vjp-codegen``: ``f.vjp(q, W, threads=1)`` of ``codegen.compile(..., vjp=True)``, the
+  gradient of ⟨W, G⟩ (nv numbers: dG contracted with :func:`weights`, a fixed W);
+- ``dG:fd-pin-efpa``: central differences of Pinocchio's C++ ``computeDelassusMatrix``,
+  2·nv calls, each at ``pin.integrate(model, q, ±h e_k)``;
+- ``dG:fd-codegen``: the same with 2·nv single calls of the generated G;
+- ``dG:fd-codegen-batch``: the same with one batched call of the generated G on the 2·nv
+  configurations (one thread).
+
+Every method's result at the first configuration is compared with the central differences of
+Pinocchio (max|ΔdG| / max|dG|; for the gradient, with their contraction with W); one that differs
+by more than :data:`TOLERANCE` is not timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from pvosimr.study.names import ATLAS_6D, TOLERANCES
+from pvosimr.study.record import relative_error
+
+from .compiled import build_facts
+from .results import CaseResult
+
+__all__ = [
+    "DERIVATIVE_CASES",
+    "DERIVATIVE_FLAGS",
+    "DERIVATIVE_LABELS",
+    "REFERENCE",
+    "STEP",
+    "TOLERANCE",
+    "VJP",
+    "central_differences",
+    "derivative_methods",
+    "perturbed",
+    "weights",
+]
+
+DERIVATIVE_CASES = (ATLAS_6D,)
+"""Cases whose derivatives are timed by default (their build is the slow part of a run)."""
+
+DERIVATIVE_FLAGS = ("-O1",)
+"""Compiler flags of the derivatives (``codegen.compile``'s default ``derivative_flags``):
+their generated function is many times G's, which ``-O3`` builds far slower."""
+
+STEP = 1e-5  # h of the central differences: truncation ~h², rounding ~eps/h, both ≪ 1e-6
+TOLERANCE = TOLERANCES["derivatives"]  # max|ΔdG| / max|dG| against Pinocchio's differences
+REFERENCE = "dG:fd-pin-efpa"
+VJP = "dG:vjp-codegen"
+
+DERIVATIVE_LABELS = {
+    "dG:codegen": "pvosimr codegen dG/dq (f.derivatives, 1 thread)",
+    VJP: "pvosimr codegen gradient of ⟨W, G⟩ (f.vjp, reverse mode, 1 thread)",
+    REFERENCE: "central differences of Pinocchio C++ EFPA (2·nv calls of computeDelassusMatrix)",
+    "dG:fd-codegen": "central differences of pvosimr codegen G (2·nv single calls)",
+    "dG:fd-codegen-batch": "central differences of pvosimr codegen G (one batched call of "
+    "2·nv rows, 1 thread)",
+}
+"""The derivative methods and their names in the report."""
+
+
+def perturbed(model: pin.Model, q: np.ndarray, h: float = STEP) -> np.ndarray:
+    """The 2·nv configurations ``q ⊕ h e_k`` (rows 0..nv-1) and ``q ⊕ -h e_k`` (the rest)."""
+    steps = np.concatenate([np.eye(model.nv), -np.eye(model.nv)]) * h
+    return np.stack([pin.integrate(model, q, v) for v in steps])
+
+
+def weights(m: int) -> np.ndarray:
+    """The W of ``dG:vjp-codegen``: a fixed (m, m) matrix of standard normal numbers."""
+    return np.random.default_rng(0).standard_normal((m, m))
+
+
+def central_differences(Gs: np.ndarray, h: float = STEP) -> np.ndarray:
+    """(nv, m, m) from the 2·nv values of G at :func:`perturbed`'s configurations."""
+    nv = len(Gs) // 2
+    return (Gs[:nv] - Gs[nv:]) / (2 * h)
+
+
+def _pinocchio_g(model: pin.Model, cms: list) -> Callable[[np.ndarray], np.ndarray]:
+    """Pinocchio's ``computeDelassusMatrix`` (structures prepared once), a copy of G per call."""
+    data = model.createData()
+    scms = pin.StdVec_RigidConstraintModel(cms)
+    cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in scms])
+    return lambda q: pin.computeDelassusMatrix(model, data, q, scms, cds, 0.0).copy()
+
+
+def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
+    """Central differences of G called once per perturbed configuration."""
+    return lambda q: central_differences(np.stack([G(x) for x in perturbed(model, q)]))
+
+
+def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
+    """Central differences of the generated G called once on all perturbed configurations."""
+    return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
+
+
+def _compile(model: pin.Model, cms: list, compiled_g, flags: tuple[str, ...], cache_dir):
+    """G (the library of ``compiled_g``, from the cache) and dG built with ``flags``."""
+    from pvosimr import codegen
+
+    return codegen.compile(
+        model,
+        cms,
+        derivatives=True,
+        vjp=True,
+        flags=compiled_g.flags,
+        derivative_flags=flags,
+        cache_dir=cache_dir,
+    )
+
+
+def _facts(compiled_dg, library: str = "derivatives_library") -> dict:
+    """:func:`~.compiled.build_facts` of the derivatives' library (or the gradient's)."""
+    b = getattr(compiled_dg, library)
+    return build_facts(b.library, b.source, b.flags, b.compiled, b.compile_seconds, b.info)
+
+
+def _candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
+    out = {REFERENCE: _fd(model, _pinocchio_g(model, cms))}
+    if compiled_dg is not None:
+        out["dG:codegen"] = lambda q: compiled_dg.derivatives(q, threads=1)
+        W = weights(compiled_dg.m)
+        out[VJP] = lambda q: compiled_dg.vjp(q, W, threads=1)
+    if compiled_g is not None:
+        out["dG:fd-codegen"] = _fd(model, compiled_g)
+        out["dG:fd-codegen-batch"] = _fd_batch(model, compiled_g)
+    return out
+
+
+def _checked(
+    candidates: dict[str, Callable], q: np.ndarray, result: CaseResult
+) -> dict[str, Callable]:
+    """The candidates agreeing with the central differences of Pinocchio at ``q`` (the
+    gradient: with their contraction with :func:`weights`)."""
+    fd = candidates[REFERENCE](q)
+    errors, kept = result.derivatives.setdefault("errors", {}), {}
+    for name, fn in candidates.items():
+        reference = np.einsum("kij,ij->k", fd, weights(fd.shape[-1])) if name == VJP else fd
+        try:
+            dG = np.asarray(fn(q))
+        except (ValueError, RuntimeError, TypeError) as exc:
+            result.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
+            continue
+        if dG.shape != reference.shape:
+            result.skipped[name] = f"shape {dG.shape}, expected {reference.shape}; not timed"
+            continue
+        errors[name] = relative_error(dG, reference)  # NaN: inf, refused
+        if errors[name] > TOLERANCE:
+            result.skipped[name] = f"wrong result (error {errors[name]:.1e}), not timed"
+        else:
+            kept[name] = fn
+    return kept
+
+
+def derivative_methods(
+    model: pin.Model,
+    cms: list,
+    qs: list[np.ndarray],
+    result: CaseResult,
+    *,
+    compiled_g,
+    flags: tuple[str, ...] = DERIVATIVE_FLAGS,
+    cache_dir: Path | None = None,
+) -> dict[str, tuple[Callable, list[np.ndarray], int]]:
+    """The derivative methods of this case, checked at ``qs[0]``; ``compiled_g`` is the
+    generated G (None where it could not be built)."""
+    result.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
+    compiled_dg = None
+    if compiled_g is None:
+        for name in ("dG:codegen", VJP):
+            result.skipped[name] = result.skipped.get("codegen:pv-osimr", "no generated code")
+    else:
+        try:
+            compiled_dg = _compile(model, cms, compiled_g, flags, cache_dir)
+        except (ImportError, OSError, RuntimeError, TypeError) as exc:
+            for name in ("dG:codegen", VJP):
+                result.skipped[name] = f"{type(exc).__name__}: {exc}"
+        else:
+            result.derivatives["build"] = _facts(compiled_dg)
+            result.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
+    candidates = _candidates(model, cms, compiled_g, compiled_dg)
+    return {name: (fn, qs, 1) for name, fn in _checked(candidates, qs[0], result).items()}

@@ -1,0 +1,339 @@
+"""MuJoCo's route to its Delassus matrix against pvosimr's, on the same MJCF robots.
+
+MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` when its solver is a dual
+one (:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`: PGS, dense Jacobians); no
+smaller public call forms it.  For each robot of :data:`MUJOCO_ROBOTS`, at configurations where
+contacts happen (:meth:`~pvosimr.zoo.mujoco_robots.MjcfRobot.configuration`, those without rows
+dropped), these are timed in interleaved rounds (:mod:`.loop`), each call on one configuration:
+
+- ``mujoco:fwdPosition``: write ``qpos``, ``mj_fwdPosition``, on a copy whose joint limits and
+  friction loss are disabled, so that its rows are those pvosimr computes (on these robots,
+  every one: rows MuJoCo forms that pvosimr does not map are counted in
+  :attr:`MujocoResult.left_out`);
+- ``mujoco:pieces``: the position stages that ``efc_AR`` needs, called one by one
+  (:data:`PIECES`); the rest of ``mj_fwdPosition`` (cameras and lights, flexes, tendons,
+  transmission, islands) is left out.  Their result is checked like the others, so a stage
+  this list misses on some model fails the check instead of timing a wrong matrix;
+- ``mujoco:fwdPosition-all-rows``: ``mj_fwdPosition`` with the options as the file sets them
+  (its ``efc_AR`` also covers the rows pvosimr leaves out: limits, friction loss, ...);
+- ``numpy:pv-osimr`` and ``numpy:auto``: :func:`pvosimr.compute_delassus` with the constraint
+  list that reproduces MuJoCo's rows (:func:`~pvosimr.reference.mujoco_efc.efc_rows`), built
+  once per configuration outside the timed call.
+
+The generated code is not timed: MuJoCo's contact set (which bodies, how many, their condim)
+changes from one configuration to the next, and so do the row maps of the contacts (their
+frames, and the friction coefficients of pyramidal cones), which a compiled function holds as
+constants; ``placements="input"`` covers moving points only.
+
+Before it is timed, every method's G is compared at every configuration with MuJoCo's
+``efc_AR − diag(efc_R)`` on those rows (:func:`check`); a disagreement raises
+:class:`DisagreementError`.  Ratios divide by ``mujoco:fwdPosition`` of the same run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from pvosimr import compute_delassus
+from pvosimr.extras import install_hint, missing_extra
+from pvosimr.reference.truth import rel_err
+from pvosimr.study.names import TOLERANCES
+from pvosimr.study.progress import progress_bar
+
+from .loop import N_CONFIGS, Method, time_methods
+from .results import Timing
+
+__all__ = [
+    "MAX_DRAWS",
+    "MUJOCO_LABELS",
+    "MUJOCO_ROBOTS",
+    "PIECES",
+    "REFERENCE",
+    "TOLERANCE",
+    "DisagreementError",
+    "MujocoResult",
+    "NoRowsError",
+    "Point",
+    "check",
+    "known_robot",
+    "points",
+    "time_mujoco",
+    "time_robot",
+]
+
+MUJOCO_ROBOTS: tuple[str, ...] = (
+    "mjcf_two_arms_bar",
+    "mjcf_quadruped",
+    "mjcf_shadow_hand",
+    "mjcf_humanoid",
+)
+"""The MJCF robots timed by default: closed loops with contacts of every condim, four feet, a
+hand holding a block, a humanoid on the floor."""
+
+REFERENCE = "mujoco:fwdPosition"
+"""The method every ratio divides by."""
+
+TOLERANCE = TOLERANCES["mujoco"]
+"""Largest :func:`~pvosimr.reference.truth.rel_err` against MuJoCo's matrix of a timed method."""
+
+MAX_DRAWS = 4
+"""Draws per configuration wanted before giving up on finding contacts."""
+
+PIECES = (
+    "mj_kinematics",
+    "mj_comPos",
+    "mj_makeM",
+    "mj_factorM",
+    "mj_collision",
+    "mj_makeConstraint",
+    "mj_projectConstraint",
+)
+"""The stages of ``mj_fwdPosition`` that ``efc_AR`` needs, in MuJoCo's order."""
+
+MUJOCO_LABELS = {
+    REFERENCE: "MuJoCo mj_fwdPosition (PGS, dense; limits and friction loss off)",
+    "mujoco:pieces": "MuJoCo " + " + ".join(p.removeprefix("mj_") for p in PIECES),
+    "mujoco:fwdPosition-all-rows": "MuJoCo mj_fwdPosition (PGS, dense; options as in the file)",
+    "numpy:pv-osimr": "pvosimr numpy PV-OSIMr",
+    "numpy:auto": "pvosimr numpy auto",
+}
+"""Every method of this section and its name in the report, in the order of the rows."""
+
+
+class DisagreementError(ValueError):
+    """A method's G differs from MuJoCo's by more than :data:`TOLERANCE`."""
+
+
+class NoRowsError(LookupError):
+    """No configuration drawn had constraint rows: nothing to time on that robot."""
+
+
+class Point(NamedTuple):
+    """One configuration and what MuJoCo made of it (the input of every timed call)."""
+
+    q: np.ndarray  # Pinocchio's
+    qpos: np.ndarray  # MuJoCo's
+    constraints: list  # pvosimr constraints with MuJoCo's rows, in order
+    kept: np.ndarray  # those rows in the efc arrays of the copy without limits and friction loss
+    kept_all: np.ndarray  # and in those of the copy with the file's options
+    G: np.ndarray  # MuJoCo's efc_AR − diag(efc_R) on the kept rows
+    nefc_all: int  # rows of the copy with the file's options
+
+
+@dataclass
+class MujocoResult:
+    """One MJCF robot: its size, its rows at each configuration, timings and checks."""
+
+    name: str
+    nv: int
+    rows: list[int]  # rows of G at each configuration
+    rows_all: list[int]  # rows MuJoCo forms with the file's options
+    left_out: dict[str, int] = field(default_factory=dict)  # rows not mapped, all configurations
+    timings: dict[str, Timing] = field(default_factory=dict)
+    errors: dict[str, float] = field(default_factory=dict)  # worst over the configurations
+
+    @property
+    def m(self) -> float:
+        """The median number of rows over the configurations."""
+        return statistics.median(self.rows)
+
+    def ratio(self, method: str) -> float | None:
+        """``method``'s median over :data:`REFERENCE`'s, if both were timed."""
+        if method in self.timings and REFERENCE in self.timings:
+            return self.timings[method].median / self.timings[REFERENCE].median
+        return None
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "nv": self.nv,
+            "m_median": self.m,
+            "rows": self.rows,
+            "rows_all_median": statistics.median(self.rows_all),
+            "rows_all": self.rows_all,
+            "left_out": self.left_out,
+            "timings": {k: t.to_json() for k, t in self.timings.items()},
+            "ratios_to_mujoco": {k: self.ratio(k) for k in self.timings},
+            "errors_vs_mujoco": self.errors,
+        }
+
+
+def known_robot(name: str) -> bool:
+    """Whether ``name`` is one of :data:`~pvosimr.zoo.mujoco_robots.MJCF_ROBOTS` or an MJCF
+    file (its package or MuJoCo may still be missing)."""
+    from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS
+
+    return name in MJCF_ROBOTS or Path(name).is_file()
+
+
+def _engines(pair) -> tuple[tuple, tuple]:
+    """``(mj, d)`` of the copy with limits and friction loss off, and of the one as written."""
+    import mujoco
+
+    from pvosimr.reference.mujoco_efc import mujoco_model_for_delassus
+
+    off = mujoco.mjtDisableBit
+    mapped = mujoco_model_for_delassus(pair.mj)
+    mapped.opt.disableflags |= int(off.mjDSBL_LIMIT) | int(off.mjDSBL_FRICTIONLOSS)
+    written = mujoco_model_for_delassus(pair.mj)
+    return (mapped, mujoco.MjData(mapped)), (written, mujoco.MjData(written))
+
+
+def points(robot, n: int, rng: np.random.Generator, engines: tuple) -> tuple[list[Point], Counter]:
+    """Up to ``n`` configurations with rows, from at most ``MAX_DRAWS · n`` draws, and the rows
+    MuJoCo forms there that pvosimr does not map (limits and friction loss being off)."""
+    from pvosimr.reference.mujoco_efc import efc_rows
+
+    (mapped, d), (written, d_all) = engines
+    out, left_out = [], Counter()
+    for k in range(MAX_DRAWS * n):
+        if len(out) == n:
+            break
+        q = robot.configuration(k, rng)
+        rows = efc_rows(robot.pair, q, mapped, d)
+        if not rows.kept:
+            continue
+        every = efc_rows(robot.pair, q, written, d_all)
+        left_out.update(rows.left_out)
+        out.append(
+            Point(
+                q,
+                robot.pair.qpos(q),
+                rows.constraints,
+                np.asarray(rows.kept, dtype=int),
+                np.asarray(every.kept, dtype=int),
+                rows.G,
+                int(d_all.nefc),
+            )
+        )
+    return out, left_out
+
+
+def _delassus(d, kept: np.ndarray) -> np.ndarray:
+    """``efc_AR − diag(efc_R)`` of MuJoCo's data ``d`` on the rows ``kept``."""
+    n = d.nefc
+    AR = np.asarray(d.efc_AR[: n * n]).reshape(n, n)
+    return AR[np.ix_(kept, kept)] - np.diag(np.asarray(d.efc_R)[kept])
+
+
+def _mujoco_methods(engines: tuple) -> dict[str, tuple[Callable, Callable]]:
+    """``name -> (call, G after the call)`` of MuJoCo's three routes."""
+    import mujoco
+
+    (mj, d), (mj_all, d_all) = engines
+    stages = [getattr(mujoco, p) for p in PIECES]
+
+    def fwd(p: Point) -> None:
+        d.qpos[:] = p.qpos
+        mujoco.mj_fwdPosition(mj, d)
+
+    def pieces(p: Point) -> None:
+        d.qpos[:] = p.qpos
+        for stage in stages:
+            stage(mj, d)
+
+    def fwd_all(p: Point) -> None:
+        d_all.qpos[:] = p.qpos
+        mujoco.mj_fwdPosition(mj_all, d_all)
+
+    def after(call: Callable, data, all_rows: bool = False) -> Callable:
+        def G(p: Point) -> np.ndarray:
+            call(p)
+            return _delassus(data, p.kept_all if all_rows else p.kept)
+
+        return G
+
+    return {
+        REFERENCE: (fwd, after(fwd, d)),
+        "mujoco:pieces": (pieces, after(pieces, d)),
+        "mujoco:fwdPosition-all-rows": (fwd_all, after(fwd_all, d_all, all_rows=True)),
+    }
+
+
+def _pvosimr_methods(model) -> dict[str, tuple[Callable, Callable]]:
+    """``name -> (call, G)`` of pvosimr's numpy calls (their result is G)."""
+    data = model.createData()
+    out = {}
+    for algorithm in ("pv-osimr", "auto"):
+
+        def call(p: Point, a: str = algorithm) -> np.ndarray:
+            return compute_delassus(model, data, p.q, p.constraints, algorithm=a)
+
+        out[f"numpy:{algorithm}"] = (call, call)
+    return out
+
+
+def check(
+    results: dict[str, Callable[[Point], np.ndarray]], at: Sequence[Point], robot: str = ""
+) -> dict[str, float]:
+    """Each method's worst :func:`~pvosimr.reference.truth.rel_err` against MuJoCo's matrix
+    over the configurations ``at``; :class:`DisagreementError` where one exceeds :data:`TOLERANCE`
+    (a matrix of another shape counts as an infinite error)."""
+    worst = {}
+    for name, G_of in results.items():
+        worst[name] = 0.0
+        for k, p in enumerate(at):
+            G = np.asarray(G_of(p))
+            error = rel_err(G, p.G) if G.shape == p.G.shape else float("inf")
+            if not error <= TOLERANCE:
+                raise DisagreementError(
+                    f"{robot}: {name} differs from MuJoCo's efc_AR − diag(efc_R) at "
+                    f"configuration {k} (m = {len(p.G)}): error {error:.1e} > {TOLERANCE:g}"
+                )
+            worst[name] = max(worst[name], error)
+    return worst
+
+
+def time_robot(name: str, *, repeats: int, n: int = N_CONFIGS, seed: int = 0) -> MujocoResult:
+    """Check, then time every method of :data:`MUJOCO_LABELS` on one MJCF robot.
+
+    Raises ModuleNotFoundError (MuJoCo, or the package of the model, is missing),
+    FileNotFoundError, :class:`NoRowsError` (no configuration with rows in ``MAX_DRAWS · n`` draws)
+    and :class:`DisagreementError`.
+    """
+    from pvosimr.zoo.mujoco_robots import mjcf_robot
+
+    robot = mjcf_robot(name)
+    engines = _engines(robot.pair)
+    at, left_out = points(robot, n, np.random.default_rng(seed), engines)
+    if not at:
+        raise NoRowsError(f"no configuration with constraint rows in {MAX_DRAWS * n} draws")
+    methods = {**_mujoco_methods(engines), **_pvosimr_methods(robot.model)}
+    result = MujocoResult(
+        name,
+        robot.nv,
+        rows=[len(p.kept) for p in at],
+        rows_all=[p.nefc_all for p in at],
+        left_out=dict(left_out),
+    )
+    result.errors = check({k: G for k, (_, G) in methods.items()}, at, name)
+    timed: dict[str, Method] = {k: (call, at, 1) for k, (call, _) in methods.items()}
+    result.timings = time_methods(timed, repeats)
+    return result
+
+
+def time_mujoco(
+    names: Sequence[str], *, repeats: int, seed: int = 0, progress: bool = True
+) -> tuple[list[MujocoResult], dict[str, str], str | None]:
+    """:func:`time_robot` on each robot: the results, the robots not available (with why), and
+    the line naming the extra to install when MuJoCo itself is missing (then nothing is run)."""
+    if not names:
+        return [], {}, None
+    if missing_extra("mujoco"):
+        return [], {}, install_hint("pvosimr bench", "mujoco")
+    results, unavailable = [], {}
+    bar = progress_bar(list(names), desc="MuJoCo robots", disable=not progress, file=sys.stderr)
+    for name in bar:
+        try:
+            results.append(time_robot(name, repeats=repeats, seed=seed))
+        except (ModuleNotFoundError, FileNotFoundError, NoRowsError) as exc:  # e.g. a model source
+            unavailable[name] = str(exc).split(". ")[0]
+    return results, unavailable, None

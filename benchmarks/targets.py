@@ -1,0 +1,301 @@
+"""Every target of the bench as data, and how each section's quantities are read for them.
+
+Three sets, all judged by :func:`.record.verdicts` (one row ``(target, measured, verdict)``
+each; a target whose measurement is missing says why):
+
+- :func:`timing_targets`, ratios to the faster bare Pinocchio C++ call of the same run
+  (:data:`CASE_TARGETS` on every case, tighter on :data:`~.names.ATLAS_6D`), dG/dq against
+  central differences, the gradient of ⟨W, G⟩ against G, and the log-log slopes of the large
+  sweep;
+- :func:`framework_targets`, the front ends of the section "JAX and PyTorch" against the direct
+  call;
+- :func:`gpu_targets`, times per configuration of the XLA route on a GPU.
+
+:func:`case_table` gives the ratios of :data:`CASE_TARGETS` on every case.
+"""
+
+from __future__ import annotations
+
+from pvosimr.study.names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
+from pvosimr.study.record import Measured, Row, Target, verdicts
+
+from .compiled import batch_name
+from .derivatives import REFERENCE, VJP
+from .results import CaseResult, ScalingPoint, log_log_slope, microseconds, slope
+
+__all__ = [
+    "CASE_TARGETS",
+    "OVERHEAD_US",
+    "case_table",
+    "framework_targets",
+    "gpu_targets",
+    "ratio",
+    "timing_targets",
+]
+
+ATLAS = "Atlas 2×6D"
+PIN_BEST = "Pinocchio's faster C++ call"
+EVERY = "*"  # a target's case: every case of the run
+LARGE = "large sweep"  # a target's case: the large sweep
+
+CASE_TARGETS: dict[str, tuple[str, float]] = {
+    batch_name(BATCH_SIZE, 2): (f"batched generated, B = {BATCH_SIZE}, 2 threads", 0.1),
+    batch_name(BATCH_SIZE, 1): (f"batched generated, B = {BATCH_SIZE}, 1 thread", 0.12),
+    "codegen:pv-osimr": ("generated, one call", 0.35),
+    "numpy:pv-osimr": ("numpy, one call", 60.0),
+}
+"""Method -> (short name, largest ratio to Pinocchio's faster C++ call that meets the target on
+every case)."""
+
+
+def _pin_ratio(method: str, case: str, bound: float) -> Target:
+    name = CASE_TARGETS[method][0]
+    where = ATLAS if case == ATLAS_6D else "every case"
+    per = " per configuration" if method.startswith("codegen-batch") else ""
+    text = f"{name}: ≤ {bound:g} × {PIN_BEST}{per} ({where})"
+    return Target(text, case, f"pin-ratio:{method}", bound)
+
+
+TIMING_TARGETS = (
+    _pin_ratio(batch_name(BATCH_SIZE, 2), ATLAS_6D, 0.07),
+    _pin_ratio(batch_name(BATCH_SIZE, 1), ATLAS_6D, 0.12),
+    _pin_ratio(batch_name(BATCH_SIZE, 2), EVERY, 0.1),
+    _pin_ratio("codegen:pv-osimr", EVERY, 0.35),
+    _pin_ratio("numpy:pv-osimr", ATLAS_6D, 60.0),
+    Target(
+        "generated dG/dq (f.derivatives) faster than central differences of Pinocchio's C++ "
+        f"computeDelassusMatrix (2·nv calls) ({ATLAS})",
+        ATLAS_6D,
+        f"ratio:dG:codegen/{REFERENCE}",
+        1.0,
+        "<",
+    ),
+    Target(
+        f"generated gradient of ⟨W, G⟩ (f.vjp, one row): ≤ 4 × the generated G call ({ATLAS})",
+        ATLAS_6D,
+        f"ratio:{VJP}/codegen:pv-osimr",
+        4.0,
+    ),
+    Target(
+        "generated code on the Fig. 4a chain (large sweep): log-log slope ≤ 1.1 of its "
+        "time per call and of its library's size",
+        LARGE,
+        "slope:codegen:pv-osimr",
+        1.1,
+    ),
+)
+"""The eight speed targets of ``timings.md``."""
+
+
+def ratio(case: CaseResult, method: str) -> float | None:
+    """``method``'s median ÷ the faster bare Pinocchio call of the case (None if either is
+    missing)."""
+    best = case.pin_best()
+    if best is None or method not in case.timings:
+        return None
+    return case.timings[method].median / best[1]
+
+
+def _why_missing(case: CaseResult, method: str) -> str:
+    if case.pin_best() is None:
+        return "no Pinocchio timing"
+    return case.skipped.get(method, f"{method} not in this run")
+
+
+def _on_case(case: CaseResult, quantity: str) -> Measured:
+    """A ratio on one case: to Pinocchio's faster call, or of one method to another."""
+    kind, what = quantity.split(":", 1)
+    if kind == "pin-ratio":
+        r = ratio(case, what)
+        if r is None:
+            return Measured(None, f"not measured ({_why_missing(case, what)})")
+        best_name, best = case.pin_best()
+        ours = microseconds(case.timings[what].median)
+        return Measured(r, f"{ours} µs vs {microseconds(best)} µs ({best_name}): {r:.2f}×")
+    ours, base = what.split("/")
+    absent = next((k for k in (ours, base) if k not in case.timings), None)
+    if absent is not None:
+        default = (
+            "derivatives not timed on this case" if ours == "dG:codegen" else
+            f"{absent} not timed on this case"
+        )  # fmt: skip
+        return Measured(None, f"not measured ({case.skipped.get(absent, default)})")
+    a, b = case.timings[ours].median, case.timings[base].median
+    return Measured(a / b, f"{microseconds(a)} µs vs {microseconds(b)} µs: {a / b:.2f}×")
+
+
+def _on_every_case(cases: list[CaseResult], quantity: str) -> Measured:
+    """The worst ratio to Pinocchio over the cases (the bound holds on every case)."""
+    method = quantity.split(":", 1)[1]
+    if not cases:
+        return Measured(None, "not measured (no case in this run)")
+    ratios = {c.name: ratio(c, method) for c in cases}
+    missing = [name for name, r in ratios.items() if r is None]
+    if missing:
+        return Measured(None, f"not measured on {', '.join(missing)}")
+    worst = max(ratios, key=ratios.get)
+    within = sum(r <= CASE_TARGETS[method][1] for r in ratios.values())
+    shown = f"worst {ratios[worst]:.2f}× ({worst}); {within} of {len(ratios)} cases within"
+    return Measured(ratios[worst], shown)
+
+
+def _on_large(points: list[ScalingPoint], quantity: str) -> Measured:
+    """The larger of the log-log slopes of the time per call and the library's size."""
+    method = quantity.split(":", 1)[1]
+    built = [p for p in points if "library_bytes" in p.memory.get(method, {})]
+    size = slope([p.n for p in built], [p.memory[method]["library_bytes"] for p in built])
+    time = log_log_slope(points, method)
+    if time is None or size is None:
+        why = "not measured (the large sweep with the generated code is not in this run)"
+        return Measured(None, why)
+    n = [p.n for p in points if method in p.medians_us][-4:]
+    shown = f"time {time:.2f}, library {size:.2f} (n = {', '.join(map(str, n))})"
+    return Measured(max(time, size), shown)
+
+
+def timing_targets(run_result: dict) -> list[Row]:
+    """The eight speed targets of a bench run: ``(target, measured, verdict)`` each."""
+    cases: list[CaseResult] = run_result["cases"]
+
+    def measure(target: Target) -> Measured:
+        if target.case == EVERY:
+            return _on_every_case(cases, target.quantity)
+        if target.case == LARGE:
+            return _on_large(run_result.get("large", []), target.quantity)
+        case = next((c for c in cases if c.name == target.case), None)
+        if case is None:
+            return Measured(None, f"not measured ({target.case} not in this run)")
+        return _on_case(case, target.quantity)
+
+    return verdicts(TIMING_TARGETS, measure)
+
+
+def _cell(case: CaseResult, method: str) -> str:
+    r = ratio(case, method)
+    if r is None:
+        return "—"
+    return f"{r:.2f}× ({'met' if r <= CASE_TARGETS[method][1] else 'not met'})"
+
+
+def case_table(cases: list[CaseResult]) -> list[tuple[str, list[str]]]:
+    """The targets' ratios on every case: ``(row name, one cell per case)``, the bound in the
+    row name."""
+    rows = [
+        (f"{name} ≤ {bound:g}×", [_cell(c, method) for c in cases])
+        for method, (name, bound) in CASE_TARGETS.items()
+    ]
+    cells = []
+    for c in cases:
+        if "dG:codegen" in c.timings and REFERENCE in c.timings:
+            r = c.timings["dG:codegen"].median / c.timings[REFERENCE].median
+            cells.append(f"{r:.2f}× ({'met' if r < 1 else 'not met'})")
+        else:
+            cells.append("—")
+    rows.append(("generated dG/dq ÷ central differences of Pinocchio < 1×", cells))
+    return rows
+
+
+# --------------------------------------------------------------------------- JAX and PyTorch
+
+OVERHEAD_US = 2.0
+"""The B = 1 targets' allowance on top of the direct call and the trivial call (µs)."""
+
+TRIVIAL_LABELS = {
+    "jax:trivial": "trivial jitted FFI call (2x of 8 numbers)",
+    "torch:trivial": "trivial torch custom op (2x of 8 numbers)",
+}
+
+
+def _framework_targets(B: int | None) -> tuple[Target, ...]:
+    """The five targets of the section "JAX and PyTorch", the ratios read at batch ``B``."""
+    at = f"at B = {B or 'its largest'}"
+
+    def direct_ratio(what: str, method: str, base: str, bound: float) -> Target:
+        text = f"{what} {at} ≤ {bound:g}× the direct call ({ATLAS})"
+        return Target(text, ATLAS_6D, f"ratio:{method}/{base}", bound)
+
+    def overhead(what: str, method: str, base: str, trivial: str) -> Target:
+        text = (
+            f"{what} at B = 1 ≤ direct + {TRIVIAL_LABELS[trivial]} + {OVERHEAD_US:g} µs ({ATLAS})"
+        )
+        return Target(text, ATLAS_6D, f"overhead:{method}/{base}/{trivial}", OVERHEAD_US)
+
+    return (
+        direct_ratio("jit(vmap(G))", "jax:G", "direct:G", 1.15),
+        direct_ratio("jit(vmap(grad(loss)))", "jax:grad", "direct:vjp", 1.2),
+        overhead("jit(G)", "jax:G", "direct:G", "jax:trivial"),
+        overhead("jit(grad(loss))", "jax:grad", "direct:vjp", "jax:trivial"),
+        overhead("torch eager forward", "torch:G", "direct:G", "torch:trivial"),
+    )
+
+
+def _front_end(case, quantity: str, B: int | None) -> Measured:
+    """A front end's ratio to the direct call at ``B``, or its overhead over direct + trivial
+    at B = 1 (µs)."""
+    kind, keys = quantity.split(":", 1)
+    method, base, *trivial = keys.split("/")
+    at = 1 if trivial else B
+    if at is None:
+        return Measured(None, "not measured: no B > 1 in the run")
+    if case is None:
+        return Measured(None, f"not measured: no {ATLAS_6D} in the run")
+    times = [case.median(k, at) for k in (method, base, *trivial)]
+    if None in times:
+        why = case.skipped.get(f"{method}:B{at}") or case.skipped.get(method.split(":")[0])
+        default = "B = 1 not in the run" if trivial else "not in the run"
+        return Measured(None, f"not measured: {why or default}")
+    if kind == "ratio":
+        a, b = times
+        return Measured(a / b, f"{a / b:.2f}× ({microseconds(a)} vs {microseconds(b)} µs)")
+    t, d, z = times
+    bound = d + z + OVERHEAD_US * 1e-6
+    shown = f"{microseconds(t)} µs; bound {microseconds(d)} + {microseconds(z)} + 2 µs"
+    shown += f" = {microseconds(bound)} µs"
+    after = case.median(f"{trivial[0]}+{base}", 1)
+    if after is not None:  # the direct call in the caches JAX's dispatch leaves
+        shown += f" (the direct call after the trivial call: {microseconds(after - z)} µs)"
+    return Measured((t - d - z) * 1e6, shown)
+
+
+def framework_targets(section: dict) -> list[Row]:
+    """The five timing targets of the section "JAX and PyTorch": ``(target, measured,
+    verdict)``, the ratios at the largest B of the run."""
+    case = next((c for c in section["cases"] if c.name == ATLAS_6D), None)
+    B = max((b for b in section["batches"] if b > 1), default=None)
+    return verdicts(_framework_targets(B), lambda t: _front_end(case, t.quantity, B))
+
+
+# --------------------------------------------------------------------------- GPU
+
+GPU_TARGETS = (
+    Target(f"G, float64, ≤ 0.02 µs per q ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
+           "G_s:float64", 0.02e-6, missing="not measured"),
+    Target(f"its gradient ≤ 4× G, float64 ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
+           "grad/G:float64", 4.0, missing="not measured"),
+    Target(f"G, float32, ≤ 0.01 µs per q ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
+           "G_s:float32", 0.01e-6, missing="not measured"),
+)  # fmt: skip
+"""The GPU targets: the XLA route on Atlas 2×6D at B = :data:`~.names.TARGET_BATCH`."""
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} µs"
+
+
+def gpu_targets(result: dict) -> list[Row]:
+    """The GPU targets, ``(target, measured, verdict)`` (``not measured`` where the run has no
+    row of the target's case at :data:`~.names.TARGET_BATCH`)."""
+    rows = {(r["case"], r["batch"], r["dtype"]): r for r in result.get("gpu", ())}
+    why = "no GPU present" if not result.get("gpus") else "no such row in the run"
+
+    def measure(target: Target) -> Measured:
+        quantity, dtype = target.quantity.split(":")
+        row = rows.get((target.case, TARGET_BATCH, dtype))
+        if row is None:
+            return Measured(None, f"not measured: {why}")
+        if quantity == "grad/G":
+            r = row["grad_s"] / row["G_s"]
+            return Measured(r, f"{r:.2f}×")
+        return Measured(row["G_s"], _us(row["G_s"]))
+
+    return verdicts(GPU_TARGETS, measure)
