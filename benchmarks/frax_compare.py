@@ -13,7 +13,7 @@ configurations (the error is recorded as ``errors["frax-vs-pinocchio"]``).
 
 :func:`device_rows` is the same comparison for the section GPU (:mod:`.gpu`): on one device,
 per configuration, float64 and float32, frax's ``jit(vmap(dense_g))`` and its gradient beside
-pvosimr's XLA route (:func:`pvosimr.jax.seam.compile_seam`) on the same configurations.
+pvosimr's XLA route (:func:`pvosimr.jax.xla.compile_xla`) on the same configurations.
 """
 
 from __future__ import annotations
@@ -102,14 +102,14 @@ def device_rows(
     the foot frames)."""
     import jax
 
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     case = frax_route.load()
     rng = np.random.default_rng(seed)
     error = frax_route.agreement(case, case.random_q(rng, AGREEMENT_CONFIGS))
     if not error <= frax_route.AGREEMENT_TOLERANCE:
         return error, []
-    routes = {"frax_": case.dense_g, "": compile_seam(case.model, case.cms)}
+    routes = {"frax_": case.dense_g, "": compile_xla(case.model, case.cms)}
     rows = []
     for B in batches:
         q_frax = np.resize(case.random_q(rng, min(B, 64)), (B, case.model.nq))

@@ -1,4 +1,4 @@
-"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.seam`) timed, and its float32 error.
+"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.xla`) timed, and its float32 error.
 
 Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 
@@ -126,12 +126,12 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     jax.config.update("jax_compilation_cache_dir", cache)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # cache quick ones too
     from pvosimr import zoo
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     out: dict[str, Any] = {"case": case, "batch": batch}
     start = time.perf_counter()
     robot = zoo.load_case(case)
-    G = compile_seam(robot.model, robot.constraints)
+    G = compile_xla(robot.model, robot.constraints)
     out["graph_s"] = time.perf_counter() - start
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
     qs = configurations(robot.model, batch, 0)
@@ -212,7 +212,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
 
     import pvosimr
     from pvosimr import zoo
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     jax.config.update("jax_enable_x64", True)
     rows = []
@@ -222,7 +222,7 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
         except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
             rows.append({"robot": name, "skipped": str(exc).splitlines()[0]})
             continue
-        G = compile_seam(robot.model, robot.constraints)
+        G = compile_xla(robot.model, robot.constraints)
         qs = configurations(robot.model, n_q, 1)
         out = np.asarray(G(qs.astype(np.float32)), dtype=float)
         data = robot.model.createData()
@@ -258,14 +258,14 @@ def gpu_timings(
     import jax
 
     from pvosimr import codegen, zoo
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     jax.config.update("jax_enable_x64", True)
     device = jax.devices("gpu")[0] if device is None else device
     rows = []
     for case in cases:
         robot = zoo.load_case(case)
-        G = compile_seam(robot.model, robot.constraints)
+        G = compile_xla(robot.model, robot.constraints)
         f = codegen.compile(robot.model, robot.constraints)
         for batch in batches:
             qs = configurations(robot.model, batch, 0)

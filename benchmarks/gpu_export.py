@@ -4,7 +4,7 @@ functions exported here, timed there by :mod:`.gpu_runner`, reported here.
 ``pvosimr bench --sections gpu-export --export-dir DIR`` writes into DIR, with :func:`export`:
 
 - per case of :data:`~.gpu.GPU_CASES` and dtype (float64, float32): ``jit(vmap(G))`` of the XLA
-  route (:func:`pvosimr.jax.seam.compile_seam`) and ``jit(vmap(grad ⟨W, G⟩))``, serialized by
+  route (:func:`pvosimr.jax.xla.compile_xla`) and ``jit(vmap(grad ⟨W, G⟩))``, serialized by
   ``jax.export`` for the platforms ``cuda`` and ``cpu`` with a symbolic batch, the W of the
   section (:func:`.derivatives.weights`); the case's configurations; each function's output on
   them, run here on the CPU from the serialized function (G checked against the numpy path
@@ -79,10 +79,10 @@ def _case(out: Path, spec: str) -> dict:
     """One zoo case: its functions, configurations, references and generated C."""
     import pvosimr
     from pvosimr import codegen, zoo
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     robot = zoo.load_case(spec)
-    G = compile_seam(robot.model, robot.constraints)
+    G = compile_xla(robot.model, robot.constraints)
     qs = configurations(robot.model, CONFIGS, 0)
     data = robot.model.createData()
     truth = np.stack(
@@ -101,7 +101,7 @@ def _case(out: Path, spec: str) -> dict:
 def _frax(out: Path) -> dict | None:
     """frax's dense route and pvosimr's XLA route on frax's G1, or None without frax."""
     from pvosimr.extras import missing_extra
-    from pvosimr.jax.seam import compile_seam
+    from pvosimr.jax.xla import compile_xla
 
     from . import frax_route
 
@@ -119,7 +119,7 @@ def _frax(out: Path) -> dict | None:
     functions = {}
     for prefix, G, x in (
         ("frax_", case.dense_g, q_frax),
-        ("", compile_seam(case.model, case.cms), q),
+        ("", compile_xla(case.model, case.cms), q),
     ):
         for d in DTYPES:
             functions[prefix + d] = _exported(

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of the XLA route (tests/test_jax_seam.py,
+"""Helpers shared by the tests of the XLA route (tests/test_xla.py,
 tests/test_xla_builders.py, tests/test_xla_slow.py, tests/test_xla_route.py; their fixture
 ``x64`` is in conftest.py) and of the front ends (tests/test_jax.py, tests/test_torch.py): a
 relative error, random trees with every constraint kind, configurations off the unit sphere, and

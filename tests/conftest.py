@@ -28,7 +28,7 @@ LONGEST_FIRST = (
     "tests/test_cli.py",
     "tests/test_bridge.py",
     "tests/test_docs.py",
-    "tests/test_jax_seam.py",
+    "tests/test_xla.py",
     "tests/test_cost.py",
     "tests/test_constraint_models.py",
     "tests/test_constraint_kinds.py",

@@ -22,7 +22,7 @@ from _trees import mass_on_the_first_axis  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
 from pvosimr.codegen import c_source  # noqa: E402
-from pvosimr.codegen.front_end import VERDICTS  # noqa: E402
+from pvosimr.codegen.contract import FAILURE_WORDS  # noqa: E402
 from pvosimr.constraints import point, weld  # noqa: E402
 from pvosimr.coordinates import tangent_to_coordinates, unit_part_spans  # noqa: E402
 
@@ -52,7 +52,7 @@ def configurations(model, count, seed=0):
 
 def _said(row: int, code: int) -> str:
     """The handler's error for ``row`` failing with the library's ``code``, as a pattern."""
-    return re.escape(f"pvosimr: at row {row} of the batch: {VERDICTS[code]}")
+    return re.escape(f"pvosimr: at row {row} of the batch: {FAILURE_WORDS[code]}")
 
 
 @pytest.fixture(scope="module")
@@ -427,7 +427,7 @@ def test_a_placement_array_is_checked_as_a_pin_se3_is(placed_tree):
     with pytest.raises(ValueError, match=r"^constraint 0 .*joint1_placement has a rotation that "
                                          r"is not orthonormal"):  # fmt: skip
         G(q, scaled)
-    words = re.escape(VERDICTS[c_source.BAD_P])
+    words = re.escape(FAILURE_WORDS[c_source.BAD_P])
     with pytest.raises(Exception, match=rf"pvosimr: at row 0 of the batch: {words}"):
         jax.block_until_ready(jax.jit(G)(q, scaled))
     with pytest.raises(Exception, match=rf"pvosimr: at row 1 of the batch: {words}"):

@@ -26,11 +26,11 @@ def _notices(capfd) -> list[str]:
 
 def test_the_xla_route_says_that_a_trace_and_its_compile_take_time(quiet, capfd, monkeypatch):
     jax = pytest.importorskip("jax")
-    from pvosimr.jax import seam
+    from pvosimr.jax import xla
 
-    monkeypatch.setattr(seam, "TRACE_NOTICE_SECONDS", 0.0)
+    monkeypatch.setattr(xla, "TRACE_NOTICE_SECONDS", 0.0)
     model, cms, qs = mass_on_the_first_axis()
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     q = np.asarray(qs[0], np.float32)
     jax.jit(G)(q).block_until_ready()
     jax.jit(G)(q).block_until_ready()  # jit's cache: no second trace, no second line
@@ -45,10 +45,10 @@ def test_the_xla_route_says_that_a_trace_and_its_compile_take_time(quiet, capfd,
 
 def test_an_eager_call_of_the_xla_route_says_so_once(quiet, capfd):
     pytest.importorskip("jax")
-    from pvosimr.jax import seam
+    from pvosimr.jax import xla
 
     model, cms, qs = mass_on_the_first_axis()
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     for q in qs[:2]:
         G(np.asarray(q, np.float32)).block_until_ready()
     told = _notices(capfd)
@@ -63,11 +63,11 @@ def test_an_eager_call_of_the_xla_route_says_so_once(quiet, capfd):
 @pytest.mark.slow  # JAX compiles each operation of the gradient: about 5 s
 def test_an_eager_gradient_says_so_once_and_no_compile(quiet, capfd, monkeypatch):
     jax = pytest.importorskip("jax")
-    from pvosimr.jax import seam
+    from pvosimr.jax import xla
 
-    monkeypatch.setattr(seam, "TRACE_NOTICE_SECONDS", 0.0)
+    monkeypatch.setattr(xla, "TRACE_NOTICE_SECONDS", 0.0)
     model, cms, qs = mass_on_the_first_axis()
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     for q in qs[:2]:
         jax.grad(lambda x: G(x).sum())(np.asarray(q, np.float32))
     told = _notices(capfd)

@@ -28,7 +28,7 @@ from _trees import (
 import pvosimr
 from pvosimr import zoo
 from pvosimr.backends import NUMPY
-from pvosimr.codegen.front_end import placements_given
+from pvosimr.codegen.contract import placements_given
 from pvosimr.constraints import constraint_kind
 from pvosimr.kinematics.joints import configuration_tangent
 from pvosimr.kinematics.placements import placement_actions

@@ -1,4 +1,4 @@
-"""What the XLA route's builder promises (:func:`pvosimr.jax.seam.compile_seam`, the algorithm
+"""What the XLA route's builder promises (:func:`pvosimr.jax.xla.compile_xla`, the algorithm
 bodies on JAX arrays).
 
 ``G(q)`` and ``G(q, p)`` of any batch shape; an empty G where there are no constraint rows;
@@ -6,7 +6,7 @@ float32 within 1e-4 of float64; a gradient of ⟨W, G⟩ that, mapped to the vel
 by ``T(q)``, is the CasADi function ``f.vjp`` is compiled from, a jvp along ``T(q) e_k`` that is
 the one ``f.derivatives`` is compiled from, and no radial part off the unit sphere; bad input
 named.  Its checks against the numpy path on many trees and robots are in
-tests/test_jax_seam.py and tests/test_xla_slow.py.  JAX's x64 mode is switched on per test and
+tests/test_xla.py and tests/test_xla_slow.py.  JAX's x64 mode is switched on per test and
 restored (the fixture ``x64``).
 """
 
@@ -38,8 +38,8 @@ TREES: dict[str, Callable[[], tuple[pin.Model, list]]] = {
 
 @pytest.fixture
 def compile_route() -> Callable:
-    """The route's builder: ``compile_seam(model, cms, algorithm, *, placements)``."""
-    return pytest.importorskip("pvosimr.jax.seam").compile_seam
+    """The route's builder: ``compile_xla(model, cms, algorithm, *, placements)``."""
+    return pytest.importorskip("pvosimr.jax.xla").compile_xla
 
 
 def test_no_constraint_rows(compile_route, x64):

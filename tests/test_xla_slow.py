@@ -1,6 +1,6 @@
 """The XLA route's long checks (``pytest -m slow``): the whole zoo sample against the numpy path,
 the gradient and jvp against the compiled ``f.vjp`` and ``f.derivatives``, and the persistent
-cache across two processes (the bench section's worker).  Random trees: tests/test_jax_seam.py.
+cache across two processes (the bench section's worker).  Random trees: tests/test_xla.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from _jax import TOLERANCE, check_against_numpy, off_sphere, rel, tree_with_unit
 from _trees import ROBOT_SAMPLE, random_q
 
 jax = pytest.importorskip("jax")
-seam = pytest.importorskip("pvosimr.jax.seam")
+xla = pytest.importorskip("pvosimr.jax.xla")
 
 import jax.numpy as jnp  # noqa: E402
 
@@ -30,7 +30,7 @@ def test_zoo_sample_against_numpy(name, x64):
         robot = zoo.load(name)
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         pytest.skip(str(exc).splitlines()[0])
-    check_against_numpy(seam.compile_seam, robot.model, robot.constraints, 1)
+    check_against_numpy(xla.compile_xla, robot.model, robot.constraints, 1)
 
 
 def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
@@ -38,7 +38,7 @@ def test_gradient_and_jvp_against_the_compiled_library(x64, tmp_path):
 
     model, cms = tree_with_unit_parts()
     f = codegen.compile(model, cms, vjp=True, derivatives=True, cache_dir=tmp_path)
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     rng = np.random.default_rng(11)
     for _ in range(3):
         q = random_q(model, rng)

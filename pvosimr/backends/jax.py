@@ -11,7 +11,7 @@ Numeric constants (inertias, placements, subspaces, ``eye``) stay numpy float64 
 meet a traced operand, where they take its dtype: float32 or float64 (JAX's x64 mode), so
 products of constants fold in numpy.  Nothing is checked inside a traced function: a pivot
 ``D_i`` that is not positive definite gives non-finite entries (JAX's Cholesky gives NaN).
-Only :mod:`pvosimr.jax.seam` imports this module.
+Only :mod:`pvosimr.jax.xla` imports this module.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 - :mod:`.c_source`: the C entry points appended to CasADi's generated function;
 - :mod:`.call`: :class:`CompiledDelassus`, the callable of a built library;
 - :mod:`.compiler`: finding the C compiler and the cache folder, a build's line on stderr;
-- :mod:`.front_end`: what the JAX and PyTorch front ends share (routes, options, the library
+- :mod:`.contract`: what the JAX and PyTorch front ends share (routes, options, the library
   with its gradient);
 - :mod:`.standalone`: :func:`export`, the same C as standalone files for a C or C++ program
   (:mod:`.standalone_text`: its header, CMake files and README);

@@ -468,7 +468,7 @@ class CompiledDelassus:
             rc, bad, out = lib.rows(qs, p, threads, False, W)
             if rc == c_text.OK:
                 return out
-        if rc == c_text.NON_FINITE:  # the library's verdict: singular M, or precision lost
+        if rc == c_text.NON_FINITE:  # the library's failure: singular M, or precision lost
             topology = topology_for(self.model, self.constraint_models)
             err = undefined_error(
                 self.algorithm, self.model, qs[bad], topology, self.constraint_models

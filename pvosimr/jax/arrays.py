@@ -1,4 +1,4 @@
-"""The input check of the XLA routes (:mod:`.seam`): float32 or float64 arrays of
+"""The input check of the XLA routes (:mod:`.xla`): float32 or float64 arrays of
 the right last axis, no float64 while JAX's x64 mode would round it, and ``p`` exactly where the
 function has placements as inputs."""
 

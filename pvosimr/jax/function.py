@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pinocchio as pin
 
-from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
+from ..codegen.contract import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import check_placement_vector, placement_size, placement_vector
 from . import ffi
 
@@ -61,7 +61,7 @@ def delassus(
     (a custom VJP).  A q that is not finite, or beyond the model's range, and a G that is not
     finite raise at run time (``XlaRuntimeError`` naming the row), never a wrong matrix.
 
-    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.seam`: the algorithm
+    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.xla`: the algorithm
     bodies on JAX arrays, compiled by XLA, no C compiler or CasADi; float32 or float64 in q's
     dtype, forward and reverse mode, placements differentiable, non-finite entries rather than
     errors); None
@@ -176,13 +176,13 @@ def _rows(x, batched: bool, rows: tuple, trailing: int = 1):
 
 
 def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
-    """``route="xla"``: :func:`pvosimr.jax.seam.compile_seam`'s G, placements as entries or
+    """``route="xla"``: :func:`pvosimr.jax.xla.compile_xla`'s G, placements as entries or
     ``p``; XLA's persistent cache in pvosimr's cache folder unless the caller chose one."""
     from .cache import use_persistent_cache
-    from .seam import compile_seam
+    from .xla import compile_xla
 
     use_persistent_cache()
-    G_xla = compile_seam(model, cms, algorithm, placements="input" if given else "fixed")
+    G_xla = compile_xla(model, cms, algorithm, placements="input" if given else "fixed")
 
     def G(q, placements=None):
         if given and isinstance(placements, (list, tuple)):

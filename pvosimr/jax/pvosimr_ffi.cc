@@ -14,9 +14,9 @@
 // the library's tangent gradient mapped by T (T^T T)^-1 at N(q), each unit part's rows divided
 // by its norm (coordinates.tangent_to_coordinates, the chain rule of u/|u|), by the gradient
 // library's own pvosimr_to_coordinates, whose address is the attribute `coordinates`.
-// A failing row is an error naming the row and the library's verdict: never a wrong output.
-// `verdict(code)`, the words of the library's failure codes, is written by pvosimr/jax/ffi.py
-// from pvosimr.codegen.front_end.VERDICTS and put before this text when the handler is built.
+// A failing row is an error naming the row and the words of the library's failure code: never a wrong output.
+// `failure_words(code)`, the words of the library's failure codes, is written by pvosimr/jax/ffi.py
+// from pvosimr.codegen.contract.FAILURE_WORDS and put before this text when the handler is built.
 #include <cstdint>
 #include <algorithm>
 #include <cmath>
@@ -145,7 +145,7 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
                                                              work.iw.data(), 1);
     if (rc != 0) {
       return ffi::Error::InvalidArgument(std::string("pvosimr: at row 0 of the batch: ") +
-                                         verdict(rc));
+                                         failure_words(rc));
     }
     if (with_w) {
       reinterpret_cast<Coordinates>(coordinates)(
@@ -175,7 +175,7 @@ ffi::Error Eval(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out, int64_
     }
     if (rc != 0) {
       return ffi::Error::InvalidArgument("pvosimr: at row " + std::to_string(start + bad) +
-                                         " of the batch: " + verdict(rc));
+                                         " of the batch: " + failure_words(rc));
     }
     start = stop;
   }

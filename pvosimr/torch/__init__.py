@@ -5,7 +5,7 @@ its reverse-mode gradient and traced by ``torch.compile``.
 - :mod:`.front`: :func:`delassus`, the route chosen and the tensors checked;
 - :mod:`.op`: the ops ``pvosimr::delassus`` and ``pvosimr::delassus_vjp`` over the library's
   one binding, their fake kernels and autograd;
-- :mod:`.xla`: ``route="xla"``, the XLA route of :mod:`pvosimr.jax.seam` on tensors through
+- :mod:`.xla`: ``route="xla"``, the XLA route of :mod:`pvosimr.jax.xla` on tensors through
   DLPack (CUDA tensors, float32).
 
 Importing it without PyTorch raises ``ModuleNotFoundError`` with the one line that says what to

@@ -9,7 +9,7 @@ import pinocchio as pin
 import torch
 
 from ..codegen.call import usable_cores
-from ..codegen.front_end import ROUTES, library_with_gradient, placements_given
+from ..codegen.contract import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import placement_size
 from . import op
 
@@ -110,8 +110,8 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
             raise TypeError("this function has fixed placements: call G(q)")
         return G_xla(q, p)
 
-    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla.seam!r} (pvosimr.torch.delassus)."
-    G.seam = G_xla.seam
+    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla.jax_G!r} (pvosimr.torch.delassus)."
+    G.jax_G = G_xla.jax_G
     return G
 
 

@@ -4,7 +4,7 @@ their front, :mod:`.front`).
 Two ops on q as given (..., nq): ``pvosimr::delassus``, ``G(N(q))`` (the unit-part rule,
 :mod:`pvosimr.coordinates`), and ``pvosimr::delassus_vjp``, the gradient of ``⟨W, G(N(q))⟩``
 in q's coordinates; dG/dq is never formed.  Both are
-:func:`pvosimr.codegen.front_end.evaluate` on the library's one binding
+:func:`pvosimr.codegen.contract.evaluate` on the library's one binding
 (:class:`~pvosimr.codegen.call.CompiledDelassus`): its checks, its messages (the entry and row of
 the q given, a placement by its row, constraint and name), its map to q's coordinates.  Each op
 has a fake kernel (so ``torch.compile(fullgraph=True)`` traces them without a graph break); the
@@ -27,7 +27,7 @@ import torch
 from torch.autograd.function import once_differentiable
 
 from ..codegen.call import CompiledDelassus
-from ..codegen.front_end import evaluate
+from ..codegen.contract import evaluate
 
 __all__ = ["delassus_op", "delassus_vjp_op", "handle", "run"]
 

@@ -1,9 +1,9 @@
-"""``pvosimr.torch.delassus(..., route="xla")``: the XLA route of :mod:`pvosimr.jax.seam` on
+"""``pvosimr.torch.delassus(..., route="xla")``: the XLA route of :mod:`pvosimr.jax.xla` on
 torch tensors, for CUDA tensors (and float32) where the generated library cannot go.
 
 The tensors cross to JAX and back through DLPack, without a copy where JAX and PyTorch share
 the device (the CPU, or the same CUDA device with ``jax[cuda12]`` installed).  Forward is
-``jax.jit`` of the seam's G; backward, a ``torch.autograd.Function`` whose pullback is
+``jax.jit`` of the XLA route's G; backward, a ``torch.autograd.Function`` whose pullback is
 ``jax.jit`` of JAX's own reverse mode of the same G (the unit parts of q are normalised inside
 it, so the gradient has no radial part, as on the library's route).  A float64 tensor needs
 JAX's 64-bit mode, which pvosimr never changes (turning it on and off between calls would mix
@@ -36,17 +36,17 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
     import jax
 
     from ..jax.cache import use_persistent_cache
-    from ..jax.seam import compile_seam
+    from ..jax.xla import compile_xla
 
     use_persistent_cache()
-    seam = compile_seam(model, cms, algorithm, placements="input" if given else "fixed")
-    what = f"model {model.name!r} (nq={seam.nq}, m={seam.m})"
-    forward = _said_first(jax.jit(seam), f"G of {what}")
+    jax_G = compile_xla(model, cms, algorithm, placements="input" if given else "fixed")
+    what = f"model {model.name!r} (nq={jax_G.nq}, m={jax_G.m})"
+    forward = _said_first(jax.jit(jax_G), f"G of {what}")
 
     @functools.partial(_said_first, what=f"the gradient of G of {what}")
     @jax.jit
     def pullback(W, q, *p):
-        _, vjp = jax.vjp(lambda x: seam(x, *p), q)
+        _, vjp = jax.vjp(lambda x: jax_G(x, *p), q)
         return vjp(W)[0]
 
     class Delassus(torch.autograd.Function):
@@ -68,7 +68,7 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
             raise TypeError(_X64)
         return Delassus.apply(q, p)
 
-    G.seam = seam
+    G.jax_G = jax_G
     return G
 
 

@@ -1,4 +1,4 @@
-"""The seam route (:mod:`pvosimr.jax.seam`): the algorithm bodies on the JAX backend.
+"""The XLA route (:mod:`pvosimr.jax.xla`): the algorithm bodies on the JAX backend.
 
 Against independent truths: G against the numpy path ``pvosimr.compute_delassus``
 (≤ 1e-12 of ``max(1, max|G|)``, float64) on the sample humanoid with weld, point,
@@ -35,7 +35,7 @@ import pvosimr  # noqa: E402
 from pvosimr.backends.numpy import NUMPY  # noqa: E402
 from pvosimr.kinematics.joints import configuration_tangent  # noqa: E402
 
-seam = pytest.importorskip("pvosimr.jax.seam")
+xla = pytest.importorskip("pvosimr.jax.xla")
 
 TREE_SEEDS = range(2)
 
@@ -80,19 +80,19 @@ def test_trees_draw_many_joint_kinds_and_every_constraint_kind():
 @pytest.mark.slow  # JAX tracing eagerly: seconds per tree
 @pytest.mark.parametrize("seed", TREE_SEEDS)
 def test_random_trees_against_numpy(seed, x64):
-    check_against_numpy(seam.compile_seam, *mixed_tree(seed), seed)
+    check_against_numpy(xla.compile_xla, *mixed_tree(seed), seed)
 
 
 @pytest.mark.slow  # JAX tracing eagerly: seconds per algorithm
 @pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_every_algorithm_on_a_random_tree(algorithm, x64):
-    check_against_numpy(seam.compile_seam, *mixed_tree(4), 4, algorithm, n_q=1)
+    check_against_numpy(xla.compile_xla, *mixed_tree(4), 4, algorithm, n_q=1)
 
 
 @pytest.mark.slow  # JAX tracing eagerly: seconds per algorithm
 @pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_humanoid_constraint_kinds(algorithm, x64):
-    check_against_numpy(seam.compile_seam, *humanoid(), 0, algorithm, n_q=1)
+    check_against_numpy(xla.compile_xla, *humanoid(), 0, algorithm, n_q=1)
 
 
 @pytest.mark.slow
@@ -109,12 +109,12 @@ def test_the_slow_trees_draw_every_joint_kind():
 def test_many_random_trees(seed, x64):
     model, cms = mixed_tree(seed)
     check_against_numpy(
-        seam.compile_seam, model, cms, seed, ("pv-osimr", "efpa", "ltl-osim")[seed % 3]
+        xla.compile_xla, model, cms, seed, ("pv-osimr", "efpa", "ltl-osim")[seed % 3]
     )
 
 
 def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
-    G = seam.compile_seam(model, cms, transforms=transforms)
+    G = xla.compile_xla(model, cms, transforms=transforms)
     rng = np.random.default_rng(1)
     qs = np.stack([random_q(model, rng) for _ in range(3)])
     out = np.asarray(jax.jit(jax.vmap(G))(qs))
@@ -125,14 +125,14 @@ def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
 
 
 @pytest.mark.slow  # an XLA compile each
-@pytest.mark.parametrize("transforms", seam.TRANSFORMS)
+@pytest.mark.parametrize("transforms", xla.TRANSFORMS)
 def test_jit_vmap_both_transforms(transforms, x64):
     """One small XLA compile each: jit(vmap(G)) against the numpy path."""
     check_jit_vmap(*mixed_tree(3), transforms)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transforms", seam.TRANSFORMS)
+@pytest.mark.parametrize("transforms", xla.TRANSFORMS)
 def test_jit_vmap_humanoid(transforms, x64):
     check_jit_vmap(*humanoid(), transforms)
 
@@ -155,7 +155,7 @@ def test_float32_products_ask_for_full_precision(x64):
     """Every product asks XLA for ``Precision.HIGHEST``: at the default, a GPU multiplies
     float32 in TF32, and the float32 G leaves its tolerance (a CPU cannot show it)."""
     model, cms = tree_with_unit_parts()
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     q = random_q(model, np.random.default_rng(0)).astype(np.float32)
     highest = (jax.lax.Precision.HIGHEST,) * 2
     loss = jax.grad(lambda x: jnp.sum(G(x)))
@@ -173,7 +173,7 @@ def test_gradient_against_central_differences(x64):
     """Along each velocity coordinate, ``pin.integrate`` moved both ways, against the numpy
     path: no CasADi involved."""
     model, cms = mixed_tree(2)
-    G = seam.compile_seam(model, cms)
+    G = xla.compile_xla(model, cms)
     rng = np.random.default_rng(6)
     q = random_q(model, rng)
     W = rng.normal(size=(G.m, G.m))
@@ -195,11 +195,11 @@ def test_gradient_against_central_differences(x64):
 def test_bad_arguments_are_named():
     model, cms = mixed_tree(1)
     with pytest.raises(ValueError, match="placements must be"):
-        seam.compile_seam(model, cms, placements="both")
+        xla.compile_xla(model, cms, placements="both")
     with pytest.raises(ValueError, match="transforms must be"):
-        seam.compile_seam(model, cms, transforms="sparse")
+        xla.compile_xla(model, cms, transforms="sparse")
     with pytest.raises(ValueError):
-        seam.compile_seam(model, cms, "no-such-algorithm")
+        xla.compile_xla(model, cms, "no-such-algorithm")
 
 
 def test_importing_the_backends_does_not_import_jax():
@@ -222,7 +222,7 @@ def test_atlas_two_welds_jit_vmap(x64):
     from pvosimr import zoo
 
     robot = zoo.load_case("atlas/feet_6d")
-    G = seam.compile_seam(robot.model, robot.constraints)
+    G = xla.compile_xla(robot.model, robot.constraints)
     rng = np.random.default_rng(8)
     qs = np.stack([random_q(robot.model, rng) for _ in range(4)])
     out = np.asarray(jax.jit(jax.vmap(G))(qs))

@@ -1,6 +1,6 @@
 """G through XLA by the algorithm bodies themselves, run on the JAX backend of the seam.
 
-:func:`compile_seam` returns ``G(q)`` (or ``G(q, p)``), a JAX function of ``q``, without CasADi
+:func:`compile_xla` returns ``G(q)`` (or ``G(q, p)``), a JAX function of ``q``, without CasADi
 or a C compiler: the sweep of
 :mod:`pvosimr.algorithms` and the joint models of :mod:`pvosimr.kinematics.joints` run on
 :class:`~pvosimr.backends.jax.JaxBackend` (one configuration, matrices as JAX arrays), so JAX
@@ -32,7 +32,7 @@ import pinocchio as pin
 
 from ..extras import require
 
-require("pvosimr.jax.seam", "jax")
+require("pvosimr.jax.xla", "jax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -57,7 +57,7 @@ from ..spatial import DenseTransform  # noqa: E402
 from ..topology import Topology  # noqa: E402
 from .arrays import checked_inputs  # noqa: E402
 
-__all__ = ["TRANSFORMS", "SeamDelassus", "compile_seam", "jax_kinematics"]
+__all__ = ["TRANSFORMS", "XlaDelassus", "compile_xla", "jax_kinematics"]
 
 #: How the joint transforms are kept: the joint's rotation and translation and the constant tree
 #: transform, applied block-wise (``"chain"``, the default: XLA runs it faster), or one 6×6
@@ -72,12 +72,12 @@ TRACE_NOTICE_SECONDS = 0.2
 
 
 def _announced(call: Callable) -> Callable:
-    """``SeamDelassus.__call__``, saying in one line when the caller waits: under ``jax.jit``,
+    """``XlaDelassus.__call__``, saying in one line when the caller waits: under ``jax.jit``,
     while a trace runs long and, after a long one, that XLA's compile comes next; outside it,
     once per function, while a call runs long op by op."""
 
     @functools.wraps(call)
-    def announced(self: SeamDelassus, q: Any, p: Any = None) -> Any:
+    def announced(self: XlaDelassus, q: Any, p: Any = None) -> Any:
         what = f"G of model {self.model.name!r} (nq={self.nq}, m={self.m}, {self.algorithm})"
         if not isinstance(jnp.zeros(()), jax.core.Tracer):  # not staged for a compile: eager
             kind = "under grad or vmap " if isinstance(q, jax.core.Tracer) else ""
@@ -150,7 +150,7 @@ def _unit_jvp(primals: tuple, tangents: tuple) -> tuple:
     return _unit(u), (t - n * jnp.sum(n * t, -1, keepdims=True)) / norm
 
 
-class SeamDelassus:
+class XlaDelassus:
     """``G(q)`` (or ``G(q, p)`` with placements as inputs) by the algorithm bodies on JAX:
     ``q`` of shape ``(..., nq)`` (``p``: ``(..., n_p)``, broadcast against q's batch) gives
     ``(..., m, m)`` in q's dtype, float32 or float64.  Not jitted: wrap it in ``jax.jit`` (and
@@ -186,7 +186,7 @@ class SeamDelassus:
         self._ran_eagerly: set[str] = set()  # a slow eager call's notice, once of each kind
 
     def __repr__(self) -> str:
-        return f"SeamDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.transforms})"
+        return f"XlaDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.transforms})"
 
     def single(self, q: Any, p: Any = None) -> Any:
         """G (m, m) at one configuration ``q`` (nq,), normalised here; ``p`` (n_p,) or None."""
@@ -228,15 +228,15 @@ class SeamDelassus:
             check_placement_vector(labels, np.asarray(p, dtype=np.float64))
 
 
-def compile_seam(
+def compile_xla(
     model: pin.Model,
     constraint_models: Iterable,
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
     transforms: str = "chain",
-) -> SeamDelassus:
-    """The seam route's ``G`` for ``model`` and ``constraint_models`` (any of
+) -> XlaDelassus:
+    """The XLA route's ``G`` for ``model`` and ``constraint_models`` (any of
     :data:`pvosimr.ALGORITHMS`, or ``"auto"``: the batched numpy path's choice;
     ``placements="input"``: ``G(q, p)`` with
     ``p = pvosimr.symbolic.placement_vector(model, constraint_models, placements)``;
@@ -255,4 +255,4 @@ def compile_seam(
     cms = as_constraint_list(constraint_models, model)
     if not given:
         check_placements(cms)
-    return SeamDelassus(model, cms, algorithm, placements, transforms)
+    return XlaDelassus(model, cms, algorithm, placements, transforms)

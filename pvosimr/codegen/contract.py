@@ -20,22 +20,22 @@ from .build import compile as compile_library
 from .call import CompiledDelassus
 
 __all__ = [
+    "FAILURE_WORDS",
     "ROUTES",
     "UNKNOWN",
-    "VERDICTS",
     "evaluate",
+    "failure_words",
     "library_with_gradient",
     "placements_given",
-    "verdict",
 ]
 
 #: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
-#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.seam`).
+#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`).
 ROUTES = ("ffi", "xla")
 
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
 #: ends' errors: PyTorch's op reads them here, the XLA handler has them compiled in.
-VERDICTS = {
+FAILURE_WORDS = {
     c_text.BAD_Q: "q is not finite or beyond the model's range",
     c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
     "precision was lost (pvosimr.compute_delassus at that q says why)",
@@ -46,12 +46,12 @@ VERDICTS = {
     "orthonormal within pvosimr.constraints.ORTHONORMAL_TOLERANCE, or a reflection)",
 }
 
-UNKNOWN = "unknown failure"  # a code VERDICTS lacks: the words before "(code N)"
+UNKNOWN = "unknown failure"  # a code FAILURE_WORDS lacks: the words before "(code N)"
 
 
-def verdict(code: int) -> str:
-    """The words of the library's failure ``code`` (:data:`VERDICTS`)."""
-    return VERDICTS.get(code, f"{UNKNOWN} (code {code})")
+def failure_words(code: int) -> str:
+    """The words of the library's failure ``code`` (:data:`FAILURE_WORDS`)."""
+    return FAILURE_WORDS.get(code, f"{UNKNOWN} (code {code})")
 
 
 def placements_given(route: str | None, placements: str | None) -> bool:
