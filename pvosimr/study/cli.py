@@ -2,7 +2,7 @@
 
 ``validate``, ``count``, ``figures``, ``bench`` and ``export`` have their own parsers (in
 :mod:`pvosimr.study.validate`, :mod:`pvosimr.study.count`, :mod:`pvosimr.study.figures`, the
-repository's ``benchmarks`` (not installed), :mod:`pvosimr.study.exported`); this module lists
+repository's ``benchmarks`` (not installed), :mod:`pvosimr.study.export`); this module lists
 them, prints the version and runs ``demo`` (also what a bare ``pvosimr`` runs).  A user's
 mistake ends with exit status 2 and one error line.
 """
@@ -103,8 +103,7 @@ def _command_mains() -> dict[str, Callable[[list[str]], int]]:
             if command == "bench":
                 bench = benchmarks()
                 return 2 if bench is None else bench.main(argv)
-            module = {"export": "exported"}.get(command, command)
-            return importlib.import_module(f"pvosimr.study.{module}").main(argv)
+            return importlib.import_module(f"pvosimr.study.{command}").main(argv)
 
         return main
 
@@ -133,7 +132,7 @@ def benchmarks():
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser (``demo``'s is the top-level subparser), for help and tests."""
-    from . import count, exported, figures
+    from . import count, export, figures
 
     top, subparsers = _parser()
     parsers = {
@@ -142,7 +141,7 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
         "validate": validate.build_parser(),
         "count": count.build_parser(),
         "figures": figures.build_parser(),
-        "export": exported.build_parser(),
+        "export": export.build_parser(),
     }
     bench = benchmarks()
     if bench is not None:

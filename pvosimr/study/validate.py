@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.exported is not None:
-        from .exported import check_exported
+        from .export import check_exported
 
         return check_exported(args.exported, args.configs, args.seed, parser.prog)
     started = time.perf_counter()

@@ -110,7 +110,8 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
             raise TypeError("this function has fixed placements: call G(q)")
         return G_xla(q, p)
 
-    G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla.jax_G!r} (pvosimr.torch.delassus)."
+    inputs = "q, placements" if given else "q"
+    G.__doc__ = f"G({inputs}) of {G_xla.jax_G!r} (pvosimr.torch.delassus)."
     G.jax_G = G_xla.jax_G
     return G
 
