@@ -2,6 +2,7 @@
 
 - :mod:`.build`: :func:`compile`, the C source and the on-disk library cache;
 - :mod:`.c_source`: the C entry points appended to CasADi's generated function;
+- :mod:`.cpython_source`: the C making the library a CPython extension too;
 - :mod:`.call`: :class:`CompiledDelassus`, the callable of a built library;
 - :mod:`.compiler`: finding the C compiler and the cache folder, a build's line on stderr;
 - :mod:`.contract`: what the JAX and PyTorch front ends share (routes, options, the library

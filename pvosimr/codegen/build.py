@@ -148,7 +148,7 @@ from ..constraints import as_constraint_list
 from ..kinematics.joints import unit_parts
 from ..notices import announce, said_if_slow
 from . import c_source as c_text
-from . import chunks
+from . import chunks, cpython_source
 from . import compiler as toolchain
 from . import simd as vector
 from .cache import (
@@ -512,7 +512,7 @@ def _cached(
     the Python ABI and, with the vector path, the CPU features it is compiled for."""
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
-        source += c_text.extension_source(info["extension"], info)
+        source += cpython_source.extension_source(info["extension"], info)
     abi = f"{sys.implementation.cache_tag} numpy {np.__version__}" if headers else "ctypes"
     key = hashlib.sha256(
         "\0".join(

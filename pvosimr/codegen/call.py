@@ -30,6 +30,7 @@ from ..checks import (
 from ..coordinates import AS_GIVEN_TOLERANCE, coordinate_plan, unit_part_spans
 from ..kinematics.placements import check_placement_vector, placement_labels
 from . import c_source as c_text
+from .cpython_source import NOT_FAST
 
 __all__ = ["CodegenError", "CompiledDelassus", "EmptyDelassus", "usable_cores"]
 
@@ -216,7 +217,7 @@ class CompiledDelassus:
             G = self._extension(q)
             if G.__class__ is np.ndarray:
                 return G
-            if G != c_text.NOT_FAST:
+            if G != NOT_FAST:
                 return self._retry(G, q)
         if placements is None and self.placements == "fixed" and self._extension is None:
             q_buf, G, invoke, lock, shape = self._fast
