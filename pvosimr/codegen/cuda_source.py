@@ -14,6 +14,7 @@ import re
 
 from ..checks import NORMALIZED_TOLERANCE
 from ..coordinates import AS_GIVEN_TOLERANCE
+from . import casadi_statements as statements
 from .c_source import BAD_Q, BAD_W, NON_FINITE, OK
 from .call import CodegenError
 
@@ -27,28 +28,18 @@ class CudaError(CodegenError):
     """The kernel cannot be written or compiled (the message says which step and why)."""
 
 
-_LOCAL = r"a\d+"
-_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_OPERAND = rf"{_LOCAL}|{_NUMBER}"
-_LINES = [  # (one line of CasADi's body, its kernel form); PV_C: a constant in pv_t
-    (re.compile(rf"  casadi_real ((?:{_LOCAL}, )*{_LOCAL};)"), r"  pv_t \1"),
-    (re.compile(rf"  ({_LOCAL})=(-?)({_NUMBER});"), r"  \1=\2PV_C(\3);"),
-    (re.compile(rf"  ({_LOCAL})=arg\[(\d)\]\? arg\[\2\]\[(\d+)\] : 0;"), r"  \1=PV_IN\2(\3);"),
-    (re.compile(rf"  ({_LOCAL})=\(({_OPERAND})([-+*/])({_OPERAND})\);"), r"  \1=(\2\3\4);"),
-    (re.compile(rf"  ({_LOCAL})=\(-({_LOCAL})\);"), r"  \1=(-\2);"),
-    (re.compile(rf"  ({_LOCAL})=(sin|cos|sqrt|fabs|casadi_sq)\(({_LOCAL})\);"), r"  \1=pv_\2(\3);"),
-    (re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(\d+)\]=({_LOCAL});"), r"  PV_OUT(\1)=\2;"),
-]
-_LITERAL = re.compile(rf"(?<![\w.])({_NUMBER})(?![\w.])")
+def _operation(match: re.Match) -> str:
+    """An operation with its literal operands as constants in ``pv_t``."""
+    a, b = (x if x.startswith("a") else f"PV_C({x})" for x in match.group("a", "b"))
+    return f"  {match['to']}=({a}{match['op']}{b});"
 
 
-def _function_body(generated: str, fname: str) -> str:
-    """The lines of CasADi's function ``fname`` in ``generated`` (declarations included)."""
-    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int casadi_f\d+\(", generated)
-    if header is None:
-        raise CudaError(f"no function {fname} in the generated C")
-    start = generated.index("{\n", header.end()) + 2
-    return generated[start : generated.index("\n  return 0;\n}\n", start)]
+_FORMS = {  # the kernel's form of each of CasADi's statements (the rest: their common form)
+    "constant": r"  \g<to>=\g<sign>PV_C(\g<value>);",
+    "input": r"  \g<to>=PV_IN\g<input>(\g<index>);",
+    "operation": _operation,
+    "output": r"  PV_OUT(\g<index>)=\g<value>;",
+}
 
 
 def kernel_body(generated: str, fname: str) -> str:
@@ -56,23 +47,16 @@ def kernel_body(generated: str, fname: str) -> str:
     ``PV_INk(i)`` reads entry ``i`` of input ``k``, ``PV_OUT(i)`` is output entry ``i``,
     ``PV_C(x)`` a constant and ``pv_sin`` … the math of ``pv_t``.  :class:`CudaError` naming
     a line that is not one of the straight-line statements it knows."""
-    lines = []
-    for number, line in enumerate(_function_body(generated, fname).split("\n"), 1):
-        for pattern, kernel in _LINES:
-            match = pattern.fullmatch(line)
-            if match is not None:
-                written = match.expand(kernel)
-                if kernel.startswith(r"  \1=(\2"):  # an operation: its constants in pv_t
-                    head, tail = written.split("=", 1)
-                    written = head + "=" + _LITERAL.sub(r"PV_C(\1)", tail)
-                lines.append(written)
-                break
-        else:
-            raise CudaError(
-                f"line {number} of {fname}'s generated body is not a statement the CUDA "
-                f"kernel knows: {line.strip()!r}"
-            )
-    return "\n".join(lines)
+    body = statements.function_body(generated, fname)
+    if body is None:
+        raise CudaError(f"no function {fname} in the generated C")
+    try:
+        return statements.rewrite(body, _FORMS)
+    except statements.UnknownStatementError as exc:
+        raise CudaError(
+            f"line {exc.number} of {fname}'s generated body is not a statement the CUDA "
+            f"kernel knows: {exc.line.strip()!r}"
+        ) from None
 
 
 _PRELUDE = """/* pvosimr: G = J M^-1 J^T as CUDA kernels, one configuration per thread ({dtype}).

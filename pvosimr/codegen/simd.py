@@ -28,6 +28,8 @@ import platform
 import re
 import subprocess
 
+from . import casadi_statements as statements
+
 __all__ = [
     "ENV",
     "FEATURES",
@@ -86,43 +88,30 @@ def cpu_features(compiler: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(name for name in known if f"__{name.upper()}__" in macros)
 
 
-_LOCAL = r"a\d+"
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_OPERAND = rf"{_LOCAL}|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"  # a local or a literal >= 0
-_STATEMENTS = [  # (pattern of one line of CasADi's body, its vector form)
-    (re.compile(rf"  (casadi_real (?:{_LOCAL}, )*{_LOCAL};)"), None),
-    (re.compile(rf"  ({_LOCAL})=({_NUMBER});"), r"  \1=pv_splat(\2);"),
-    (re.compile(rf"  ({_LOCAL})=arg\[0\]\? arg\[0\]\[(\d+)\] : 0;"), r"  \1=Q[\2];"),
-    (re.compile(rf"  ({_LOCAL})=arg\[1\]\? arg\[1\]\[(\d+)\] : 0;"), r"  \1=pv_splat(p[\2]);"),
-    (re.compile(rf"  ({_LOCAL})=\(({_OPERAND})([-+*/])({_OPERAND})\);"), r"  \1=(\2\3\4);"),
-    (re.compile(rf"  ({_LOCAL})=\(-({_LOCAL})\);"), r"  \1=(-\2);"),
-    (re.compile(rf"  ({_LOCAL})=(sin|cos|sqrt|fabs|casadi_sq)\(({_LOCAL})\);"), r"  \1=pv_\2(\3);"),
-    (re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(\d+)\]=({_LOCAL});"), r"  R[\1]=\2;"),
-]
+def _input(match: re.Match) -> str | None:
+    """``q`` from the group's rows (struct-of-arrays), ``p`` broadcast; no other input."""
+    at = {"0": "Q[{}]", "1": "pv_splat(p[{}])"}.get(match["input"])
+    return at and f"  {match['to']}={at.format(match['index'])};"
+
+
+_FORMS = {  # the vector form of CasADi's statements (the rest: their common form)
+    "constant": r"  \g<to>=pv_splat(\g<sign>\g<value>);",
+    "input": _input,
+    "output": r"  R[\g<index>]=\g<value>;",
+}
 
 
 def vector_function(source: str, fname: str, n_in: int) -> str | None:
     """C of ``static void pvosimr_simd_f(const pv_t* Q, const double* p, pv_t* R)``: the body
     of CasADi's function ``fname`` in ``source`` on vector lanes, or None where the body holds
-    anything :data:`_STATEMENTS` does not know (work arrays, branches, other functions)."""
-    header = re.search(r"/\* " + re.escape(fname) + r":.*\*/\nstatic int (casadi_f\d+)\(", source)
-    if header is None or n_in not in (1, 2):
+    anything :data:`_FORMS` does not take (work arrays, branches, other functions)."""
+    generated = statements.function_body(source, fname)
+    if generated is None or n_in not in (1, 2):
         return None
-    start = source.index("{\n", header.end()) + 2
-    end = source.index("\n  return 0;\n}\n", start)
-    lines = []
-    for line in source[start:end].split("\n"):
-        for pattern, vector in _STATEMENTS:
-            match = pattern.fullmatch(line)
-            if match is not None:
-                if vector is None:  # declarations
-                    lines.append("  pv_t " + match.group(1).removeprefix("casadi_real "))
-                else:
-                    lines.append(match.expand(vector))
-                break
-        else:
-            return None
-    body = "\n".join(lines)
+    try:
+        body = statements.rewrite(generated, _FORMS)
+    except statements.UnknownStatementError:
+        return None
     return f"""
 static void pvosimr_simd_f(const pv_t* Q, const double* p, pv_t* R) {{
   (void)p;
