@@ -30,7 +30,6 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,25 +39,14 @@ HERE = Path(__file__).resolve().parent
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 
 
-@dataclass(frozen=True)
-class Record:
-    """:class:`benchmarks.record.Record`, copied: this file imports nothing of
-    pvosimr (a test checks both have the same fields)."""
-
-    case: str
-    method: str
-    quantity: str
-    value: float
-    unit: str
-    spread: tuple[float, float] | None = None
-    run: str = ""
-
-
 def records(rows: list[dict], run: str) -> list[dict]:
-    """The GPU rows as records: seconds per configuration of G and its gradient."""
+    """The GPU rows as the bench's records (:class:`pvosimr.study.record.Record`'s JSON, written
+    out: this file imports nothing of pvosimr; a test checks the fields): seconds per
+    configuration of G and its gradient."""
     return [
-        asdict(Record(r["case"], f"xla:{key}:B{r['batch']}:{r['dtype']}", "time per q",
-                      r[f"{key}_s"], "s", run=run))
+        {"case": r["case"], "method": f"xla:{key}:B{r['batch']}:{r['dtype']}",
+         "quantity": "time per q", "value": r[f"{key}_s"], "unit": "s", "spread": None,
+         "run": run}
         for r in rows
         for key in ("G", "grad")
     ]  # fmt: skip
