@@ -166,3 +166,11 @@ def test_an_unknown_statement_leaves_the_scalar_path():
     assert simd.vector_function(body, "f", 1) is None
     good = body.replace("atan2(a0,a0)", "sin(a0)")
     assert "a0=pv_sin(a0);" in simd.vector_function(good, "f", 1)
+
+
+def test_a_function_with_weights_has_no_lanes(tree):
+    """The lanes read q and p only: the gradient's source (a W input) stays scalar, asked for
+    lanes or not, rather than reading W where p would be."""
+    model, cms = tree
+    source, info = codegen.generate_source(model, cms, output="vjp", simd=4)
+    assert info["simd_lanes"] == 0 and "pvosimr_simd_rows" not in source

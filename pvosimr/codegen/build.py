@@ -339,9 +339,9 @@ def generate_source(
 def _assemble(info: dict, lanes: int) -> str:
     """The library's C from CasADi's (``info["generated"]``): with ``lanes``, the vector path
     on that many where the function allows it (``info["simd_lanes"]``: ``lanes``, else 0; a
-    chunked function's batches stay scalar)."""
+    chunked function's batches, and a function of ``W``'s, stay scalar)."""
     generated = info["generated"]
-    wanted = lanes and not info["chunked"]
+    wanted = lanes and not info["chunked"] and not info["n_w"]  # the lanes read q and p only
     function = vector.vector_function(generated, info["fname"], info["n_in"]) if wanted else None
     info["simd_lanes"] = 0 if function is None else lanes
     section = function and vector.section(function, info["nq"], info["n_out"], lanes)
