@@ -44,7 +44,6 @@ __all__ = [
     "load",
     "plot",
     "plot_crossover",
-    "plotted",
     "redraw",
     "short_label",
 ]
@@ -68,11 +67,6 @@ def compiled_paths(batch_size: int) -> tuple[str, ...]:
     """The methods of the right bar panel: generated C and Pinocchio's C++."""
     batched = tuple(batch_name(batch_size, t) for t in THREADS)
     return ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
-
-
-def plotted(batch_size: int) -> tuple[str, ...]:
-    """Methods drawn in the per-case bar charts (the rest are in the tables)."""
-    return NUMPY_PATHS + compiled_paths(batch_size)
 
 
 def method_color(method: str) -> str:

@@ -32,9 +32,7 @@ STATEMENTS = {
         rf"  (?P<to>{_LOCAL})=\((?P<a>{_OPERAND})(?P<op>[-+*/])(?P<b>{_OPERAND})\);"
     ),
     "negation": re.compile(rf"  (?P<to>{_LOCAL})=\(-(?P<a>{_LOCAL})\);"),
-    "call": re.compile(
-        rf"  (?P<to>{_LOCAL})=(?P<f>sin|cos|sqrt|fabs|casadi_sq)\((?P<a>{_LOCAL})\);"
-    ),
+    "call": re.compile(rf"  (?P<to>{_LOCAL})=(?P<f>{_CALLED})\((?P<a>{_LOCAL})\);"),
     "output": re.compile(rf"  if \(res\[0\]!=0\) res\[0\]\[(?P<index>\d+)\]=(?P<value>{_LOCAL});"),
 }
 

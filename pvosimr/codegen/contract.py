@@ -24,7 +24,6 @@ __all__ = [
     "ROUTES",
     "UNKNOWN",
     "evaluate",
-    "failure_words",
     "library_with_gradient",
     "placements_given",
 ]
@@ -34,7 +33,7 @@ __all__ = [
 ROUTES = ("ffi", "xla")
 
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
-#: ends' errors: PyTorch's op reads them here, the XLA handler has them compiled in.
+#: ends' errors, compiled into the XLA handler (:mod:`pvosimr.jax.ffi`).
 FAILURE_WORDS = {
     c_text.BAD_Q: "q is not finite or beyond the model's range",
     c_text.NON_FINITE: "G or its gradient is not finite: the mass matrix is singular there or "
@@ -47,11 +46,6 @@ FAILURE_WORDS = {
 }
 
 UNKNOWN = "unknown failure"  # a code FAILURE_WORDS lacks: the words before "(code N)"
-
-
-def failure_words(code: int) -> str:
-    """The words of the library's failure ``code`` (:data:`FAILURE_WORDS`)."""
-    return FAILURE_WORDS.get(code, f"{UNKNOWN} (code {code})")
 
 
 def placements_given(route: str | None, placements: str | None) -> bool:

@@ -29,7 +29,6 @@ from pvosimr.constraints import constraint_shape
 from pvosimr.extras import install_hint, missing_extra
 
 __all__ = [
-    "MODEL_FILE_OPTIONS",
     "REPORT_DIR",
     "OneLineParser",
     "add_model_file_options",
@@ -193,17 +192,6 @@ def write_report(out: Path, lines: list[str]) -> int:
     out.write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
-
-
-MODEL_FILE_OPTIONS = (
-    "--point",
-    "--weld",
-    "--point-between",
-    "--weld-between",
-    "--world-aligned",
-    "--free-flyer",
-    "--mimic",
-)
 
 
 def add_model_file_options(parser: argparse.ArgumentParser) -> None:
