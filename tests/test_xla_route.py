@@ -11,7 +11,7 @@ import pytest
 from _jax import TOLERANCE, off_sphere, rel, tree_with_unit_parts
 from _trees import random_q
 
-from pvosimr.coordinates import unit_part_spans
+from pvosimr.coordinates import normalized, unit_part_spans
 
 jax = pytest.importorskip("jax")
 pj = pytest.importorskip("pvosimr.jax")
@@ -118,3 +118,20 @@ def test_the_unit_rule_has_no_radial_gradient_on_the_sphere(x64):
     for start, length in unit_part_spans(model):
         u = q[start : start + length]
         assert abs(g[start : start + length] @ u) <= 1e-12 * max(1.0, np.abs(g).max())
+
+
+def test_float32_then_float64_in_one_process():
+    """G in float32 (x64 off) and then in float64 (x64 on) of one function: the second trace
+    gets JAX arrays of its own mode (an index kept in numpy came back int32 from JAX's
+    conversion cache and the float64 trace failed), and its G is the library's."""
+    model, cms = tree_with_unit_parts()
+    q = random_q(model, np.random.default_rng(6))
+    G = pj.delassus(model, cms, route="xla")
+    with jax.enable_x64(False):
+        low = np.asarray(jax.jit(G)(np.asarray(q, np.float32)))
+    with jax.enable_x64(True):
+        high = np.asarray(jax.jit(G)(q))
+    truth = pvosimr.compute_delassus(model, model.createData(), normalized(model, q)[0], cms)
+    assert low.dtype == np.float32 and high.dtype == np.float64
+    assert np.abs(high - truth).max() <= 1e-12 * np.abs(truth).max()
+    assert np.abs(low - truth).max() <= 1e-4 * np.abs(truth).max()

@@ -244,7 +244,11 @@ class JaxBackend:
         n = raw.shape[0]
         if isinstance(raw, np.ndarray):
             return JaxMatrix(NUMPY.symmetric_from_upper(raw))
-        return JaxMatrix(raw.reshape(n * n)[upper_mirror(n)].reshape(n, n))
+        # The index as a JAX array of a stated dtype: JAX keeps its conversion of a numpy
+        # constant per object, so the kept numpy index, first converted with x64 off (int32),
+        # would come back int32 in a trace with x64 on and fail to add to int64 sizes.
+        index = jnp.asarray(upper_mirror(n), dtype=jnp.int32)
+        return JaxMatrix(raw.reshape(n * n)[index].reshape(n, n))
 
     def permute(self, a: Any, order: list[int]) -> JaxMatrix:
         idx = np.asarray(order, dtype=int)
