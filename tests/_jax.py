@@ -15,11 +15,9 @@ from _trees import (
     TreeSpec,
     build_tree,
     chain_of,
+    drawn_mixed_tree,
     every_kind_of_joint,
-    mixed_kinds,
     random_q,
-    random_shape,
-    with_anchors,
 )
 
 import pvosimr
@@ -100,17 +98,9 @@ def planar_chain_held() -> tuple[pin.Model, list]:
 
 
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:
-    """2-6 joints of every kind (a free-flyer root one time in two), 1-3 constraints of mixed
+    """2-6 joints of every kind (armature one time in two), 1-3 constraints of mixed
     kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 7))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(1, 4))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (2, 7), (1, 4))
 
 
 def tree_with_unit_parts() -> tuple[pin.Model, list]:

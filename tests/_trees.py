@@ -199,6 +199,19 @@ def random_shape(rng: np.random.Generator, n: int) -> tuple[list[int], list[str]
     return parents, kinds
 
 
+def drawn_shape(
+    rng: np.random.Generator, joints: tuple[int, int], constraints: tuple[int, int]
+) -> tuple[list[int], list[str], list[tuple[int, pin.ContactType]]]:
+    """:func:`random_shape` of ``rng.integers(*joints)`` joints, then ``rng.integers(*constraints)``
+    constraints of random type on random joints: ``(parents, kinds, constraints)`` for a
+    :class:`TreeSpec`, drawn from ``rng`` in this order."""
+    n = int(rng.integers(*joints))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(*constraints))
+    sites = [(int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)]
+    return parents, kinds, sites
+
+
 def build_tree(spec: TreeSpec) -> Tree:
     """Build the Pinocchio model and constraint list described by ``spec``."""
     model, cms = random_tree(
@@ -308,6 +321,22 @@ def with_anchors(model: pin.Model, cms: Sequence, rng: np.random.Generator) -> l
             kind(model, cm.joint1_id, cm.joint1_placement, cm.joint2_id, cm.joint2_placement)
         )
     return out
+
+
+def drawn_mixed_tree(
+    rng: np.random.Generator,
+    seed: int,
+    joints: tuple[int, int],
+    constraints: tuple[int, int],
+    armature: bool = True,
+) -> Tree:
+    """A tree of :func:`drawn_shape` (armature one time in two, none if ``armature`` is false)
+    with its constraints of every kind (:func:`mixed_kinds`, :func:`with_anchors`), drawn from
+    ``rng``; ``seed`` draws the numeric parts."""
+    parents, kinds, sites = drawn_shape(rng, joints, constraints)
+    armed = bool(rng.integers(2)) if armature else False
+    model, cms = build_tree(TreeSpec(parents, kinds, sites, armed, seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
 
 
 # --------------------------------------------------------------------------- Fig. 1

@@ -21,15 +21,12 @@ import pytest
 from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
-    CONTACT_TYPES,
     TreeSpec,
     build_tree,
+    drawn_mixed_tree,
     drawn_plan,
-    mixed_kinds,
     random_q,
-    random_shape,
     requires_pin_feature,
-    with_anchors,
 )
 
 import pvosimr
@@ -68,15 +65,7 @@ def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
     """A depth-first tree of 2-12 joints of every kind (a free-flyer root one time in three)
     with ``min_constraints``-5 constraints of mixed kinds, pin 4's models among them, all
     drawn from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 13))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(min_constraints, 6))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (2, 13), (min_constraints, 6))
 
 
 def _kind(cm) -> tuple:

@@ -21,15 +21,12 @@ import pinocchio as pin
 import pytest
 from _trees import (
     ANCHOR_MODELS,
-    CONTACT_TYPES,
     TreeSpec,
     build_tree,
+    drawn_mixed_tree,
     drawn_plan,
     random_q,
-    random_shape,
 )
-from _trees import mixed_kinds as rigid_kinds
-from _trees import with_anchors as anchors_among
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,12 +80,7 @@ def every_model_tree(seed: int) -> tuple[pin.Model, list]:
     joint limit and a joint friction model (each on 1-3 constant-subspace joints, one of them
     in a generic wrapper), shuffled into one list."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 11))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(1, 5))
-    spec = [(int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)]
-    model, cms = build_tree(TreeSpec(parents, kinds, spec, bool(rng.integers(2)), seed))
-    cms = anchors_among(model, rigid_kinds(model, cms, rng), rng)
+    model, cms = drawn_mixed_tree(rng, seed, (2, 11), (1, 5))
     out = []
     for cm in cms:
         u = rng.random()
