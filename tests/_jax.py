@@ -2,11 +2,13 @@
 tests/test_xla_builders.py, tests/test_xla_slow.py, tests/test_xla_route.py; their fixture
 ``x64`` is in conftest.py) and of the front ends (tests/test_jax.py, tests/test_torch.py): a
 relative error, random trees with every constraint kind, configurations off the unit sphere, and
-the XLA route's G against the numpy path."""
+the XLA route's G against the numpy path; and a fresh interpreter, for what importing does."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pinocchio as pin
@@ -37,6 +39,16 @@ def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.
     for start, length in unit_part_spans(model):
         q[start : start + length] *= rng.uniform(0.5, 2.0)
     return q
+
+
+def first_part_scaled(model: pin.Model, q: np.ndarray, factor: float) -> tuple[np.ndarray, slice]:
+    """``q`` with its first unit part (a free flyer's quaternion) scaled by ``factor``, the same
+    configuration off the unit sphere; and where that part is in ``q``."""
+    (start, length), *_ = unit_part_spans(model)
+    part = slice(start, start + length)
+    scaled = q.copy()
+    scaled[part] *= factor
+    return scaled, part
 
 
 def check_against_numpy(
@@ -114,3 +126,19 @@ def tree_with_unit_parts() -> tuple[pin.Model, list]:
         7,
     )
     return build_tree(spec)
+
+
+def fresh_python(
+    code: str, timeout: float = 60, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter (nothing imported yet), its output captured as text."""
+    run = [sys.executable, "-c", code]
+    return subprocess.run(run, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def import_error_without(dependency: str, module: str) -> str:
+    """The last line of what ``import module`` writes to stderr in a fresh interpreter that
+    cannot import ``dependency``; the import must fail (exit status 1)."""
+    done = fresh_python(f"import sys\nsys.modules[{dependency!r}] = None\nimport {module}")
+    assert done.returncode == 1, done.stderr
+    return done.stderr.strip().splitlines()[-1]
