@@ -1,5 +1,6 @@
 """What the tests of the generated code share: the module (the test file is skipped without
-CasADi or a C compiler) and the quickest flags for the small test models."""
+CasADi or a C compiler), the mark of a test that builds C itself, and the quickest flags for
+the small test models."""
 
 import shutil
 
@@ -17,10 +18,16 @@ FAST_DERIVATIVES = ("-O0", THREADED)
 nothing."""
 
 
+HAS_C_COMPILER = any(shutil.which(c) for c in ("cc", "gcc", "clang"))
+
+needs_c_compiler = pytest.mark.skipif(not HAS_C_COMPILER, reason="no C compiler on PATH")
+"""Skips a test that builds C itself when no C compiler is on PATH."""
+
+
 def codegen_or_skip():
     """``pvosimr.codegen.build``, or the calling test module skipped (no CasADi, no compiler)."""
     pytest.importorskip("casadi")
     build = pytest.importorskip("pvosimr.codegen.build")
-    if not any(shutil.which(c) for c in ("cc", "gcc", "clang")):
+    if not HAS_C_COMPILER:
         pytest.skip("no C compiler on PATH", allow_module_level=True)
     return build

@@ -2,11 +2,13 @@
 tests/test_xla_builders.py, tests/test_xla_slow.py, tests/test_xla_route.py; their fixture
 ``x64`` is in conftest.py) and of the front ends (tests/test_jax.py, tests/test_torch.py): a
 relative error, random trees with every constraint kind, configurations off the unit sphere, and
-the XLA route's G against the numpy path."""
+the XLA route's G against the numpy path; and a fresh interpreter, for what importing does."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pinocchio as pin
@@ -15,11 +17,9 @@ from _trees import (
     TreeSpec,
     build_tree,
     chain_of,
+    drawn_mixed_tree,
     every_kind_of_joint,
-    mixed_kinds,
     random_q,
-    random_shape,
-    with_anchors,
 )
 
 import pvosimr
@@ -39,6 +39,16 @@ def off_sphere(model: pin.Model, q: np.ndarray, rng: np.random.Generator) -> np.
     for start, length in unit_part_spans(model):
         q[start : start + length] *= rng.uniform(0.5, 2.0)
     return q
+
+
+def first_part_scaled(model: pin.Model, q: np.ndarray, factor: float) -> tuple[np.ndarray, slice]:
+    """``q`` with its first unit part (a free flyer's quaternion) scaled by ``factor``, the same
+    configuration off the unit sphere; and where that part is in ``q``."""
+    (start, length), *_ = unit_part_spans(model)
+    part = slice(start, start + length)
+    scaled = q.copy()
+    scaled[part] *= factor
+    return scaled, part
 
 
 def check_against_numpy(
@@ -100,17 +110,9 @@ def planar_chain_held() -> tuple[pin.Model, list]:
 
 
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:
-    """2-6 joints of every kind (a free-flyer root one time in two), 1-3 constraints of mixed
+    """2-6 joints of every kind (armature one time in two), 1-3 constraints of mixed
     kinds (LOCAL and world-aligned, one body and two, pin 4's models), from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 7))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(1, 4))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (2, 7), (1, 4))
 
 
 def tree_with_unit_parts() -> tuple[pin.Model, list]:
@@ -124,3 +126,19 @@ def tree_with_unit_parts() -> tuple[pin.Model, list]:
         7,
     )
     return build_tree(spec)
+
+
+def fresh_python(
+    code: str, timeout: float = 60, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter (nothing imported yet), its output captured as text."""
+    run = [sys.executable, "-c", code]
+    return subprocess.run(run, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def import_error_without(dependency: str, module: str) -> str:
+    """The last line of what ``import module`` writes to stderr in a fresh interpreter that
+    cannot import ``dependency``; the import must fail (exit status 1)."""
+    done = fresh_python(f"import sys\nsys.modules[{dependency!r}] = None\nimport {module}")
+    assert done.returncode == 1, done.stderr
+    return done.stderr.strip().splitlines()[-1]

@@ -10,7 +10,7 @@ re-exported here under the names the tests use.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -18,8 +18,10 @@ import pytest
 from _slow import LONG, SLOW
 from hypothesis import strategies as st
 
+import pvosimr
 from pvosimr.algorithms.pv_osimh_plan import Plan, candidates, set_plan
 from pvosimr.checks import topology_for
+from pvosimr.reference.truth import TOLERANCE, rel_err
 from pvosimr.zoo.seeded import (
     JOINT_KINDS,
     MIDDLE_ANGLE_SINGULAR,
@@ -43,8 +45,12 @@ __all__ = [
     "ROBOT_SAMPLE",
     "TreeSpec",
     "add_mimics",
+    "branching_tree",
     "build_tree",
+    "check_every_algorithm",
+    "drawn_mixed_tree",
     "drawn_plan",
+    "drawn_shape",
     "every_kind_of_joint",
     "fig1_tree",
     "make_joint",
@@ -66,6 +72,9 @@ __all__ = [
 ]
 
 Tree = tuple[pin.Model, list[pin.RigidConstraintModel]]
+#: A dense G of ``(model, q, cms)``: :func:`pvosimr.reference.truth.dense_delassus` or
+#: :func:`pvosimr.reference.truth.pinocchio_dense_delassus`.
+Truth = Callable[[pin.Model, np.ndarray, Sequence], np.ndarray]
 
 
 #: The robots the default run sweeps, one of each kind: the paper's Atlas and Shadow hand, every
@@ -199,6 +208,19 @@ def random_shape(rng: np.random.Generator, n: int) -> tuple[list[int], list[str]
     return parents, kinds
 
 
+def drawn_shape(
+    rng: np.random.Generator, joints: tuple[int, int], constraints: tuple[int, int]
+) -> tuple[list[int], list[str], list[tuple[int, pin.ContactType]]]:
+    """:func:`random_shape` of ``rng.integers(*joints)`` joints, then ``rng.integers(*constraints)``
+    constraints of random type on random joints: ``(parents, kinds, constraints)`` for a
+    :class:`TreeSpec`, drawn from ``rng`` in this order."""
+    n = int(rng.integers(*joints))
+    parents, kinds = random_shape(rng, n)
+    m = int(rng.integers(*constraints))
+    sites = [(int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)]
+    return parents, kinds, sites
+
+
 def build_tree(spec: TreeSpec) -> Tree:
     """Build the Pinocchio model and constraint list described by ``spec``."""
     model, cms = random_tree(
@@ -310,7 +332,50 @@ def with_anchors(model: pin.Model, cms: Sequence, rng: np.random.Generator) -> l
     return out
 
 
+def drawn_mixed_tree(
+    rng: np.random.Generator,
+    seed: int,
+    joints: tuple[int, int],
+    constraints: tuple[int, int],
+    armature: bool = True,
+) -> Tree:
+    """A tree of :func:`drawn_shape` (armature one time in two, none if ``armature`` is false)
+    with its constraints of every kind (:func:`mixed_kinds`, :func:`with_anchors`), drawn from
+    ``rng``; ``seed`` draws the numeric parts."""
+    parents, kinds, sites = drawn_shape(rng, joints, constraints)
+    armed = bool(rng.integers(2)) if armature else False
+    model, cms = build_tree(TreeSpec(parents, kinds, sites, armed, seed))
+    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+
+
 # --------------------------------------------------------------------------- Fig. 1
+
+
+def branching_tree(kinds: Sequence[str]) -> pin.Model:
+    """Eight joints of ``kinds`` (the first the root) on two branches from joint 1 and one from
+    joint 2 (parents 0, 1, 2, 3, 2, 1, 6, 7), with armature, no constraints."""
+    return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
+
+
+def check_every_algorithm(
+    model: pin.Model, cms: Sequence, seed: int, truth: Truth, auto: bool
+) -> float:
+    """Every algorithm (and ``"auto"`` if ``auto``: its cost model takes about a second per
+    tree), one call at a time and batched, on numpy at two configurations drawn from ``seed``,
+    against ``truth(model, q, cms)``; the largest error."""
+    rng = np.random.default_rng(seed)
+    qs = np.stack([random_q(model, rng) for _ in range(2)])
+    truths = [truth(model, q, cms) for q in qs]
+    data, worst = model.createData(), 0.0
+    for algorithm in (*pvosimr.ALGORITHMS, *(("auto",) if auto else ())):
+        G = pvosimr.compute_delassus_batch(model, qs, cms, algorithm)
+        for q, expected, Gb in zip(qs, truths, G, strict=True):
+            single = rel_err(pvosimr.compute_delassus(model, data, q, cms, algorithm), expected)
+            batch = rel_err(Gb, expected)
+            assert single <= TOLERANCE, (algorithm, seed, single)
+            assert batch <= TOLERANCE, (algorithm, seed, "batch", batch)
+            worst = max(worst, single, batch)
+    return worst
 
 
 def fig1_tree(seed: int = 0) -> Tree:

@@ -188,12 +188,18 @@ def test_unknown_algorithm(humanoid):
         pvosimr.compute_delassus_batch(model, qs, cms, algorithm="osim")
 
 
-@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
-def test_singular_mass_matrix_names_a_row(algorithm):
+def massless_leaf(name: str) -> tuple[pin.Model, int]:
+    """A shoulder with a body and a leaf joint ``name`` with none and no armature (M is singular
+    at every q), and the leaf's id."""
     model = pin.Model()
     j1 = model.addJoint(0, pin.JointModelRX(), pin.SE3.Random(), "shoulder")
     model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
-    j2 = model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), "odd_joint")
+    return model, model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), name)
+
+
+@pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
+def test_singular_mass_matrix_names_a_row(algorithm):
+    model, j2 = massless_leaf("odd_joint")
     cms = [pin.RigidConstraintModel(C6, model, j2, pin.SE3.Random(), pin.LOCAL)]
     qs = configurations(model, 5)
     with pytest.raises(ValueError, match=r"singular at row 0 of qs \(5 of 5 rows\).*'odd_joint'"):
@@ -369,10 +375,7 @@ def _verdict(call) -> str:
 @pytest.mark.parametrize("algorithm", pvosimr.ALGORITHMS)
 def test_singular_verdict_is_the_same_on_both_paths(algorithm):
     """A massless leaf without armature: M is singular at every q, on both paths."""
-    model = pin.Model()
-    j1 = model.addJoint(0, pin.JointModelRX(), pin.SE3.Random(), "shoulder")
-    model.appendBodyToJoint(j1, pin.Inertia.Random(), pin.SE3.Identity())
-    j2 = model.addJoint(j1, pin.JointModelRY(), pin.SE3.Random(), "massless")
+    model, j2 = massless_leaf("massless")
     cms = [pin.RigidConstraintModel(C3, model, j2, pin.SE3.Random(), pin.LOCAL)]
     for q in configurations(model, 3):
         single = _verdict(

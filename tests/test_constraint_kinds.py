@@ -13,27 +13,24 @@ with every joint type and a mix of LOCAL / LOCAL_WORLD_ALIGNED, one-body / two-b
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import needs_c_compiler
 from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
-    CONTACT_TYPES,
     TreeSpec,
+    branching_tree,
     build_tree,
+    check_every_algorithm,
+    drawn_mixed_tree,
     drawn_plan,
-    mixed_kinds,
     random_q,
-    random_shape,
     requires_pin_feature,
-    with_anchors,
 )
 
 import pvosimr
-from pvosimr import compute_delassus_batch
 from pvosimr.reference.truth import (
     TOLERANCE,
     constraint_jacobian,
@@ -56,6 +53,7 @@ PIN4_MODELS = (
     "PointContactConstraintModel",
 )
 needs_pin4_models = requires_pin_feature(*PIN4_MODELS)
+BRANCHING_KINDS = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Universal", "HX"]
 
 
 def assert_rows_are_pinocchios(model: pin.Model, q: np.ndarray, cms: list) -> None:
@@ -68,15 +66,7 @@ def mixed_tree(seed: int, min_constraints: int = 1) -> tuple[pin.Model, list]:
     """A depth-first tree of 2-12 joints of every kind (a free-flyer root one time in three)
     with ``min_constraints``-5 constraints of mixed kinds, pin 4's models among them, all
     drawn from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 13))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(min_constraints, 6))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (2, 13), (min_constraints, 6))
 
 
 def _kind(cm) -> tuple:
@@ -103,24 +93,9 @@ def test_truth_rows_are_pinocchios(seed):
     assert_rows_are_pinocchios(model, q, cms)
 
 
-def _check_every_algorithm(model: pin.Model, cms: list, seed: int, auto: bool = True) -> None:
-    """Every algorithm (and ``"auto"``, unless ``auto`` is false: its cost model takes about a
-    second per tree) on numpy and batched numpy."""
-    rng = np.random.default_rng(seed)
-    qs = np.stack([random_q(model, rng) for _ in range(2)])
-    truths = [dense_delassus(model, q, cms) for q in qs]
-    data = model.createData()
-    for algorithm in (*pvosimr.ALGORITHMS, *(("auto",) if auto else ())):
-        G = compute_delassus_batch(model, qs, cms, algorithm)
-        for q, truth, Gb in zip(qs, truths, G, strict=True):
-            single = pvosimr.compute_delassus(model, data, q, cms, algorithm)
-            assert rel_err(single, truth) <= TOLERANCE, (algorithm, seed)
-            assert rel_err(Gb, truth) <= TOLERANCE, (algorithm, seed, "batch")
-
-
 @pytest.mark.parametrize("seed", slow_ones(range(FAST_TREES), {4, 7, 15}))
 def test_every_algorithm_numpy_and_batch(seed):
-    _check_every_algorithm(*mixed_tree(seed), seed, auto=seed % 4 == 0)
+    check_every_algorithm(*mixed_tree(seed), seed, dense_delassus, auto=seed % 4 == 0)
 
 
 @pytest.mark.parametrize("seed", slow_ones(CASADI_SEEDS, {0, 2, 3, 4, 15}))
@@ -147,7 +122,7 @@ def _hand_to_hand(model: pin.Model) -> list:
 
 
 def _anchors(model: pin.Model) -> list:
-    """Pin 4's models on :func:`_branching_tree`: a frame anchor between two branches, a point
+    """Pin 4's models on :func:`_trees.branching_tree`: a frame anchor between two branches, a point
     contact fixed in the world, a point anchor between two links and a one-body frame anchor."""
     if len(ANCHOR_MODELS) < len(PIN4_MODELS):
         return []
@@ -162,18 +137,11 @@ def _anchors(model: pin.Model) -> list:
     ]
 
 
-def _branching_tree() -> pin.Model:
-    kinds = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Universal", "HX"]
-    return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
-
-
 @pytest.mark.slow  # builds C libraries of its own
-@pytest.mark.skipif(
-    not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
-)
+@needs_c_compiler
 def test_compiled(tmp_path):
     codegen = pytest.importorskip("pvosimr.codegen.build")
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     cms = _hand_to_hand(model) + _anchors(model)
     # beyond the line of outlined code; one copy of it (not also the FMA one) is enough here
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",), simd=False)
@@ -185,7 +153,7 @@ def test_compiled(tmp_path):
 def test_pinocchio_is_wrong_and_refused():
     """``pin.computeDelassusMatrix`` takes these kinds and returns another matrix (LWA read as
     LOCAL, joint2 ignored); :func:`pinocchio_delassus` refuses them, pvosimr gets them right."""
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     q = random_q(model, np.random.default_rng(2))
     for cm in _hand_to_hand(model)[:3]:
         truth = dense_delassus(model, q, [cm])
@@ -199,7 +167,7 @@ def test_pinocchio_is_wrong_and_refused():
 
 def test_plain_constraints_keep_their_end_effectors():
     """A list of LOCAL one-body constraints is swept as before: one EE each, nothing framed."""
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     cms = _hand_to_hand(model)
     plain = pvosimr.topology_for(model, cms[3:])
     assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
@@ -211,7 +179,7 @@ def test_plain_constraints_keep_their_end_effectors():
 def test_pin4_models_end_effectors():
     """A frame anchor on one body is one plain EE (its rows negated in ``K``); a point anchor
     sweeps body 1's six rows and reads where ``c1`` and its world-fixed ``c2`` are."""
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     cms = _anchors(model)
     plain = pvosimr.topology_for(model, cms[3:])
     assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
@@ -224,7 +192,7 @@ def test_pin4_models_end_effectors():
 
 @needs_pin4_models
 def test_pin4_models_refused_by_pinocchio_routines():
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     q = random_q(model, np.random.default_rng(6))
     for cm in _anchors(model):
         with pytest.raises(NotImplementedError, match=r"takes? RigidConstraintModel only"):
@@ -236,7 +204,7 @@ def test_pin4_bad_input():
     """An object that is no constraint model (pin 4.1's joint-space models are taken:
     ``tests/test_constraint_models.py``), a lone model, joints outside the model or equal, and a
     world anchor's placement that is not rigid: each a named error."""
-    model = _branching_tree()
+    model = branching_tree(BRANCHING_KINDS)
     data, q = model.createData(), random_q(model, np.random.default_rng(7))
     frame, point, _ = ANCHOR_MODELS
     with pytest.raises(TypeError, match="constraint 1 is a SE3, which pvosimr cannot take"):
@@ -272,7 +240,7 @@ def test_property_mixed_kinds():
         drawn_plan(model, cms, seed)
         q = random_q(model, np.random.default_rng(seed))
         assert_rows_are_pinocchios(model, q, cms)
-        _check_every_algorithm(model, cms, seed, auto=seed % 10 == 0)
+        check_every_algorithm(model, cms, seed, dense_delassus, auto=seed % 10 == 0)
         if seed % 50 == 0:
             for algorithm in ("pv-osimr", "pv-osimh"):
                 f = symbolic.delassus_function(model, cms, algorithm)

@@ -14,22 +14,20 @@ path (numpy, batched numpy, CasADi, generated C) agrees with it to
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pinocchio as pin
 import pytest
+from _codegen import needs_c_compiler
 from _trees import (
     ANCHOR_MODELS,
-    CONTACT_TYPES,
     TreeSpec,
+    branching_tree,
     build_tree,
+    check_every_algorithm,
+    drawn_mixed_tree,
     drawn_plan,
     random_q,
-    random_shape,
 )
-from _trees import mixed_kinds as rigid_kinds
-from _trees import with_anchors as anchors_among
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +49,7 @@ pytestmark = needs_pin4
 FAST_TREES = 16
 SLOW_TREES = 1000
 SEEDS = st.integers(0, 2**31 - 1)
+BRANCHING_KINDS = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Planar", "HX"]
 
 
 def _constant_joints(model: pin.Model) -> list[int]:
@@ -83,12 +82,7 @@ def every_model_tree(seed: int) -> tuple[pin.Model, list]:
     joint limit and a joint friction model (each on 1-3 constant-subspace joints, one of them
     in a generic wrapper), shuffled into one list."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 11))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(1, 5))
-    spec = [(int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)]
-    model, cms = build_tree(TreeSpec(parents, kinds, spec, bool(rng.integers(2)), seed))
-    cms = anchors_among(model, rigid_kinds(model, cms, rng), rng)
+    model, cms = drawn_mixed_tree(rng, seed, (2, 11), (1, 5))
     out = []
     for cm in cms:
         u = rng.random()
@@ -118,28 +112,11 @@ def test_trees_draw_every_model():
     assert kinds == {"rows"} | generic | typed
 
 
-def _check_numpy_and_batch(model: pin.Model, cms: list, seed: int, auto: bool = False) -> float:
-    """Every algorithm (and ``"auto"`` if ``auto``), single call and batch, against
-    Pinocchio's rows; the largest error."""
-    rng = np.random.default_rng(seed)
-    qs = np.stack([random_q(model, rng) for _ in range(2)])
-    truths = [pinocchio_dense_delassus(model, q, cms) for q in qs]
-    data, worst = model.createData(), 0.0
-    for algorithm in (*pvosimr.ALGORITHMS, *(("auto",) if auto else ())):
-        G = pvosimr.compute_delassus_batch(model, qs, cms, algorithm)
-        for q, truth, Gb in zip(qs, truths, G, strict=True):
-            single = pvosimr.compute_delassus(model, data, q, cms, algorithm)
-            errors = (rel_err(single, truth), rel_err(Gb, truth))
-            assert max(errors) <= TOLERANCE, (algorithm, seed, errors)
-            worst = max(worst, *errors)
-    return worst
-
-
 @pytest.mark.slow  # seconds of numpy or CasADi work
 @settings(max_examples=FAST_TREES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SEEDS)
 def test_every_model_numpy_and_batch(seed):
-    _check_numpy_and_batch(*every_model_tree(seed), seed)
+    check_every_algorithm(*every_model_tree(seed), seed, pinocchio_dense_delassus, auto=False)
 
 
 @pytest.mark.slow  # CasADi graphs: seconds each
@@ -152,11 +129,6 @@ def test_every_model_casadi(seed):
     for algorithm in pvosimr.ALGORITHMS:
         f = symbolic.delassus_function(model, cms, algorithm)
         assert rel_err(np.array(f(q)), truth) <= TOLERANCE, algorithm
-
-
-def _branching() -> pin.Model:
-    kinds = ["FreeFlyer", "RX", "Spherical", "RY", "PZ", "RZ", "Planar", "HX"]
-    return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
 
 
 def _loops(model: pin.Model) -> list:
@@ -185,17 +157,18 @@ def _loops(model: pin.Model) -> list:
 @pytest.mark.slow  # PV-OSIMh prices its plans on 13 end-effectors (7 s); the default run's
 # random trees draw these kinds too (test_every_model_numpy_and_batch)
 def test_loops_and_joint_rows_every_path_numpy():
-    model = _branching()
-    assert _check_numpy_and_batch(model, _loops(model), 3, auto=True) <= TOLERANCE
+    model = branching_tree(BRANCHING_KINDS)
+    assert (
+        check_every_algorithm(model, _loops(model), 3, pinocchio_dense_delassus, auto=True)
+        <= TOLERANCE
+    )
 
 
 @pytest.mark.slow  # a C build of its own (5 s)
-@pytest.mark.skipif(
-    not any(shutil.which(c) for c in ("cc", "gcc", "clang")), reason="no C compiler on PATH"
-)
+@needs_c_compiler
 def test_loops_and_joint_rows_compiled(tmp_path):
     codegen = pytest.importorskip("pvosimr.codegen.build")
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     cms = _loops(model)
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))
     for seed in (5, 6):
@@ -205,7 +178,7 @@ def test_loops_and_joint_rows_compiled(tmp_path):
 
 def test_row_map_is_a_congruence():
     """``G`` of ``rows(cm, A)`` is ``A G Aᵀ`` of ``cm``'s, to rounding."""
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     q = random_q(model, np.random.default_rng(8))
     hinge = pin.RigidConstraintModel(
         pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random(), 8, pin.SE3.Random(), pin.LOCAL
@@ -220,7 +193,7 @@ def test_row_map_is_a_congruence():
 def test_joint_rows_end_effectors():
     """A row on a one-DoF joint is two one-row EEs (child, parent) and nothing framed; on a
     root joint one EE; on a multi-DoF joint not at the root, one row and a six-row EE."""
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     one_dof = pvosimr.topology_for(model, [JOINT_SPACE[1](model, [4])])
     assert (one_dof.m, one_dof.dims, one_dof.framed) == (1, (1, 1), ())
     root = pvosimr.topology_for(model, [JOINT_SPACE[1](model, [1])])
@@ -231,7 +204,7 @@ def test_joint_rows_end_effectors():
 
 def test_selection_of_local_constraint_is_folded():
     """A selection of a LOCAL one-body constraint is one EE of the selected rows."""
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
     topo = pvosimr.topology_for(model, [rows(cm, [0, 2])])
     assert (topo.m, topo.dims, topo.framed) == (2, (2,), ())
@@ -241,7 +214,7 @@ def test_selection_of_local_constraint_is_folded():
 
 
 def test_bad_row_maps_named():
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     data, q = model.createData(), random_q(model, np.random.default_rng(2))
     cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, model, 5, pin.SE3.Random())
     cm.name = "toe"
@@ -257,7 +230,7 @@ def test_bad_row_maps_named():
 
 
 def test_unsupported_models_named():
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     data, q = model.createData(), random_q(model, np.random.default_rng(2))
     ok = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 2, pin.SE3.Random())
     with pytest.raises(TypeError, match="constraint 1 is a SE3, which pvosimr cannot take"):
@@ -283,7 +256,7 @@ def test_property_every_model():
     for seed in range(10_000, 10_000 + SLOW_TREES):
         model, cms = every_model_tree(seed)
         drawn_plan(model, cms, seed)
-        _check_numpy_and_batch(model, cms, seed)
+        check_every_algorithm(model, cms, seed, pinocchio_dense_delassus, auto=False)
         if seed % 25 == 0:
             q = random_q(model, np.random.default_rng(seed))
             truth = pinocchio_dense_delassus(model, q, cms)
@@ -296,7 +269,7 @@ def test_row_maps_with_placements_as_input():
     """Row maps keep one placement entry per constraint (``placements="input"``); joint-space
     models, which have none a user gives, are refused by name there."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     q = random_q(model, np.random.default_rng(9))
     C6 = pin.ContactType.CONTACT_6D
     P1, P2 = pin.SE3.Random(), pin.SE3.Random()
@@ -323,7 +296,7 @@ def test_pinocchio_routines_map_row_maps_and_refuse_joint_rows():
     from pvosimr.reference.pinocchio import pinocchio_cholesky, pinocchio_efpa
     from pvosimr.reference.truth import dense_delassus
 
-    model = _branching()
+    model = branching_tree(BRANCHING_KINDS)
     q = random_q(model, np.random.default_rng(3))
     weld = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
     A = np.random.default_rng(4).standard_normal((2, 6))

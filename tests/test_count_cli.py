@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,19 @@ def run(capsys, *argv: str) -> tuple[str, dict[str, int], str]:
 
 def api_counts(model: pin.Model, cms: list) -> dict[str, int]:
     return {a: pvosimr.count_operations(model, cms, a) for a in DEFAULT}
+
+
+def check_free_flyer_file(
+    capsys, path: Path, load: Callable, constraints: list[tuple[str, str]], header: str
+) -> None:
+    """``pvosimr count PATH --free-flyer`` with ``constraints`` (``(kind, frame)``, in order)
+    counts what the API counts on ``load(PATH, free flyer)``; its header contains ``header``."""
+    argv = [word for kind, frame in constraints for word in (f"--{kind}", frame)]
+    said, counts, _ = run(capsys, str(path), "--free-flyer", *argv, "--no-cache")
+    model = load(str(path), pin.JointModelFreeFlyer())
+    cms = [{"weld": weld, "point": point}[kind](model, frame) for kind, frame in constraints]
+    assert counts == api_counts(model, cms)
+    assert header in said
 
 
 @pytest.fixture
@@ -158,19 +172,15 @@ def test_the_command_names_an_uncreatable_cache_folder_before_counting(
 
 @pytest.mark.slow  # seconds (measured)
 def test_urdf_file_with_free_flyer_matches_the_api(capsys, solo12_urdf):
-    argv = ["--free-flyer", "--point", "FL_FOOT", "--point", "HR_FOOT", "--no-cache"]
-    header, counts, _ = run(capsys, str(solo12_urdf), *argv)
-    model = pin.buildModelFromUrdf(str(solo12_urdf), pin.JointModelFreeFlyer())
-    assert counts == api_counts(model, [point(model, "FL_FOOT"), point(model, "HR_FOOT")])
-    assert "nq 19, nv 18, m 6, 2 constraints (2 point)" in header
+    feet = [("point", "FL_FOOT"), ("point", "HR_FOOT")]
+    header = "nq 19, nv 18, m 6, 2 constraints (2 point)"
+    check_free_flyer_file(capsys, solo12_urdf, pin.buildModelFromUrdf, feet, header)
 
 
 def test_mjcf_file_keeps_constraint_order(capsys, two_arms):
-    argv = ["--free-flyer", "--weld", "right_tip", "--point", "left_tip", "--no-cache"]
-    header, counts, _ = run(capsys, str(two_arms), *argv)
-    model = pin.buildModelFromMJCFAndRootJoint(str(two_arms), pin.JointModelFreeFlyer())
-    assert counts == api_counts(model, [weld(model, "right_tip"), point(model, "left_tip")])
-    assert "nq 9, nv 8, m 9, 2 constraints (1 weld, 1 point), 1 branching link" in header
+    tips = [("weld", "right_tip"), ("point", "left_tip")]
+    header = "nq 9, nv 8, m 9, 2 constraints (1 weld, 1 point), 1 branching link"
+    check_free_flyer_file(capsys, two_arms, pin.buildModelFromMJCFAndRootJoint, tips, header)
     args = opcounts.build_parser().parse_args(["x", "--weld", "a", "--point", "b", "--weld", "c"])
     assert args.constraints == [("weld", "a"), ("point", "b"), ("weld", "c")]
 

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+from _urdf import joint, link, robot
 
 from pvosimr.study import cli
 
@@ -163,33 +164,20 @@ def test_validate_checks_every_entry_point_of_a_python_made_export(capsys, tmp_p
 
 #: A robot of the user's own: a free-flyer root (--free-flyer), a revolute hip, a prismatic
 #: leg, a revolute arm on another branch, and a tool frame 5 cm and 0.3 rad off its joint.
-ROBOT_URDF = """<?xml version="1.0"?>
-<robot name="hopper">
-  <link name="torso"><inertial><mass value="5"/><origin xyz="0 0 0.1"/>
-    <inertia ixx="0.1" iyy="0.12" izz="0.08" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="thigh"><inertial><mass value="1"/><origin xyz="0 0 -0.15"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="shin"><inertial><mass value="0.6"/><origin xyz="0 0 -0.1"/>
-    <inertia ixx="0.006" iyy="0.006" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="arm"><inertial><mass value="0.8"/><origin xyz="0.1 0 0"/>
-    <inertia ixx="0.002" iyy="0.008" izz="0.008" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="foot"/>
-  <link name="tool"/>
-  <joint name="hip" type="revolute"><parent link="torso"/><child link="thigh"/>
-    <origin xyz="0 0 -0.05"/><axis xyz="0 1 0"/>
-    <limit lower="-2" upper="2" effort="50" velocity="10"/></joint>
-  <joint name="knee" type="prismatic"><parent link="thigh"/><child link="shin"/>
-    <origin xyz="0 0 -0.3"/><axis xyz="0 0 1"/>
-    <limit lower="-0.1" upper="0.1" effort="50" velocity="1"/></joint>
-  <joint name="ankle" type="fixed"><parent link="shin"/><child link="foot"/>
-    <origin xyz="0 0 -0.25"/></joint>
-  <joint name="shoulder" type="revolute"><parent link="torso"/><child link="arm"/>
-    <origin xyz="0 0.15 0.2"/><axis xyz="1 0 0"/>
-    <limit lower="-3" upper="3" effort="20" velocity="10"/></joint>
-  <joint name="grip" type="fixed"><parent link="arm"/><child link="tool"/>
-    <origin xyz="0.05 0 0" rpy="0.3 0 0"/></joint>
-</robot>
-"""
+ROBOT_URDF = robot(
+    "hopper",
+    link("torso", "5", "0 0 0.1", "0.1 0.12 0.08"),
+    link("thigh", "1", "0 0 -0.15", "0.01 0.01 0.002"),
+    link("shin", "0.6", "0 0 -0.1", "0.006 0.006 0.001"),
+    link("arm", "0.8", "0.1 0 0", "0.002 0.008 0.008"),
+    link("foot"),
+    link("tool"),
+    joint("hip", "revolute", "torso", "thigh", 'xyz="0 0 -0.05"', "0 1 0", "-2 2 50 10"),
+    joint("knee", "prismatic", "thigh", "shin", 'xyz="0 0 -0.3"', "0 0 1", "-0.1 0.1 50 1"),
+    joint("ankle", "fixed", "shin", "foot", 'xyz="0 0 -0.25"'),
+    joint("shoulder", "revolute", "torso", "arm", 'xyz="0 0.15 0.2"', "1 0 0", "-3 3 20 10"),
+    joint("grip", "fixed", "arm", "tool", 'xyz="0.05 0 0" rpy="0.3 0 0"'),
+)
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _urdf import joint, link, robot
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "export.md"
@@ -19,23 +20,16 @@ LANGUAGES = {"bash", "cmake", "cpp", "c"}
 
 #: The model file the page's third command exports: two links, a revolute and a prismatic
 #: joint, and the tool frame it welds.
-ARM_URDF = """<?xml version="1.0"?>
-<robot name="arm">
-  <link name="base"/>
-  <link name="upper"><inertial><mass value="1.0"/><origin xyz="0 0 0.2"/>
-    <inertia ixx="0.02" iyy="0.02" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="slider"><inertial><mass value="0.5"/><origin xyz="0 0 0.1"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="tool0"/>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
-  <joint name="slide" type="prismatic"><parent link="upper"/><child link="slider"/>
-    <origin xyz="0 0 0.4"/><axis xyz="0 0 1"/>
-    <limit lower="-0.2" upper="0.2" effort="10" velocity="1"/></joint>
-  <joint name="tool" type="fixed"><parent link="slider"/><child link="tool0"/>
-    <origin xyz="0.05 0 0.2" rpy="0.3 0 0"/></joint>
-</robot>
-"""
+ARM_URDF = robot(
+    "arm",
+    link("base"),
+    link("upper", "1.0", "0 0 0.2", "0.02 0.02 0.01"),
+    link("slider", "0.5", "0 0 0.1", "0.01 0.01 0.005"),
+    link("tool0"),
+    joint("shoulder", "revolute", "base", "upper", axis="0 1 0", limits="-3 3 10 5"),
+    joint("slide", "prismatic", "upper", "slider", 'xyz="0 0 0.4"', "0 0 1", "-0.2 0.2 10 1"),
+    joint("tool", "fixed", "slider", "tool0", 'xyz="0.05 0 0.2" rpy="0.3 0 0"'),
+)
 
 
 def blocks() -> list[tuple[str, str, str, str]]:

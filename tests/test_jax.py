@@ -8,8 +8,6 @@ placements fixed; the same one tests/test_torch.py uses); Atlas and placements a
 
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pinocchio as pin
@@ -18,6 +16,7 @@ from _slow import slow_ones
 
 jax = pytest.importorskip("jax", reason='needs JAX: pip install "pvosimr[jax]"')
 import jax.numpy as jnp  # noqa: E402
+from _jax import first_part_scaled, fresh_python, import_error_without  # noqa: E402
 from _trees import mass_on_the_first_axis  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
@@ -175,18 +174,15 @@ def test_check_grads_reverse_mode(humanoid_G):
 def test_off_the_sphere_G_is_G_of_the_normalised_q_and_has_no_radial_gradient(humanoid_G):
     model, G, f = humanoid_G
     q = configurations(model, 1, seed=6)[0]
-    (start, length), *_ = unit_part_spans(model)
-    scaled = q.copy()
-    scaled[start : start + length] *= 1.7
+    scaled, part = first_part_scaled(model, q, 1.7)
     np.testing.assert_allclose(np.asarray(G(scaled)), f(q), rtol=0, atol=1e-13)
     W = np.random.default_rng(6).standard_normal((f.m, f.m))
     g = np.asarray(jax.grad(weighted_loss(G, W))(scaled))
-    part = slice(start, start + length)
     assert abs(g[part] @ scaled[part]) <= 1e-12 * np.abs(g).max()  # no radial part
     # the chain rule of u/|u|: the unit sphere's gradient divided by the norm
     at_unit = tangent_to_coordinates(model, q, f.vjp(q, W))
     np.testing.assert_allclose(g[part], at_unit[part] / 1.7, rtol=0, atol=1e-12)
-    rest = np.setdiff1d(np.arange(model.nq), np.arange(start, start + length))
+    rest = np.setdiff1d(np.arange(model.nq), np.arange(model.nq)[part])
     np.testing.assert_allclose(g[rest], at_unit[rest], rtol=0, atol=1e-12)
 
 
@@ -255,7 +251,7 @@ try:
 except TypeError as exc:
     print(exc)
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    done = fresh_python(code, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
         "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
@@ -265,10 +261,7 @@ except TypeError as exc:
 
 @pytest.mark.slow  # a fresh interpreter that compiles
 def test_without_jax_the_entry_point_says_what_to_install():
-    code = "import sys\nsys.modules['jax'] = None\nimport pvosimr.jax"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1] == (
+    assert import_error_without("jax", "pvosimr.jax") == (
         'ModuleNotFoundError: pvosimr.jax: needs JAX: pip install "pvosimr[jax]"'
     )
 
@@ -276,7 +269,7 @@ def test_without_jax_the_entry_point_says_what_to_install():
 @pytest.mark.slow  # a fresh interpreter that compiles
 def test_import_pvosimr_imports_neither_jax_nor_torch():
     code = "import sys, pvosimr; print(sorted({'jax', 'jaxlib', 'torch'} & set(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = fresh_python(code)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
 
 
@@ -358,9 +351,7 @@ assert again == first and again.stat().st_size > 100
 print(sorted(p.name.split("-")[0] for p in first.parent.iterdir()))
 """
     env = {**os.environ, "PVOSIMR_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
-    )
+    done = fresh_python(code, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("compiling pvosimr's XLA FFI handler") == 2
     assert "is damaged" in done.stderr

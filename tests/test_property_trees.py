@@ -18,14 +18,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _trees import (
-    CONTACT_TYPES,
     DEFAULT_JOINT_TYPES,
     TreeSpec,
     add_mimics,
     build_tree,
     drawn_plan,
+    drawn_shape,
     random_q,
-    random_shape,
     reduced_truth,
 )
 
@@ -45,12 +44,7 @@ def random_spec(seed: int) -> TreeSpec:
     """A depth-first tree of 1-12 joints of uniformly drawn kinds (a free-flyer root one time
     in three), 0-5 constraints of random type on random joints, armature one time in two."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 13))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(0, 6))
-    constraints = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))]) for _ in range(m)
-    ]
+    parents, kinds, constraints = drawn_shape(rng, (1, 13), (0, 6))
     return TreeSpec(parents, kinds, constraints, bool(rng.random() < 0.5), seed)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _slow import slow_ones
-from _trees import TreeSpec, build_tree, mixed_kinds, random_q, random_shape, with_anchors
+from _trees import drawn_mixed_tree, random_q
 
 import pvosimr
 from pvosimr.algorithms import pv_osimh, sweeps_for
@@ -26,18 +26,10 @@ from pvosimr.kinematics.frames import numeric_kinematics
 from pvosimr.reference.truth import TOLERANCE, dense_delassus, rel_err
 from pvosimr.topology import Topology
 
-C3, C6 = pin.ContactType.CONTACT_3D, pin.ContactType.CONTACT_6D
-
 
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:
     """2-14 joints of every kind, 2-6 constraints of every kind, drawn from ``seed``."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(2, 15))
-    parents, kinds = random_shape(rng, n)
-    m = int(rng.integers(2, 7))
-    constraints = [(int(rng.integers(1, n + 1)), (C3, C6)[int(rng.integers(2))]) for _ in range(m)]
-    model, cms = build_tree(TreeSpec(parents, kinds, constraints, bool(rng.integers(2)), seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (2, 15), (2, 7))
 
 
 def every_plan(topo: Topology, limit: int = 16):

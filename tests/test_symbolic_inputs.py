@@ -15,14 +15,9 @@ import pytest
 from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
-    CONTACT_TYPES,
-    TreeSpec,
-    build_tree,
-    mixed_kinds,
+    drawn_mixed_tree,
     random_placement,
     random_q,
-    random_shape,
-    with_anchors,
 )
 
 import pvosimr
@@ -82,15 +77,7 @@ def rebuilt(model: pin.Model, cms: list, placements: list) -> list:
 def mixed_tree(seed: int) -> tuple[pin.Model, list]:
     """A random tree of every joint kind with 2-5 constraints of every kind: LOCAL and
     LOCAL_WORLD_ALIGNED, one body and two, pin 4's anchors and point contacts."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(3, 10))
-    parents, kinds = random_shape(rng, n)
-    sites = [
-        (int(rng.integers(1, n + 1)), CONTACT_TYPES[int(rng.integers(2))])
-        for _ in range(int(rng.integers(2, 6)))
-    ]
-    model, cms = build_tree(TreeSpec(parents, kinds, sites, False, seed))
-    return model, with_anchors(model, mixed_kinds(model, cms, rng), rng)
+    return drawn_mixed_tree(np.random.default_rng(seed), seed, (3, 10), (2, 6), armature=False)
 
 
 def relative(a: np.ndarray, b: np.ndarray) -> float:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _urdf import joint, link, robot
 
 from pvosimr import ALGORITHMS, zoo
 from pvosimr.study import cli, validate_report
@@ -99,24 +100,27 @@ def test_demo_prints_the_table_for_the_papers_robots(capsys):
 # ----------------------------------------------------------------------------- the command line
 
 # Two revolute links on a fixed base and a finger that mimics the second joint (URDF <mimic>).
-ARM_URDF = """<robot name="mimic_arm">
-  <link name="base"/>
-  <link name="upper"><inertial><origin xyz="0.2 0 0"/><mass value="2"/>
-    <inertia ixx="0.01" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="lower"><inertial><origin xyz="0.15 0 0"/><mass value="1"/>
-    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="finger"><inertial><origin xyz="0.02 0 0"/><mass value="0.1"/>
-    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
-    <origin xyz="0.4 0 0" rpy="0.3 0 0"/><axis xyz="0 1 0"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="finger_joint" type="revolute"><parent link="lower"/><child link="finger"/>
-    <origin xyz="0.3 0 0"/><axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/>
-    <mimic joint="elbow" multiplier="0.5" offset="0.1"/></joint>
-</robot>
-"""
+ARM_URDF = robot(
+    "mimic_arm",
+    link("base"),
+    link("upper", "2", "0.2 0 0", "0.01 0.03 0.03"),
+    link("lower", "1", "0.15 0 0", "0.005 0.02 0.02"),
+    link("finger", "0.1", "0.02 0 0", "0.001 0.001 0.001"),
+    joint("shoulder", "revolute", "base", "upper", axis="0 0 1", limits="-3 3 1 1"),
+    joint(
+        "elbow", "revolute", "upper", "lower", 'xyz="0.4 0 0" rpy="0.3 0 0"', "0 1 0", "-3 3 1 1"
+    ),
+    joint(
+        "finger_joint",
+        "revolute",
+        "lower",
+        "finger",
+        'xyz="0.3 0 0"',
+        "1 0 0",
+        "-3 3 1 1",
+        '<mimic joint="elbow" multiplier="0.5" offset="0.1"/>',
+    ),
+)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import jax.numpy as jnp  # noqa: E402
 from _jax import (  # noqa: E402
     TOLERANCE,
     check_against_numpy,
+    fresh_python,
     mixed_tree,
     rel,
     tree_with_unit_parts,
@@ -203,14 +204,11 @@ def test_bad_arguments_are_named():
 
 
 def test_importing_the_backends_does_not_import_jax():
-    import subprocess
-    import sys
-
     code = (
         "import sys, pvosimr, pvosimr.backends, pvosimr.kinematics.joints; "
         "print(sorted({'jax', 'jaxlib'} & set(sys.modules)))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = fresh_python(code)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
 
 

@@ -42,6 +42,15 @@ def compile_route() -> Callable:
     return pytest.importorskip("pvosimr.jax.xla").compile_xla
 
 
+def compiled_at_a_q(
+    compile_route: Callable, tree: str, **options: object
+) -> tuple[pin.Model, Callable, np.ndarray]:
+    """A tree of ``TREES``, the route's G of it (built with ``options``) and a random
+    configuration (seed 0)."""
+    model, cms = TREES[tree]()
+    return model, compile_route(model, cms, **options), random_q(model, np.random.default_rng(0))
+
+
 def test_no_constraint_rows(compile_route, x64):
     model, _ = tree_with_unit_parts()
     G = compile_route(model, [])
@@ -68,9 +77,7 @@ def test_placements_as_inputs(compile_route, x64):
 @pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 @pytest.mark.parametrize("tree", ["unit-parts", "mixed-0"])
 def test_float32_is_close_to_float64(compile_route, tree, x64):
-    model, cms = TREES[tree]()
-    G = compile_route(model, cms)
-    q = random_q(model, np.random.default_rng(0))
+    _, G, q = compiled_at_a_q(compile_route, tree)
     single = G(q.astype(np.float32))
     assert single.dtype == jnp.float32
     assert rel(single, G(q)) <= 1e-4
@@ -118,9 +125,7 @@ def test_gradient_has_no_radial_part(compile_route, x64):
 @pytest.mark.slow  # JAX or PyTorch tracing and compiling: a second or more
 @pytest.mark.parametrize("tree", ["unit-parts", "mixed-1"])
 def test_bad_input_is_named(compile_route, tree, x64):
-    model, cms = TREES[tree]()
-    G = compile_route(model, cms)
-    q = random_q(model, np.random.default_rng(0))
+    model, G, q = compiled_at_a_q(compile_route, tree)
     with pytest.raises(ValueError, match=rf"\(\.\.\., {model.nq}\)"):
         G(q[:-1])
     with pytest.raises(TypeError, match="float32 or float64"):
