@@ -333,7 +333,9 @@ class CompiledDelassus:
             if a.ndim == 0 or a.shape[-1] != self.nq:
                 raise ValueError(f"q must have shape (..., {self.nq}), not {a.shape}")
             shape = np.broadcast_shapes(a.shape[:-1], p_rows.shape[:-1])
-        batch = bool(shape) or a.ndim >= 2
+        # a batch where q (or p) has leading axes over rows of nq; anything else is one q,
+        # checked as one (a column of nq is neither, and says so)
+        batch = bool(shape)
         if batch and a.ndim == 2 and a.shape[:-1] == shape:  # rows as given: no broadcast
             qs = self._rows(a)
         elif batch:
