@@ -66,8 +66,7 @@ TRANSFORMS = ("chain", "dense")
 
 
 #: A trace longer than this (seconds) is followed by a notice: XLA's compile of it, next under
-#: ``jax.jit``, takes about ten times as long (Atlas 2×6D: 0.4 s, then 4.6 s; its gradient
-#: 1.1 s, then 10 s; UR5's 0.1 s, then 1.3 s).
+#: ``jax.jit``, takes several times as long (docs/xla.md gives the measured times).
 TRACE_NOTICE_SECONDS = 0.2
 
 

@@ -204,8 +204,8 @@ def _time(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 #: Configurations an export is checked on, whatever ``--configs`` asks below it.
 MIN_CONFIGS = 16
 #: The derivatives (the gradient, dG) against central differences of the truth: a
-#: fourth-order stencil of step :data:`STEP`, whose own error is below 1e-9 of G's scale on the
-#: zoo (it falls 16-fold per halving of the step down to 5e-4; rounding then dominates).
+#: fourth-order stencil of step :data:`STEP`, the step below which rounding, not the stencil's
+#: own error, dominates.
 DERIVATIVE_TOLERANCE = 1e-7
 #: A unit part within the accepted norm gives G at the normalised q: as exact as rounding allows.
 UNIT_RULE_TOLERANCE = 1e-13
