@@ -1,20 +1,15 @@
-"""What the numbers were measured on: CPU, cores, load, versions, compiler and source revision."""
+"""What the numbers were measured on (the one description, with the C compiler), and the memory
+setting of a timing run."""
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import datetime
-import os
 import platform
-import subprocess
 from pathlib import Path
-
-import numpy as np
-import pinocchio as pin
 
 import pvosimr
 from pvosimr.codegen import compiler as toolchain
+from pvosimr.study.machine import describe
 
 __all__ = ["keep_freed_memory", "machine"]
 
@@ -26,73 +21,15 @@ _KEPT_TEXT = (
 )
 
 
-def _cpu() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, :func:`platform.processor` elsewhere)."""
-    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
-        for line in fh:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _cores() -> str:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count() or 0
-    return f"{os.cpu_count()} logical ({usable} usable by this process)"
-
-
-def _git_state() -> str:
-    """``git <commit>`` of the library's source tree, flagging uncommitted changes to it."""
-    root = Path(pvosimr.__file__).resolve().parent
-
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-
-    try:
-        head, status = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", ".")
-    except OSError:
-        return ""
-    if head.returncode != 0:
-        return ""
-    changed = [line[3:] for line in status.stdout.splitlines() if line[:2].strip()]
-    note = f" + uncommitted changes to {', '.join(changed)}" if changed else ""
-    return f"git {head.stdout.strip()}{note}"
-
-
-def _compiler() -> str:
-    """The C compiler of the generated code, as it enters the compiled libraries' cache key."""
-    try:
-        return toolchain.compiler_identity(tuple(toolchain.find_compiler("c")))
-    except toolchain.CompilerNotFoundError as exc:
-        return f"unavailable ({exc})"
-
-
 def machine() -> dict[str, str]:
-    """What the numbers were measured on, as ``name: value`` lines of the report."""
-    info = {
-        "cpu": _cpu(),
-        "cores": _cores(),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pin": pin.__version__,
-        "pvosimr": pvosimr.__version__,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
-    source = _git_state()
-    if source:
-        info["source"] = source
-    with contextlib.suppress(OSError):  # no load average on some systems
-        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-        info["load average (1, 5, 15 min) at start"] = load
-    with contextlib.suppress(ImportError):
-        import casadi
-
-        info["casadi"] = casadi.__version__
-    info["C compiler"] = _compiler()
-    return info
+    """What the numbers were measured on (:func:`pvosimr.study.machine.describe`), with the C
+    compiler of the generated code as it enters the compiled libraries' cache key."""
+    try:
+        compiler = toolchain.compiler_identity(tuple(toolchain.find_compiler("c")))
+    except toolchain.CompilerNotFoundError as exc:
+        compiler = f"unavailable ({exc})"
+    source = Path(pvosimr.__file__).resolve().parent
+    return describe(source=source, **{"C compiler": compiler})
 
 
 def keep_freed_memory() -> str:

@@ -86,7 +86,7 @@ def test_validate_without_the_bridge_reports_it_and_still_judges(no_compiler, tm
     md, _ = validation.write_report(
         rows,
         tmp_path / "out",
-        {"command": "test", "configs": 1, "seed": 0, "seconds": 0.0, "machine": "test"},
+        {"command": "test", "configs": 1, "seed": 0, "seconds": 0.0, "machine": {"cpu": "test"}},
     )
     text = md.read_text()
     assert "## Pinocchio references not run here" in text and "**pin-pv-osimr**" in text

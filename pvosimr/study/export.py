@@ -185,13 +185,13 @@ def _time(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     cases = args.robot or list(export_timing.CASES)
     out = args.out if args.out is not None else REPORT_DIR / "figures"
-    load = os.getloadavg()[0]
+    info = export_timing.machine()  # the load before the timing
     try:
         rows = export_timing.time_cases(cases, rounds=args.rounds)
     except (FileNotFoundError, ModuleNotFoundError, ValueError, BridgeUnavailableError) as exc:
         return usage_error(parser.prog, str(exc).splitlines()[0])
     command = " ".join(["pvosimr export --time", *args.robot, f"--rounds {args.rounds}"])
-    lines = export_timing.report(rows, command, load, os.getloadavg()[0])
+    lines = export_timing.report(rows, command, info, os.getloadavg()[0])
     out.mkdir(parents=True, exist_ok=True)
     (out / "export_timing.md").write_text("\n".join(lines))
     print("\n".join(lines))

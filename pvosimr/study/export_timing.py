@@ -22,8 +22,6 @@ load and the compilers are named in it.
 
 from __future__ import annotations
 
-import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -42,6 +40,7 @@ from pvosimr.codegen.build import find_compiler
 from pvosimr.notices import announce
 from pvosimr.zoo.robot import random_configuration
 
+from .machine import describe, one_line
 from .names import ATLAS_6D, SHADOW_3D
 from .progress import progress_bar
 from .record import prose
@@ -240,21 +239,20 @@ def time_cases(cases: list[str], configs: int = 64, rounds: int = 15, seconds: f
     return rows
 
 
-def report(rows: list[dict], command: str, load_before: float, load_after: float) -> list[str]:
+def machine() -> dict[str, str]:
+    """The machine description of the report (:func:`.machine.describe`), with the compiler."""
+    version = subprocess.run([*find_compiler(), "--version"], capture_output=True, text=True)
+    return describe(**{"C compiler": version.stdout.splitlines()[0]})
+
+
+def report(rows: list[dict], command: str, info: dict[str, str], load_after: float) -> list[str]:
     """The Markdown report of :func:`time_cases`' rows."""
-    cc = find_compiler()
-    version = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout
     head = prose(
         "export_timing",
         "head",
         command=command,
-        machine=platform.machine(),
-        cpus=os.cpu_count(),
-        processor=platform.processor() or platform.platform(),
-        load_before=f"{load_before:.2f}",
+        machine=one_line(info),
         load_after=f"{load_after:.2f}",
-        compiler=version.splitlines()[0],
-        pin=pin.__version__,
     )
     lines = [
         head,

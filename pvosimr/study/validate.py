@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import linecache
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,6 +32,7 @@ from pvosimr.constraints import constraint_dim
 from pvosimr.reference.truth import dense_delassus, rel_err
 from pvosimr.zoo.mujoco_robots import MJCF_ROBOTS, MjcfRobot, mjcf_robot
 
+from .machine import describe
 from .mujoco_section import MUJOCO, agreement_lines
 from .options import (
     REPORT_DIR,
@@ -423,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "configs": args.configs,
             "seed": args.seed,
             "seconds": time.perf_counter() - started,
-            "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+            "machine": describe(),
             "unavailable": unavailable,
         }
         if zoo_wide:
