@@ -9,11 +9,14 @@ import pinocchio as pin
 import torch
 
 from ..codegen.call import usable_cores
-from ..codegen.contract import ROUTES, library_with_gradient, placements_given
+from ..codegen.contract import library_with_gradient, placements_given
 from ..kinematics.placements import placement_size
 from . import op
 
 __all__ = ["ROUTES", "delassus"]
+
+#: PyTorch's routes (:data:`pvosimr.codegen.contract.ROUTES` less JAX's ``"cuda"``).
+ROUTES = ("ffi", "xla")
 
 
 def delassus(
@@ -52,7 +55,7 @@ def delassus(
     ``"ffi"`` for CPU tensors and ``"xla"`` for CUDA tensors, the XLA route built at the first
     CUDA call.
     """
-    given = placements_given(route, placements)
+    given = placements_given(route, placements, ROUTES)
     if route == "xla":
         return _xla(model, cms, algorithm, given)
     f = library_with_gradient(model, cms, algorithm, given, cache_dir)
