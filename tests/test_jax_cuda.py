@@ -178,8 +178,9 @@ def test_default_route_goes_to_the_cuda_route(robot, monkeypatch):
     assert pj.delassus(robot.model, robot.constraints) == "G" and len(chosen) == 1
 
 
-def test_route_cuda_without_a_cuda_device_is_one_line(robot):
-    """This machine: JAX's CPU only."""
+def test_route_cuda_without_a_cuda_device_is_one_line(robot, monkeypatch):
+    """JAX's CPU only (as on a machine without a GPU)."""
+    monkeypatch.setattr(jax, "devices", lambda *a: jax.local_devices(backend="cpu"))
     assert not cuda.nvidia_gpu()
     with pytest.raises(RuntimeError, match="route='cuda' runs on an NVIDIA GPU") as caught:
         pj.delassus(robot.model, robot.constraints, route="cuda")
@@ -263,8 +264,14 @@ def on_host(tmp_path_factory):
 
 @pytest.fixture
 def host_route(on_host, monkeypatch):
-    """``route="cuda"``'s G of a model with the host double as its driver (GPU 0)."""
+    """``route="cuda"``'s G of a model with the host double as its driver (GPU 0), the test
+    run on JAX's CPU (where a GPU is JAX's default device too)."""
     monkeypatch.setattr(cuda, "nvidia_gpu", lambda: True)
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield _host_route(on_host, monkeypatch)
+
+
+def _host_route(on_host, monkeypatch):
     doubles: dict[str, ctypes.CDLL] = {}
 
     def functions(kernel):

@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 pj = pytest.importorskip("pvosimr.jax")
 
 import pvosimr  # noqa: E402
-from pvosimr.jax import function  # noqa: E402
+from pvosimr.jax import cuda, function  # noqa: E402
 
 
 class ChosenError(Exception):
@@ -61,6 +61,7 @@ def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
     with pytest.raises(ChosenError):
         pj.delassus(model, cms)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(cuda, "nvidia_gpu", lambda: False)
     assert hasattr(pj.delassus(model, cms), "xla")  # no library compiled
     with pytest.raises(ChosenError):
         pj.delassus(model, cms, route="ffi")  # route= overrides
