@@ -445,3 +445,13 @@ def test_messages_name_the_q_given_and_the_raw_op_s_handles(placed_tree):
         G(torch.from_numpy(q), P)
     with pytest.raises(KeyError, match=r"no function has handle 9999: the handles are 0 to "):
         torch.ops.pvosimr.delassus(torch.from_numpy(qs[0]), None, 9999)
+
+
+def test_the_cuda_route_is_jaxs_only():
+    """``route="cuda"`` (JAX's kernels on an NVIDIA GPU) is not a PyTorch route: one line
+    naming PyTorch's."""
+    import pvosimr.torch
+
+    model, cms = humanoid()
+    with pytest.raises(ValueError, match="route must be one of 'ffi', 'xla', not 'cuda'"):
+        pvosimr.torch.delassus(model, cms, route="cuda")
