@@ -335,7 +335,7 @@ def test_on_the_host_the_route_is_the_ffi_routes_g_and_gradient(host_route, tree
     loss = lambda G: lambda q, W: jnp.sum(W * G(q))  # noqa: E731
     gradient = jax.jit(jax.vmap(jax.vmap(jax.grad(loss(G_host)))))(
         qs.astype(dtype), W.astype(dtype)
-    )
+    ).block_until_ready()  # JAX dispatches asynchronously: the launches are done after this
     # six rows, one launch per kernel: the gradient's, and G's where XLA keeps it
     assert before + 1 <= launches.value <= before + 2
     expected = jax.vmap(jax.vmap(jax.grad(loss(ffi_route))))(qs, W)
@@ -348,6 +348,9 @@ def test_on_the_host_the_route_is_the_ffi_routes_g_and_gradient(host_route, tree
     )
     expected = jax.vmap(jax.grad(loss(ffi_route)), in_axes=(0, None))(qs[0], W0)
     assert _rel(shared, expected) <= TOLERANCE[dtype]
+    # jacrev: the m·m cotangents of one q, one launch (vmap over W, q broadcast)
+    jacobian = jax.jacrev(G_host)(qs[0, 1].astype(dtype))
+    assert _rel(jacobian, jax.jacrev(ffi_route)(qs[0, 1])) <= TOLERANCE[dtype]
 
 
 def _unit_rows(model):
