@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 pj = pytest.importorskip("pvosimr.jax")
 
 import pvosimr  # noqa: E402
-from pvosimr.jax import function  # noqa: E402
+from pvosimr.jax import cuda, function  # noqa: E402
 
 
 class ChosenError(Exception):
@@ -49,6 +49,8 @@ def test_route_xla_with_placements_as_entries(x64):
 
 
 def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
+    """A GPU that is not NVIDIA's (JAX's devices here are the CPU): XLA; NVIDIA's, with the
+    ``cuda`` extra, is the CUDA route's (tests/test_jax_cuda.py)."""
     model, cms = tree_with_unit_parts()
 
     def compile_stand_in(*args, **kwargs):
@@ -59,11 +61,12 @@ def test_default_route_is_ffi_on_cpu_and_xla_on_gpu(monkeypatch, x64):
     with pytest.raises(ChosenError):
         pj.delassus(model, cms)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(cuda, "nvidia_gpu", lambda: False)
     assert hasattr(pj.delassus(model, cms), "xla")  # no library compiled
     with pytest.raises(ChosenError):
         pj.delassus(model, cms, route="ffi")  # route= overrides
-    with pytest.raises(ValueError, match="'ffi', 'xla'"):
-        pj.delassus(model, cms, route="cuda")
+    with pytest.raises(ValueError, match="'ffi', 'xla', 'cuda'"):
+        pj.delassus(model, cms, route="gpu")
 
 
 def test_persistent_cache_is_in_pvosimrs_folder(tmp_path, monkeypatch):

@@ -28,9 +28,10 @@ __all__ = [
     "placements_given",
 ]
 
-#: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
-#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`).
-ROUTES = ("ffi", "xla")
+#: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), the
+#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`), or the
+#: generated CUDA kernels on an NVIDIA GPU (``"cuda"``, :mod:`pvosimr.jax.cuda`: JAX only).
+ROUTES = ("ffi", "xla", "cuda")
 
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
 #: ends' errors, compiled into the XLA handler (:mod:`pvosimr.jax.ffi`).
@@ -48,12 +49,14 @@ FAILURE_WORDS = {
 UNKNOWN = "unknown failure"  # a code FAILURE_WORDS lacks: the words before "(code N)"
 
 
-def placements_given(route: str | None, placements: str | None) -> bool:
+def placements_given(
+    route: str | None, placements: str | None, routes: tuple[str, ...] = ROUTES
+) -> bool:
     """Whether the placements are inputs of G (``placements="input"``), once ``route`` (one
-    of :data:`ROUTES`, or None for the front end's default) and ``placements`` (None,
+    of the front end's ``routes``, or None for its default) and ``placements`` (None,
     ``"fixed"`` or ``"input"``) are checked: ``ValueError`` naming the option otherwise."""
-    if route not in (None, *ROUTES):
-        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, not {route!r}")
+    if route not in (None, *routes):
+        raise ValueError(f"route must be one of {', '.join(map(repr, routes))}, not {route!r}")
     if placements not in (None, *PLACEMENTS):
         raise ValueError(f"placements must be None or one of {PLACEMENTS}, not {placements!r}")
     return placements == "input"

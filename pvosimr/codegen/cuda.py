@@ -299,6 +299,23 @@ class CudaDelassus:
         )  # fmt: skip
         _driver_check(driver, err, f"launching {kernel} on {B} configurations")
 
+    def functions(self, device: int) -> dict[str, int]:
+        """Each kernel's ``CUfunction`` (its address) in GPU ``device``'s primary context, the
+        context that XLA and the CUDA runtime use, its module loaded as :meth:`launch` loads
+        it (once per context); for a caller that launches the kernels itself
+        (:mod:`pvosimr.jax.cuda`'s handler).  :class:`CudaError` as :meth:`launch` raises it."""
+        driver = _driver()
+        err, handle = driver.cuDeviceGet(int(device))
+        _driver_check(driver, err, f"finding GPU {device}")
+        err, context = driver.cuDevicePrimaryCtxRetain(handle)
+        _driver_check(driver, err, f"retaining GPU {device}'s primary context")
+        (err,) = driver.cuCtxPushCurrent(context)
+        _driver_check(driver, err, f"making GPU {device}'s primary context current")
+        try:
+            return {name: int(self._function(driver, name)) for name in self.kernels}
+        finally:
+            driver.cuCtxPopCurrent()
+
     def _function(self, driver, kernel: str):
         """``kernel`` in the current context (the device's primary one where none is current),
         its module loaded from a CUBIN for the device once per context."""

@@ -3,7 +3,7 @@ that runs the generated library under ``jax.jit``, ``jax.vmap`` and ``jax.grad``
 one job each, are in docs/architecture.md.
 
 Importing it without JAX raises ``ModuleNotFoundError`` with the one line that says what to
-install.  The FFI route is float64 only, the XLA route float32 or float64; neither turns
+install.  The FFI route is float64 only, the XLA and CUDA routes float32 or float64; none turns
 ``jax_enable_x64`` on.
 """
 

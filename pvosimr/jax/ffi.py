@@ -44,8 +44,9 @@ _lock = threading.Lock()
 _registered: dict[str, ctypes.CDLL] = {}
 
 
-def handler_source() -> bytes:
-    """The handler's C++: :data:`SOURCE` after ``failure_words(code)``, written from
+def handler_source(name: str = SOURCE) -> bytes:
+    """A handler's C++: ``name`` beside this module (:data:`SOURCE`, or the CUDA route's
+    handler of :mod:`.cuda`) after ``failure_words(code)``, written from
     :data:`pvosimr.codegen.contract.FAILURE_WORDS` (one table of words for every front end)."""
     cases = "".join(
         f"    case {code}: return {json.dumps(words)};\n" for code, words in FAILURE_WORDS.items()
@@ -62,18 +63,19 @@ def handler_source() -> bytes:
         "}\n"
         "}  // namespace\n\n"
     )
-    return table.encode() + resources.files(__package__).joinpath(SOURCE).read_bytes()
+    return table.encode() + resources.files(__package__).joinpath(name).read_bytes()
 
 
-def handler_library() -> Path:
-    """The compiled handler, built now if this source, jaxlib and compiler have none yet."""
-    source = handler_source()
+def handler_library(name: str = SOURCE) -> Path:
+    """The compiled handler of ``name`` (:func:`handler_source`), built now if this source,
+    jaxlib and compiler have none yet."""
+    source = handler_source(name)
     compiler = toolchain.find_compiler("c++", needed_by="pvosimr.jax")
     identity = toolchain.compiler_identity(tuple(compiler))
     parts = (jaxlib.__version__, identity, " ".join(_FLAGS))
     key = hashlib.sha256(b"\0".join([source, *(s.encode() for s in parts)])).hexdigest()[:16]
     folder = cache.make_folder(toolchain.cache_dir() / "jax", cache.cache_dir_origin())
-    library = folder / f"pvosimr_ffi_{key}.so"
+    library = folder / f"{Path(name).stem}_{key}.so"
     if not cache.usable(library):
         _build(compiler, source, library)
     return library

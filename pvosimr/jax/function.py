@@ -20,6 +20,7 @@ import pinocchio as pin
 
 from ..codegen.contract import ROUTES, library_with_gradient, placements_given
 from ..kinematics.placements import check_placement_vector, placement_size, placement_vector
+from . import cuda as cuda_routes
 from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
@@ -61,21 +62,25 @@ def delassus(
     (a custom VJP).  A q that is not finite, or beyond the model's range, and a G that is not
     finite raise at run time (``XlaRuntimeError`` naming the row), never a wrong matrix.
 
-    ``route``: ``"ffi"`` (the above) or ``"xla"`` (:mod:`pvosimr.jax.xla`: the algorithm
+    ``route``: ``"ffi"`` (the above), ``"xla"`` (:mod:`pvosimr.jax.xla`: the algorithm
     bodies on JAX arrays, compiled by XLA, no C compiler or CasADi; float32 or float64 in q's
     dtype, forward and reverse mode, placements differentiable, non-finite entries rather than
-    errors); None
-    (default): ``"xla"`` where JAX's default device is a GPU, else ``"ffi"``.
+    errors) or ``"cuda"`` (:mod:`pvosimr.jax.cuda`: the generated CUDA kernels on an NVIDIA GPU
+    on XLA's stream; float32 or float64 in q's dtype, reverse mode, fixed placements only,
+    errors naming the row as here); None (default): ``"cuda"`` where JAX's default device is an
+    NVIDIA GPU and the ``cuda`` extra is installed, ``"xla"`` on another GPU, else ``"ffi"``.
 
     Compiles (or finds in the cache) the library and its gradient library
     (:func:`pvosimr.codegen.compile` with ``vjp=True``) and the FFI handler.  ``TypeError`` at
     call time for a float32 ``q`` (naming JAX's ``jax_enable_x64`` flag).
     """
-    if route is None:  # the default: the FFI on a CPU, XLA where JAX's default device is a GPU
-        route = "xla" if jax.default_backend() == "gpu" else "ffi"
     given = placements_given(route, placements)
+    if route is None:  # the FFI on a CPU, the kernels on an NVIDIA GPU, else XLA
+        route = cuda_routes.default_route()
     if route == "xla":
         return _xla(model, cms, algorithm, given)
+    if route == "cuda":
+        return _cuda(model, cms, algorithm, given, cache_dir)
     f = library_with_gradient(model, cms, algorithm, given, cache_dir)
     if f.m == 0:
         return _empty(f.nq, given)
@@ -192,6 +197,17 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     G.__doc__ = f"G(q{', placements' if given else ''}) of {G_xla!r} (pvosimr.jax.delassus)."
     G.xla = G_xla
     return G
+
+
+def _cuda(model: pin.Model, cms: Sequence, algorithm: str, given: bool, cache_dir) -> Callable:
+    """``route="cuda"``: :func:`pvosimr.jax.cuda.delassus_cuda`'s G; the kernels take one
+    ``p`` for every configuration and do not check it, so placements as inputs are refused."""
+    if given:
+        raise ValueError(
+            "route='cuda' takes fixed placements only (its kernels would not check a placement "
+            "vector p): use placements='fixed', or route='ffi' or 'xla' for placements as inputs"
+        )
+    return cuda_routes.delassus_cuda(model, cms, algorithm, cache_dir)
 
 
 def _float64(x, name: str, size: int):

@@ -1,0 +1,267 @@
+"""``route="cuda"``: pvosimr's CUDA kernels (:mod:`pvosimr.codegen.cuda`) inside JAX on an
+NVIDIA GPU, launched by an XLA FFI handler on XLA's own stream.
+
+The handler (``pvosimr_cuda_ffi.cc`` beside this module, C++17, no CUDA header) is built and
+cached as the CPU route's is (:func:`pvosimr.jax.ffi.handler_library`) and registered for the
+CUDA platform.  It launches one kernel per call: its ``CUfunction`` in each GPU's primary
+context (the one XLA uses; :meth:`~pvosimr.codegen.cuda.CudaDelassus.functions` loads the
+module at the first trace) and the driver's ``cuLaunchKernel``, ``cuMemcpyDtoHAsync_v2``,
+``cuStreamSynchronize`` and ``cuGetErrorName`` are attributes of the call.
+
+Around the call, XLA ops on the GPU: q's batch flattened to B rows and its unit parts
+normalised (the unit-part rule, :mod:`pvosimr.coordinates`: G is ``G(N(q))`` at any non-zero
+norm), then transposed to the kernels' layout (configurations fastest: q (nq, B), G (m·m, B),
+W (m·m, B), the gradient (nv, B)) and back.  ``vmap`` folds its axis into B (one launch at any
+nesting).  The gradient is a ``jax.custom_vjp`` whose backward pass launches the gradient
+kernel (tangent, at ``N(q)``) and maps it to q's coordinates as the CPU route's C does
+(:func:`to_coordinates`).  Each kernel checks its configurations; the handler copies the
+status back and waits for the stream: a rejected row is an error with the CPU route's words.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pinocchio as pin
+
+from ..codegen.cuda import BLOCK, CudaDelassus, compile_cuda
+from ..coordinates import AS_GIVEN_TOLERANCE, CoordinatePlan, coordinate_plan, squared_norm
+from ..extras import missing_extra, require
+from . import ffi
+from .arrays import checked_input
+
+__all__ = [
+    "SOURCE",
+    "TARGET",
+    "default_route",
+    "delassus_cuda",
+    "driver_functions",
+    "kernel_functions",
+    "nvidia_gpu",
+    "register",
+    "to_coordinates",
+]
+
+#: The name the handler is registered under (platform CUDA).
+TARGET = "pvosimr_cuda"
+SOURCE = "pvosimr_cuda_ffi.cc"
+#: The driver's functions the handler calls, in the order of its ``driver`` attribute.
+DRIVER = ("cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize", "cuGetErrorName")
+
+_registered: list[ctypes.CDLL] = []
+
+
+def nvidia_gpu() -> bool:
+    """Whether JAX's default device is an NVIDIA GPU (a CUDA jaxlib)."""
+    device = jax.devices()[0]
+    if device.platform != "gpu":
+        return False
+    version = str(getattr(device.client, "platform_version", "")).lower()
+    return "cuda" in version or "nvidia" in device.device_kind.lower()
+
+
+def default_route() -> str:
+    """``"cuda"`` where JAX's default device is an NVIDIA GPU and the ``cuda`` extra is
+    installed, ``"xla"`` on another GPU (or without the extra), ``"ffi"`` on a CPU."""
+    if jax.default_backend() != "gpu":
+        return "ffi"
+    return "cuda" if nvidia_gpu() and missing_extra("cuda.bindings") is None else "xla"
+
+
+def _check_available() -> None:
+    """One line where ``route="cuda"`` cannot run here: the ``cuda`` extra, or JAX with a
+    CUDA device."""
+    require("pvosimr.jax (route='cuda')", "cuda.bindings")
+    if not nvidia_gpu():
+        device = jax.devices()[0]
+        raise RuntimeError(
+            f"route='cuda' runs on an NVIDIA GPU that JAX uses, and JAX's default device here "
+            f"is {device.platform} ({device.device_kind}): it needs a GPU, its driver and a "
+            "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
+        )
+
+
+def register() -> None:
+    """Compile (or find in the cache), load and register the handler for CUDA, once."""
+    if not _registered:
+        library = ctypes.CDLL(str(ffi.handler_library(SOURCE)))
+        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.PvosimrCuda), "CUDA")
+        _registered.append(library)
+
+
+def driver_functions() -> np.ndarray:
+    """The addresses of :data:`DRIVER` in ``libcuda.so.1`` (the driver XLA has loaded)."""
+    driver = ctypes.CDLL("libcuda.so.1")
+    return np.array(
+        [ctypes.cast(getattr(driver, name), ctypes.c_void_p).value for name in DRIVER],
+        dtype=np.int64,
+    )
+
+
+def kernel_functions(kernel: CudaDelassus) -> dict[str, np.ndarray]:
+    """Each kernel's ``CUfunction`` on every GPU that JAX has, indexed by CUDA device ordinal
+    (XLA's, the handler's index; 0 where JAX has no such GPU)."""
+    ordinals = [d.local_hardware_id for d in jax.local_devices(backend="gpu")]
+    table = {name: np.zeros(max(ordinals) + 1, dtype=np.int64) for name in kernel.kernels}
+    for ordinal in ordinals:
+        for name, function in kernel.functions(ordinal).items():
+            table[name][ordinal] = function
+    return table
+
+
+def to_coordinates(plan: CoordinatePlan, q, q_hat, g):
+    """The tangent gradient ``g`` (B, nv) at ``q_hat = N(q)`` in q's coordinates (B, nq), in
+    JAX: ``T (Tᵀ T)⁻¹ g`` at ``q_hat``, each unit part's rows divided by its norm in ``q`` (1
+    within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE` of a unit squared norm), the map of
+    the CPU route's C (:data:`pvosimr.codegen.c_source.COORDINATES_C`) term for term."""
+    out = jnp.zeros((*g.shape[:-1], plan.nq), g.dtype)
+    rows, columns = plan.identity
+    if len(rows):
+        out = out.at[:, rows].set(g[:, columns])
+    rows, columns = plan.quaternions
+    if len(rows):
+        x, y, z, w = (q_hat[:, rows[:, k]] for k in range(4))
+        u, v, t = (g[:, columns[:, k]] for k in range(3))
+        turned = [w * u - z * v + y * t, z * u + w * v - x * t, -y * u + x * v + w * t,
+                  -x * u - y * v - z * t]  # fmt: skip
+        out = out.at[:, rows].set(2.0 * jnp.stack(turned, axis=-1))
+    rows, columns, quaternion = plan.se3
+    if len(rows):  # the translation: R(Q) g
+        x, y, z, w = (q_hat[:, quaternion[:, k]] for k in range(4))
+        u, v, t = (g[:, columns[:, k]] for k in range(3))
+        xx, yy, zz = 2 * x * x, 2 * y * y, 2 * z * z
+        xy, xz, yz, xw, yw, zw = 2 * x * y, 2 * x * z, 2 * y * z, 2 * x * w, 2 * y * w, 2 * z * w
+        moved = [(1 - yy - zz) * u + (xy - zw) * v + (xz + yw) * t,
+                 (xy + zw) * u + (1 - xx - zz) * v + (yz - xw) * t,
+                 (xz - yw) * u + (yz + xw) * v + (1 - xx - yy) * t]  # fmt: skip
+        out = out.at[:, rows].set(jnp.stack(moved, axis=-1))
+    rows, columns = plan.complexes
+    if len(rows):  # (cos, sin) turned: (-sin, cos) g
+        gc = g[:, columns]
+        out = out.at[:, rows].set(jnp.stack([-q_hat[:, rows[:, 1]] * gc,
+                                             q_hat[:, rows[:, 0]] * gc], axis=-1))  # fmt: skip
+    rows, columns, angle = plan.se2
+    if len(rows):  # the planar translation: R(theta) g
+        c, s = q_hat[:, angle[:, 0]], q_hat[:, angle[:, 1]]
+        u, v = g[:, columns[:, 0]], g[:, columns[:, 1]]
+        out = out.at[:, rows].set(jnp.stack([c * u - s * v, s * u + c * v], axis=-1))
+    for rows in plan.unit.values():
+        squared = squared_norm(q[:, rows])
+        divisor = jnp.where(jnp.abs(squared - 1.0) <= AS_GIVEN_TOLERANCE, 1.0, jnp.sqrt(squared))
+        out = out.at[:, rows].divide(divisor[..., None])
+    return out
+
+
+class _Kernels:
+    """The kernels of one model in each dtype, compiled and loaded at first use."""
+
+    def __init__(self, model: pin.Model, cms: Sequence, algorithm: str, cache_dir) -> None:
+        self._args = (model, cms, algorithm, cache_dir)
+        self._loaded: dict[str, tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]] = {}
+        #: The float64 kernels, written now: CasADi's errors (and no rows) at construction
+        self.float64 = self._compile("float64")
+
+    def _compile(self, dtype: str) -> CudaDelassus:
+        model, cms, algorithm, cache_dir = self._args
+        return compile_cuda(model, cms, algorithm=algorithm, dtype=dtype, vjp=True,
+                            cache_dir=cache_dir)  # fmt: skip
+
+    def of(self, dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
+        """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``."""
+        name = np.dtype(dtype).name
+        if name not in self._loaded:
+            kernel = self.float64 if name == "float64" else self._compile(name)
+            self._loaded[name] = (kernel, kernel_functions(kernel), driver_functions())
+        return self._loaded[name]
+
+
+def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=None) -> Callable:
+    """``G(q)`` on the CUDA route (:func:`pvosimr.jax.delassus` with ``route="cuda"``): q
+    float32 or float64 (..., nq), G (..., m, m) in q's dtype, under ``jit``, ``vmap`` and
+    ``grad``.  One line where this machine cannot run it (:func:`_check_available`)."""
+    _check_available()
+    register()
+    kernels = _Kernels(model, cms, algorithm, cache_dir)
+    plan = coordinate_plan(model)
+    nq = model.nq
+
+    def launch(name: str, columns: list, rows: int):
+        """The handler on ``columns`` (q's, then W's; each (·, B)): the kernel's (rows, B)."""
+        kernel, functions, driver = kernels.of(columns[0].dtype)
+        B = columns[0].shape[1]
+        out = (jax.ShapeDtypeStruct((rows, B), columns[0].dtype),
+               jax.ShapeDtypeStruct((B,), jnp.int32))  # fmt: skip
+        n_w = kernel.m * kernel.m if name == "pvosimr_vjp" else 0
+        result, _ = jax.ffi.ffi_call(TARGET, out)(
+            *columns,
+            functions=functions[name],
+            driver=driver,
+            sizes=np.array([nq, n_w, rows], dtype=np.int64),
+            block=np.int64(BLOCK),
+        )
+        return result
+
+    def evaluate(q):
+        kernel = kernels.of(q.dtype)[0]
+        m, batch = kernel.m, q.shape[:-1]
+        q_hat = _normalized(plan, q.reshape(-1, nq))
+        G = launch("pvosimr_G", [q_hat.T], m * m)  # row k: entry k of the column-major G
+        return G.T.reshape(-1, m, m).swapaxes(-1, -2).reshape(*batch, m, m)
+
+    def gradient(q, W):
+        kernel = kernels.of(q.dtype)[0]
+        m, batch = kernel.m, q.shape[:-1]
+        q = q.reshape(-1, nq)
+        q_hat = _normalized(plan, q)
+        weights = jnp.broadcast_to(W, (*batch, m, m)).reshape(-1, m * m).T  # row k: C order
+        g = launch("pvosimr_vjp", [q_hat.T, weights.astype(q.dtype)], kernel.nv).T
+        return to_coordinates(plan, q, q_hat, g).reshape(*batch, nq)
+
+    evaluate, gradient = _one_launch(evaluate), _one_launch(gradient)
+
+    @jax.custom_vjp
+    def delassus_q(q):
+        return evaluate(q)
+
+    def forward(q):
+        return evaluate(q), q
+
+    def backward(q, W):
+        return (gradient(q, W),)
+
+    delassus_q.defvjp(forward, backward)
+
+    def G(q, placements=None):
+        if placements is not None:
+            raise TypeError("this function has fixed placements: call G(q)")
+        return delassus_q(checked_input(q, "q", nq))
+
+    G.__doc__ = f"G(q) of {model.name or 'the model'} on the CUDA route (pvosimr.jax.delassus)."
+    G.kernels = kernels
+    return G
+
+
+def _normalized(plan: CoordinatePlan, q):
+    """``N(q)`` (the unit-part rule, :meth:`CoordinatePlan.normalize`) in XLA ops."""
+    return plan.normalize(q, jnp, lambda a, index, values: a.at[..., index].set(values))
+
+
+def _one_launch(fn: Callable) -> Callable:
+    """``fn(q, *W)`` (any leading batch shape) with a ``vmap`` rule that folds the mapped axis
+    into the batch: one launch however deep the vmaps, an unmapped input broadcast to it."""
+
+    @jax.custom_batching.custom_vmap
+    def rows(q, *W):
+        return fn(q, *W)
+
+    @rows.def_vmap
+    def rule(axis_size: int, in_batched: list, q, *W):
+        q, *W = (x if batched else jnp.broadcast_to(x, (axis_size, *x.shape))
+                 for x, batched in zip((q, *W), in_batched, strict=True))  # fmt: skip
+        return rows(q, *W), True
+
+    return rows
