@@ -309,7 +309,7 @@ class _ExportCheck:
     same configurations, then on bad inputs against the codes its header documents."""
 
     def __init__(self, lib: ctypes.CDLL, spec: dict, model, cms, p, seed: int) -> None:
-        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, PARTS
+        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, entry_name
 
         self.lib, self.spec, self.model, self.cms = lib, spec, model, cms
         self.p = np.zeros(1) if p is None else p
@@ -318,10 +318,7 @@ class _ExportCheck:
         self.w = np.zeros(spec["sz_w"])
         self.iw = np.zeros(spec["sz_iw"], dtype=np.int64)
         self.bad_argument = BAD_ARGUMENT
-        self.stems = {
-            part: f"{spec['name']}_eval" if part == "G" else f"{spec['name']}{PARTS[part][0]}"
-            for part in spec["parts"]
-        }
+        self.stems = {part: entry_name(spec["name"], part) for part in spec["parts"]}
         self.outs = {"G": self.m * self.m, "vjp": self.nv, "derivatives": self.nv * self.m**2}
 
     def _entry(self, part: str, batch: bool):
