@@ -161,6 +161,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The reports' prose: one markdown file per report, its blocks headed ``<!-- block: name -->``."""
 
 _BLOCK = re.compile(r"^<!-- block: ([\w-]+) -->\n", re.MULTILINE)
+_ITEM = re.compile(r"- |\||#|\d+\. ")  # a line that starts a list item, a table row or a heading
 
 
 def _blocks(path: Path) -> dict[str, str]:
@@ -171,10 +172,10 @@ def _blocks(path: Path) -> dict[str, str]:
 
 def _unwrap(text: str) -> str:
     """Markdown soft line breaks joined: a paragraph's wrapped lines become one line; a line
-    starting a list item, a table row or a heading keeps its own."""
+    starting a list item (``-`` or ``1.``), a table row or a heading keeps its own."""
     out: list[str] = []
     for line in text.splitlines():
-        starts = not line or line.startswith(("- ", "|", "#")) or not out or not out[-1]
+        starts = not line or _ITEM.match(line) or not out or not out[-1]
         if starts:
             out.append(line)
         else:
