@@ -9,24 +9,18 @@ constraint, the joints, the provenance) and returns text; nothing here runs a co
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from . import c_source as c_text
-
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-"""The exported files' text: ``templates/<file>.in``, its ``{name}`` fields filled by
-:func:`fill` (``{{`` and ``}}`` stand for C's and CMake's braces)."""
+from .c_source import fill
 
 __all__ = [
     "BAD_ARGUMENT",
     "PARTS",
-    "TEMPLATES",
     "cmake_lists",
     "entry_c",
     "entry_name",
-    "fill",
     "header",
     "package_config",
     "readme",
@@ -62,12 +56,6 @@ _CODES = (
     ),
     ("BAD_ARGUMENT", BAD_ARGUMENT, "a NULL pointer, B < 0 or threads < 0"),
 )
-
-
-def fill(template: str, **values: object) -> str:
-    """The template ``templates/<template>.in``, its fields filled from ``values`` (KeyError
-    naming a missing one)."""
-    return (TEMPLATES / f"{template}.in").read_text(encoding="utf-8").format(**values)
 
 
 def _comment_lines(lines: list[str]) -> str:
