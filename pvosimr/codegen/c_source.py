@@ -40,12 +40,11 @@ finite or not normalized), :data:`BAD_W` (``W`` not finite), :data:`BAD_P` (a pl
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from ..coordinates import AS_GIVEN_TOLERANCE
 from .simd import FEATURES, scratch_bytes
+from .templating import fill, template
 
 __all__ = [
     "BAD_P",
@@ -60,8 +59,6 @@ __all__ = [
     "SPAWN_SECONDS",
     "WRAPPER_VERSION",
     "entry_points",
-    "fill",
-    "template",
 ]
 
 #: Bumped whenever the appended C or the build command changes meaning.
@@ -77,22 +74,6 @@ _CODES = {
     "EVAL_FAILED": EVAL_FAILED,
     "NO_MEMORY": NO_MEMORY,
 }
-
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-"""The C and the exported files' text: ``templates/<name>`` as written, ``<name>.in`` with
-``{field}``s that :func:`fill` fills (``{{`` and ``}}`` stand for braces)."""
-
-
-def template(name: str) -> str:
-    """The text of ``templates/<name>``."""
-    return (TEMPLATES / name).read_text(encoding="utf-8")
-
-
-def fill(name: str, /, **values: object) -> str:
-    """The template ``templates/<name>.in``, its fields filled from ``values`` (KeyError naming
-    a missing one)."""
-    return template(f"{name}.in").format(**values)
-
 
 #: Subnormal numbers flushed to zero while the function runs (the macros around its call).
 _FLUSH = template("flush.c")

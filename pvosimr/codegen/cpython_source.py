@@ -9,7 +9,8 @@ arrays, answering :data:`NOT_FAST` for a ``q`` it does not take so that the call
 
 from __future__ import annotations
 
-from .c_source import WRAPPER_VERSION, fill
+from .c_source import WRAPPER_VERSION
+from .templating import fill
 
 __all__ = ["NOT_FAST", "extension_source"]
 

@@ -13,7 +13,7 @@ import json
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from . import c_source as c_text
-from .c_source import fill
+from .templating import fill
 
 __all__ = [
     "BAD_ARGUMENT",

@@ -1,0 +1,23 @@
+"""The generated files' fixed text: C, CMake and Markdown in ``templates/`` (package data),
+read as written (:func:`template`) or with their ``{field}``s filled (:func:`fill`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["TEMPLATES", "fill", "template"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+"""``<name>``: text as written; ``<name>.in``: a :meth:`str.format` template, in which ``{{``
+and ``}}`` stand for C's and CMake's braces."""
+
+
+def template(name: str) -> str:
+    """The text of ``templates/<name>``."""
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def fill(name: str, /, **values: object) -> str:
+    """The template ``templates/<name>.in``, its fields filled from ``values`` (KeyError naming
+    a missing one)."""
+    return template(f"{name}.in").format(**values)
