@@ -67,13 +67,6 @@ WRAPPER_VERSION = "13"
 OK, BAD_Q, NON_FINITE, EVAL_FAILED, NO_MEMORY, BAD_W = 0, 1, 2, 3, 4, 5
 #: A placement of ``p`` that is not a rigid transform (6 is the export's BAD_ARGUMENT).
 BAD_P = 7
-_CODES = {
-    "OK": OK,
-    "BAD_Q": BAD_Q,
-    "NON_FINITE": NON_FINITE,
-    "EVAL_FAILED": EVAL_FAILED,
-    "NO_MEMORY": NO_MEMORY,
-}
 
 #: Subnormal numbers flushed to zero while the function runs (the macros around its call).
 _FLUSH = template("flush.c")
@@ -146,6 +139,23 @@ def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
 CHECK_P_C = fill("check_p.c", ORTHONORMAL_TOLERANCE=ORTHONORMAL_TOLERANCE)
 
 
+#: The fields of ``entry_points.c`` that every library shares.
+_FIXED = {
+    "WRAPPER_VERSION": WRAPPER_VERSION,
+    "SPAWN_SECONDS": SPAWN_SECONDS,
+    "BLOCK": BLOCK,
+    "block_less_1": BLOCK - 1,
+    "MAX_THREADS": MAX_THREADS,
+    "flush": _FLUSH,
+    "finite": FINITE_C,
+    "OK": OK,
+    "BAD_Q": BAD_Q,
+    "NON_FINITE": NON_FINITE,
+    "EVAL_FAILED": EVAL_FAILED,
+    "NO_MEMORY": NO_MEMORY,
+}
+
+
 def entry_points(
     fname: str,
     sizes: dict,
@@ -169,68 +179,73 @@ def entry_points(
     """
     nq, n_out, n_w = sizes["nq"], sizes["n_out"], sizes.get("n_w", 0)
     has_p = sizes["n_in"] - (n_w > 0) == 2
-    p_arg = "  arg[1] = p;\n" if has_p else "  (void)p;\n"
-    n_placements = sizes.get("n_p", 0) // 12 if has_p else 0
-    p_check = (
-        f"  if (check && pvosimr_check_p(p, {n_placements})) return {BAD_P};\n" if has_p else ""
-    )
-    batch_p_check = (
-        f"  if (check && pvosimr_check_p(p, {n_placements})) {{\n"
-        "    *bad = 0;\n"
-        f"    return {BAD_P};\n"
-        "  }\n"
-        if has_p
-        else ""
-    )
-    # With a W input (else nothing: the C of G and dG is what it always was).
-    w_param = w_check = w_field = w_row = w_batch = ""
-    w_param_batch = ""
-    if n_w:
-        w_param = "                                      const casadi_real* W,\n"
-        w_check = (
-            f"  if (check && !pvosimr_finite(W, {n_w})) return {BAD_W};\n"
-            f"  arg[{sizes['n_in'] - 1}] = W;\n"
-        )
-        w_field = "  const casadi_real* W;\n  long long w_stride;\n"
-        w_row = " b->W + r * b->w_stride,"
-        w_batch = "  batch.W = Ws;\n  batch.w_stride = w_stride;\n"
-        w_param_batch = "const casadi_real* Ws, long long w_stride,\n" + " " * 44
     lanes = sizes["simd_lanes"] if simd else 1
+    checks = (CHECK_P_C if has_p else "") + _q_check(nq, parts, q_bound)
     return fill(
         "entry_points.c",
-        WRAPPER_VERSION=WRAPPER_VERSION,
-        SPAWN_SECONDS=SPAWN_SECONDS,
-        BLOCK=BLOCK,
-        block_less_1=BLOCK - 1,
-        MAX_THREADS=MAX_THREADS,
-        **_CODES,
-        flush=_FLUSH,
-        finite=FINITE_C,
+        **_FIXED,
         coordinates=COORDINATES_C if n_w else "",
-        checks=(CHECK_P_C if has_p else "")
-        + _q_check(nq, parts, q_bound)
-        + (fill("lanes.c", lanes=lanes, nq=nq) if simd else ""),
-        native=native or "",
-        simd=simd or "",
         nq=nq,
         n_out=n_out,
-        sz_arg=max(2, sizes["sz_arg"]),
-        sz_res=max(1, sizes["sz_res"]),
         sz_unit=max(1, nq),
-        sz_w=max(1, sizes["sz_w"]),
-        sz_iw=max(1, sizes["sz_iw"]),
+        sz_arg=max(2, sizes["sz_arg"]),
+        **{k: max(1, sizes[k]) for k in ("sz_res", "sz_w", "sz_iw")},
         call=f"(pvosimr_native_usable() ? pvosimr_native_f : {fname})" if native else fname,
-        p_arg=p_arg,
-        p_check=p_check,
-        batch_p_check=batch_p_check,
-        w_param=w_param,
-        w_param_batch=w_param_batch,
-        w_check=w_check,
-        w_field=w_field,
-        w_row=w_row,
-        w_batch=w_batch,
-        group=fill("group.c", lanes=lanes, nq=nq, n_out=n_out) if simd else "",
-        usable="pvosimr_simd_usable()" if simd else "0",
-        alignment=8 * lanes,
-        scratch=scratch_bytes(nq, n_out, lanes) if simd else 0,
+        native=native or "",
+        **_p_fields(sizes.get("n_p", 0) if has_p else None),
+        **_w_fields(n_w, sizes["n_in"]),
+        **_lane_fields(simd, lanes, nq, n_out, checks),
     )
+
+
+def _p_fields(n_p: int | None) -> dict[str, str]:
+    """The entry points' C for placements as an input (``n_p`` numbers), or for none (None)."""
+    if n_p is None:
+        return {"p_arg": "  (void)p;\n", "p_check": "", "batch_p_check": ""}
+    check = f"  if (check && pvosimr_check_p(p, {n_p // 12}))"
+    return {
+        "p_arg": "  arg[1] = p;\n",
+        "p_check": f"{check} return {BAD_P};\n",
+        "batch_p_check": f"{check} {{\n    *bad = 0;\n    return {BAD_P};\n  }}\n",
+    }
+
+
+_NO_W = dict.fromkeys(("w_param", "w_param_batch", "w_check", "w_field", "w_row", "w_batch"), "")
+
+
+def _w_fields(n_w: int, n_in: int) -> dict[str, str]:
+    """The entry points' C for a ``W`` input of ``n_w`` numbers (the gradient's), the last of
+    ``n_in``; without one (``n_w`` 0), nothing: the C of G and dG is what it always was."""
+    if not n_w:
+        return _NO_W
+    return {
+        "w_param": " " * 38 + "const casadi_real* W,\n",
+        "w_param_batch": "const casadi_real* Ws, long long w_stride,\n" + " " * 44,
+        "w_check": f"  if (check && !pvosimr_finite(W, {n_w})) return {BAD_W};\n"
+        f"  arg[{n_in - 1}] = W;\n",
+        "w_field": "  const casadi_real* W;\n  long long w_stride;\n",
+        "w_row": " b->W + r * b->w_stride,",
+        "w_batch": "  batch.W = Ws;\n  batch.w_stride = w_stride;\n",
+    }
+
+
+def _lane_fields(simd: str | None, lanes: int, nq: int, n_out: int, checks: str) -> dict:
+    """The entry points' C for the vector path ``simd`` on ``lanes`` lanes, or for none;
+    ``checks`` (the checks of q and p) with the lanes' check after them."""
+    if not simd:
+        return {
+            "simd": "",
+            "checks": checks,
+            "group": "",
+            "usable": "0",
+            "alignment": 8,
+            "scratch": 0,
+        }
+    return {
+        "simd": simd,
+        "checks": checks + fill("lanes.c", lanes=lanes, nq=nq),
+        "group": fill("group.c", lanes=lanes, nq=nq, n_out=n_out),
+        "usable": "pvosimr_simd_usable()",
+        "alignment": 8 * lanes,
+        "scratch": scratch_bytes(nq, n_out, lanes),
+    }

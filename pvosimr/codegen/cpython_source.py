@@ -38,17 +38,6 @@ def extension_source(module: str, sizes: dict) -> str:
     single = sizes["n_in"] == 1 and sizes["out_shape"] == (sizes["m"], sizes["m"])
     single_w = n_w > 0 and sizes["n_in"] == 2
     has_p = sizes["n_in"] - (n_w > 0) == 2
-    inputs = "p, W" if n_w else "p"
-    out_args = " " * 26 + "(casadi_real*)PyArray_DATA((PyArrayObject*)out), threads, check, &bad);"
-    w_decl = w_fmt = w_arg = w_check = w_pass = ""
-    if n_w:
-        w_decl, w_fmt, w_arg = ", *W", "O", " &W,"
-        one_or_each = f"pvosimr_py_array(W, 2, 1, {n_w}) || pvosimr_py_array(W, 2, B, {n_w})"
-        w_check = f"\n      || !({one_or_each})"
-        w_pass = (
-            "                          (const casadi_real*)PyArray_DATA((PyArrayObject*)W),\n"
-            f"                          PyArray_DIM((PyArrayObject*)W, 0) == 1 ? 0 : {n_w},\n"
-        )
     return fill(
         "extension.c",
         WRAPPER_VERSION=WRAPPER_VERSION,
@@ -56,18 +45,31 @@ def extension_source(module: str, sizes: dict) -> str:
         sizes=sizes,
         has_p=int(has_p),
         no_p=int(not has_p),
-        inputs=inputs,
-        out_args=out_args,
-        w_decl=w_decl,
-        w_fmt=w_fmt,
-        w_arg=w_arg,
-        w_check=w_check,
-        w_pass=w_pass,
+        inputs="p, W" if n_w else "p",
+        **_w_fields(n_w),
         delassus=_single_source(sizes) if single else "",
         vjp=_vjp_source(sizes) if single_w else "",
         delassus_method=_SINGLE_METHOD if single else "",
         vjp_method=_VJP_METHOD if single_w else "",
     )
+
+
+def _w_fields(n_w: int) -> dict[str, str]:
+    """``rows``'s C for a ``W`` input of ``n_w`` numbers (one for every row or one per row),
+    or for none (``n_w`` 0)."""
+    if not n_w:
+        return dict.fromkeys(("w_decl", "w_fmt", "w_arg", "w_check", "w_pass"), "")
+    one_or_each = f"pvosimr_py_array(W, 2, 1, {n_w}) || pvosimr_py_array(W, 2, B, {n_w})"
+    return {
+        "w_decl": ", *W",
+        "w_fmt": "O",
+        "w_arg": " &W,",
+        "w_check": f"\n      || !({one_or_each})",
+        "w_pass": " " * 26
+        + "(const casadi_real*)PyArray_DATA((PyArrayObject*)W),\n"
+        + " " * 26
+        + f"PyArray_DIM((PyArrayObject*)W, 0) == 1 ? 0 : {n_w},\n",
+    }
 
 
 _SINGLE_METHOD = (
