@@ -13,7 +13,7 @@ import json
 from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from . import c_source as c_text
-from .templating import fill
+from .templating import TEMPLATES, blocks, fill
 
 __all__ = [
     "BAD_ARGUMENT",
@@ -126,8 +126,7 @@ def _joint_lines(spec: dict) -> list[str]:
     width = max((len(j[0]) for j in spec["joints"]), default=5)
     up = spec["name"].upper()
     lines = [
-        f"Joints, in Pinocchio's order (also the C tables {spec['name']}_joint_* below): where",
-        "each joint's coordinates sit in q, and in v (the layout of g and of dG's slices).",
+        *_notes("joints", name=spec["name"]),
         f"  {'joint':<{width}}  {'q':<10}  {'v':<10}  kind",
     ]
     for joint, kind, iq, nq, iv, nv in spec["joints"]:
@@ -199,12 +198,7 @@ def _row_order(block: dict) -> list[str]:
 
 def _constraint_lines(spec: dict) -> list[str]:
     """Each constraint's block of G: its frame, joints, placements, kind and row order."""
-    lines = [
-        "Constraints, one block of G's rows (and columns) each, in order (also the C tables",
-        f"{spec['name']}_constraint_* below). c1 is the constraint's frame on joint1 at the",
-        "placement R, t (c1's axes and origin in joint1's frame: x_joint = R x_c1 + t); c2",
-        "likewise on joint2 (in the world's frame where joint2 is the universe).",
-    ]
+    lines = _notes("constraints", name=spec["name"])
     if not spec["blocks"]:
         return [*lines, "  (the rows are not in constraint order: no table)"]
     for b in spec["blocks"]:
@@ -230,45 +224,28 @@ def _constraint_lines(spec: dict) -> list[str]:
 
 def _layout_lines(spec: dict) -> list[str]:
     """The inputs' and outputs' layouts side by side, and what p and the derivatives are."""
-    m, nv = spec["m"], spec["nv"]
-    lines = [
-        "Layouts, side by side (m rows of G, nv velocities):",
-        f"  q  {spec['nq']:>7} doubles  the joints' coordinates above",
-        f"  G  {m * m:>7} doubles  COLUMN-major: G[i + j*m] = G_ij (Eigen's default,",
-        "                       Eigen::Map<Eigen::MatrixXd>(G, m, m)); symmetric up to rounding",
-    ]
-    if "vjp" in spec["parts"]:
-        lines += [
-            f"  W  {m * m:>7} doubles  ROW-major: W[i*m + j] = W_ij (numpy's C order; in Eigen a",
-            "                       Matrix<double, Dynamic, Dynamic, RowMajor>), any W",
-            f"  g  {nv:>7} doubles  the gradient of <W, G> = sum_ij W_ij G_ij, in v's layout",
-        ]
-    if "derivatives" in spec["parts"]:
+    m, nv, parts = spec["m"], spec["nv"], spec["parts"]
+    lines = _notes("layouts", nq=spec["nq"], mm=m * m)
+    if "vjp" in parts:
+        lines += _notes("vjp", mm=m * m, nv=nv)
+    if "derivatives" in parts:
         lines += [
             f"  dG {nv * m * m:>7} doubles  nv slices; slice k (dG + k*m*m) is dG/dv_k, "
             "column-major like G",
         ]
     lines.append("  a batch: its rows one after the other (nq doubles of q each), outputs likewise")
     if spec["n_p"]:
-        lines += [
-            f"  p  {spec['n_p']:>7} doubles  the constraint placements, per constraint in order:",
-            "       for each placement (a pin.SE3; two for a constraint whose G needs both), its",
-            "       rotation's 9 entries column-major, then its translation's 3 (the format of",
-            "       pvosimr.symbolic.placement_vector and of the constraint table); the same p",
-            "       for every row of a batch",
-        ]
+        lines += _notes("p", n_p=spec["n_p"])
     else:
         lines.append("  p  unused: the placements are built in (as listed above); pass NULL")
-    if "vjp" in spec["parts"] or "derivatives" in spec["parts"]:
-        lines += [
-            "Derivatives (g, dG) are in the tangent coordinates of pin.integrate, NOT in q's",
-            "coordinates: nv numbers, entry k the derivative d/d(eps) at eps = 0 along",
-            "q(eps) = pin.integrate(q, eps e_k). For a revolute or prismatic joint that is the",
-            "derivative in its q entry; for a free-flyer v[0..2] moves the base along its own",
-            "(LOCAL) axes and v[3..5] turns it about them (q ⊕ exp6(v), the displacement",
-            "applied on the right): not the derivative in x y z qx qy qz qw.",
-        ]
+    if "vjp" in parts or "derivatives" in parts:
+        lines += _notes("derivatives")
     return lines
+
+
+def _notes(block: str, **values: object) -> list[str]:
+    """The lines of a block of ``templates/header_notes.txt.in``, its fields filled."""
+    return blocks(TEMPLATES / "header_notes.txt.in")[block].format(**values).split("\n")
 
 
 def entry_name(name: str, part: str) -> str:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from pvosimr.codegen.templating import blocks
+
 __all__ = [
     "Measured",
     "Record",
@@ -160,14 +162,7 @@ def target_json(rows: Iterable[Row]) -> list[dict]:
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The reports' prose: one markdown file per report, its blocks headed ``<!-- block: name -->``."""
 
-_BLOCK = re.compile(r"^<!-- block: ([\w-]+) -->\n", re.MULTILINE)
 _ITEM = re.compile(r"- |\||#|\d+\. ")  # a line that starts a list item, a table row or a heading
-
-
-def _blocks(path: Path) -> dict[str, str]:
-    """The blocks of the template ``path`` by name, each as written."""
-    parts = _BLOCK.split(path.read_text(encoding="utf-8"))
-    return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def _unwrap(text: str) -> str:
@@ -186,4 +181,4 @@ def _unwrap(text: str) -> str:
 def prose(report: str, block: str, templates: Path = TEMPLATES, **values: Any) -> str:
     """The block ``block`` of ``<templates>/<report>.md``, its ``$name`` placeholders filled
     from ``values`` (KeyError naming a missing one)."""
-    return Template(_unwrap(_blocks(templates / f"{report}.md")[block])).substitute(values)
+    return Template(_unwrap(blocks(templates / f"{report}.md")[block])).substitute(values)
