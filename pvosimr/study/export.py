@@ -498,14 +498,10 @@ class _ExportCheck:
 def _bad_configurations(model, q: np.ndarray, bound: float):
     """Bad copies of ``q``: a NaN, an infinity, an entry beyond the model's range and, where
     the model has a unit part, one not normalized."""
-    from pvosimr.kinematics.joints import unit_parts
+    from pvosimr.coordinates import unit_part_spans
 
-    units = {
-        j.idx_q + k
-        for j in model.joints[1:]
-        for first, stop in unit_parts(j)
-        for k in range(first, stop)
-    }
+    spans = unit_part_spans(model)
+    units = {k for start, length in spans for k in range(start, start + length)}
     free = next((i for i in range(model.nq) if i not in units), None)
     for what, value in (("with a NaN", np.nan), ("with an infinity", np.inf)):
         bad = q.copy()
@@ -515,9 +511,7 @@ def _bad_configurations(model, q: np.ndarray, bound: float):
         far = q.copy()
         far[free] = 2 * bound
         yield "beyond the model's range", far
-    for joint in model.joints[1:]:
-        for first, _ in unit_parts(joint):
-            off = q.copy()
-            off[joint.idx_q + first] += 0.1
-            yield "with a unit part not normalized", off
-            return
+    if spans:
+        off = q.copy()
+        off[spans[0][0]] += 0.1
+        yield "with a unit part not normalized", off
