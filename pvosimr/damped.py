@@ -12,7 +12,7 @@ Pinocchio's ``mu`` is not this ``μ`` (measured with pin 4.1.0, pinned by ``test
 * ``pin.computeDelassusMatrix(model, data, q, cms, cdatas, mu)`` adds a body of mass ``mu`` at
   each contact point (with rotational inertia ``mu I₃`` for a 6D contact) to the articulated
   inertias, i.e. ``M + mu JᵀJ``, and so returns ``(G⁻¹ + mu I)⁻¹`` (Woodbury), not ``G + mu I``
-  (on Atlas' two feet: 5e-14 from ``(G⁻¹ + mu I)⁻¹``, 0.60 from ``G + mu I`` at ``mu = 1e-2``).
+  (docs/solvers.md gives the distances on Atlas).
 * ``pin.computeDampedDelassusMatrixInverse(model, data, q, cms, cdatas, mu)`` returns exactly
   ``I / mu`` from Python (``I`` with ``scaled=True``); ``mu`` below 1e-12 raises.  Its C++ body is
   right: it forms ``H = (G⁻¹ + mu⁻¹ I)⁻¹`` and returns ``mu⁻¹ (I − mu⁻¹ H) = (G + mu I)⁻¹``, but
@@ -168,22 +168,8 @@ class DelassusOperator:
     error ``~ eps·λ_max`` and the eigen route reaches that bound; Cholesky does better where the
     rows of ``G`` differ in scale (linear and angular rows: its error depends on ``G``'s
     diagonally scaled condition number).  One step of iterative refinement (``refine=True``, the
-    default) closes the gap at ``O(m²)``.  Measured (``rel_err`` of ``(G + μI)⁻¹`` against an
-    extended-precision Cholesky of the same ``G + μI``):
-
-    ===============================================  ====================  =======  =======
-    case, μ                                          eigen                 refined  Cholesky
-    ===============================================  ====================  =======  =======
-    Atlas feet_6d, m = 12, λ ∈ [0.094, 158];         2.8e-13 (3.6e-14 at   ≤ 3e-16  ≤ 7e-16
-    every μ in {0, 1e-8, 1e-6, 1e-4, 1e-2, 1}        μ = 1)
-    10-link stem, 10 welded 7-dof branches, m = 60,  ≤ 1.2e-14             ≤ 7e-15  ≤ 2e-14
-    λ ∈ [0.012, 19]; every μ as above
-    ``chain_welded_every_link_n10``, m = 60, rank    2.6e-7                8.2e-9   1.8e-8
-    10: μ = 1e-8
-    same, μ = 1e-6                                   2.6e-9                7.8e-11  1.2e-10
-    same, μ = 1e-4 / 1e-2 / 1                        2.6e-11 / 2.6e-13 /   ≤ 7e-13  ≤ 1.3e-12
-                                                     3.9e-15
-    ===============================================  ====================  =======  =======
+    default) closes the gap at ``O(m²)``.  docs/solvers.md gives the errors of the three routes
+    on Atlas and on rank-deficient chains.
 
     **Cost.**  After the one ``eigh``, a new scalar ``μ`` costs the two ``m × m`` products above
     (refined: one more product with ``G`` and a second such solve), where a Cholesky route pays a

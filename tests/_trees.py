@@ -357,12 +357,20 @@ def branching_tree(kinds: Sequence[str]) -> pin.Model:
     return build_tree(TreeSpec([0, 1, 2, 3, 2, 1, 6, 7], kinds, [], True, 11))[0]
 
 
+def two_joint_chain(kinds: Sequence[str]) -> pin.Model:
+    """Two joints of ``kinds`` on one chain from the root, no armature, no constraints."""
+    return build_tree(TreeSpec([0, 1], kinds, [], False, 1))[0]
+
+
 def check_every_algorithm(
-    model: pin.Model, cms: Sequence, seed: int, truth: Truth, auto: bool
+    model: pin.Model, cms: Sequence, seed: int, truth: Truth, auto: bool, drawn: bool = False
 ) -> float:
     """Every algorithm (and ``"auto"`` if ``auto``: its cost model takes about a second per
     tree), one call at a time and batched, on numpy at two configurations drawn from ``seed``,
-    against ``truth(model, q, cms)``; the largest error."""
+    against ``truth(model, q, cms)``; the largest error.  ``drawn``: PV-OSIMh on a plan drawn
+    from ``seed`` (:func:`drawn_plan`)."""
+    if drawn:
+        drawn_plan(model, cms, seed)
     rng = np.random.default_rng(seed)
     qs = np.stack([random_q(model, rng) for _ in range(2)])
     truths = [truth(model, q, cms) for q in qs]

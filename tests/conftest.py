@@ -80,6 +80,15 @@ def atlas():
 
 
 @pytest.fixture
+def branching_model(request):
+    """:func:`_trees.branching_tree` of the test module's ``BRANCHING_KINDS``: eight joints on
+    three branches, a fresh model for each test."""
+    from _trees import branching_tree
+
+    return branching_tree(request.module.BRANCHING_KINDS)
+
+
+@pytest.fixture
 def x64():
     """JAX's x64 mode on for one test, then back as it was."""
     import jax

@@ -20,14 +20,11 @@ from _codegen import needs_c_compiler
 from _slow import slow_ones
 from _trees import (
     ANCHOR_MODELS,
-    TreeSpec,
-    branching_tree,
-    build_tree,
     check_every_algorithm,
     drawn_mixed_tree,
-    drawn_plan,
     random_q,
     requires_pin_feature,
+    two_joint_chain,
 )
 
 import pvosimr
@@ -139,9 +136,9 @@ def _anchors(model: pin.Model) -> list:
 
 @pytest.mark.slow  # builds C libraries of its own
 @needs_c_compiler
-def test_compiled(tmp_path):
+def test_compiled(tmp_path, branching_model):
     codegen = pytest.importorskip("pvosimr.codegen.build")
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     cms = _hand_to_hand(model) + _anchors(model)
     # beyond the line of outlined code; one copy of it (not also the FMA one) is enough here
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",), simd=False)
@@ -150,10 +147,10 @@ def test_compiled(tmp_path):
     assert rel_err(f(q), dense_delassus(model, q, cms)) <= TOLERANCE
 
 
-def test_pinocchio_is_wrong_and_refused():
+def test_pinocchio_is_wrong_and_refused(branching_model):
     """``pin.computeDelassusMatrix`` takes these kinds and returns another matrix (LWA read as
     LOCAL, joint2 ignored); :func:`pinocchio_delassus` refuses them, pvosimr gets them right."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     q = random_q(model, np.random.default_rng(2))
     for cm in _hand_to_hand(model)[:3]:
         truth = dense_delassus(model, q, [cm])
@@ -165,9 +162,9 @@ def test_pinocchio_is_wrong_and_refused():
             pinocchio_delassus(model, q, [cm])
 
 
-def test_plain_constraints_keep_their_end_effectors():
+def test_plain_constraints_keep_their_end_effectors(branching_model):
     """A list of LOCAL one-body constraints is swept as before: one EE each, nothing framed."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     cms = _hand_to_hand(model)
     plain = pvosimr.topology_for(model, cms[3:])
     assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
@@ -176,10 +173,10 @@ def test_plain_constraints_keep_their_end_effectors():
 
 
 @needs_pin4_models
-def test_pin4_models_end_effectors():
+def test_pin4_models_end_effectors(branching_model):
     """A frame anchor on one body is one plain EE (its rows negated in ``K``); a point anchor
     sweeps body 1's six rows and reads where ``c1`` and its world-fixed ``c2`` are."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     cms = _anchors(model)
     plain = pvosimr.topology_for(model, cms[3:])
     assert (plain.m, plain.m_virtual, plain.framed) == (6, 6, ())
@@ -191,8 +188,8 @@ def test_pin4_models_end_effectors():
 
 
 @needs_pin4_models
-def test_pin4_models_refused_by_pinocchio_routines():
-    model = branching_tree(BRANCHING_KINDS)
+def test_pin4_models_refused_by_pinocchio_routines(branching_model):
+    model = branching_model
     q = random_q(model, np.random.default_rng(6))
     for cm in _anchors(model):
         with pytest.raises(NotImplementedError, match=r"takes? RigidConstraintModel only"):
@@ -200,18 +197,18 @@ def test_pin4_models_refused_by_pinocchio_routines():
 
 
 @needs_pin4_models
-def test_pin4_bad_input():
+def test_pin4_bad_input(branching_model):
     """An object that is no constraint model (pin 4.1's joint-space models are taken:
     ``tests/test_constraint_models.py``), a lone model, joints outside the model or equal, and a
     world anchor's placement that is not rigid: each a named error."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     data, q = model.createData(), random_q(model, np.random.default_rng(7))
     frame, point, _ = ANCHOR_MODELS
     with pytest.raises(TypeError, match="constraint 1 is a SE3, which pvosimr cannot take"):
         pvosimr.compute_delassus(model, data, q, [frame(model, 2), pin.SE3.Identity()])
     with pytest.raises(TypeError, match="not one"):
         pvosimr.compute_delassus(model, data, q, frame(model, 2))
-    small = build_tree(TreeSpec([0, 1], ["RX", "RY"], [], False, 1))[0]
+    small = two_joint_chain(["RX", "RY"])
     with pytest.raises(ValueError, match=r"joint 8 \(joint2_id\), which is not in the model"):
         pvosimr.compute_delassus(
             small,
@@ -237,10 +234,9 @@ def test_property_mixed_kinds():
     symbolic = pytest.importorskip("pvosimr.symbolic")
     for seed in range(1000, 1000 + SLOW_TREES):
         model, cms = mixed_tree(seed, min_constraints=1)
-        drawn_plan(model, cms, seed)
         q = random_q(model, np.random.default_rng(seed))
         assert_rows_are_pinocchios(model, q, cms)
-        check_every_algorithm(model, cms, seed, dense_delassus, auto=seed % 10 == 0)
+        check_every_algorithm(model, cms, seed, dense_delassus, auto=seed % 10 == 0, drawn=True)
         if seed % 50 == 0:
             for algorithm in ("pv-osimr", "pv-osimh"):
                 f = symbolic.delassus_function(model, cms, algorithm)

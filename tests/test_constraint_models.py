@@ -20,13 +20,10 @@ import pytest
 from _codegen import needs_c_compiler
 from _trees import (
     ANCHOR_MODELS,
-    TreeSpec,
-    branching_tree,
-    build_tree,
     check_every_algorithm,
     drawn_mixed_tree,
-    drawn_plan,
     random_q,
+    two_joint_chain,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -156,8 +153,8 @@ def _loops(model: pin.Model) -> list:
 
 @pytest.mark.slow  # PV-OSIMh prices its plans on 13 end-effectors (7 s); the default run's
 # random trees draw these kinds too (test_every_model_numpy_and_batch)
-def test_loops_and_joint_rows_every_path_numpy():
-    model = branching_tree(BRANCHING_KINDS)
+def test_loops_and_joint_rows_every_path_numpy(branching_model):
+    model = branching_model
     assert (
         check_every_algorithm(model, _loops(model), 3, pinocchio_dense_delassus, auto=True)
         <= TOLERANCE
@@ -166,9 +163,9 @@ def test_loops_and_joint_rows_every_path_numpy():
 
 @pytest.mark.slow  # a C build of its own (5 s)
 @needs_c_compiler
-def test_loops_and_joint_rows_compiled(tmp_path):
+def test_loops_and_joint_rows_compiled(tmp_path, branching_model):
     codegen = pytest.importorskip("pvosimr.codegen.build")
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     cms = _loops(model)
     f = codegen.compile(model, cms, cache_dir=tmp_path, flags=("-O1",))
     for seed in (5, 6):
@@ -176,9 +173,9 @@ def test_loops_and_joint_rows_compiled(tmp_path):
         assert rel_err(f(q), pinocchio_dense_delassus(model, q, cms)) <= TOLERANCE
 
 
-def test_row_map_is_a_congruence():
+def test_row_map_is_a_congruence(branching_model):
     """``G`` of ``rows(cm, A)`` is ``A G Aᵀ`` of ``cm``'s, to rounding."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     q = random_q(model, np.random.default_rng(8))
     hinge = pin.RigidConstraintModel(
         pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random(), 8, pin.SE3.Random(), pin.LOCAL
@@ -190,10 +187,10 @@ def test_row_map_is_a_congruence():
     assert np.abs(mapped - A @ full @ A.T).max() <= 1e-10 * max(1.0, np.abs(full).max())
 
 
-def test_joint_rows_end_effectors():
+def test_joint_rows_end_effectors(branching_model):
     """A row on a one-DoF joint is two one-row EEs (child, parent) and nothing framed; on a
     root joint one EE; on a multi-DoF joint not at the root, one row and a six-row EE."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     one_dof = pvosimr.topology_for(model, [JOINT_SPACE[1](model, [4])])
     assert (one_dof.m, one_dof.dims, one_dof.framed) == (1, (1, 1), ())
     root = pvosimr.topology_for(model, [JOINT_SPACE[1](model, [1])])
@@ -202,9 +199,9 @@ def test_joint_rows_end_effectors():
     assert (spherical.m, spherical.dims) == (3, (1, 6) * 3)
 
 
-def test_selection_of_local_constraint_is_folded():
+def test_selection_of_local_constraint_is_folded(branching_model):
     """A selection of a LOCAL one-body constraint is one EE of the selected rows."""
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
     topo = pvosimr.topology_for(model, [rows(cm, [0, 2])])
     assert (topo.m, topo.dims, topo.framed) == (2, (2,), ())
@@ -213,8 +210,8 @@ def test_selection_of_local_constraint_is_folded():
 # ----------------------------------------------------------------------------- bad input
 
 
-def test_bad_row_maps_named():
-    model = branching_tree(BRANCHING_KINDS)
+def test_bad_row_maps_named(branching_model):
+    model = branching_model
     data, q = model.createData(), random_q(model, np.random.default_rng(2))
     cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, model, 5, pin.SE3.Random())
     cm.name = "toe"
@@ -229,8 +226,8 @@ def test_bad_row_maps_named():
         rows(cm, [])
 
 
-def test_unsupported_models_named():
-    model = branching_tree(BRANCHING_KINDS)
+def test_unsupported_models_named(branching_model):
+    model = branching_model
     data, q = model.createData(), random_q(model, np.random.default_rng(2))
     ok = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 2, pin.SE3.Random())
     with pytest.raises(TypeError, match="constraint 1 is a SE3, which pvosimr cannot take"):
@@ -238,7 +235,7 @@ def test_unsupported_models_named():
     limits = JOINT_SPACE[0](model, [4])
     with pytest.raises(TypeError, match="constraint 0: a row map of a JointLimitConstraintModel"):
         pvosimr.compute_delassus(model, data, q, [rows(limits, [0])])
-    universal = build_tree(TreeSpec([0, 1], ["RX", "Universal"], [], False, 1))[0]
+    universal = two_joint_chain(["RX", "Universal"])
     friction = JOINT_SPACE[1](universal, [2])
     friction.name = "hip"
     with pytest.raises(NotImplementedError, match=r"constraint 0 \('hip'\).*joint 2.*Universal"):
@@ -255,8 +252,7 @@ def test_property_every_model():
     symbolic = pytest.importorskip("pvosimr.symbolic")
     for seed in range(10_000, 10_000 + SLOW_TREES):
         model, cms = every_model_tree(seed)
-        drawn_plan(model, cms, seed)
-        check_every_algorithm(model, cms, seed, pinocchio_dense_delassus, auto=False)
+        check_every_algorithm(model, cms, seed, pinocchio_dense_delassus, auto=False, drawn=True)
         if seed % 25 == 0:
             q = random_q(model, np.random.default_rng(seed))
             truth = pinocchio_dense_delassus(model, q, cms)
@@ -265,11 +261,11 @@ def test_property_every_model():
                 assert rel_err(G, truth) <= TOLERANCE, (seed, algorithm)
 
 
-def test_row_maps_with_placements_as_input():
+def test_row_maps_with_placements_as_input(branching_model):
     """Row maps keep one placement entry per constraint (``placements="input"``); joint-space
     models, which have none a user gives, are refused by name there."""
     symbolic = pytest.importorskip("pvosimr.symbolic")
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     q = random_q(model, np.random.default_rng(9))
     C6 = pin.ContactType.CONTACT_6D
     P1, P2 = pin.SE3.Random(), pin.SE3.Random()
@@ -289,14 +285,14 @@ def test_row_maps_with_placements_as_input():
         symbolic.delassus_function(model, [cms[0], friction], "pv-osimr", placements="input")
 
 
-def test_pinocchio_routines_map_row_maps_and_refuse_joint_rows():
+def test_pinocchio_routines_map_row_maps_and_refuse_joint_rows(branching_model):
     """Pinocchio's own Delassus routines take whole ``RigidConstraintModel``s: under a row map
     they compute G of the model and the map gives ``A G Aᵀ`` (equal to the dense truth of the
     mapped rows); a joint-space row is refused by name, not computed wrong."""
     from pvosimr.reference.pinocchio import pinocchio_cholesky, pinocchio_efpa
     from pvosimr.reference.truth import dense_delassus
 
-    model = branching_tree(BRANCHING_KINDS)
+    model = branching_model
     q = random_q(model, np.random.default_rng(3))
     weld = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, 5, pin.SE3.Random())
     A = np.random.default_rng(4).standard_normal((2, 6))

@@ -13,12 +13,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _slow import slow_ones
-from _trees import (
-    ANCHOR_MODELS,
-    drawn_mixed_tree,
-    random_placement,
-    random_q,
-)
+from _trees import ANCHOR_MODELS, drawn_mixed_tree, random_placement, random_q
 
 import pvosimr
 from pvosimr import zoo

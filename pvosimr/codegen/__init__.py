@@ -10,6 +10,7 @@
 - :mod:`.standalone`: :func:`export`, the same C as standalone files for a C or C++ program
   (:mod:`.standalone_text`: its header, CMake files and README);
 - :mod:`.cuda`: :func:`compile_cuda`, the same generated C as CUDA kernels (NVRTC, ptxas);
+- :mod:`.templating`: the fixed text of the generated C and files, in ``templates/``;
 - :mod:`.cache`: the cache's entries, recorded and checked before they are loaded (both shared
   with the bridge of :mod:`pvosimr.reference`).
 """

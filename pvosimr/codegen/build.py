@@ -145,7 +145,7 @@ import pinocchio as pin
 
 from ..checks import check_model
 from ..constraints import as_constraint_list
-from ..kinematics.joints import unit_parts
+from ..coordinates import unit_part_spans
 from ..notices import announce, said_if_slow
 from . import c_source as c_text
 from . import chunks, cpython_source
@@ -161,6 +161,7 @@ from .cache import (
     usable,
 )
 from .call import CodegenError, CompiledDelassus, EmptyDelassus, usable_cores
+from .templating import template
 
 __all__ = [
     "CacheFolderError",
@@ -185,10 +186,7 @@ _F64 = np.dtype(np.float64)
 BUILD_FLAGS = ("-shared", "-fPIC", "-pthread", "-fvisibility=hidden", "-fno-math-errno")
 
 #: CasADi's API and the entry points stay visible under ``-fvisibility=hidden`` (gcc, clang).
-_EXPORTS = """#if defined(__GNUC__) && !defined(GCC_HASCLASSVISIBILITY)
-#define GCC_HASCLASSVISIBILITY  /* CASADI_SYMBOL_EXPORT: visibility("default") */
-#endif
-"""
+_EXPORTS = template("exports.c")
 
 #: Flags of the derivatives' library when ``compile`` is given none (see the module docstring).
 DERIVATIVE_FLAGS = ("-O1",)
@@ -245,15 +243,6 @@ def _run_compiler(command: list[str]) -> None:
 
 
 # --------------------------------------------------------------------------- C source
-
-
-def _unit_parts(model: pin.Model) -> list[tuple[int, int]]:
-    """``(start, length)`` in q of every unit-norm part (inside composites too)."""
-    return [
-        (joint.idx_q + first, stop - first)
-        for joint in model.joints[1:]
-        for first, stop in unit_parts(joint)
-    ]
 
 
 def python_headers() -> list[str] | None:
@@ -332,7 +321,7 @@ def generate_source(
         body = chunks.replace_body(body, f)
     info["generated"] = body
     info["q_bound"] = float(np.min(check_model(model).q_bound, initial=np.inf))
-    info["unit_parts"] = _unit_parts(model)
+    info["unit_parts"] = unit_part_spans(model)
     return _assemble(info, simd), info
 
 
@@ -448,14 +437,11 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
     folder = _codegen_folder(cache_dir)
     cached = functools.partial(_cached, compiler, identity, folder)
     builds = {"build": cached(tuple(flags), source, info, python_headers())}
-    if derivatives:
-        source, info = _generate(model, cms, algorithm, placements, "dG")
-        del info["generated"]
-        builds["derivatives"] = cached(tuple(derivative_flags), source, info, python_headers())
-    if vjp:
-        source, info = _generate(model, cms, algorithm, placements, "vjp")
-        del info["generated"]
-        builds["vjp"] = cached(tuple(derivative_flags), source, info, python_headers())
+    for part, output, wanted in (("derivatives", "dG", derivatives), ("vjp", "vjp", vjp)):
+        if wanted:
+            source, info = _generate(model, cms, algorithm, placements, output)
+            del info["generated"]
+            builds[part] = cached(tuple(derivative_flags), source, info, python_headers())
     try:
         return CompiledDelassus(model, cms, algorithm, **builds)
     except (OSError, ImportError) as exc:

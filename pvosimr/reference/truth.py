@@ -191,12 +191,15 @@ def dense_delassus(
     ``G = Yᵀ Y`` with ``Y = L⁻¹ Jᵀ``, hence exactly symmetric.
     """
     data = model.createData()
-    m = mass_matrix(model, q, data)
-    jac = constraint_jacobian(model, q, constraint_models, data)
-    if jac.shape[0] == 0:
+    M = mass_matrix(model, q, data)
+    return _cholesky_delassus(M, constraint_jacobian(model, q, constraint_models, data))
+
+
+def _cholesky_delassus(M: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """``J M⁻¹ Jᵀ`` as ``Yᵀ Y`` with ``Y = L⁻¹ Jᵀ``, ``M = L Lᵀ``: exactly symmetric."""
+    if J.shape[0] == 0:
         return np.zeros((0, 0))
-    chol = np.linalg.cholesky(m)
-    y = np.linalg.solve(chol, jac.T)
+    y = np.linalg.solve(np.linalg.cholesky(M), J.T)
     g = y.T @ y
     return 0.5 * (g + g.T)
 
@@ -216,11 +219,7 @@ def pinocchio_dense_delassus(model: pin.Model, q: np.ndarray, constraint_models)
     own Jacobian of each model), through a Cholesky factorization of M as
     :func:`dense_delassus`."""
     J = pinocchio_constraint_jacobian(model, q, constraint_models)
-    if J.shape[0] == 0:
-        return np.zeros((0, 0))
-    y = np.linalg.solve(np.linalg.cholesky(mass_matrix(model, q)), J.T)
-    g = y.T @ y
-    return 0.5 * (g + g.T)
+    return _cholesky_delassus(mass_matrix(model, q), J)
 
 
 def pinocchio_delassus(

@@ -309,7 +309,7 @@ class _ExportCheck:
     same configurations, then on bad inputs against the codes its header documents."""
 
     def __init__(self, lib: ctypes.CDLL, spec: dict, model, cms, p, seed: int) -> None:
-        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, PARTS
+        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, entry_name
 
         self.lib, self.spec, self.model, self.cms = lib, spec, model, cms
         self.p = np.zeros(1) if p is None else p
@@ -318,10 +318,7 @@ class _ExportCheck:
         self.w = np.zeros(spec["sz_w"])
         self.iw = np.zeros(spec["sz_iw"], dtype=np.int64)
         self.bad_argument = BAD_ARGUMENT
-        self.stems = {
-            part: f"{spec['name']}_eval" if part == "G" else f"{spec['name']}{PARTS[part][0]}"
-            for part in spec["parts"]
-        }
+        self.stems = {part: entry_name(spec["name"], part) for part in spec["parts"]}
         self.outs = {"G": self.m * self.m, "vjp": self.nv, "derivatives": self.nv * self.m**2}
 
     def _entry(self, part: str, batch: bool):
@@ -501,14 +498,10 @@ class _ExportCheck:
 def _bad_configurations(model, q: np.ndarray, bound: float):
     """Bad copies of ``q``: a NaN, an infinity, an entry beyond the model's range and, where
     the model has a unit part, one not normalized."""
-    from pvosimr.kinematics.joints import unit_parts
+    from pvosimr.coordinates import unit_part_spans
 
-    units = {
-        j.idx_q + k
-        for j in model.joints[1:]
-        for first, stop in unit_parts(j)
-        for k in range(first, stop)
-    }
+    spans = unit_part_spans(model)
+    units = {k for start, length in spans for k in range(start, start + length)}
     free = next((i for i in range(model.nq) if i not in units), None)
     for what, value in (("with a NaN", np.nan), ("with an infinity", np.inf)):
         bad = q.copy()
@@ -518,9 +511,7 @@ def _bad_configurations(model, q: np.ndarray, bound: float):
         far = q.copy()
         far[free] = 2 * bound
         yield "beyond the model's range", far
-    for joint in model.joints[1:]:
-        for first, _ in unit_parts(joint):
-            off = q.copy()
-            off[joint.idx_q + first] += 0.1
-            yield "with a unit part not normalized", off
-            return
+    if spans:
+        off = q.copy()
+        off[spans[0][0]] += 0.1
+        yield "with a unit part not normalized", off

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pvosimr.reference.truth import TOLERANCE
 
+from .record import prose
+
 __all__ = ["MUJOCO", "agreement_lines", "mujoco_section"]
 
 MUJOCO = "mujoco-efc"
@@ -73,21 +75,11 @@ def mujoco_section(rows: list) -> list[str]:
     notes = [f"- **{r.robot}**: {note}" for r in cases for note in r.parser_notes]
     return [
         "",
-        "## MuJoCo's own Delassus matrix on MJCF robots",
-        "",
-        "On these robots the constraints are MuJoCo's own rows at each configuration (its "
-        "equality `connect` and `weld` constraints and the contacts it finds there), and "
-        f"`{MUJOCO}` is MuJoCo's `efc_AR − diag(efc_R)` with its PGS solver. pvosimr's G "
-        "(PV-OSIMr) is compared with it directly, and both with the dense truth; the same "
-        "relative metric. Rows pvosimr does not map (joint and tendon limits, friction loss, "
-        "joint and tendon equalities) are left out of all three: a principal submatrix of "
-        "`efc_AR` is the Delassus matrix of the rows kept.",
+        *prose("validate", "mujoco-head", mujoco=MUJOCO).splitlines(),
         "",
         *table,
         "",
-        "Where `pin.buildModelFromMJCF`, given the file itself, builds another robot than "
-        "MuJoCo (pvosimr hands Pinocchio MuJoCo's compiled model instead, so these do not enter "
-        "the errors above):",
+        prose("validate", "mujoco-parser"),
         "",
         *(notes or ["- Nowhere."]),
     ]

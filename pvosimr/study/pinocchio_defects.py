@@ -19,6 +19,8 @@ from pvosimr import ALGORITHMS, compute_delassus, reference, zoo
 from pvosimr.constraints import constraint_dim
 from pvosimr.reference.truth import pinocchio_constraint_jacobian, rel_err
 
+from .record import prose
+
 __all__ = [
     "damped_inverse_section",
     "one_body_local",
@@ -34,12 +36,10 @@ DAMPED_CASES = (("atlas", "feet_6d"), ("shadow_hand", "fingertips_3d"), ("talos"
 def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_CASES) -> str:
     """Markdown: the defect of ``pin.computeDampedDelassusMatrixInverse`` called from Python."""
     if "pin-pv-osimr" in reference.unavailable():  # the comparison runs the same C++ correctly
-        return "Not measured: it needs Pinocchio's C++ PV-OSIMr, unavailable here (see above)."
+        return prose("validate", "damped-missing")
     mu = 1e-3
     lines = [
-        "`pin.computeDampedDelassusMatrixInverse` (bound in Python) calls the C++ PV-OSIMr on a "
-        "`Data` that `initPvDelassus` (not bound) never prepared. Relative error against "
-        f"`(G_dense + μI)⁻¹`, μ = {mu:g}, one random configuration:",
+        prose("validate", "damped-head", mu=f"{mu:g}"),
         "",
         "| robot / preset | pin from Python | same C++ after `initPvDelassus` (ours) |",
         "|---|---|---|",
@@ -55,8 +55,7 @@ def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_
         lines.append(f"| {name} / {preset} | {d['pin_python']:.1e} | {d['pv_cpp']:.1e} |")
     lines += [
         "",
-        "Do not use `pin.computeDampedDelassusMatrixInverse` from Python as a reference; "
-        "`pvosimr.reference.pinocchio.pinocchio_pv_osimr` reaches the same C++ correctly.",
+        prose("validate", "damped-foot"),
     ]
     return "\n".join(lines)
 
@@ -181,15 +180,7 @@ def silently_wrong_section(cases: list[dict]) -> list[str]:
         "to I/μ | pvosimr `inv(G + μI)` |"
     )
     lines = [
-        "## Where Pinocchio's routines are silently wrong: world-aligned frames, loop closures, "
-        "the damped inverse",
-        "",
-        "The truth here is Pinocchio's own definition, independent of pvosimr: `J M⁻¹ Jᵀ` with "
-        "`J` stacked from `pin.getConstraintJacobian` and `M` from `pin.crba`. Relative errors "
-        f"`max|A − B| / max(1, max|B|)`, one random configuration per case, μ = {SILENT_MU:g} "
-        "for `(G + μI)⁻¹`. `computeDelassusMatrix` returns without a warning the matrix of each "
-        "constraint on its first body in LOCAL (second column of errors); "
-        "`computeDampedDelassusMatrixInverse` from Python returns `I/μ`.",
+        *prose("validate", "silent-head", mu=f"{SILENT_MU:g}").splitlines(),
         "",
         head,
         "|" + "---|" * (head.count("|") - 1),
@@ -203,8 +194,6 @@ def silently_wrong_section(cases: list[dict]) -> list[str]:
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Pinocchio's C++ PV-OSIMr (`pin-pv-osimr`) is not called on these cases: it asserts on "
-        "LOCAL_WORLD_ALIGNED constraints (undefined behaviour in a release build) and ignores "
-        "joint2.",
+        prose("validate", "silent-foot"),
     ]
     return lines

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from pvosimr.codegen.templating import blocks
+
 __all__ = [
     "Measured",
     "Record",
@@ -160,21 +162,15 @@ def target_json(rows: Iterable[Row]) -> list[dict]:
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The reports' prose: one markdown file per report, its blocks headed ``<!-- block: name -->``."""
 
-_BLOCK = re.compile(r"^<!-- block: ([\w-]+) -->\n", re.MULTILINE)
-
-
-def _blocks(path: Path) -> dict[str, str]:
-    """The blocks of the template ``path`` by name, each as written."""
-    parts = _BLOCK.split(path.read_text(encoding="utf-8"))
-    return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
+_ITEM = re.compile(r"- |\||#|\d+\. ")  # a line that starts a list item, a table row or a heading
 
 
 def _unwrap(text: str) -> str:
     """Markdown soft line breaks joined: a paragraph's wrapped lines become one line; a line
-    starting a list item, a table row or a heading keeps its own."""
+    starting a list item (``-`` or ``1.``), a table row or a heading keeps its own."""
     out: list[str] = []
     for line in text.splitlines():
-        starts = not line or line.startswith(("- ", "|", "#")) or not out or not out[-1]
+        starts = not line or _ITEM.match(line) or not out or not out[-1]
         if starts:
             out.append(line)
         else:
@@ -185,4 +181,4 @@ def _unwrap(text: str) -> str:
 def prose(report: str, block: str, templates: Path = TEMPLATES, **values: Any) -> str:
     """The block ``block`` of ``<templates>/<report>.md``, its ``$name`` placeholders filled
     from ``values`` (KeyError naming a missing one)."""
-    return Template(_unwrap(_blocks(templates / f"{report}.md")[block])).substitute(values)
+    return Template(_unwrap(blocks(templates / f"{report}.md")[block])).substitute(values)

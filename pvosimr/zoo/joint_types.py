@@ -89,6 +89,17 @@ class _Builder:
     ) -> int:
         return add_link(self.model, parent, name, joint, placement, inertia)
 
+    def links(self, rows: list, tips: dict[str, tuple[str, pin.SE3]]) -> None:
+        """The links of ``rows``, in order: ``(parent, name, joint, placement, body)``, the
+        parent by name (``""``: the universe), the placement as :func:`_se3`'s arguments, the
+        body as :func:`box_link`'s; ``tips[name]``, a tip's name and placement, right after
+        its link (the frames keep their order)."""
+        ids = {"": 0}
+        for parent, name, joint, placement, body in rows:
+            ids[name] = self.link(ids[parent], name, joint, _se3(*placement), box_link(*body))
+            if name in tips:
+                self.tip(ids[name], *tips[name])
+
     def tip(self, joint: int, name: str, placement: pin.SE3) -> None:
         """An operational frame ``name`` on ``joint`` (constraint sites)."""
         model = self.model
@@ -113,9 +124,11 @@ def screw_arm_model() -> pin.Model:
     """``screw_arm``: a lead screw, an arm with a spherical wrist and two helical end joints."""
     b = _Builder("screw_arm")
     helical = pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02)
-    tips = {"driver": _se3((0, 0.02, 0.15), "x", 0.3), "screw": _se3((0.12, 0, 0.01))}
-    links = {"": 0}
-    for parent, name, joint, placement, body in [  # (mass, box size, centre of mass)
+    tips = {
+        "driver": ("driver_tip", _se3((0, 0.02, 0.15), "x", 0.3)),
+        "screw": ("screw_tip", _se3((0.12, 0, 0.01))),
+    }
+    rows = [  # (parent, name, joint, placement, (mass, box size, centre of mass))
         ("", "carriage", pin.JointModelHZ(0.05), ((0, 0, 0.1),), (3.0, (0.2, 0.2, 0.1), (0, 0, 0))),
         ("carriage", "upper_arm", pin.JointModelRZ(), ((0.1, 0, 0.05), "x", 0.2),
          (1.5, (0.4, 0.06, 0.06), (0.2, 0, 0))),
@@ -126,47 +139,36 @@ def screw_arm_model() -> pin.Model:
         ("wrist", "driver", helical, ((0.04, 0, 0),), (0.4, (0.03, 0.03, 0.15), (0, 0.01, 0.07))),
         ("forearm", "screw", pin.JointModelHX(0.01), ((0.3, 0.05, 0), "z", -0.5),
          (0.3, (0.12, 0.02, 0.02), (0.06, 0, 0))),
-    ]:  # fmt: skip
-        links[name] = b.link(links[parent], name, joint, _se3(*placement), box_link(*body))
-        if name in tips:  # a tip right after its link: the frames keep their order
-            b.tip(links[name], f"{name}_tip", tips[name])
+    ]  # fmt: skip
+    b.links(rows, tips)
     return b.finish()
 
 
 def universal_biped_model() -> pin.Model:
     """``universal_biped``: free-flyer pelvis, Universal hips and ankles, revolute knees."""
     b = _Builder("universal_biped")
-    pelvis = b.link(
-        0,
-        "pelvis",
-        pin.JointModelFreeFlyer(),
-        pin.SE3.Identity(),
-        box_link(8.0, (0.2, 0.3, 0.15), (0, 0, 0.02)),
-    )
     x, y = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+    rows = [
+        (
+            "",
+            "pelvis",
+            pin.JointModelFreeFlyer(),
+            ((0, 0, 0),),
+            (8.0, (0.2, 0.3, 0.15), (0, 0, 0.02)),
+        )
+    ]
+    tips = {}
     for side, sign in (("left", 1.0), ("right", -1.0)):
-        thigh = b.link(
-            pelvis,
-            f"{side}_thigh",
-            pin.JointModelUniversal(x, y),
-            _se3((0, sign * 0.1, -0.08)),
-            box_link(3.0, (0.08, 0.08, 0.4), (0, 0, -0.2)),
-        )
-        shank = b.link(
-            thigh,
-            f"{side}_shank",
-            pin.JointModelRY(),
-            _se3((0, 0, -0.4)),
-            box_link(2.0, (0.06, 0.06, 0.4), (0, 0, -0.2)),
-        )
-        foot = b.link(
-            shank,
-            f"{side}_foot",
-            pin.JointModelUniversal(y, x),
-            _se3((0, 0, -0.4), "z", sign * 0.3),
-            box_link(0.8, (0.2, 0.08, 0.04), (0.04, 0, -0.03)),
-        )
-        b.tip(foot, f"{side}_sole", _se3((0.04, 0, -0.05)))
+        rows += [
+            ("pelvis", f"{side}_thigh", pin.JointModelUniversal(x, y), ((0, sign * 0.1, -0.08),),
+             (3.0, (0.08, 0.08, 0.4), (0, 0, -0.2))),
+            (f"{side}_thigh", f"{side}_shank", pin.JointModelRY(), ((0, 0, -0.4),),
+             (2.0, (0.06, 0.06, 0.4), (0, 0, -0.2))),
+            (f"{side}_shank", f"{side}_foot", pin.JointModelUniversal(y, x),
+             ((0, 0, -0.4), "z", sign * 0.3), (0.8, (0.2, 0.08, 0.04), (0.04, 0, -0.03))),
+        ]  # fmt: skip
+        tips[f"{side}_foot"] = (f"{side}_sole", _se3((0.04, 0, -0.05)))
+    b.links(rows, tips)
     return b.finish()
 
 
@@ -181,74 +183,49 @@ def _composite(*parts: tuple[pin.JointModel, pin.SE3]) -> pin.JointModelComposit
 def composite_arms_model() -> pin.Model:
     """``composite_arms``: a waist and two arms with composite shoulders and wrists (nv = 13)."""
     b = _Builder("composite_arms")
-    torso = b.link(
-        0,
-        "torso",
-        pin.JointModelRZ(),
-        _se3((0, 0, 0.8)),
-        box_link(10.0, (0.25, 0.4, 0.5), (0, 0, 0.25)),
-    )
+    rows = [
+        ("", "torso", pin.JointModelRZ(), ((0, 0, 0.8),), (10.0, (0.25, 0.4, 0.5), (0, 0, 0.25)))
+    ]
+    tips = {}
     for side, sign in (("left", 1.0), ("right", -1.0)):
         shoulder = _composite(
             (pin.JointModelRZ(), pin.SE3.Identity()),
             (pin.JointModelRY(), _se3((0, sign * 0.02, 0))),
             (pin.JointModelRX(), _se3((0.02, 0, 0), "y", 0.3)),
         )
-        upper = b.link(
-            torso,
-            f"{side}_upper_arm",
-            shoulder,
-            _se3((0, sign * 0.25, 0.45), "x", -sign * 0.4),
-            box_link(2.0, (0.3, 0.07, 0.07), (0.15, 0, 0)),
-        )
-        fore = b.link(
-            upper,
-            f"{side}_forearm",
-            pin.JointModelRY(),
-            _se3((0.3, 0, 0)),
-            box_link(1.2, (0.28, 0.05, 0.05), (0.14, 0, 0)),
-        )
         wrist = _composite(
             (pin.JointModelRevoluteUnaligned(np.array([0.0, 0.8, 0.6])), pin.SE3.Identity()),
             (pin.JointModelRX(), _se3((0.03, 0, 0), "z", 0.2)),
         )
-        hand = b.link(
-            fore,
-            f"{side}_hand",
-            wrist,
-            _se3((0.28, 0, 0)),
-            box_link(0.5, (0.1, 0.08, 0.03), (0.05, 0, 0)),
-        )
-        b.tip(hand, f"{side}_tool", _se3((0.12, 0, 0.01), "y", 0.5))
+        rows += [
+            ("torso", f"{side}_upper_arm", shoulder, ((0, sign * 0.25, 0.45), "x", -sign * 0.4),
+             (2.0, (0.3, 0.07, 0.07), (0.15, 0, 0))),
+            (f"{side}_upper_arm", f"{side}_forearm", pin.JointModelRY(), ((0.3, 0, 0),),
+             (1.2, (0.28, 0.05, 0.05), (0.14, 0, 0))),
+            (f"{side}_forearm", f"{side}_hand", wrist, ((0.28, 0, 0),),
+             (0.5, (0.1, 0.08, 0.03), (0.05, 0, 0))),
+        ]  # fmt: skip
+        tips[f"{side}_hand"] = (f"{side}_tool", _se3((0.12, 0, 0.01), "y", 0.5))
+    b.links(rows, tips)
     return b.finish()
 
 
 def ellipsoid_shoulders_model() -> pin.Model:
     """``ellipsoid_shoulders``: scapulae on Ellipsoid joints, spherical shoulders (nv = 14)."""
     b = _Builder("ellipsoid_shoulders")
+    rows, tips = [], {}
     for side, sign in (("left", 1.0), ("right", -1.0)):
-        scapula = b.link(
-            0,
-            f"{side}_scapula",
-            pin.JointModelEllipsoid(0.07, 0.15, 0.08),
-            _se3((-0.05, sign * 0.08, 1.3), "z", sign * 0.3),
-            box_link(0.6, (0.02, 0.12, 0.15), (0, 0, -0.02)),
-        )
-        humerus = b.link(
-            scapula,
-            f"{side}_humerus",
-            pin.JointModelSpherical(),
-            _se3((0.02, sign * 0.1, 0.02)),
-            box_link(2.0, (0.06, 0.06, 0.3), (0, 0, -0.15)),
-        )
-        forearm = b.link(
-            humerus,
-            f"{side}_forearm",
-            pin.JointModelRY(),
-            _se3((0, 0, -0.3), "x", sign * 0.1),
-            box_link(1.2, (0.05, 0.05, 0.27), (0, 0, -0.13)),
-        )
-        b.tip(forearm, f"{side}_hand", _se3((0, 0, -0.3), "y", 0.2))
+        rows += [
+            ("", f"{side}_scapula", pin.JointModelEllipsoid(0.07, 0.15, 0.08),
+             ((-0.05, sign * 0.08, 1.3), "z", sign * 0.3),
+             (0.6, (0.02, 0.12, 0.15), (0, 0, -0.02))),
+            (f"{side}_scapula", f"{side}_humerus", pin.JointModelSpherical(),
+             ((0.02, sign * 0.1, 0.02),), (2.0, (0.06, 0.06, 0.3), (0, 0, -0.15))),
+            (f"{side}_humerus", f"{side}_forearm", pin.JointModelRY(),
+             ((0, 0, -0.3), "x", sign * 0.1), (1.2, (0.05, 0.05, 0.27), (0, 0, -0.13))),
+        ]  # fmt: skip
+        tips[f"{side}_forearm"] = (f"{side}_hand", _se3((0, 0, -0.3), "y", 0.2))
+    b.links(rows, tips)
     return b.finish()
 
 

@@ -19,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from ..record import prose
 from .model import BRANCHES, Count, bars, series, slope
 
 __all__ = [
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 SIZE_DEPENDENT = {"C6", "C7", "C8"}
+
+_prose = partial(prose, "claims")
+"""A block of ``templates/claims.md``: the report's paragraphs."""
 
 PAPER_THREE = ("pv-osimr", "pv-osim", "efpa")
 """The algorithms of the paper's Fig. 3."""
@@ -75,7 +79,7 @@ def _c1(rows) -> Verdict:
         "|PV-OSIM/PV-OSIMr − 1| ≤ 0.02 and both below EFPA and LTL-OSIM",
         f"PV-OSIM/PV-OSIMr = {r:.3f}; max(PV-OSIMr, PV-OSIM)/min(EFPA, LTL) = {below:.2f}",
         abs(r - 1) <= 0.02 and below < 1,
-        "The two 6D welds meet only at the floating base, so PV-OSIMr has nothing to save.",
+        _prose("c1"),
     )
 
 
@@ -95,7 +99,7 @@ def _ratio_within(
 _c2 = partial(
     _ratio_within, claim="C2", case="Fig. 5b, Atlas 4×3D per foot", panel=("fig5", "b"),
     paper="PV-OSIM needs 19.9% more operations than PV-OSIMr", bounds=(1.10, 1.30),
-    note="PV-OSIM carries 12 rows per foot up the leg, PV-OSIMr a 6×6 propagator.",
+    note=_prose("c2"),
 )  # fmt: skip
 
 
@@ -115,13 +119,7 @@ def _c3(rows) -> Verdict:
 def _hand_note(c: dict[str, int]) -> str:
     if c["pv-osimr"] <= c["pv-osim"]:
         return ""
-    return (
-        f"On the hand alone our PV-OSIM ({c['pv-osim']:,}) is cheaper than PV-OSIMr "
-        f"({c['pv-osimr']:,}): the only branching link is the palm, two wrist joints above "
-        "the fixed base, so PV-OSIM's rank-1 updates over 15 rows at two joints cost less than "
-        "PV-OSIMr's 6D assembly of the 15×15 matrix (the Sec. IV-E mechanism). No claim covers "
-        "this panel; the paper's text implies PV-OSIMr was ahead there."
-    )
+    return _prose("hand", pv_osim=f"{c['pv-osim']:,}", pv_osimr=f"{c['pv-osimr']:,}")
 
 
 def _paper(c: dict[str, int]) -> dict[str, int]:
@@ -142,15 +140,9 @@ def _c4(rows) -> Verdict:
         f"{ltl_worst}"
     )
     passed = cheapest and savings[best] >= 0.25 and ltl_worst
-    note = (
-        f"Our largest saving is {100 * savings[best]:.1f}% (6{best}) against the paper's ~34%. Our "
-        "Shadow hand is OpenAI's MJCF from gymnasium-robotics, constrained at its fingertip "
-        "sites, which need not be the paper's model, and every saving is diluted by the "
-        "articulated-body sweep all the algorithms share, whose cost depends on the model's "
-        "constants (see the metric above for how their rounding residue is folded)."
-    )
+    note = _prose("c4", saving=f"{100 * savings[best]:.1f}", panel=f"6{best}")
     if not passed:
-        note += " The algorithms and mechanisms are not tuned to close the gap."
+        note += " " + _prose("c4-not-met")
     return Verdict(
         "C4",
         "Fig. 6b–d, hands on Atlas",
@@ -166,8 +158,7 @@ _c5 = partial(
     _ratio_within, claim="C5", case="Sec. IV-E, Atlas 6D welds on hands and feet",
     panel=("caveat", ""),
     paper="PV-OSIM needs ~1.5% fewer operations than PV-OSIMr", bounds=(0.95, 1.02),
-    note="Both hands' 24 rows meet the feet at the pelvis after only three back joints, where "
-    "PV-OSIM's rank-1 updates are cheaper than PV-OSIMr's rank-6 ones.",
+    note=_prose("c5"),
 )  # fmt: skip
 
 
@@ -226,9 +217,7 @@ def _c7(rows, quick: bool) -> Verdict:
         "each slope within ±0.3 of 2, 3, 4",
         ", ".join(f"{a} {v:.2f}" for a, v in s.items()),
         all(abs(s[a] - t) <= 0.3 for a, t in target.items()),
-        "Slopes are fitted over the five largest k. PV-OSIM's k⁴ term (rank-1 updates of "
-        "up to 6k rows) outgrows its k³ term (carrying those rows through each joint) only "
-        f"slowly, so its slope approaches 4 from below as k grows (local slopes {trend}).",
+        _prose("c7", trend=trend),
         quick,
     )
 
@@ -241,27 +230,7 @@ def _c8(rows, quick: bool) -> Verdict:
     same = abs(s["pv-osimr"] - s["efpa"]) <= 0.3
     steeper = s["pv-osim"] >= s["efpa"] + 0.5
     clearly = ratio <= 0.9
-    note = ""
-    if not clearly:
-        note = (
-            f"At n = {x[-1]:.0f} PV-OSIMr needs {ratio:.2f}× EFPA's operations, not clearly "
-            "fewer. On this chain every block's cca is the upper EE's own link, so EFPA's "
-            "line 19 multiplies by that EE's constant K_i, which costs nothing here (the welds "
-            "sit at the link frames: K_i = I), while PV-OSIMr's "
-            "eq. 13 multiplies a propagated, dense CEMP by ^0Ω_c K_iᵀ for every block. Per "
-            "(link, EE) pair that product costs about as much as EFPA's line-15 step, which "
-            "applies the joint's propagator in factored form (through S_i and U_i, as every "
-            "algorithm here does), and the two carry the same CEMPs (EFPA line 11, PV-OSIMr "
-            "eq. 19): `python validation/fig4b_breakdown.py` counts each stage "
-            "(validation/fig4b_breakdown.md). The planar reference chain is not what holds "
-            "PV-OSIMr back: on a spatial chain (joint frames skewed as in spatial_v2's "
-            "autoTree) the eq. 13 products grow faster than EFPA's factored steps and PV-OSIMr "
-            "is the dearer of the two (same file). With the explicit 6×6 propagators of the "
-            "paper's pseudocode (Alg. 2 line 8, Alg. 3 line 10) EFPA's line 15 grows and "
-            "PV-OSIMr's lead widens (`python validation/explicit_propagators.py`, "
-            "validation/explicit_propagators.md). We did not slow EFPA down or change "
-            "PV-OSIMr's eq. 13 to match."
-        )
+    note = "" if clearly else _prose("c8", n=f"{x[-1]:.0f}", ratio=f"{ratio:.2f}")
     return Verdict(
         "C8",
         "Fig. 4b, chain welded on every link",
@@ -297,8 +266,7 @@ def _h1(rows) -> Verdict:
         f"{ratio[best]:.3f} ({'/'.join(best).strip('/')}); strictly below both on {strictly} of "
         f"{len(judged)}; at or below EFPA on {below_efpa} of {len(with_efpa)}",
         ratio[worst] <= 1.0,
-        "PV-OSIMh cuts only where a count of both ways says cutting is cheaper, and shares "
-        "D⁻¹Sᵀ P between eqs. 16 and 17, so even with the same cuts it counts a little less.",
+        _prose("h1"),
     )
 
 
@@ -338,12 +306,7 @@ def scale_section(counts: Mapping[tuple[int, str, str], int], variants: Sequence
         ]
 
     lines = [
-        "## Why our counts are below the paper's axes",
-        "",
-        f"Fig. 3's stems at length {PAPER_FIG3_STEM} (the paper's x-axis end), counted in our "
-        "convention, with each half of the paper authors' convention alone, and with both "
-        "(`pvosimr figures --convention paper`). The paper gives no table, so the top labelled "
-        "y tick of each panel, read off its Fig. 3, is the scale to compare with.",
+        *_prose("scale-head", stem=PAPER_FIG3_STEM).splitlines(),
         "",
         f"| b | algorithm | {' | '.join(variants)} | {paper} ÷ {ours} | paper's top tick |",
         "|---|---|" + "---:|" * (len(variants) + 2),
@@ -356,30 +319,14 @@ def scale_section(counts: Mapping[tuple[int, str, str], int], variants: Sequence
             lines.append(f"| {b} | {a} | {cells} | {ratio_ba:.2f} | {tick} |")
     lines += [
         "",
-        f"The dearest algorithm of each panel lies at {_span(dearest(paper))} times the paper's "
-        f"top tick in the paper convention, at {_span(dearest(ours))} times in ours. The metric "
-        "and the inputs are the same (`n_instructions − nnz_in − nnz_out`; q symbolic, "
-        "inertias numeric); two things differ, both in the authors' MATLAB code "
-        "(github.com/AjSat/spatial_V2):",
-        "",
-        "1. **Turned frames.** `examples/long_tree.m` builds the mechanism with spatial_v2's "
-        "`models/autoTree.m`, whose `Xtree{i} = rotx(skew) * xlt([len 0 0])` turns every joint "
-        "frame about its parent's x axis (1 rad on the stem, π/3 on the branches; we turn "
-        "all by 1 rad, as SX arithmetic depends on which entries are zero, hardly on the "
-        "angle); our reference links keep every revolute axis parallel, and CasADi drops the "
-        "arithmetic on the planar zeros. Alone this multiplies our counts by "
-        f"{_span(ratio(turned, ours))}.",
-        "2. **6×6 transforms.** `dynamics/OSIM_fb.m` (PV-OSIM), `LOSIM.m` (PV-OSIMr) and "
-        "`EFP.m` (EFPA) form `Xup{i} = XJ * model.Xtree{i}` and multiply it out "
-        "(`Xup{i}' * Ia * Xup{i}`, `K * Xup{i}`); ours apply X_J and X_tree as two factors, "
-        f"block-wise. Alone ×{_span(ratio(dense, ours))}; on the turned frames "
-        f"×{_span(ratio(paper, turned))}.",
-        "",
-        "Caveat: the committed `long_tree.m` then writes `SX.eye(3)` over both diagonal blocks "
-        "of every `Xtree` (no longer a rigid transform), which makes their own code count well "
-        "below their axes; the figure was evidently made without that line (or with another "
-        "CasADi version), as `--convention paper` counts "
-        "(`pvosimr/study/figures/convention.py`).",
+        *_prose(
+            "scale-why",
+            dearest_paper=_span(dearest(paper)),
+            dearest_ours=_span(dearest(ours)),
+            turned=_span(ratio(turned, ours)),
+            dense=_span(ratio(dense, ours)),
+            paper_turned=_span(ratio(paper, turned)),
+        ).splitlines(),
     ]
     return lines
 
@@ -399,12 +346,13 @@ def report(
     lines = [
         "# The paper's claims against our operation counts",
         "",
-        f"Generated by `pvosimr figures{flags}` "
-        f"({meta['mode']} run, {meta['seconds']:.0f} s, {meta['cache']}, Python "
-        f"{meta['python']}). Counts: `{meta['csv']}`. Metric: "
-        "`n_instructions − nnz_in − nnz_out` of the CasADi SX function q ↦ G (joint positions "
-        "and the free-flyer pose symbolic, model constants folded in; constant entries within "
-        "1e-12 of their matrix's largest are the model file's rounding and fold to zero).",
+        _prose(
+            "head",
+            flags=flags,
+            mode=meta["mode"],
+            seconds=f"{meta['seconds']:.0f}",
+            **{k: meta[k] for k in ("cache", "python", "csv")},
+        ),
         "",
         "| claim | case | bound | ours | verdict |",
         "|---|---|---|---|---|",
@@ -414,12 +362,9 @@ def report(
         for v in verdicts
     ]
     if meta["convention"] == "paper":
-        lines[2] += (
-            " Convention: the paper authors' (Figs. 3–4 with autoTree-turned joint frames, every "
-            "count with 6×6 X_up = X_J X_tree; `pvosimr/study/figures/convention.py`)."
-        )
+        lines[2] += " " + _prose("convention")
     if meta["mode"] == "quick":
-        lines += ["", "QUICK: the small sweeps cannot decide this claim; run without --quick."]
+        lines += ["", _prose("quick")]
     lines += ["", "## Details", ""]
     for v in verdicts:
         lines += [f"### {v.claim} — {v.status}", "", f"- Paper: {v.paper}", f"- Ours: {v.ours}"]
