@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xla/ffi/api/ffi.h"
@@ -144,26 +145,24 @@ ffi::Error OnHost(ffi::RemainingArgs args, ffi::Result<ffi::AnyBuffer> out,
   return Run(nullptr, 0, args, out, status, functions, driver, sizes, block);
 }
 
+// The operands and attributes both handlers take, after the stream's context where it has one.
+template <typename Binding>
+auto Operands(Binding binding) {
+  return std::move(binding)
+      .RemainingArgs()
+      .template Ret<ffi::AnyBuffer>()
+      .template Ret<ffi::Buffer<ffi::S32>>()
+      .template Attr<ffi::Span<const int64_t>>("functions")
+      .template Attr<ffi::Span<const int64_t>>("driver")
+      .template Attr<ffi::Span<const int64_t>>("sizes")
+      .template Attr<int64_t>("block");
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrCuda, OnStream,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Ctx<ffi::DeviceOrdinal>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::S32>>()
-                                  .Attr<ffi::Span<const int64_t>>("functions")
-                                  .Attr<ffi::Span<const int64_t>>("driver")
-                                  .Attr<ffi::Span<const int64_t>>("sizes")
-                                  .Attr<int64_t>("block"));
+                              Operands(ffi::Ffi::Bind()
+                                           .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                           .Ctx<ffi::DeviceOrdinal>()));
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrCudaOnHost, OnHost,
-                              ffi::Ffi::Bind()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::S32>>()
-                                  .Attr<ffi::Span<const int64_t>>("functions")
-                                  .Attr<ffi::Span<const int64_t>>("driver")
-                                  .Attr<ffi::Span<const int64_t>>("sizes")
-                                  .Attr<int64_t>("block"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PvosimrCudaOnHost, OnHost, Operands(ffi::Ffi::Bind()));
