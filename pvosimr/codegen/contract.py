@@ -28,9 +28,11 @@ __all__ = [
     "placements_given",
 ]
 
-#: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), or the
-#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`).
-ROUTES = ("ffi", "xla")
+#: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), the
+#: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`), or the
+#: same generated C as CUDA kernels (``"cuda"``, :mod:`pvosimr.codegen.cuda`: a GPU, float32 or
+#: float64).
+ROUTES = ("ffi", "xla", "cuda")
 
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front
 #: ends' errors, compiled into the XLA handler (:mod:`pvosimr.jax.ffi`).
