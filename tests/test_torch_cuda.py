@@ -175,8 +175,11 @@ def test_without_the_cuda_extra_one_line(monkeypatch, humanoid_f):
 
     model, cms, f = humanoid_f
     real = pvosimr.extras.missing_extra
-    monkeypatch.setattr(pvosimr.extras, "missing_extra",
-                        lambda *m: "cuda.bindings" if "cuda.bindings" in m else real(*m))  # fmt: skip
+
+    def missing(*modules):
+        return "cuda.bindings" if "cuda.bindings" in modules else real(*modules)
+
+    monkeypatch.setattr(pvosimr.extras, "missing_extra", missing)
     with pytest.raises(ModuleNotFoundError, match=r'pip install "pvosimr\[cuda\]"'):
         route.cuda_delassus(model, cms, "pv-osimr", False, lambda: f)
 

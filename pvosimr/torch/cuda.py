@@ -148,7 +148,7 @@ def _launch(kernel, rows: torch.Tensor, p, W) -> tuple[torch.Tensor, torch.Tenso
     qs = rows.T.contiguous()
     status = torch.full((B,), -1, dtype=torch.int32, device=rows.device)
     pointer = 0 if p is None else p.contiguous().data_ptr()
-    with _on(rows.device) as stream:
+    with _On(rows.device) as stream:
         if W is None:
             out = rows.new_empty((kernel.n_out, B))
             kernel.launch(qs.data_ptr(), out.data_ptr(), status.data_ptr(), B, stream, p=pointer)
@@ -160,7 +160,7 @@ def _launch(kernel, rows: torch.Tensor, p, W) -> tuple[torch.Tensor, torch.Tenso
     return out.T, status
 
 
-class _on:
+class _On:
     """The device's current stream as an integer (0 on the CPU, where a test runs the host
     build), with that device current."""
 
