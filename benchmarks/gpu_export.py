@@ -143,15 +143,16 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
     return kernels
 
 
-def _frax(out: Path) -> dict | None:
-    """frax's dense route and pvosimr's XLA route on frax's G1, or None without frax."""
-    from pvosimr.extras import missing_extra
+def _frax(out: Path) -> dict:
+    """frax's dense route and pvosimr's XLA route on frax's G1, or what to install."""
+    from pvosimr.extras import install_hint, missing_extra
+
+    if missing_extra("frax") is not None:
+        return {"unavailable": install_hint("the section GPU, frax's dense route", "frax")}
     from pvosimr.jax.xla import compile_xla
 
     from . import frax_route
 
-    if missing_extra("frax") is not None:
-        return None
     case = frax_route.load()
     q_frax = case.random_q(np.random.default_rng(0), CONFIGS)
     agreement = frax_route.agreement(case, q_frax)
