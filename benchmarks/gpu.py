@@ -1,25 +1,15 @@
-"""The bench's section "GPU": the CUDA kernels (:mod:`pvosimr.codegen.cuda`) and the XLA route
-(:mod:`pvosimr.jax.xla`) timed on a GPU, the XLA route's compile on the CPU, float32's error.
+"""The bench's section "GPU", written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 
-Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
-
-- **GPU.** Measured by :mod:`.gpu_runner` from a folder :mod:`.gpu_export` wrote (where this
-  machine has a GPU, written and run here; else ``--device-rows`` reads what the runner wrote
-  on a GPU machine): every kernel checked against the CPU library first, then G and the
-  gradient of ⟨W, G⟩ per configuration at B ∈ :data:`GPU_BATCHES`, float64 and float32, on
-  :data:`GPU_CASES`, the kernels beside the XLA route and the host's batched C; frax's dense
-  route beside pvosimr's XLA route on its G1 at B ∈ :data:`FRAX_BATCHES`; one call from JAX's
-  CUDA route at B = 1,024 where this pvosimr has it; GRiD's published batched M⁻¹ (quoted
-  from ``templates/gpu.md``); the GPU targets (:func:`.targets.gpu_targets`).
-- **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
-  fresh process with an empty persistent cache (cold), then in a second fresh process with the
-  cache the first wrote (warm); then the time per configuration at B = :data:`CPU_BATCH`
-  against the generated C's batched call (1 and 2 threads) and the FFI route.
-- **float32's error on the zoo** (:func:`float32_errors`): ``max|G32 − G| / max|G|`` against
-  the float64 numpy path, run eagerly (no XLA compile).
-
-``pvosimr bench --sections gpu`` runs the GPU part (with ``--xla-cpu`` the other two, minutes on
-a small machine; with ``--device-rows`` the GPU part measured elsewhere).
+- **GPU**: the CUDA kernels (:mod:`pvosimr.codegen.cuda`) checked against the CPU library, then
+  timed beside the XLA route (:mod:`pvosimr.jax.xla`) and the host's batched C, G and the
+  gradient of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float32 and float64, on :data:`GPU_CASES`;
+  frax's dense route beside the XLA route on its G1; all measured by :mod:`.gpu_runner` from
+  the folder :mod:`.gpu_export` writes (here where JAX sees a GPU, else ``--device-rows``);
+  JAX's CUDA route at B = 1,024 where pvosimr runs on the GPU; the GPU targets as data.
+- **The XLA route on the CPU** (:func:`cpu_compile`, with ``--xla-cpu``): Atlas 2×6D's
+  ``jit(vmap(G))`` built cold and warm in two fresh processes sharing a persistent cache, then
+  timed against the generated C and the FFI route.
+- **float32's error on the zoo** (:func:`float32_errors`, with ``--xla-cpu``).
 """
 
 from __future__ import annotations
@@ -36,37 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from pvosimr.study.names import (
-    ATLAS_6D,
-    ATLAS_HANDS_6D,
-    CPU_BATCH,
-    FRAX_BATCHES,
-    GPU_BATCHES,
-    TOLERANCES,
-)
+from pvosimr.study.names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, GPU_BATCHES, TOLERANCES
 from pvosimr.study.record import relative_error, table, target_lines, write_json
 
 from .loop import median_seconds
 from .targets import gpu_targets
 from .text import prose
 
-__all__ = [
-    "CPU_BATCH",
-    "CPU_CASE",
-    "FRAX_BATCHES",
-    "GPU_BATCHES",
-    "GPU_CASES",
-    "compiled_batch",
-    "configurations",
-    "cpu_compile",
-    "float32_errors",
-    "gpu_devices",
-    "jax_cuda_call",
-    "markdown",
-    "measured_here",
-    "worker",
-    "write",
-]
+__all__ = ["configurations", "cpu_compile", "float32_errors", "markdown", "run", "write"]
 
 CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
@@ -75,18 +42,6 @@ FLOAT32_ROBOTS = (
     "double_pendulum", "four_bar", "ur5", "panda", "allegro_left_hand", "solo12", "cassie_leg",
     "shadow_hand", "atlas", "talos", "atlas_shadow_hand",
 )  # fmt: skip
-
-
-def compiled_batch(G, qs: np.ndarray):
-    """``jit(vmap(G))`` traced and compiled for ``qs``, and the seconds of each step
-    (``trace_s``, ``compile_s``: XLA's compile, or its load from the persistent cache)."""
-    import jax
-
-    start = time.perf_counter()
-    lowered = jax.jit(jax.vmap(G)).lower(qs)
-    traced = time.perf_counter()
-    compiled = lowered.compile()
-    return compiled, {"trace_s": traced - start, "compile_s": time.perf_counter() - traced}
 
 
 def configurations(model, n: int, seed: int) -> np.ndarray:
@@ -114,9 +69,6 @@ def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
     return worst
 
 
-# --------------------------------------------------------------------------- one process
-
-
 def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str) -> dict:
     """In this (fresh) process, with XLA's persistent cache in ``cache``: build, trace, compile
     and time ``jit(vmap(G))`` of ``case``; with ``compare``, time the generated C's batched call
@@ -136,8 +88,10 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     out["graph_s"] = time.perf_counter() - start
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
     qs = configurations(robot.model, batch, 0)
-    compiled, seconds = compiled_batch(G, qs)
-    out.update(seconds)
+    lowered = jax.jit(jax.vmap(G)).lower(qs)
+    out["trace_s"] = time.perf_counter() - start - out["graph_s"]
+    compiled = lowered.compile()  # or loaded from the persistent cache
+    out["compile_s"] = time.perf_counter() - start - out["graph_s"] - out["trace_s"]
     x = jax.device_put(qs)
     out["xla_f64_error"] = _checked(compiled(x), robot, qs, TOLERANCES["xla"])
     out["xla_f64_s"] = median_seconds(lambda: compiled(x).block_until_ready(), repeats) / batch
@@ -148,28 +102,20 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
 
 def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
     """The generated C's batched call (1 and 2 threads) and the FFI route, per configuration."""
-    out: dict[str, Any] = {}
-    batch = len(qs)
-    try:
-        from pvosimr import codegen
+    from pvosimr import codegen
+    from pvosimr.jax import delassus
 
-        f = codegen.compile(robot.model, robot.constraints)
-        for threads in (1, 2):
-            out[f"c_t{threads}_s"] = (
-                median_seconds(lambda t=threads: f(qs, threads=t), repeats) / batch
-            )
-    except (OSError, ModuleNotFoundError) as exc:
-        out["c_error"] = str(exc)
+    f, batch = codegen.compile(robot.model, robot.constraints), len(qs)
+    out = {f"c_t{t}_s": median_seconds(lambda t=t: f(qs, threads=t), repeats) / batch
+           for t in (1, 2)}  # fmt: skip
     try:
         import jax
-
-        from pvosimr.jax import delassus  # the FFI route, where this pvosimr has one
 
         ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
         x = jax.device_put(qs)
         _checked(ffi(x), robot, qs, TOLERANCES["xla"])
         out["ffi_s"] = median_seconds(lambda: ffi(x).block_until_ready(), repeats) / batch
-    except (ImportError, TypeError) as exc:
+    except (ImportError, TypeError) as exc:  # no C++ compiler or jaxlib headers for the FFI
         out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
     return out
 
@@ -201,9 +147,6 @@ def cpu_compile(case: str = CPU_CASE, batch: int = CPU_BATCH, repeats: int = 10)
         cold = _fresh_process(*args, "0", folder)
         warm = _fresh_process(*args, "1", folder)
     return {"cold": cold, "warm": warm, "load": os.getloadavg()}
-
-
-# --------------------------------------------------------------------------- float32
 
 
 def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[dict]:

@@ -1,26 +1,14 @@
-"""The section GPU's GPU part as a folder for the GPU machine, which has JAX, ``cuda-bindings``
-and a GPU but none of pvosimr's dependencies (no Pinocchio or CasADi, nothing to fetch): what
-runs there is exported here, with the outputs it is checked against, and timed there by
-:mod:`.gpu_runner`.
+"""The section GPU's GPU part as a folder for a GPU machine without pvosimr's dependencies
+(docs/cuda.md, "The prepared GPU run"), timed there by :mod:`.gpu_runner`.
 
-``pvosimr bench --sections gpu-export --export-dir DIR`` writes into DIR, with :func:`export`,
-per case of :data:`~.gpu.GPU_CASES`:
-
-- its configurations and the section's W (:func:`.derivatives.weights`);
-- per dtype, the CUDA kernels (:func:`pvosimr.codegen.cuda.compile_cuda`): a CUBIN for
-  :data:`CUBIN_ARCH` (the H100 and H200) and the PTX for any other GPU, ``ptxas``'s registers
-  and spills, and the CPU library's G and tangent gradient at the configurations (the
-  gradient's kernel where the case has one: beyond ``CHUNKED_FROM`` instructions it has
-  none);
-- per dtype, ``jit(vmap(G))`` of the XLA route and ``jit(vmap(grad ⟨W, G⟩))``, serialized by
-  ``jax.export`` for ``cuda`` and ``cpu`` with a symbolic batch, with their outputs here (G
-  checked against the numpy path first);
-- the case's generated C (:func:`pvosimr.codegen.export`) for the host's batched call;
-
-and frax's dense route beside pvosimr's XLA route on frax's G1 (where frax is installed), the
-manifest, ``run.py`` and ``machine.py`` (:mod:`pvosimr.study.machine`, the one machine
-description).  There, ``python DIR/run.py --out OUT`` writes ``OUT/gpu_rows.json``; here,
-``pvosimr bench --sections gpu --device-rows OUT/gpu_rows.json --out figures`` reports it.
+``pvosimr bench --sections gpu-export --export-dir DIR`` writes into DIR (:func:`export`), per
+case of :data:`~.gpu.GPU_CASES`: its configurations and W; per dtype, the CUDA kernels (a CUBIN
+for :data:`CUBIN_ARCH`, the PTX, ``ptxas``'s figures; no gradient kernel beyond its size) and
+the CPU library's G and tangent gradient in their layout; per dtype, the XLA route's
+``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` serialized by ``jax.export`` with their
+outputs here (G checked against the numpy path first); the generated C for the host's batched
+call.  Then frax's dense route beside the XLA route on frax's G1, the manifest, ``run.py`` and
+``machine.py`` (:mod:`pvosimr.study.machine`).
 """
 
 from __future__ import annotations
@@ -33,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pvosimr.study.names import TOLERANCES
+from pvosimr.study.names import FRAX_BATCHES, GPU_BATCHES, TOLERANCES
 from pvosimr.study.record import relative_error, write_json
 
 from .derivatives import weights
-from .gpu import FRAX_BATCHES, GPU_BATCHES, GPU_CASES, configurations
+from .gpu import GPU_CASES, configurations
 
 __all__ = ["CONFIGS", "CUBIN_ARCH", "PLATFORMS", "export"]
 

@@ -1,23 +1,13 @@
-"""The GPU part of the section GPU, run from a folder that :mod:`.gpu_export` wrote, on a machine
-with a GPU, JAX, ``cuda-bindings`` and numpy but none of pvosimr's dependencies.
+"""The section GPU's GPU part, run as ``run.py`` from the folder :mod:`.gpu_export` wrote, on a
+GPU machine with JAX, ``cuda-bindings`` and numpy but nothing of pvosimr (``machine.py`` beside
+it is :mod:`pvosimr.study.machine`, loaded by path).
 
-:func:`benchmarks.gpu_export.export` copies this file into its folder as ``run.py`` (and
-``pvosimr/study/machine.py`` beside it, the one machine description); ``python run.py --out
-OUT`` there:
-
-1. checks every CUDA kernel (``pvosimr_G`` and ``pvosimr_vjp`` per case and dtype, its CUBIN
-   for the device or else its PTX, launched through the driver API) on the GPU against the CPU
-   library's output recorded at export, and every ``jax.export`` function (the XLA route, and
-   frax's dense route and pvosimr's on frax's G1) against its output there; a function that
-   fails its check is reported and not timed;
-2. times them at every B of the manifest, interleaved per case, B and dtype (the kernels with
-   CUDA events around each launch on device buffers, the XLA functions blocking), beside the
-   host's batched C (the case's generated C built here, on every core);
-3. writes ``OUT/gpu_rows.json`` after each row (``pvosimr bench --sections gpu --device-rows
-   OUT/gpu_rows.json`` reports it), so a run cut short keeps what it measured.
-
-``--dry-run`` checks the folder and prints what would be timed without touching a device;
-``--cases``, ``--batches`` and ``--no-frax`` time part of it.
+``python run.py --out OUT`` checks every CUDA kernel on the GPU against the CPU library's output
+recorded at export (a kernel that fails is reported, not timed) and every ``jax.export``
+function against its output there; then times, per case, B and dtype, the kernels (CUDA events
+around each launch), the XLA route and frax's (blocking), interleaved, beside the host's
+batched C; and writes ``OUT/gpu_rows.json`` after each row.  ``--dry-run`` checks the folder
+and lists what would be timed, touching no device.
 """
 
 from __future__ import annotations
@@ -244,16 +234,14 @@ def check_kernels(manifest: dict, cases: list[dict], cuda: Cuda | None) -> dict:
         q, W = np.load(HERE / case["q"]), np.load(HERE / case["W"])
         for dtype, spec in case["kernels"].items():
             tolerance = manifest["tolerances"][dtype]
-            if cuda is None:
-                result = {"error": "not measured: no CUDA driver or GPU here"}
-            else:
-                try:
-                    result = cuda.kernels(spec, q, W, len(q), check=True)
-                    worst = max(result.values())
-                    if not worst <= tolerance:
-                        result["error"] = f"off the CPU library by {worst:.3g} (> {tolerance:g})"
-                except (AssertionError, RuntimeError) as exc:
-                    result = {"error": str(exc)}
+            try:
+                if cuda is None:
+                    raise RuntimeError("not measured: no CUDA driver or GPU here")
+                result = cuda.kernels(spec, q, W, len(q), check=True)
+                if not (worst := max(result.values())) <= tolerance:
+                    result["error"] = f"off the CPU library by {worst:.3g} (> {tolerance:g})"
+            except (AssertionError, RuntimeError) as exc:
+                result = {"error": str(exc)}
             checks.setdefault(case["name"], {})[dtype] = result
             print(f"check {case['name']} {dtype}: {result}", flush=True)
     return checks
@@ -334,14 +322,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no CUDA kernels timed: {exc}", file=sys.stderr)
         cuda = None
     xla = Xla(devices[0])
-    result: dict = {"gpus": [str(d) for d in devices] if args.device == "gpu" else []}
-    result["host"] = machine(devices[0], devices[0].device_kind)
-    result["exported"], result["tolerances"], result["gpu"] = (
-        manifest["exported"],
-        manifest["tolerances"],
-        [],
-    )
-    result["kernel_checks"] = check_kernels(manifest, cases, cuda)
+    result = {
+        "gpus": [str(d) for d in devices] if args.device == "gpu" else [],
+        "host": machine(devices[0], devices[0].device_kind),
+        "exported": manifest["exported"],
+        "tolerances": manifest["tolerances"],
+        "jax_cuda": "JAX's CUDA route is timed where pvosimr runs on the GPU machine",
+        "kernel_checks": check_kernels(manifest, cases, cuda),
+        "gpu": [],
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "gpu_rows.json"
     for case in cases:
