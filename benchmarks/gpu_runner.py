@@ -155,12 +155,16 @@ class Cuda:
 
     def functions(self, spec: dict) -> dict:
         """The kernels (by :data:`KERNELS`' keys) of the CUBIN for this device, else of the
-        PTX."""
-        image = HERE / spec["images"].get(self.arch, spec["images"]["ptx"])
-        data = np.frombuffer(image.read_bytes() + b"\0", dtype=np.uint8)
-        module = self.ok(self.d.cuModuleLoadData(data.ctypes.data), f"loading {image.name}")
-        return {key: self.ok(self.d.cuModuleGetFunction(module, name.encode()), name)
-                for key, name in KERNELS.items() if name in spec["kernels"]}  # fmt: skip
+        PTX (which needs a driver as new as the NVRTC that wrote it)."""
+        images = [spec["images"][k] for k in (self.arch, "ptx") if k in spec["images"]]
+        for image in images:
+            data = np.frombuffer((HERE / image).read_bytes() + b"\0", dtype=np.uint8)
+            err, module = self.d.cuModuleLoadData(data.ctypes.data)
+            if err == self.d.CUresult.CUDA_SUCCESS:
+                return {key: self.ok(self.d.cuModuleGetFunction(module, name.encode()), name)
+                        for key, name in KERNELS.items() if name in spec["kernels"]}  # fmt: skip
+            print(f"{image}: the driver refused it ({err.name})", file=sys.stderr)
+        raise RuntimeError(f"no image the driver loads for {self.arch}: {', '.join(images)}")
 
     def array(self, host: np.ndarray) -> int:
         pointer = self.ok(self.d.cuMemAlloc(max(host.nbytes, 1)), "cuMemAlloc")
