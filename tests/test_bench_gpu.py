@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -140,6 +141,114 @@ def test_the_prepared_gpu_run_dry_runs_without_a_gpu(tmp_path, x64):
     (folder / "double_pendulum_cuda_float32.cubin").unlink()
     again = _standalone(folder, "--out", str(tmp_path / "out"), "--dry-run")
     assert again.returncode != 0 and "missing double_pendulum_cuda_float32.cubin" in again.stderr
+
+
+class FakeDriver:
+    """The driver API calls the runner makes, on host memory: a module is the kernels' host
+    build (``CudaDelassus.host_library``) of the image loaded, a launch calls it with the
+    launch's own arguments, read back from its parameter array."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    CUdevice_attribute = SimpleNamespace(
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR=9,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR=0,
+    )
+
+    def __init__(self, images: dict[bytes, object]) -> None:
+        self.images, self.buffers, self.launches = images, {}, []
+
+    def __getattr__(self, name: str):  # cuInit, cuCtxSetCurrent, cuEventRecord, ...: success
+        return lambda *args: (0, None)
+
+    def CUstream(self, handle):
+        return handle
+
+    def cuDeviceGetAttribute(self, attribute, device):
+        return 0, attribute
+
+    def cuMemAlloc(self, size):
+        import ctypes
+
+        buffer = ctypes.create_string_buffer(size)
+        self.buffers[ctypes.addressof(buffer)] = buffer
+        return 0, ctypes.addressof(buffer)
+
+    def cuMemcpyHtoD(self, dst, src, size):
+        import ctypes
+
+        ctypes.memmove(dst, src, size)
+        return (0,)
+
+    def cuMemcpyDtoH(self, dst, src, size):
+        return self.cuMemcpyHtoD(dst, src, size)
+
+    def cuModuleLoadData(self, address):
+        import ctypes
+
+        found = [lib for data, lib in self.images.items()
+                 if ctypes.string_at(address, len(data)) == data]  # fmt: skip
+        return 0, found[0]
+
+    def cuModuleGetFunction(self, module, name):
+        return 0, (module, name.decode())
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        import ctypes
+
+        library, name = function
+        count = 5 if name == "pvosimr_G" else 6
+        addresses = (ctypes.c_uint64 * count).from_address(params)
+        values = [ctypes.c_uint64.from_address(a).value for a in addresses]
+        assert gx * bx >= values[-1] > (gx - 1) * bx  # a thread per configuration
+        entry = getattr(library, name)
+        entry.restype = None
+        entry.argtypes = [ctypes.c_void_p] * (count - 1) + [ctypes.c_longlong]
+        entry(*values)
+        self.launches.append((name, values[-1]))
+        return (0,)
+
+    def cuEventElapsedTime(self, start, stop):
+        return 0, 1.0
+
+
+@pytest.mark.slow  # builds the kernels (NVRTC, ptxas, the host C), exports the XLA functions
+def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkeypatch, x64):
+    """The runner's kernel path on a driver that runs the kernels' host build: the layouts of
+    q, W and the outputs, the launch's arguments and the references of the export agree (the
+    check passes, a wrong reference is refused), each row times G and the gradient."""
+    import cuda.bindings
+
+    from benchmarks import gpu_export, gpu_runner
+    from pvosimr import zoo
+    from pvosimr.codegen.cuda import compile_cuda
+
+    folder = tmp_path / "export"
+    manifest = gpu_export.export(folder, cases=("four_bar",), batches=(5,), frax_batches=None)
+    robot = zoo.load_case("four_bar")
+    images = {}
+    for dtype in ("float64", "float32"):
+        kernel = compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
+        images[(folder / f"four_bar_cuda_{dtype}.cubin").read_bytes()] = kernel.host_library()
+    driver = FakeDriver(images)
+    monkeypatch.setattr(cuda.bindings, "driver", driver, raising=False)
+    monkeypatch.setattr(gpu_runner, "HERE", folder)
+    import json
+
+    spec = json.loads(manifest.read_text(encoding="utf-8"))
+    cuda = gpu_runner.Cuda(spec["block"])
+    checks = gpu_runner.check_kernels(spec, spec["cases"], cuda)["four_bar"]
+    assert "error" not in checks["float64"] and "error" not in checks["float32"], checks
+    assert max(checks["float64"].values()) <= 1e-12 and max(checks["float32"].values()) <= 1e-4
+    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], gpu_runner.Xla(jax.devices(
+        "cpu")[0]), cuda, {"four_bar": checks}))  # fmt: skip
+    assert all(r["cuda_G_s"] == r["cuda_grad_s"] == 1e-3 / 5 for r in rows)
+    assert ("pvosimr_vjp", 5) in driver.launches
+    reference = folder / "four_bar_cuda_grad.npy"
+    np.save(reference, np.load(reference) * (1 + 1e-9))
+    checks = gpu_runner.check_kernels(spec, spec["cases"], cuda)["four_bar"]
+    assert checks["float64"]["error"].startswith("off the CPU library by 1e-09")
 
 
 @pytest.mark.slow  # exports, runs the runner in a fresh interpreter, builds its C
