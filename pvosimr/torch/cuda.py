@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pinocchio as pin
 import torch
+from torch.autograd.function import once_differentiable
 
 from ..checks import row_name
 from ..codegen.c_source import BAD_Q, OK
@@ -36,7 +37,7 @@ from ..coordinates import AS_GIVEN_TOLERANCE, CoordinatePlan, coordinate_plan, s
 from ..extras import require
 from ..kinematics.placements import check_placement_vector, placement_labels, placement_vector
 
-__all__ = ["DTYPES", "compile_kernels", "cuda_delassus", "to_coordinates"]
+__all__ = ["DTYPES", "compile_kernels", "cuda_delassus", "normalize", "to_coordinates"]
 
 #: The tensor dtypes the kernels compute in, and the name :func:`compile_cuda` takes.
 DTYPES = {torch.float64: "float64", torch.float32: "float32"}
@@ -77,7 +78,7 @@ def cuda_delassus(
         host = q.detach().to("cpu", torch.float64).numpy()
         p_host = None if p is None else p.detach().to("cpu", torch.float64).numpy()
         W_host = None if W is None else W.detach().to("cpu", torch.float64).numpy()
-        evaluate(library(), host, p_host, W_host, 1)  # raises where the library fails too
+        evaluate(library(), host, p_host, W_host)  # raises where the library fails too
         words = FAILURE_WORDS.get(code, f"{UNKNOWN} (code {code})")
         raise ValueError(
             f"pvosimr.torch on {q.device}, {q.dtype}: at row {row_name(q.shape[:-1], row)} "
@@ -109,6 +110,7 @@ def cuda_delassus(
             return G.reshape(*q.shape[:-1], m, m)
 
         @staticmethod
+        @once_differentiable
         def backward(ctx, W: torch.Tensor):
             q, p = ctx.saved_tensors
             rows = q.detach().reshape(-1, model.nq)
