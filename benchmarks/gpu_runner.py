@@ -251,9 +251,10 @@ def check_kernels(manifest: dict, cases: list[dict], cuda: Cuda | None) -> dict:
     return checks
 
 
-def case_rows(manifest, case, batches, xla: Xla, cuda: Cuda | None, checks: dict):
+def case_rows(manifest, case, batches, xla: Xla, cuda: Cuda | None, checks: dict, until: float):
     """The rows of one case, one (B, dtype) at a time: the kernels and the XLA route
-    interleaved, beside the host's C (None where the host has no C compiler)."""
+    interleaved (the XLA route, whose compile per shape costs seconds, only until the
+    ``time.monotonic()`` of ``until``), beside the host's C (None without a C compiler)."""
     q, W = np.load(HERE / case["q"]), np.load(HERE / case["W"])
     try:
         c = host_batch(HERE / case["c"])
@@ -267,7 +268,7 @@ def case_rows(manifest, case, batches, xla: Xla, cuda: Cuda | None, checks: dict
             x, f = qs.astype(dtype), case["functions"][dtype]
             tolerance = manifest["tolerances"][f"xla-{dtype}"]
             calls, error = {}, None
-            for key in ("G", "grad"):
+            for key in ("G", "grad") if time.monotonic() < until else ():
                 g, error = xla.checked(f[key], q.astype(dtype), f[f"{key}_reference"], tolerance)
                 calls[key] = xla.timer(g, x)
             buffers = []
@@ -310,12 +311,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", nargs="*", type=int, help="these batch sizes only")
     parser.add_argument("--no-frax", action="store_true", help="leave frax's comparison out")
     parser.add_argument("--dry-run", action="store_true", help="list what would be timed")
+    parser.add_argument("--budget", type=float, default=360.0,
+                        help="seconds after which no XLA function or frax is compiled")  # fmt: skip
     args = parser.parse_args(argv)
     manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
     cases = [c for c in manifest["cases"] if not args.cases or c["name"] in args.cases]
     batches = args.batches or manifest["batches"]
     if args.dry_run:
         return dry_run(manifest, cases, batches)
+    until = time.monotonic() + args.budget
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -338,13 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "gpu_rows.json"
     for case in cases:
-        for row in case_rows(manifest, case, batches, xla, cuda, result["kernel_checks"]):
+        for row in case_rows(manifest, case, batches, xla, cuda, result["kernel_checks"], until):
             result["gpu"].append(row)
             result["records"] = records(result["gpu"], str(devices[0]))
             path.write_text(json.dumps(result, indent=1), encoding="utf-8")  # what is done
             print(json.dumps(row), flush=True)
     frax = manifest.get("frax")
-    if frax and "unavailable" in frax:
+    if frax and time.monotonic() > until:
+        result["frax"] = {"unavailable": f"past the run's --budget of {args.budget:g} s"}
+    elif frax and "unavailable" in frax:
         result["frax"] = frax
     elif frax and not args.no_frax:
         result["frax"] = frax_rows(manifest["frax"], manifest["frax_batches"], xla,

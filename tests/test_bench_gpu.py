@@ -241,9 +241,11 @@ def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkey
     checks = gpu_runner.check_kernels(spec, spec["cases"], cuda)["four_bar"]
     assert "error" not in checks["float64"] and "error" not in checks["float32"], checks
     assert max(checks["float64"].values()) <= 1e-12 and max(checks["float32"].values()) <= 1e-4
-    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], gpu_runner.Xla(jax.devices(
-        "cpu")[0]), cuda, {"four_bar": checks}))  # fmt: skip
+    xla = gpu_runner.Xla(jax.devices("cpu")[0])
+    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], xla, cuda,
+                                     {"four_bar": checks}, until=0.0))  # fmt: skip
     assert all(r["cuda_G_s"] == r["cuda_grad_s"] == 1e-3 / 5 for r in rows)
+    assert all("G_s" not in r for r in rows)  # past the budget: no XLA compile
     assert ("pvosimr_vjp", 5) in driver.launches
     reference = folder / "four_bar_cuda_grad.npy"
     np.save(reference, np.load(reference) * (1 + 1e-9))
