@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return dry_run(manifest, cases, batches)
     until = time.monotonic() + args.budget
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # the kernels' buffers too
     import jax
 
     jax.config.update("jax_enable_x64", True)
