@@ -1,29 +1,19 @@
-"""The bench's section "GPU": the XLA route (:mod:`pvosimr.jax.xla`) timed, and its float32 error.
+"""The bench's section "GPU", written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
 
-Three parts, written to ``gpu.md`` and ``gpu.json`` (:func:`write`):
-
-- **GPU.** Where JAX sees a GPU: time per configuration of ``jit(vmap(G))`` and of the gradient
-  of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float64 and float32, on :data:`GPU_CASES`, beside the
-  CPU batched C (``f(qs, threads=<cores>)``) on the same host; frax's dense route on its G1
-  beside pvosimr's on the same GPU at B ∈ :data:`FRAX_BATCHES`
-  (:func:`.frax_compare.device_rows`); GRiD's published batched M⁻¹ (quoted from
-  ``templates/gpu.md``, not measured); and the GPU targets (:func:`.targets.gpu_targets`)
-  judged on these numbers.  Where none is present, the section says so.
-- **The XLA route on the CPU** (:func:`cpu_compile`): ``jit(vmap(G))`` of Atlas 2×6D built in a
-  fresh process with an empty persistent cache (cold), then in a second fresh process with the
-  cache the first wrote (warm): building the function, tracing and XLA's compile, timed apart; then
-  the time per configuration at B = :data:`CPU_BATCH` against the generated C's batched call
-  ``f(qs)`` (1 and 2 threads) and the FFI route where this pvosimr has one, in the warm process.
-- **float32's error on the zoo** (:func:`float32_errors`): ``max|G32 − G| / max|G|`` against
-  the float64 numpy path, run eagerly (no XLA compile).
-
-``pvosimr bench --sections gpu`` runs the GPU part (with ``--xla-cpu`` the other two, minutes on
-a small machine; with ``--device-rows`` the GPU part measured elsewhere).
+- **GPU**: the CUDA kernels (:mod:`pvosimr.codegen.cuda`) checked against the CPU library, then
+  timed beside the XLA route (:mod:`pvosimr.jax.xla`) and the host's batched C, G and the
+  gradient of ⟨W, G⟩ at B ∈ :data:`GPU_BATCHES`, float32 and float64, on :data:`GPU_CASES`;
+  frax's dense route beside the XLA route on its G1; all measured by :mod:`.gpu_runner` from
+  the folder :mod:`.gpu_export` writes (here where JAX sees a GPU, else ``--device-rows``);
+  JAX's CUDA route at B = 1,024 where pvosimr runs on the GPU; the GPU targets as data.
+- **The XLA route on the CPU** (:func:`cpu_compile`, with ``--xla-cpu``): Atlas 2×6D's
+  ``jit(vmap(G))`` built cold and warm in two fresh processes sharing a persistent cache, then
+  timed against the generated C and the FFI route.
+- **float32's error on the zoo** (:func:`float32_errors`, with ``--xla-cpu``).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -36,36 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from pvosimr.study.names import (
-    ATLAS_6D,
-    ATLAS_HANDS_6D,
-    CPU_BATCH,
-    FRAX_BATCHES,
-    GPU_BATCHES,
-    TOLERANCES,
-)
-from pvosimr.study.record import relative_error, target_lines, write_json
+from pvosimr.study.names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, GPU_BATCHES, TOLERANCES
+from pvosimr.study.record import relative_error, table, target_lines, write_json
 
 from .loop import median_seconds
 from .targets import gpu_targets
 from .text import prose
 
-__all__ = [
-    "CPU_BATCH",
-    "CPU_CASE",
-    "FRAX_BATCHES",
-    "GPU_BATCHES",
-    "GPU_CASES",
-    "compiled_batch",
-    "configurations",
-    "cpu_compile",
-    "float32_errors",
-    "gpu_devices",
-    "gpu_timings",
-    "markdown",
-    "worker",
-    "write",
-]
+__all__ = ["configurations", "cpu_compile", "float32_errors", "markdown", "run", "write"]
 
 CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
@@ -74,18 +42,6 @@ FLOAT32_ROBOTS = (
     "double_pendulum", "four_bar", "ur5", "panda", "allegro_left_hand", "solo12", "cassie_leg",
     "shadow_hand", "atlas", "talos", "atlas_shadow_hand",
 )  # fmt: skip
-
-
-def compiled_batch(G, qs: np.ndarray):
-    """``jit(vmap(G))`` traced and compiled for ``qs``, and the seconds of each step
-    (``trace_s``, ``compile_s``: XLA's compile, or its load from the persistent cache)."""
-    import jax
-
-    start = time.perf_counter()
-    lowered = jax.jit(jax.vmap(G)).lower(qs)
-    traced = time.perf_counter()
-    compiled = lowered.compile()
-    return compiled, {"trace_s": traced - start, "compile_s": time.perf_counter() - traced}
 
 
 def configurations(model, n: int, seed: int) -> np.ndarray:
@@ -113,9 +69,6 @@ def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
     return worst
 
 
-# --------------------------------------------------------------------------- one process
-
-
 def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str) -> dict:
     """In this (fresh) process, with XLA's persistent cache in ``cache``: build, trace, compile
     and time ``jit(vmap(G))`` of ``case``; with ``compare``, time the generated C's batched call
@@ -135,8 +88,10 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     out["graph_s"] = time.perf_counter() - start
     out["cache_dir"] = jax.config.jax_compilation_cache_dir
     qs = configurations(robot.model, batch, 0)
-    compiled, seconds = compiled_batch(G, qs)
-    out.update(seconds)
+    lowered = jax.jit(jax.vmap(G)).lower(qs)
+    out["trace_s"] = time.perf_counter() - start - out["graph_s"]
+    compiled = lowered.compile()  # or loaded from the persistent cache
+    out["compile_s"] = time.perf_counter() - start - out["graph_s"] - out["trace_s"]
     x = jax.device_put(qs)
     out["xla_f64_error"] = _checked(compiled(x), robot, qs, TOLERANCES["xla"])
     out["xla_f64_s"] = median_seconds(lambda: compiled(x).block_until_ready(), repeats) / batch
@@ -147,28 +102,20 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
 
 def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
     """The generated C's batched call (1 and 2 threads) and the FFI route, per configuration."""
-    out: dict[str, Any] = {}
-    batch = len(qs)
-    try:
-        from pvosimr import codegen
+    from pvosimr import codegen
+    from pvosimr.jax import delassus
 
-        f = codegen.compile(robot.model, robot.constraints)
-        for threads in (1, 2):
-            out[f"c_t{threads}_s"] = (
-                median_seconds(lambda t=threads: f(qs, threads=t), repeats) / batch
-            )
-    except (OSError, ModuleNotFoundError) as exc:
-        out["c_error"] = str(exc)
+    f, batch = codegen.compile(robot.model, robot.constraints), len(qs)
+    out = {f"c_t{t}_s": median_seconds(lambda t=t: f(qs, threads=t), repeats) / batch
+           for t in (1, 2)}  # fmt: skip
     try:
         import jax
-
-        from pvosimr.jax import delassus  # the FFI route, where this pvosimr has one
 
         ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
         x = jax.device_put(qs)
         _checked(ffi(x), robot, qs, TOLERANCES["xla"])
         out["ffi_s"] = median_seconds(lambda: ffi(x).block_until_ready(), repeats) / batch
-    except (ImportError, TypeError) as exc:
+    except (ImportError, TypeError) as exc:  # no C++ compiler or jaxlib headers for the FFI
         out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
     return out
 
@@ -200,9 +147,6 @@ def cpu_compile(case: str = CPU_CASE, batch: int = CPU_BATCH, repeats: int = 10)
         cold = _fresh_process(*args, "0", folder)
         warm = _fresh_process(*args, "1", folder)
     return {"cold": cold, "warm": warm, "load": os.getloadavg()}
-
-
-# --------------------------------------------------------------------------- float32
 
 
 def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[dict]:
@@ -247,70 +191,40 @@ def gpu_devices() -> list[str]:
         return []
 
 
-def gpu_timings(
-    cases: Sequence[str] = GPU_CASES,
-    batches: Sequence[int] = GPU_BATCHES,
-    repeats: int = 20,
-    device: Any = None,
-) -> list[dict]:
-    """Per case, dtype and B: G and the gradient of ⟨W, G⟩ per configuration on ``device``
-    (default: JAX's first GPU), and the CPU batched C on the same host (float64, every core)."""
+def measured_here(cases: Sequence[str] = GPU_CASES, batches: Sequence[int] = GPU_BATCHES):
+    """The GPU part on this machine's GPU: the folder exported and run by its ``run.py`` in a
+    fresh interpreter, as on a GPU machine without pvosimr; then JAX's CUDA route."""
+    from .gpu_export import export
+
+    with tempfile.TemporaryDirectory(prefix="pvosimr-gpu-") as folder:
+        export(Path(folder), cases, batches)
+        command = [sys.executable, str(Path(folder) / "run.py"), "--out", folder]
+        subprocess.run(command, check=True)
+        out = json.loads((Path(folder) / "gpu_rows.json").read_text(encoding="utf-8"))
+    return {**out, **jax_cuda_call()}
+
+
+def jax_cuda_call(case: str = ATLAS_6D, batch: int = 1024, repeats: int = 50) -> dict:
+    """Seconds of one jitted call of ``pvosimr.jax.delassus(route="cuda")`` at ``batch``,
+    float64, its output checked; or why not measured (no such route in this pvosimr)."""
     import jax
 
-    from pvosimr import codegen, zoo
-    from pvosimr.jax.xla import compile_xla
+    from pvosimr import zoo
 
-    jax.config.update("jax_enable_x64", True)
-    device = jax.devices("gpu")[0] if device is None else device
-    rows = []
-    for case in cases:
-        robot = zoo.load_case(case)
-        G = compile_xla(robot.model, robot.constraints)
-        f = codegen.compile(robot.model, robot.constraints)
-        for batch in batches:
-            qs = configurations(robot.model, batch, 0)
-            c_s = median_seconds(functools.partial(f, qs, threads=os.cpu_count()), 5) / batch
-            for dtype in (np.float64, np.float32):
-                row = _gpu_row(G, robot, qs.astype(dtype), repeats, device)
-                rows.append({"case": case, "batch": batch, **row, "cpu_c_s": c_s})
-    return rows
+    robot = zoo.load_case(case)
+    qs = configurations(robot.model, batch, 0)
+    try:
+        from pvosimr.jax import delassus
 
-
-def _gpu_row(G, robot, qs: np.ndarray, repeats: int, device: Any) -> dict:
-    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` on ``device``, per configuration."""
-    import jax
-    import jax.numpy as jnp
-
-    W = np.random.default_rng(0).normal(size=(G.m, G.m)).astype(qs.dtype)
-    x, w = jax.device_put(qs, device), jax.device_put(W, device)
-    g = jax.jit(jax.vmap(G))
-    grad = jax.jit(jax.vmap(jax.grad(lambda q: jnp.sum(w * G(q)))))
-    if qs.dtype == np.float64:
-        _checked(g(x), robot, qs, TOLERANCES["xla"])
-    batch = len(qs)
-    return {
-        "dtype": qs.dtype.name,
-        "G_s": median_seconds(lambda: g(x).block_until_ready(), repeats) / batch,
-        "grad_s": median_seconds(lambda: grad(x).block_until_ready(), repeats) / batch,
-    }
-
-
-def frax_on_gpu(batches: Sequence[int] = FRAX_BATCHES, repeats: int = 20, device: Any = None):
-    """frax's dense route beside pvosimr's on its G1 (:func:`.frax_compare.device_rows`), on
-    ``device`` (default: JAX's first GPU): ``{"agreement", "rows"}``, or ``{"unavailable"}``
-    saying why not (frax not installed)."""
-    import jax
-
-    from pvosimr.extras import install_hint, missing_extra
-
-    if missing_extra("frax") is not None:
-        return {"unavailable": install_hint("the section GPU, frax's dense route", "frax")}
-    from .frax_compare import device_rows
-    from .frax_route import ROBOT
-
-    device = jax.devices("gpu")[0] if device is None else device
-    agreement, rows = device_rows(batches, repeats, device)
-    return {"robot": ROBOT, "agreement": agreement, "rows": rows}
+        G = jax.jit(delassus(robot.model, robot.constraints, route="cuda"))
+        x = jax.device_put(qs, jax.devices("gpu")[0])
+        out = G(x)
+    except (ImportError, ValueError, TypeError, RuntimeError) as exc:
+        return {"jax_cuda": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+    if {d.platform for d in out.devices()} != {"gpu"}:
+        return {"jax_cuda": "this pvosimr's JAX route 'cuda' does not run on the GPU"}
+    _checked(out, robot, qs, TOLERANCES["xla"])
+    return {"jax_cuda_call_s": median_seconds(lambda: G(x).block_until_ready(), repeats)}
 
 
 # --------------------------------------------------------------------------- the report
@@ -328,52 +242,58 @@ def markdown(result: dict) -> str:
         lines += [prose("gpu", "no-gpu", batches=batches), ""]
     else:
         lines += [f"On {', '.join(result['gpus'])}{_elsewhere(result)}.", ""]
-        lines += ["| case | B | dtype | G per q | gradient per q | CPU batched C per q |"]
-        lines += ["|---|---:|---|---:|---:|---:|"]
-        for r in result["gpu"]:
-            lines.append(
-                f"| {r['case']} | {r['batch']:,} | {r['dtype']} | {_us(r['G_s'])} | "
-                f"{_us(r['grad_s'])} | {_us(r['cpu_c_s'])} |"
-            )
-        lines.append("")
+        lines += [_checks(result.get("kernel_checks")), ""]
+        cells = [
+            (r["case"], f"{r['batch']:,}", r["dtype"],
+             *(_us(r.get(f"{k}_s")) for k in ("cuda_G", "cuda_grad", "G", "grad", "cpu_c")))
+            for r in result["gpu"]
+        ]  # fmt: skip
+        head = ("case", "B", "dtype", "kernel G", "kernel gradient", "XLA G", "XLA gradient",
+                "host's batched C (every core)")  # fmt: skip
+        lines += [prose("gpu", "per-q"), "", *table(head, cells, "lrlrrrrr"), ""]
     lines += _frax_lines(result)
     lines += [prose("gpu", "grid"), "", *target_lines(gpu_targets(result))]
     lines.append("")
     cpu = result.get("cpu")
     if cpu:
         cold, warm = cpu["cold"], cpu["warm"]
-        lines += ["## The XLA route on this CPU", ""]
-        lines += [prose("gpu", "cpu", case=cold["case"]), ""]
-        lines += [
-            "| process | build | trace | XLA compile | total |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for label, r in (("cold (empty cache)", cold), ("warm (persistent cache)", warm)):
-            total = r["graph_s"] + r["trace_s"] + r["compile_s"]
-            lines.append(
-                f"| {label} | {r['graph_s']:.2f} s | {r['trace_s']:.2f} s | "
-                f"{r['compile_s']:.2f} s | {total:.2f} s |"
-            )
+        lines += ["## The XLA route on this CPU", "", prose("gpu", "cpu", case=cold["case"]), ""]
+        steps = [
+            (label, *(f"{r[k]:.2f} s" for k in ("graph_s", "trace_s", "compile_s")),
+             f"{r['graph_s'] + r['trace_s'] + r['compile_s']:.2f} s")
+            for label, r in (("cold (empty cache)", cold), ("warm (persistent cache)", warm))
+        ]  # fmt: skip
+        lines += table(("process", "build", "trace", "XLA compile", "total"), steps, "lrrrr")
         lines += ["", f"Load average at the end {cpu['load'][0]:.2f}.", ""]
         lines += [f"Time per configuration at B = {warm['batch']:,}:", ""]
-        lines += ["| route | per q |", "|---|---:|"]
-        lines.append(f"| XLA, float64 (`jit(vmap(G))`) | {_us(warm['xla_f64_s'])} |")
-        for t in (1, 2):
-            lines.append(f"| generated C, `f(qs, threads={t})` | {_us(warm.get(f'c_t{t}_s'))} |")
-        lines.append(
-            f"| FFI | {_us(warm['ffi_s']) if 'ffi_s' in warm else warm.get('ffi_error')} |"
-        )
-        lines.append("")
+        routes = [("XLA, float64 (`jit(vmap(G))`)", _us(warm["xla_f64_s"]))]
+        routes += [
+            (f"generated C, `f(qs, threads={t})`", _us(warm.get(f"c_t{t}_s"))) for t in (1, 2)
+        ]
+        routes.append(("FFI", _us(warm["ffi_s"]) if "ffi_s" in warm else warm.get("ffi_error")))
+        lines += [*table(("route", "per q"), routes, "lr"), ""]
     if result.get("float32"):
         lines += ["## float32 on the zoo", "", prose("gpu", "float32"), ""]
-        lines += ["| robot | nq | m | float32 error |", "|---|---:|---:|---:|"]
-        for r in result["float32"]:
-            if "skipped" in r:
-                lines.append(f"| {r['robot']} | | | skipped: {r['skipped']} |")
-            else:
-                lines.append(f"| {r['robot']} | {r['nq']} | {r['m']} | {r['error']:.2g} |")
-        lines.append("")
+        errors = [
+            (r["robot"], "", "", f"skipped: {r['skipped']}") if "skipped" in r
+            else (r["robot"], str(r["nq"]), str(r["m"]), f"{r['error']:.2g}")
+            for r in result["float32"]
+        ]  # fmt: skip
+        lines += [*table(("robot", "nq", "m", "float32 error"), errors, "lrrr"), ""]
     return "\n".join(lines)
+
+
+def _checks(checks: dict | None) -> str:
+    """The kernels' check on the GPU before timing, one clause per case and dtype."""
+    if not checks:
+        return prose("gpu", "no-kernels")
+    said = [
+        f"{case} {dtype}: " + (c["error"] if "error" in c else
+                               ", ".join(f"{k} {e:.1e}" for k, e in c.items()))
+        for case, by_dtype in checks.items()
+        for dtype, c in by_dtype.items()
+    ]  # fmt: skip
+    return prose("gpu", "kernels", checks="; ".join(said))
 
 
 def _frax_lines(result: dict) -> list[str]:
@@ -387,21 +307,16 @@ def _frax_lines(result: dict) -> list[str]:
     head = f"frax's dense G = J M⁻¹ Jᵀ on {frax['robot']} beside pvosimr's XLA route"
     if not frax["rows"]:
         return [f"{head}: not timed, the two disagree ({frax['agreement']:.1e}).", ""]
-    lines = [
-        prose("gpu", "frax", head=head, agreement=f"{frax['agreement']:.1e}"),
-        "",
-        "| B | q | frax G | pvosimr G | frax ÷ pvosimr | frax gradient | pvosimr gradient |"
-        " frax ÷ pvosimr |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in frax["rows"]:
-        lines.append(
-            f"| {r['batch']:,} | {r['dtype']} | {_frax_cell(r, 'frax_G_s')} | "
-            f"{_frax_cell(r, 'G_s')} | {r['frax_G_s'] / r['G_s']:.1f}× | "
-            f"{_frax_cell(r, 'frax_grad_s')} | {_frax_cell(r, 'grad_s')} | "
-            f"{r['frax_grad_s'] / r['grad_s']:.1f}× |"
-        )
-    return [*lines, ""]
+    cells = [
+        (f"{r['batch']:,}", r["dtype"], _frax_cell(r, "frax_G_s"), _frax_cell(r, "G_s"),
+         f"{r['frax_G_s'] / r['G_s']:.1f}×", _frax_cell(r, "frax_grad_s"),
+         _frax_cell(r, "grad_s"), f"{r['frax_grad_s'] / r['grad_s']:.1f}×")
+        for r in frax["rows"]
+    ]  # fmt: skip
+    head_row = ("B", "q", "frax G", "pvosimr G", "frax ÷ pvosimr", "frax gradient",
+                "pvosimr gradient", "frax ÷ pvosimr")  # fmt: skip
+    intro = prose("gpu", "frax", head=head, agreement=f"{frax['agreement']:.1e}")
+    return [intro, "", *table(head_row, cells, "rlrrrrrr"), ""]
 
 
 def _elsewhere(result: dict) -> str:
@@ -410,14 +325,10 @@ def _elsewhere(result: dict) -> str:
     if not host or not exported:
         return ""
     return " " + prose(
-        "gpu",
-        "elsewhere",
-        device_kind=host.get("device_kind", "a GPU"),
-        cpus=host["cpus"],
-        host_jax=host["jax"],
-        date=exported["date"],
+        "gpu", "elsewhere", device_kind=host.get("device_kind", "a GPU"),
+        cpus=host.get("cores", host.get("cpus")), host_jax=host["jax"], date=exported["date"],
         exported_jax=exported["jax"],
-    )
+    )  # fmt: skip
 
 
 def _frax_cell(row: dict, key: str) -> str:
@@ -432,14 +343,15 @@ def write(result: dict, out: Path) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "gpu.md", out / "gpu.json"
-    md.write_text("# The XLA route: GPU, CPU compile, float32\n\n" + markdown(result), "utf-8")
+    title = "# G on a GPU: the CUDA kernels and the XLA route; the XLA route's CPU compile, float32"
+    md.write_text(f"{title}\n\n{markdown(result)}", "utf-8")
     return [md, write_json(js, result)]
 
 
 def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None) -> dict:
     """Every part this machine can run (see the module docstring); with ``device_rows``, the
     GPU part is the one :mod:`.gpu_runner` measured on another machine (its ``gpu_rows.json``,
-    from the functions :mod:`.gpu_export` wrote)."""
+    from the folder :mod:`.gpu_export` wrote)."""
     from pvosimr.extras import require
 
     from .environment import machine
@@ -450,8 +362,7 @@ def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None)
         measured = json.loads(Path(device_rows).read_text(encoding="utf-8"))
         result.update({k: measured[k] for k in DEVICE_KEYS if k in measured})
     elif result["gpus"]:
-        result["gpu"] = gpu_timings()
-        result["frax"] = frax_on_gpu()
+        result.update(measured_here())
     if cpu:
         result["cpu"] = cpu_compile()
     if float32:
@@ -460,4 +371,5 @@ def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None)
 
 
 #: What :func:`run` takes from :mod:`.gpu_runner`'s ``gpu_rows.json``.
-DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported", "records")
+DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported", "records", "kernel_checks",
+               "tolerances", "jax_cuda", "jax_cuda_call_s")  # fmt: skip

@@ -9,7 +9,7 @@ each; a target whose measurement is missing says why):
   sweep;
 - :func:`framework_targets`, the front ends of the section "JAX and PyTorch" against the direct
   call;
-- :func:`gpu_targets`, times per configuration of the XLA route on a GPU.
+- :func:`gpu_targets`, times per configuration of the XLA route and the CUDA kernels on a GPU.
 
 :func:`case_table` gives the ratios of :data:`CASE_TARGETS` on every case.
 """
@@ -267,15 +267,27 @@ def framework_targets(section: dict) -> list[Row]:
 
 # --------------------------------------------------------------------------- GPU
 
+
+def _on_gpu(text: str, quantity: str, bound: float, batch: int = TARGET_BATCH) -> Target:
+    """A GPU target on Atlas 2×6D at ``batch``: ``quantity`` is ``"key:dtype"`` (a row's
+    ``key_s``) or ``"a/b:dtype"`` (the ratio of two), or a key of the run itself."""
+    return Target(f"{text} ({ATLAS}, B = {batch:,})", ATLAS_6D, quantity, bound,
+                  missing="not measured")  # fmt: skip
+
+
 GPU_TARGETS = (
-    Target(f"G, float64, ≤ 0.02 µs per q ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
-           "G_s:float64", 0.02e-6, missing="not measured"),
-    Target(f"its gradient ≤ 4× G, float64 ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
-           "grad/G:float64", 4.0, missing="not measured"),
-    Target(f"G, float32, ≤ 0.01 µs per q ({ATLAS}, B = {TARGET_BATCH:,})", ATLAS_6D,
-           "G_s:float32", 0.01e-6, missing="not measured"),
-)  # fmt: skip
-"""The GPU targets: the XLA route on Atlas 2×6D at B = :data:`~.names.TARGET_BATCH`."""
+    _on_gpu("G, float64, ≤ 0.02 µs per q", "G:float64", 0.02e-6),
+    _on_gpu("its gradient ≤ 4× G, float64", "grad/G:float64", 4.0),
+    _on_gpu("G, float32, ≤ 0.01 µs per q", "G:float32", 0.01e-6),
+    _on_gpu("the CUDA kernels agree with the CPU library before timing", "kernel_checks", 1.0),
+    _on_gpu("CUDA kernel: G, float64, ≤ 0.02 µs per q", "cuda_G:float64", 0.02e-6),
+    _on_gpu("CUDA kernel: G, float32, ≤ 0.01 µs per q", "cuda_G:float32", 0.01e-6),
+    _on_gpu("CUDA kernel: its gradient ≤ 4× G, float64", "cuda_grad/cuda_G:float64", 4.0),
+    _on_gpu("CUDA kernel: G ≥ 10× as fast as the XLA route's, float64", "cuda_G/G:float64", 0.1),
+    _on_gpu("CUDA kernel: G ≥ 5× as fast as the host's batched C", "cuda_G/cpu_c:float64", 0.2),
+    _on_gpu("one call from JAX ≤ 50 µs end to end, float64", "jax_cuda_call", 50e-6, batch=1024),
+)
+"""The GPU targets (the first three the XLA route's, then the CUDA kernels')."""
 
 
 def _us(seconds: float) -> str:
@@ -284,18 +296,38 @@ def _us(seconds: float) -> str:
 
 def gpu_targets(result: dict) -> list[Row]:
     """The GPU targets, ``(target, measured, verdict)`` (``not measured`` where the run has no
-    row of the target's case at :data:`~.names.TARGET_BATCH`)."""
+    row or reading of the target)."""
     rows = {(r["case"], r["batch"], r["dtype"]): r for r in result.get("gpu", ())}
-    why = "no GPU present" if not result.get("gpus") else "no such row in the run"
+    why = "no GPU present" if not result.get("gpus") else "not in the run"
 
     def measure(target: Target) -> Measured:
+        if target.quantity == "kernel_checks":
+            return _agreement(result, target.case)
+        if target.quantity == "jax_cuda_call":
+            seconds = result.get("jax_cuda_call_s")
+            shown = _us(seconds) if seconds else f"not measured: {result.get('jax_cuda', why)}"
+            return Measured(seconds, shown)
         quantity, dtype = target.quantity.split(":")
-        row = rows.get((target.case, TARGET_BATCH, dtype))
-        if row is None:
+        row = rows.get((target.case, TARGET_BATCH, dtype), {})
+        keys = [f"{k}_s" for k in quantity.split("/")]
+        if any(row.get(k) is None for k in keys):
             return Measured(None, f"not measured: {why}")
-        if quantity == "grad/G":
-            r = row["grad_s"] / row["G_s"]
-            return Measured(r, f"{r:.2f}×")
-        return Measured(row["G_s"], _us(row["G_s"]))
+        if len(keys) == 1:
+            return Measured(row[keys[0]], _us(row[keys[0]]))
+        r = row[keys[0]] / row[keys[1]]
+        return Measured(r, f"{r:.2f}×" if target.bound >= 1 else f"{1 / r:.1f}× as fast")
 
     return verdicts(GPU_TARGETS, measure)
+
+
+def _agreement(result: dict, case: str) -> Measured:
+    """The largest error of the case's kernels on the GPU over its tolerance (≤ 1: agreed)."""
+    checks = result.get("kernel_checks", {}).get(case)
+    if not checks:
+        return Measured(None, "not measured: no CUDA kernel checked in the run")
+    failed = [f"{dtype}: {c['error']}" for dtype, c in checks.items() if "error" in c]
+    if failed:
+        return Measured(float("inf"), "; ".join(failed))
+    worst = {d: max(c.values()) for d, c in checks.items()}
+    ratio = max(worst[d] / result["tolerances"][d] for d in worst)
+    return Measured(ratio, ", ".join(f"{d} {e:.1e}" for d, e in worst.items()))

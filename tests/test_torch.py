@@ -1,5 +1,6 @@
 """pvosimr.torch: the custom op against the library itself (bitwise), autograd against f.vjp in
-q's coordinates and gradcheck, opcheck of both ops, the refusals (CUDA, float32, non-finite q).
+q's coordinates and gradcheck, opcheck of both ops, the refusals (another device, float32,
+non-finite q).
 
 The default suite compiles one small library (the sample humanoid, a 6D weld and a 3D point,
 placements fixed; the one tests/test_jax.py uses); torch.compile, Atlas and placements as inputs
@@ -346,12 +347,13 @@ def test_the_xla_route_needs_jax_64_bit_mode_for_float64(humanoid_xla):
         humanoid_xla(q)
 
 
-def test_a_cuda_tensor_takes_the_xla_route(humanoid_G):
+def test_a_cuda_tensor_takes_the_cuda_kernels(humanoid_G):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device: the default route's CUDA branch runs where a GPU is lent")
     model, G, f = humanoid_G
     q = configurations(model, 2, seed=13)
     np.testing.assert_allclose(G(torch.from_numpy(q).cuda()).cpu().numpy(), f(q), atol=1e-12)
+    assert G(torch.from_numpy(q).cuda().float()).dtype == torch.float32  # the float32 kernels
 
 
 @pytest.mark.slow  # builds C libraries of its own

@@ -30,7 +30,8 @@ __all__ = [
 
 #: The ways a front end computes G: the generated library (``"ffi"``: a CPU, float64), the
 #: algorithm bodies on JAX arrays compiled by XLA (``"xla"``, :mod:`pvosimr.jax.xla`), or the
-#: generated CUDA kernels on an NVIDIA GPU (``"cuda"``, :mod:`pvosimr.jax.cuda`: JAX only).
+#: same generated C as CUDA kernels (``"cuda"``, :mod:`pvosimr.jax.cuda` and
+#: :mod:`pvosimr.torch.cuda`: an NVIDIA GPU, float32 or float64).
 ROUTES = ("ffi", "xla", "cuda")
 
 #: The library's failure codes (:mod:`pvosimr.codegen.c_source`) in the words of the front

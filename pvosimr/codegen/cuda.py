@@ -387,8 +387,15 @@ class CudaDelassus:
         function(*args, status.ctypes.data, B)
         return out.T, status
 
+    def host_library(self) -> ctypes.CDLL:
+        """:attr:`source` compiled as C by the system compiler (cached like the CPU library):
+        ``pvosimr_G(qs, p, out, status, B)`` and ``pvosimr_vjp(qs, p, W, out, status, B)``
+        take host pointers in the kernels' layout, one configuration after the other (what
+        :meth:`host` calls; a test's stand-in for :meth:`launch` on a machine without a
+        GPU)."""
+        return self._host_library()
+
     def _host_library(self) -> ctypes.CDLL:
-        """:attr:`source` compiled as C by the system compiler (cached like the CPU library)."""
         if self._host is None:
             from .build import CompilationError
 

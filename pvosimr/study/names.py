@@ -63,6 +63,7 @@ TOLERANCES: dict[str, float] = {
     "check": 1e-8,  # rel_err of a timed method against numpy:pv-osimr before it is timed
     "xla": 1e-12,  # the XLA and FFI routes against the numpy path (float64)
     "export-float32": 1e-4,  # an exported float32 function against the float64 numpy path
+    "device-float32": 1e-5,  # a float32 function on the GPU against its output on the CPU
     "front-end": 1e-12,  # a JAX/torch front end's G against the direct call
     "gradient": 1e-6,  # a gradient against central differences
     "derivatives": 1e-6,  # dG/dq against the central differences of Pinocchio

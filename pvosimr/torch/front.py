@@ -1,5 +1,6 @@
 """``pvosimr.torch.delassus``: G as a PyTorch function, on the library's custom ops
-(:mod:`.op`) for CPU tensors or on the XLA route (:mod:`.xla`); the tensors checked."""
+(:mod:`.op`) for CPU tensors, the CUDA kernels (:mod:`.cuda`) for CUDA tensors, or the XLA
+route (:mod:`.xla`); the tensors checked."""
 
 from __future__ import annotations
 
@@ -45,16 +46,21 @@ def delassus(
     a device other than the CPU or a CUDA device.
 
     ``route``: ``"ffi"``, the above (the ops ``pvosimr::delassus`` and
-    ``pvosimr::delassus_vjp`` over the generated library); ``"xla"``, the algorithm bodies on
-    JAX arrays compiled by XLA (:mod:`pvosimr.torch.xla`: tensors through DLPack, on the CPU
-    or a CUDA device JAX has, float32 or float64, non-finite entries rather than errors, no
+    ``pvosimr::delassus_vjp`` over the generated library); ``"cuda"``, the same generated C as
+    CUDA kernels on CUDA tensors (:mod:`pvosimr.torch.cuda`: float32 or float64, on PyTorch's
+    current stream, the same checks and errors, one placement vector for every configuration,
+    no ``torch.compile``; needs the extra ``cuda``); ``"xla"``, the algorithm bodies on JAX
+    arrays compiled by XLA (:mod:`pvosimr.torch.xla`: tensors through DLPack, on the CPU or a
+    CUDA device JAX has, float32 or float64, non-finite entries rather than errors, no
     ``torch.compile``; needs the extra ``jax``, and ``jax[cuda12]`` for CUDA); None (default):
-    ``"ffi"`` for CPU tensors and ``"xla"`` for CUDA tensors, the XLA route built at the first
-    CUDA call.
+    ``"ffi"`` for CPU tensors and ``"cuda"`` for CUDA tensors, the kernels built at the first
+    CUDA call of each dtype.
     """
     given = placements_given(route, placements)
     if route == "xla":
         return _xla(model, cms, algorithm, given)
+    if route == "cuda":
+        return _cuda(model, cms, algorithm, given, cache_dir)
     f = library_with_gradient(model, cms, algorithm, given, cache_dir)
     if f.m == 0:  # no constraint rows: (..., 0, 0), q still checked
 
@@ -65,12 +71,12 @@ def delassus(
         return empty
     n_p = placement_size(model, f.constraint_models) if given else 0
     handle = op.handle(f, usable_cores() if threads is None else int(threads))
-    on_cuda: list[Callable] = []  # the XLA route, built at the first CUDA tensor
+    on_cuda: list[Callable] = []  # the CUDA kernels' route, built at the first CUDA tensor
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
         if route is None and isinstance(q, torch.Tensor) and q.device.type == "cuda":
             if not on_cuda:
-                on_cuda.append(_xla(model, f.constraint_models, f.algorithm, given))
+                on_cuda.append(_cuda(model, f.constraint_models, f.algorithm, given, cache_dir, f))
             return on_cuda[0](q, placements)
         _check_tensor(q, "q", f.nq)
         p = None
@@ -116,7 +122,45 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     return G
 
 
+def _cuda(
+    model: pin.Model, cms: Sequence, algorithm: str, given: bool, cache_dir, f=None
+) -> Callable:
+    """``route="cuda"``: :func:`.cuda.cuda_delassus` with the checks of tensors and placements
+    (``f``, the CPU library for the errors, compiled at the first error where not given)."""
+    from ..constraints import as_constraint_list
+    from .cuda import cuda_delassus
+
+    cms = as_constraint_list(cms, model)
+    library = [f] if f is not None else []
+
+    def cpu_library():
+        if not library:
+            library.append(library_with_gradient(model, cms, algorithm, given, cache_dir))
+        return library[0]
+
+    G_cuda = cuda_delassus(model, cms, algorithm, given, cpu_library, cache_dir)
+    n_p = placement_size(model, cms) if given else 0
+
+    def G(q: torch.Tensor, placements=None) -> torch.Tensor:
+        _check_tensor(q, "q", model.nq, _CUDA_DEVICES, _XLA_DTYPES)
+        if given:
+            if placements is None:
+                raise TypeError("this function has placements as inputs: pass placements=[...]")
+            if isinstance(placements, torch.Tensor):
+                placements = _fixed_placements(placements, n_p, _CUDA_DEVICES, _XLA_DTYPES)
+                if placements.device != q.device:
+                    raise ValueError(f"placements is on {placements.device}, q on {q.device}")
+        elif placements is not None:
+            raise TypeError("this function has fixed placements: call G(q)")
+        return G_cuda(q, placements)
+
+    G.__doc__ = f"G(q{', placements' if given else ''}) on CUDA tensors (pvosimr.torch.delassus)."
+    G.kernel = G_cuda.kernel
+    return G
+
+
 _LIBRARY_DEVICES, _LIBRARY_DTYPES = ("cpu",), (torch.float64,)
+_CUDA_DEVICES = ("cuda",)
 _XLA_DEVICES, _XLA_DTYPES = ("cpu", "cuda"), (torch.float32, torch.float64)
 
 
@@ -131,12 +175,12 @@ def _check_tensor(
         raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
     if x.device.type not in devices:
         raise ValueError(
-            f"pvosimr.torch runs on the CPU, or on a CUDA device through route='xla': {name} "
-            f"is on {x.device}"
+            f"pvosimr.torch runs on the CPU, or on a CUDA device (route='cuda' or 'xla'): {name} "
+            f"is on {x.device}, and this route takes {' or '.join(devices)} tensors"
         )
     if x.dtype not in dtypes:
         kinds = " or ".join(str(d).removeprefix("torch.") for d in dtypes)
-        also = "" if len(dtypes) > 1 else " (route='xla' computes in float32 too)"
+        also = "" if len(dtypes) > 1 else " (CUDA tensors and route='xla' take float32 too)"
         raise TypeError(f"pvosimr.torch computes in {kinds} only: {name} is {x.dtype}{also}")
     if x.ndim == 0 or x.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
