@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from pvosimr.study.record import Record
+from .loop import Timed, Timing
+from .text import byte_size, microseconds, slope, timing_cell
 
 __all__ = [
     "PIN",
@@ -29,62 +28,6 @@ __all__ = [
 
 PIN = ("pin-efpa", "pin-pv-osimr")
 """The two bare Pinocchio C++ calls; ratios divide by the faster of them."""
-
-
-@dataclass
-class Timing:
-    """Seconds per call of one method on one case: every sample, and how many calls each."""
-
-    samples: list[float]
-    number: int
-
-    def quantile(self, p: float) -> float:
-        return float(np.quantile(self.samples, p))
-
-    @property
-    def median(self) -> float:
-        return self.quantile(0.5)
-
-    def to_json(self) -> dict:
-        return {
-            "median_us": self.median * 1e6,
-            "p25_us": self.quantile(0.25) * 1e6,
-            "p75_us": self.quantile(0.75) * 1e6,
-            "min_us": min(self.samples) * 1e6,
-            "samples": len(self.samples),
-            "calls_per_sample": self.number,
-        }
-
-
-@dataclass
-class Timed:
-    """One robot's timed methods: its sizes, a timing per method, why some have none, and the
-    errors of the checks made before timing."""
-
-    name: str
-    nv: int
-    m: int
-    timings: dict[str, Timing] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)
-
-    def records(self) -> list[Record]:
-        """Each timing as a :class:`~.record.Record` (µs per call, spread [p25, p75])."""
-        return [
-            Record(self.name, method, "time per call", t.median * 1e6, "µs",
-                   (t.quantile(0.25) * 1e6, t.quantile(0.75) * 1e6))
-            for method, t in self.timings.items()
-        ]  # fmt: skip
-
-    def json_head(self) -> dict:
-        """The fields above as JSON (the errors under the key the subclass names)."""
-        return {
-            "name": self.name,
-            "nv": self.nv,
-            "m": self.m,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
-            "skipped": self.skipped,
-        }
 
 
 @dataclass
@@ -147,46 +90,11 @@ class CrossoverPoint:
     build: dict = field(default_factory=dict)  # the generated code's build facts
 
 
-def microseconds(seconds: float) -> str:
-    """``seconds`` in µs with three significant digits (no decimals from 100 µs on)."""
-    us = seconds * 1e6
-    if us >= 100:
-        return f"{us:.0f}"
-    if us >= 10:
-        return f"{us:.1f}"
-    return f"{us:.2f}"
-
-
-def byte_size(n: float | None) -> str:
-    """Bytes in B, kB, MB or GB with three significant digits (``—`` for None)."""
-    if n is None:
-        return "—"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def timing_cell(t: Timing) -> str:
-    """``median [p25–p75]`` in µs."""
-    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
-    return f"{microseconds(t.median)} [{q25}–{q75}]"
-
-
 def case_cell(case: CaseResult, method: str) -> str:
     """``method``'s :func:`timing_cell` on ``case``, or why it was not timed."""
     if method in case.timings:
         return timing_cell(case.timings[method])
     return case.skipped.get(method, "—")
-
-
-def slope(ns: list[int], values: list[float], last: int = 4) -> float | None:
-    """Least-squares slope of log(value) against log(n) over the ``last`` largest sizes (None
-    with fewer than two)."""
-    if len(ns) < 2:
-        return None
-    xs, ys = np.array(ns[-last:], dtype=float), np.array(values[-last:], dtype=float)
-    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
 def log_log_slope(points: list[ScalingPoint], method: str, last: int = 4) -> float | None:
