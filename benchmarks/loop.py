@@ -136,7 +136,8 @@ def gate(
             out = np.asarray(fn(x))
             if per > 1 and len(out) != per:
                 raise ValueError(f"{len(out)} results for {per} configurations")
-            pairs = zip(out[:CHECKED_ROWS], x[:CHECKED_ROWS]) if per > 1 else [(out, x)]
+            rows = zip(out[:CHECKED_ROWS], x[:CHECKED_ROWS], strict=True)
+            pairs = rows if per > 1 else [(out, x)]
             error = max(relative_error(G, truth(y), floor) for G, y in pairs)
         except (ValueError, TypeError, RuntimeError) as exc:
             into.skipped[name] = refusal(exc)
