@@ -125,19 +125,21 @@ def gate(
 ) -> dict[str, Method]:
     """The methods whose first result agrees with ``truth`` of their first input to
     ``tolerance`` (:func:`~pvosimr.study.record.relative_error` with ``floor``; a batched
-    method, ``per > 1``, on its first :data:`CHECKED_ROWS` rows, each against ``truth`` of its
-    row).  The others are left out, the reason in ``into.skipped``; every error measured goes
-    to ``into.errors``.  A method that raises ValueError, TypeError or RuntimeError refused."""
+    method, whose input is a 2-D array of configurations, on its first :data:`CHECKED_ROWS`
+    rows, each against ``truth`` of its row).  The others are left out, the reason in
+    ``into.skipped``; every error measured goes to ``into.errors``.  A method that raises
+    ValueError, TypeError or RuntimeError refused."""
     kept = {}
     for name, method in methods.items():
-        fn, inputs, per = method
+        fn, inputs, _ = method
         x = inputs[0]
         try:
             out = np.asarray(fn(x))
-            if per > 1 and len(out) != per:
-                raise ValueError(f"{len(out)} results for {per} configurations")
+            batched = np.ndim(x) == 2
+            if batched and len(out) != len(x):
+                raise ValueError(f"{len(out)} results for {len(x)} configurations")
             rows = zip(out[:CHECKED_ROWS], x[:CHECKED_ROWS], strict=True)
-            pairs = rows if per > 1 else [(out, x)]
+            pairs = rows if batched else [(out, x)]
             error = max(relative_error(G, truth(y), floor) for G, y in pairs)
         except (ValueError, TypeError, RuntimeError) as exc:
             into.skipped[name] = refusal(exc)

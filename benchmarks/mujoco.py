@@ -1,33 +1,13 @@
 """MuJoCo's route to its Delassus matrix against pvosimr's, on the same MJCF robots.
 
-MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` when its solver is a dual
-one (:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`: PGS, dense Jacobians); no
-smaller public call forms it.  For each robot of :data:`MUJOCO_ROBOTS`, at configurations where
-contacts happen (:meth:`~pvosimr.zoo.mujoco_robots.MjcfRobot.configuration`, those without rows
-dropped), these are timed in interleaved rounds (:mod:`.loop`), each call on one configuration:
-
-- ``mujoco:fwdPosition``: write ``qpos``, ``mj_fwdPosition``, on a copy whose joint limits and
-  friction loss are disabled, so that its rows are those pvosimr computes (on these robots,
-  every one: rows MuJoCo forms that pvosimr does not map are counted in
-  :attr:`MujocoResult.left_out`);
-- ``mujoco:pieces``: the position stages that ``efc_AR`` needs, called one by one
-  (:data:`PIECES`); the rest of ``mj_fwdPosition`` (cameras and lights, flexes, tendons,
-  transmission, islands) is left out.  Their result is checked like the others, so a stage
-  this list misses on some model fails the check instead of timing a wrong matrix;
-- ``mujoco:fwdPosition-all-rows``: ``mj_fwdPosition`` with the options as the file sets them
-  (its ``efc_AR`` also covers the rows pvosimr leaves out: limits, friction loss, ...);
-- ``numpy:pv-osimr`` and ``numpy:auto``: :func:`pvosimr.compute_delassus` with the constraint
-  list that reproduces MuJoCo's rows (:func:`~pvosimr.reference.mujoco_efc.efc_rows`), built
-  once per configuration outside the timed call.
-
-The generated code is not timed: MuJoCo's contact set (which bodies, how many, their condim)
-changes from one configuration to the next, and so do the row maps of the contacts (their
-frames, and the friction coefficients of pyramidal cones), which a compiled function holds as
-constants; ``placements="input"`` covers moving points only.
-
-Before it is timed, every method's G is compared at every configuration with MuJoCo's
-``efc_AR − diag(efc_R)`` on those rows (:func:`check`); a disagreement raises
-:class:`DisagreementError`.  Ratios divide by ``mujoco:fwdPosition`` of the same run.
+MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` with a dual solver
+(:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`).  For each robot of
+:data:`MUJOCO_ROBOTS`, at configurations where contacts happen (:func:`points`), the methods of
+:data:`MUJOCO_LABELS` are timed in interleaved rounds (:mod:`.loop`), each call on one
+configuration, after :func:`check` has compared every method's G at every configuration with
+MuJoCo's ``efc_AR − diag(efc_R)`` on the rows pvosimr maps (:class:`DisagreementError`
+otherwise).  What each method does, and why the generated code is not timed, is the report's
+prose (``templates/timings.md``).  Ratios divide by ``mujoco:fwdPosition`` of the same run.
 """
 
 from __future__ import annotations
@@ -48,8 +28,7 @@ from pvosimr.reference.truth import rel_err
 from pvosimr.study.names import TOLERANCES
 from pvosimr.study.progress import progress_bar
 
-from .loop import N_CONFIGS, Method, time_methods
-from .results import Timing
+from .loop import N_CONFIGS, Method, Timing, time_methods
 
 __all__ = [
     "MAX_DRAWS",
