@@ -174,31 +174,14 @@ def _curves(ax: Axes, points: list[Point], methods, color) -> None:
         ax.loglog(xs, ys, style, marker="o", ms=3.5, color=color(k), label=label)
 
 
-def _draw_family(ax: Axes, family: str, points: list[Point]) -> None:
-    """One scaling panel: log-log time against links, one curve per method, with its slope."""
-    from matplotlib.ticker import NullLocator
-
-    _curves(ax, points, SCALING_METHODS, plotting.color)
-    ax.set_title(FAMILY_TITLES.get(family, family), fontsize=10)
-    ticks = sorted({p.n for p in points})
-    ax.set_xticks(ticks, [str(t) for t in ticks])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("number of links n (= dofs)")
-    ax.set_ylabel("wall time per call (µs)")
-    ax.grid(which="both", alpha=0.3)
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, high * (high / low) ** 0.3)  # headroom for the legend
-    ax.legend(fontsize=7, loc="upper left", ncols=2)
-
-
-def _draw_large_times(ax: Axes, points: list[Point]) -> None:
-    """Time per configuration of the large sweep's methods against n (log-log)."""
-    _curves(ax, points, LARGE_METHODS, method_color)
-    ax.set_title(f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})", fontsize=10)
+def _draw_times(ax: Axes, points: list[Point], methods, color, title: str, per: str) -> None:
+    """One sweep's panel: log-log time against links, one curve per method, with its slope."""
+    _curves(ax, points, methods, color)
+    ax.set_title(title, fontsize=10)
     _links_axis(ax, points)
-    ax.set_ylabel("wall time per configuration (µs)")
-    _headroom(ax)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_ylabel(f"wall time per {per} (µs)")
+    _headroom(ax, 0.3 if per == "call" else 0.45)
+    ax.legend(fontsize=7, loc="upper left", ncols=2 if per == "call" else 1)
 
 
 def _headroom(ax: Axes, share: float = 0.45) -> None:
@@ -323,9 +306,12 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
         _draw_cases(ax, cases, methods, names, f"G = J M⁻¹ Jᵀ, time per call: {title}")
     bars[1].tick_params(axis="y", labelleft=False)
     for ax, family in zip(panels, families, strict=True):
-        _draw_family(ax, family, [p for p in points if p.family == family])
+        mine = [p for p in points if p.family == family]
+        title = FAMILY_TITLES.get(family, family)
+        _draw_times(ax, mine, SCALING_METHODS, plotting.color, title, "call")
     if large:
-        _draw_large_times(sweep[0], large)
+        title = f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})"
+        _draw_times(sweep[0], large, LARGE_METHODS, method_color, title, "configuration")
     if len(sweep) > 1:
         _draw_memory(sweep[1], large)
     try:

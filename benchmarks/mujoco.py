@@ -28,7 +28,7 @@ from pvosimr.reference.truth import rel_err
 from pvosimr.study.names import TOLERANCES
 from pvosimr.study.progress import progress_bar
 
-from .loop import N_CONFIGS, Method, Timing, time_methods
+from .loop import N_CONFIGS, Method, Timed, time_methods
 
 __all__ = [
     "MAX_DRAWS",
@@ -108,21 +108,14 @@ class Point(NamedTuple):
 
 
 @dataclass
-class MujocoResult:
-    """One MJCF robot: its size, its rows at each configuration, timings and checks."""
+class MujocoResult(Timed):
+    """One MJCF robot: ``m`` the median of its rows over the configurations, its rows at each
+    configuration (and with the file's options), those not mapped; ``errors``: the worst over
+    the configurations against MuJoCo's matrix."""
 
-    name: str
-    nv: int
-    rows: list[int]  # rows of G at each configuration
-    rows_all: list[int]  # rows MuJoCo forms with the file's options
-    left_out: dict[str, int] = field(default_factory=dict)  # rows not mapped, all configurations
-    timings: dict[str, Timing] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)  # worst over the configurations
-
-    @property
-    def m(self) -> float:
-        """The median number of rows over the configurations."""
-        return statistics.median(self.rows)
+    rows: list[int] = field(default_factory=list)
+    rows_all: list[int] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def ratio(self, method: str) -> float | None:
         """``method``'s median over :data:`REFERENCE`'s, if both were timed."""
@@ -132,14 +125,12 @@ class MujocoResult:
 
     def to_json(self) -> dict:
         return {
-            "name": self.name,
-            "nv": self.nv,
+            **self.json_head(),
             "m_median": self.m,
             "rows": self.rows,
             "rows_all_median": statistics.median(self.rows_all),
             "rows_all": self.rows_all,
             "left_out": self.left_out,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
             "ratios_to_mujoco": {k: self.ratio(k) for k in self.timings},
             "errors_vs_mujoco": self.errors,
         }
@@ -286,10 +277,12 @@ def time_robot(name: str, *, repeats: int, n: int = N_CONFIGS, seed: int = 0) ->
     if not at:
         raise NoRowsError(f"no configuration with constraint rows in {MAX_DRAWS * n} draws")
     methods = {**_mujoco_methods(engines), **_pvosimr_methods(robot.model)}
+    rows = [len(p.kept) for p in at]
     result = MujocoResult(
         name,
         robot.nv,
-        rows=[len(p.kept) for p in at],
+        statistics.median(rows),
+        rows=rows,
         rows_all=[p.nefc_all for p in at],
         left_out=dict(left_out),
     )
