@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.names import ATLAS_6D as TARGET_CASE
 from pvosimr.study.names import BATCH_SIZE, CROSSOVER_BATCH, DEFAULT_CASES, FRAX_BATCHES
 from pvosimr.study.options import (
     REPORT_DIR,
@@ -41,9 +40,9 @@ from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import keep_freed_memory, machine
 from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
 from .loop import Timing
-from .methods import CHECK_TOLERANCE, LABELS, PIN, Case, Options, case_name, labels, time_case
+from .methods import PIN, Case, Options, case_name, labels, time_case
 from .mujoco import MUJOCO_ROBOTS, known_robot, time_mujoco
-from .report import markdown, write
+from .report import write
 from .scaling import (
     LARGE_SIZES,
     QUICK_LINKS,
@@ -56,14 +55,8 @@ from .scaling import (
 from .targets import framework_targets, timing_targets
 
 __all__ = [
-    "BATCH_SIZE",
-    "CHECK_TOLERANCE",
-    "DEFAULT_CASES",
-    "LABELS",
-    "NONE",
     "PIN",
     "SWEEPS",
-    "TARGET_CASE",
     "Case",
     "Options",
     "Point",
@@ -72,9 +65,7 @@ __all__ = [
     "build_parser",
     "frameworks_options",
     "labels",
-    "machine",
     "main",
-    "markdown",
     "run",
     "timing_targets",
     "write",
@@ -148,9 +139,6 @@ SWITCHES = {
     "generated paths, 300 for the crossover)",
     "--no-crossover": "skip the crossover sweep against the dense route (default: run it)",
     "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
-    "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
-    "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
-    "(default: time it on --mujoco-robots)",
     "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch" (default: '
     "compare with it where frax is installed)",
     "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
@@ -206,7 +194,7 @@ OPTIONS: dict[str, dict] = {
     "--codegen-flags": {
         "nargs": None,
         "type": _flags,
-        "default": ("-O3",),
+        "default": Options().flags,
         "metavar": "FLAGS",
         "help": "compiler flags of the generated C (default: -O3; -O1 builds large models far "
         "faster at about the same speed)",
@@ -333,22 +321,14 @@ def _time_cases(specs: Sequence[str], derivative_specs: Sequence[str], options: 
 def run(args: argparse.Namespace, command: str) -> dict:
     """Every measurement of the sections "timings" and "frameworks" the options ask for; the
     dict :func:`.report.write` reports."""
+    flags, derivative_flags = tuple(args.codegen_flags), tuple(args.derivative_flags)
+    codegen = not args.no_codegen
     options = Options(
-        args.repeats,
-        args.seed,
-        not args.no_codegen,
-        tuple(args.codegen_flags),
-        args.cache_dir,
-        args.batch_size,
-        tuple(args.derivative_flags),
+        args.repeats, args.seed, codegen, flags, args.cache_dir, args.batch_size, derivative_flags
     )
     cases = _chosen(args.robots, DEFAULT_CASES)
-    derivative_specs = (
-        ()
-        if args.no_derivatives or args.no_codegen
-        else (_chosen(args.derivative_robots, DERIVATIVE_CASES))
-    )
-    mujoco_robots = () if args.no_mujoco else _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
+    derivative_specs = _chosen(args.derivative_robots, DERIVATIVE_CASES) if codegen else ()
+    mujoco_robots = _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
     frameworks = frameworks_options(args, cases)
     # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
     # spinning for a while, on the core that the two-thread batches of the next sample need.
@@ -368,11 +348,8 @@ def run(args: argparse.Namespace, command: str) -> dict:
         mujoco = time_mujoco(mujoco_robots, repeats=args.repeats, seed=args.seed)
         sweeps = {}
         for sweep in SWEEPS:
-            sizes = (
-                {}
-                if getattr(args, sweep.skip)
-                else (sweep.quick if args.quick_scaling else sweep.sizes)
-            )
+            sizes = sweep.quick if args.quick_scaling else sweep.sizes
+            sizes = {} if getattr(args, sweep.skip) else sizes
             repeats = sweep.repeats(args.repeats)
             sweeps[sweep.name] = sweep.time(sizes, repeats, options) if sizes else []
     return {
@@ -407,8 +384,7 @@ def _check(args: argparse.Namespace, prog: str) -> int | None:
                 zoo.load_case(spec)
             except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
                 return usage_error(prog, f"{flag} {spec}: {exc}")
-    robots = () if args.no_mujoco else _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
-    unknown = [name for name in robots if not known_robot(name)]
+    unknown = [n for n in _chosen(args.mujoco_robots, MUJOCO_ROBOTS) if not known_robot(n)]
     if unknown:
         return usage_error(prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
     for out in {_out(args, s) for s in args.sections if s != "gpu-export"}:
@@ -475,7 +451,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_extra(parser.prog, "matplotlib")
     args.only_frameworks = "frameworks" in sections and "timings" not in sections
     if args.only_frameworks:
-        args.robots, args.no_mujoco, args.no_scaling, args.no_crossover = [NONE], True, True, True
+        args.robots = args.mujoco_robots = [NONE]
+        args.no_scaling = args.no_crossover = True
         sections.add("timings")
     bad = _check(args, parser.prog)
     if bad is not None:

@@ -29,29 +29,6 @@ from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts
 from .scaling import Point, jobs, large_flags, sweep
 
-__all__ = [
-    "AGREEMENT_TOLERANCE",
-    "CODEGEN_LINKS",
-    "CROSSOVER_BATCH",
-    "CROSSOVER_LABELS",
-    "CROSSOVER_METHODS",
-    "CROSSOVER_SIZES",
-    "DENSE",
-    "FAMILIES",
-    "QUICK_CROSSOVER_LINKS",
-    "RECURSIVE",
-    "Crossover",
-    "blas_threads",
-    "check_agreement",
-    "crossover",
-    "dense_cholesky",
-    "dense_inputs",
-    "dense_lu",
-    "mechanism",
-    "quick_crossover_sizes",
-    "time_crossover",
-]
-
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_METHODS = (
     "dense:pin+cholesky",

@@ -29,22 +29,6 @@ from pvosimr.study.names import ATLAS_6D, TOLERANCES
 
 from .loop import Method, Timed, gate
 
-__all__ = [
-    "DERIVATIVE_CASES",
-    "DERIVATIVE_FLAGS",
-    "DERIVATIVE_LABELS",
-    "REFERENCE",
-    "STEP",
-    "TOLERANCE",
-    "VJP",
-    "candidates",
-    "central_differences",
-    "checked",
-    "derivative_methods",
-    "perturbed",
-    "weights",
-]
-
 DERIVATIVE_CASES = (ATLAS_6D,)
 """Cases whose derivatives are timed by default (their build is the slow part of a run)."""
 
@@ -102,21 +86,6 @@ def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
 def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
     """Central differences of the generated G called once on all perturbed configurations."""
     return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
-
-
-def _compile(model: pin.Model, cms: list, compiled_g, flags: tuple[str, ...], cache_dir):
-    """G (the library of ``compiled_g``, from the cache) and dG built with ``flags``."""
-    from pvosimr import codegen
-
-    return codegen.compile(
-        model,
-        cms,
-        derivatives=True,
-        vjp=True,
-        flags=compiled_g.flags,
-        derivative_flags=flags,
-        cache_dir=cache_dir,
-    )
 
 
 def _facts(compiled_dg, library: str = "derivatives_library") -> dict:

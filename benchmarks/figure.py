@@ -34,18 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = [
-    "BATCH_COLORS",
-    "NUMPY_PATHS",
-    "Quartiles",
-    "compiled_paths",
-    "load",
-    "plot",
-    "plot_crossover",
-    "redraw",
-    "short_label",
-]
-
 BATCH_COLORS = {1: "#17becf", 2: "#6a3d9a"}
 """Colours of the batched generated calls by thread count (apart from the single call's pink)."""
 

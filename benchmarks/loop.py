@@ -27,18 +27,6 @@ import numpy as np
 
 from pvosimr.study.record import Record, relative_error
 
-__all__ = [
-    "N_CONFIGS",
-    "SAMPLE_SECONDS",
-    "Method",
-    "Timed",
-    "Timing",
-    "gate",
-    "median_seconds",
-    "refusal",
-    "time_methods",
-]
-
 SAMPLE_SECONDS = 0.02
 """Target duration of one sample.  Each sample starts after other methods' samples have
 filled the caches with their own code and data; a sample must hold enough calls to amortise

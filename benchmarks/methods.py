@@ -22,24 +22,6 @@ from pvosimr.study.names import BATCH_SIZE, COMPILED_BATCHES, TOLERANCES
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
 from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 
-__all__ = [
-    "CHECK_TOLERANCE",
-    "LABELS",
-    "PIN",
-    "THREADS",
-    "Case",
-    "Options",
-    "batch_name",
-    "batch_sizes",
-    "build_facts",
-    "case_name",
-    "g_facts",
-    "labels",
-    "numpy_methods",
-    "pinocchio_bare",
-    "time_case",
-]
-
 CHECK_TOLERANCE = TOLERANCES["check"]
 PIN = ("pin-efpa", "pin-pv-osimr")
 """The two bare Pinocchio C++ calls; ratios divide by the faster of them."""

@@ -30,24 +30,6 @@ from pvosimr.study.progress import progress_bar
 
 from .loop import N_CONFIGS, Method, Timed, time_methods
 
-__all__ = [
-    "MAX_DRAWS",
-    "MUJOCO_LABELS",
-    "MUJOCO_ROBOTS",
-    "PIECES",
-    "REFERENCE",
-    "TOLERANCE",
-    "DisagreementError",
-    "MujocoResult",
-    "NoRowsError",
-    "Point",
-    "check",
-    "known_robot",
-    "points",
-    "time_mujoco",
-    "time_robot",
-]
-
 MUJOCO_ROBOTS: tuple[str, ...] = (
     "mjcf_two_arms_bar",
     "mjcf_quadruped",

@@ -47,8 +47,6 @@ from .scaling import (
 from .targets import case_table, timing_targets
 from .text import byte_size, microseconds, prose, ratio_cell, slope_cell, timing_cell
 
-__all__ = ["jsonable", "markdown", "write"]
-
 Lines = list[str]
 
 

@@ -27,26 +27,6 @@ from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 from .methods import PIN, Options, batch_name, compile_g, g_facts, numpy_methods, pinocchio_bare
 from .text import byte_size, slope
 
-__all__ = [
-    "DATA_LINKS",
-    "LARGE_FAMILY",
-    "LARGE_METHODS",
-    "LARGE_SIZES",
-    "QUICK_LINKS",
-    "SCALING_BATCH",
-    "SCALING_METHODS",
-    "SCALING_SIZES",
-    "Point",
-    "jobs",
-    "large_flags",
-    "links",
-    "log_log_slope",
-    "quick_sizes",
-    "sweep",
-    "time_large",
-    "time_scaling",
-]
-
 
 @dataclass
 class Point:

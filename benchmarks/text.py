@@ -13,17 +13,6 @@ from pvosimr.study import record
 
 from .loop import Timing
 
-__all__ = [
-    "TEMPLATES",
-    "byte_size",
-    "microseconds",
-    "prose",
-    "ratio_cell",
-    "slope",
-    "slope_cell",
-    "timing_cell",
-]
-
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md."""
 

@@ -122,7 +122,7 @@ def test_every_method_has_a_timing_or_a_reason(written):
     assert skipped["ref:pin-cholesky"].startswith("refused")
     assert all(t["median_us"] > 0 and t["samples"] >= 2 for t in case["timings"].values())
     errors = case["errors_vs_numpy_pv_osimr"]
-    assert all(errors[k] <= bench.CHECK_TOLERANCE for k in timed if not k.startswith("dG:"))
+    assert all(errors[k] <= methods.CHECK_TOLERANCE for k in timed if not k.startswith("dG:"))
     dG_errors = case["derivatives"]["errors"]
     assert all(dG_errors[k] <= derivatives.TOLERANCE for k in timed if k.startswith("dG:"))
 
@@ -162,7 +162,7 @@ def test_batched_generated_code_at_every_size_and_thread_count(written):
     assert set(BATCHES) <= set(case["timings"])
     ratios = table(md, "## Ratio to Pinocchio")
     for k in BATCHES:
-        assert case["errors_vs_numpy_pv_osimr"][k] <= bench.CHECK_TOLERANCE
+        assert case["errors_vs_numpy_pv_osimr"][k] <= methods.CHECK_TOLERANCE
         assert ratios[f"ratio {LABELS[k]}"][0].endswith("×")
     # A sample of B configurations is one call: calls per sample at most those of a single q.
     assert all(
@@ -357,7 +357,7 @@ def test_targets_on_a_synthetic_result():
     def timing_of(us):
         return bench.Timing([us * 1e-6] * 3, 1)
 
-    t1, t2 = (methods.batch_name(bench.BATCH_SIZE, t) for t in (1, 2))
+    t1, t2 = (methods.batch_name(methods.BATCH_SIZE, t) for t in (1, 2))
     atlas = bench.Case("atlas/feet_6d", 36, 12)
     atlas.timings = {
         "pin-efpa": timing_of(10.0),
@@ -371,7 +371,7 @@ def test_targets_on_a_synthetic_result():
     }
     other = bench.Case("talos/feet_6d", 38, 12)
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
-    result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
+    result = {"cases": [atlas, other], "batch_size": methods.BATCH_SIZE}
     found = [v for _, _, v in bench.timing_targets(result)]
     assert found == ["not met"] * 8
     assert bench.timing_targets(result)[2][1] == "not measured on talos/feet_6d"
@@ -405,7 +405,7 @@ def test_targets_on_a_synthetic_result():
     # The same ratios on every case, "—" where a case lacks the method.
     per_case = dict(targets.case_table([atlas, other]))
     assert per_case["numpy, one call ≤ 60×"] == ["120.00× (not met)", "—"]
-    missing = bench.timing_targets({"cases": [], "batch_size": bench.BATCH_SIZE})
+    missing = bench.timing_targets({"cases": [], "batch_size": methods.BATCH_SIZE})
     assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
     assert all(v == "not met" for _, _, v in missing)
 
