@@ -126,8 +126,8 @@ def gate(
             batched = np.ndim(x) == 2
             if batched and len(out) != len(x):
                 raise ValueError(f"{len(out)} results for {len(x)} configurations")
-            rows = zip(out[:CHECKED_ROWS], x[:CHECKED_ROWS], strict=True)
-            pairs = rows if batched else [(out, x)]
+            rows = (out[:CHECKED_ROWS], x[:CHECKED_ROWS]) if batched else ([out], [x])
+            pairs = zip(*rows, strict=True)
             error = max(relative_error(G, truth(y), floor) for G, y in pairs)
         except (ValueError, TypeError, RuntimeError) as exc:
             into.skipped[name] = refusal(exc)
