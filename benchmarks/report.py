@@ -420,10 +420,13 @@ def markdown(run: dict) -> str:
 
 
 def jsonable(run: dict) -> dict:
-    """``timings.json``: the run with its records as plain data and the target verdicts."""
+    """``timings.json``: the run as plain data, every measured time also as a
+    :class:`~pvosimr.study.record.Record`, and the target verdicts."""
     out = dict(run)
     out["cases"] = [c.to_json() for c in run["cases"]]
-    out["records"] = [r for c in run["cases"] for r in c.records()]
+    measured = [*run["cases"], *run.get("mujoco", [])]
+    measured += [p for sweep in ("scaling", "large", "crossover") for p in run.get(sweep, [])]
+    out["records"] = [r for m in measured for r in m.records()]
     for sweep in ("scaling", "large", "crossover"):
         out[sweep] = [p.__dict__ for p in run.get(sweep, [])]
     out["mujoco"] = [r.to_json() for r in run.get("mujoco", [])]

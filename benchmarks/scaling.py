@@ -22,6 +22,7 @@ import numpy as np
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.study.names import SCALING_BATCH, TOLERANCES
 from pvosimr.study.progress import progress_bar
+from pvosimr.study.record import Record
 
 from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 from .methods import PIN, Options, batch_name, compile_g, g_facts, numpy_methods, pinocchio_bare
@@ -44,6 +45,14 @@ class Point:
     quartiles_us: dict[str, list[float]] = field(default_factory=dict)  # [p25, p75]
     errors: dict[str, float] = field(default_factory=dict)
     build: dict = field(default_factory=dict)
+
+    def records(self) -> list[Record]:
+        """Each median as a :class:`~pvosimr.study.record.Record` on the case ``family/size``."""
+        return [
+            Record(f"{self.family}/{self.size}", k, "time per call", us, "µs",
+                   tuple(self.quartiles_us[k]) if k in self.quartiles_us else None)
+            for k, us in self.medians_us.items()
+        ]  # fmt: skip
 
     def timed(self, methods: dict[str, Method], repeats: int) -> Point:
         """``methods`` timed into this point's medians and quartiles."""
