@@ -27,7 +27,7 @@ from pvosimr.study.names import CROSSOVER_BATCH
 
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts
-from .scaling import Point, jobs, large_flags, sweep
+from .scaling import Point, jobs, large_flags, mechanism, quick_sizes, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_METHODS = (
@@ -79,32 +79,9 @@ AGREEMENT_TOLERANCE = TOLERANCE
 configuration of each size, or the sweep stops."""
 
 
-def mechanism(family: str, size: int) -> zoo.Robot:
-    """The mechanism ``family`` of this size (see :data:`FAMILIES`)."""
-    if family == "chain_welded_every_k":
-        return zoo.chain_welded_every_k(size)
-    if family == "chain_two_welds":
-        if size < 2:
-            raise ValueError(f"chain_two_welds needs at least 2 links, got {size}")
-        chain = zoo.chain_welded_every_link(size)
-        return chain.with_constraints([("weld", f"link_{size // 2}"), ("weld", f"link_{size}")])
-    if family == "stem_with_branches":
-        return zoo.stem_with_branches(size, 1)
-    raise ValueError(f"unknown crossover mechanism {family!r}; known: {list(FAMILIES)}")
-
-
-def _links(family: str, size: int) -> int:
-    return {"chain_welded_every_k": size * size, "stem_with_branches": size + 19}.get(family, size)
-
-
-def quick_crossover_sizes(
-    sizes: dict[str, Sequence[int]] = CROSSOVER_SIZES,
-) -> dict[str, tuple[int, ...]]:
+def quick_crossover_sizes() -> dict[str, tuple[int, ...]]:
     """The sizes of at most :data:`QUICK_CROSSOVER_LINKS` links, two per mechanism at most."""
-    return {
-        f: tuple(s for s in v if _links(f, s) <= QUICK_CROSSOVER_LINKS)[:2]
-        for f, v in sizes.items()
-    }
+    return quick_sizes(CROSSOVER_SIZES, QUICK_CROSSOVER_LINKS, 2)
 
 
 # ------------------------------------------------------------------------------- BLAS threads

@@ -104,14 +104,31 @@ QUICK_LINKS = 16  # --quick-scaling: chains of at most this many links
 CHECK_TOLERANCE = TOLERANCES["check"]
 
 
+def mechanism(family: str, size: int) -> zoo.Robot:
+    """The mechanism ``family`` of this size, of every sweep: the Fig. 4 chains (named after
+    their builders in :mod:`pvosimr.zoo`) and the crossover's (:data:`.crossover.FAMILIES`)."""
+    if family == "chain_two_welds":
+        if size < 2:
+            raise ValueError(f"chain_two_welds needs at least 2 links, got {size}")
+        chain = zoo.chain_welded_every_link(size)
+        return chain.with_constraints([("weld", f"link_{size // 2}"), ("weld", f"link_{size}")])
+    if family == "stem_with_branches":
+        return zoo.stem_with_branches(size, 1)
+    if family in ("chain_welded_every_k", "chain_welded_every_link"):
+        return getattr(zoo, family)(size)
+    raise ValueError(f"unknown mechanism {family!r}")
+
+
 def links(family: str, size: int) -> int:
-    """Links (= dofs) of the Fig. 4 chain ``family`` of this size: k² or n."""
-    return size * size if family == "chain_welded_every_k" else size
+    """Links (= dofs) of the mechanism ``family`` of this size."""
+    return {"chain_welded_every_k": size * size, "stem_with_branches": size + 19}.get(family, size)
 
 
-def quick_sizes(sizes: dict[str, Sequence[int]] = SCALING_SIZES) -> dict[str, tuple[int, ...]]:
-    """The sizes of chains with at most :data:`QUICK_LINKS` links (``--quick-scaling``)."""
-    return {f: tuple(s for s in v if links(f, s) <= QUICK_LINKS) for f, v in sizes.items()}
+def quick_sizes(
+    sizes: dict[str, Sequence[int]] = SCALING_SIZES, up_to: int = QUICK_LINKS, most: int = 99
+) -> dict[str, tuple[int, ...]]:
+    """The sizes of at most ``up_to`` links, ``most`` per mechanism (``--quick-scaling``)."""
+    return {f: tuple(s for s in v if links(f, s) <= up_to)[:most] for f, v in sizes.items()}
 
 
 def large_flags(n: int, flags: tuple[str, ...]) -> tuple[str, ...]:
@@ -136,7 +153,7 @@ def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
 
 def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Point:
     """:data:`SCALING_METHODS` on the Fig. 4 chain ``family`` of this size."""
-    robot = getattr(zoo, family)(size)  # the family is named after its builder in pvosimr.zoo
+    robot = mechanism(family, size)
     model, cms = robot.model, robot.constraints
     rng = np.random.default_rng(options.seed)
     qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
@@ -176,7 +193,7 @@ def data_bytes(nv: int) -> int:
 
 def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     """:data:`LARGE_METHODS` on the Fig. 4a chain of k² links, gated, with their memory."""
-    robot = getattr(zoo, family)(k)
+    robot = mechanism(family, k)
     model, cms = robot.model, robot.constraints
     rng = np.random.default_rng(options.seed)
     Q = np.stack([robot.q_random(rng) for _ in range(SCALING_BATCH)])

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import crossover, figure, report
+from benchmarks import crossover, figure, report, scaling
 from benchmarks.methods import Options
 from benchmarks.scaling import Point
 
@@ -126,22 +126,22 @@ def test_crossover_is_where_the_recursive_route_wins_for_good():
 
 def test_sizes_reach_300_and_the_quick_ones_stay_small():
     for family, sizes in crossover.CROSSOVER_SIZES.items():
-        ns = [crossover.mechanism(family, s).nv for s in (sizes[0], sizes[-1])]
+        ns = [scaling.mechanism(family, s).nv for s in (sizes[0], sizes[-1])]
         assert ns[0] <= 20 and 280 <= ns[1] <= crossover.CODEGEN_LINKS
     quick = crossover.quick_crossover_sizes()
     for family, sizes in quick.items():
         assert 1 <= len(sizes) <= 2
         assert all(
-            crossover.mechanism(family, s).nv <= crossover.QUICK_CROSSOVER_LINKS for s in sizes
+            scaling.mechanism(family, s).nv <= crossover.QUICK_CROSSOVER_LINKS for s in sizes
         )
-    robot = crossover.mechanism("chain_two_welds", 6)
+    robot = scaling.mechanism("chain_two_welds", 6)
     assert (robot.nv, robot.m) == (6, 12)
     assert (
-        crossover.mechanism("stem_with_branches", 1).nv,
-        crossover.mechanism("stem_with_branches", 1).m,
+        scaling.mechanism("stem_with_branches", 1).nv,
+        scaling.mechanism("stem_with_branches", 1).m,
     ) == (20, 12)
-    with pytest.raises(ValueError, match="unknown crossover mechanism"):
-        crossover.mechanism("nope", 3)
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        scaling.mechanism("nope", 3)
 
 
 def test_blas_threads_are_set_inside_the_block_and_restored():
