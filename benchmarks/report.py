@@ -74,19 +74,13 @@ def _sized(points: list[Point], methods: Sequence[str], names: dict, extra=()) -
     anything; ``extra``: more columns, ``(title, cell of a point)``."""
     methods = [k for k in methods if any(k in p.medians_us for p in points)]
     header = ["n", "m", *(names[k] for k in methods), *(title for title, _ in extra)]
-    rows = [
-        [
-            str(p.n),
-            str(p.m),
-            *(
-                _us(p.medians_us[k]) if k in p.medians_us else p.skipped.get(k, "—")
-                for k in methods
-            ),
-            *(cell(p) for _, cell in extra),
-        ]
-        for p in points
-    ]
-    return table(header, rows, "r" * (2 + len(methods)) + "rl"[: len(extra)])
+
+    def cells(p: Point) -> list[str]:
+        us = p.medians_us
+        times = [_us(us[k]) if k in us else p.skipped.get(k, "—") for k in methods]
+        return [str(p.n), str(p.m), *times, *(cell(p) for _, cell in extra)]
+
+    return table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
 
 
 # ------------------------------------------------------------------------- head and targets
