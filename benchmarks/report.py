@@ -420,7 +420,7 @@ def jsonable(run: dict) -> dict:
     out["cases"] = [c.to_json() for c in run["cases"]]
     measured = [*run["cases"], *run.get("mujoco", [])]
     measured += [p for sweep in ("scaling", "large", "crossover") for p in run.get(sweep, [])]
-    out["records"] = [r for m in measured for r in m.records()]
+    out["records"] = [r.to_json() for m in measured for r in m.records()]
     for sweep in ("scaling", "large", "crossover"):
         out[sweep] = [p.__dict__ for p in run.get(sweep, [])]
     out["mujoco"] = [r.to_json() for r in run.get("mujoco", [])]
