@@ -1,51 +1,14 @@
-"""``pvosimr bench``: wall time per call of every pvosimr path against Pinocchio's, same run.
+"""``pvosimr bench``: every measurement of pvosimr, one command, one runner.
 
-For each robot case (default: Atlas 2×6D and 4×3D feet, Atlas with two Shadow hands with and
-without 6D feet, the Shadow hand, Talos), every method is timed on the same random
-configurations, in interleaved rounds (round r times every method once) so that load changes on
-a shared machine hit all methods alike:
-
-- ``numpy:<algorithm>``: :func:`pvosimr.compute_delassus` for every algorithm;
-- ``batch:pv-osimr``: :func:`pvosimr.compute_delassus_batch` on B configurations at once, per
-  configuration;
-- ``codegen:pv-osimr``: :func:`pvosimr.codegen.build.compile` (C from CasADi, called as a CPython
-  extension, or through ctypes where Python's headers are missing: the timings record which);
-  ``codegen-external:pv-osimr`` the same library through ``casadi.external``;
-  ``codegen-batch:B<B>:t<t>`` its batched call ``f(qs, threads=t)``, per configuration, for
-  B = 1, 64 and ``--batch-size`` and t = 1, 2;
-- ``pin-efpa``, ``pin-pv-osimr``: Pinocchio's C++ ``computeDelassusMatrix`` and
-  ``computePvDelassusMatrix`` called as bare bindings (constraint datas and the
-  ``initPvDelassus`` object prepared once);
-- ``ref:pin-efpa``, ``ref:pin-pv-osimr``, ``ref:pin-cholesky``: the same through
-  :mod:`pvosimr.reference.pinocchio` (which adds its input check and cache lookup); the Cholesky
-  route
-  refuses a singular G.
-
-On the cases of ``--derivative-robots`` (default Atlas 2×6D) the derivatives dG/dq are timed
-too: ``f.derivatives(q)`` of ``codegen.compile(..., derivatives=True)`` and the gradient
-``f.vjp(q, W)`` (``vjp=True``) against central differences of Pinocchio's
-``computeDelassusMatrix`` and of the generated G (:mod:`.derivatives`).
-
-On the MJCF robots of ``--mujoco-robots`` (default: the two arms holding a bar, the quadruped,
-the Shadow hand, the humanoid), MuJoCo's own route to its Delassus matrix (``mj_fwdPosition`` up
-to ``efc_AR``, and the stages it needs called one by one) is timed against ``numpy:pv-osimr``
-and ``numpy:auto`` on MuJoCo's rows at configurations with contacts, every result checked
-against MuJoCo's matrix first (:mod:`.mujoco`).
-
-Reported are the median and quartiles over ``repeats`` samples.  Ratios divide by the faster of
-the two bare Pinocchio calls measured in the same run.  Every method's result is checked against
-``numpy:pv-osimr`` first.  Two sweeps time the Fig. 4 chains (:mod:`pvosimr.zoo.synthetic`)
-against problem size: every numpy algorithm, and the batched and generated paths with their
-memory up to n = 961 links (:mod:`.scaling`).  A third sweep times the batched recursive code
-against the dense route J M⁻¹ Jᵀ (Pinocchio's M and J, numpy's batched Cholesky) on chains and
-trees up to n = 300 and reads where the recursive code starts to win (:mod:`.crossover`).
-Outputs (in ``--out``, default the git-ignored ``pvosimr-report/figures/``; ``--out figures``
-rewrites the committed ones): ``timings.md``, ``timings.json``, ``timings.png`` and
-``timings.pdf``, and ``crossover.png`` and ``crossover.pdf``; ``gpu.md`` and ``gpu.json``, the
-section GPU (:mod:`.gpu`: the XLA route where JAX sees a GPU, the plain statement where it sees
-none, and with ``--xla-cpu`` its compile on this CPU and float32's error on the zoo).
-
-This module is the command line; its modules, one job each, are in docs/architecture.md.
+The runner (:func:`run`) times, on the same machine and in one process, the robot cases
+(:func:`.methods.time_case`: every method of G gated against ``numpy:pv-osimr``, then timed in
+interleaved rounds by :mod:`.loop`; dG/dq on ``--derivative-robots``), MuJoCo's route on the
+MJCF robots (:mod:`.mujoco`), the section "JAX and PyTorch" where asked, and the sweeps of
+:data:`SWEEPS` (the Fig. 4 chains, the batched and generated paths up to n = 961 with their
+memory, the crossover with the dense route).  :func:`.report.write` turns the result into
+``timings.md``, ``timings.json``, ``timings.png|pdf`` and ``crossover.png|pdf``; the targets are
+data in :mod:`.targets`.  The other sections (GPU, the export for a GPU machine, accuracy) run
+from :func:`main`.  The modules, one job each, are in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -53,12 +16,13 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.names import ATLAS_6D as TARGET_CASE
-from pvosimr.study.names import FRAX_BATCHES
+from pvosimr.study.names import BATCH_SIZE, CROSSOVER_BATCH, DEFAULT_CASES, FRAX_BATCHES
 from pvosimr.study.options import (
     REPORT_DIR,
     add_out_option,
@@ -69,68 +33,89 @@ from pvosimr.study.options import (
     require_extra,
     usage_error,
 )
+from pvosimr.study.progress import progress_bar
 
-from .crossover import CROSSOVER_METHODS, CROSSOVER_SIZES, quick_crossover_sizes, time_crossover
+from .crossover import CROSSOVER_SIZES, blas_threads, quick_crossover_sizes, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
-from .environment import machine
-from .figure import plot
+from .environment import keep_freed_memory, machine
 from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
-from .methods import BATCH_SIZE, CHECK_TOLERANCE, LABELS, labels
-from .mujoco import MUJOCO_ROBOTS, known_robot
-from .report import markdown, write
-from .results import PIN, CaseResult, CrossoverPoint, ScalingPoint, Timing
+from .loop import Timing
+from .methods import PIN, Case, Options, case_name, labels, time_case
+from .mujoco import MUJOCO_ROBOTS, known_robot, time_mujoco
+from .report import write
 from .scaling import (
-    LARGE_METHODS,
     LARGE_SIZES,
     QUICK_LINKS,
-    SCALING_METHODS,
     SCALING_SIZES,
-    links,
+    Point,
     quick_sizes,
     time_large,
     time_scaling,
 )
 from .targets import framework_targets, timing_targets
-from .timing import DEFAULT_CASES, case_name, run, time_case
 
 __all__ = [
-    "BATCH_SIZE",
-    "CHECK_TOLERANCE",
-    "CROSSOVER_METHODS",
-    "CROSSOVER_SIZES",
-    "DEFAULT_CASES",
-    "DERIVATIVE_CASES",
-    "LABELS",
-    "LARGE_METHODS",
-    "LARGE_SIZES",
-    "MUJOCO_ROBOTS",
-    "NONE",
     "PIN",
-    "SCALING_METHODS",
-    "SCALING_SIZES",
-    "TARGET_CASE",
-    "CaseResult",
-    "CrossoverPoint",
-    "ScalingPoint",
+    "SWEEPS",
+    "Case",
+    "Options",
+    "Point",
+    "Sweep",
     "Timing",
     "build_parser",
     "frameworks_options",
     "labels",
-    "machine",
     "main",
-    "markdown",
-    "plot",
     "run",
-    "time_case",
-    "time_crossover",
-    "time_large",
-    "time_scaling",
     "timing_targets",
     "write",
 ]
 
 DEFAULT_OUT = REPORT_DIR / "figures"
 """The default output folder: the committed ``figures/`` inside the git-ignored report folder."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep of the run: its sizes (all, and those of ``--quick-scaling``), its samples from
+    ``--repeats`` (a sample of its largest size lasts long), the option that skips it and its
+    timer ``(sizes, repeats, options, progress=) -> [Point]``."""
+
+    name: str
+    sizes: dict[str, tuple[int, ...]]
+    quick: dict[str, tuple[int, ...]]
+    repeats: Callable[[int], int]
+    skip: str
+    time: Callable[..., list[Point]]
+
+
+SWEEPS = (
+    Sweep(
+        "scaling",
+        SCALING_SIZES,
+        quick_sizes(),
+        lambda r: max(3, r // 3),
+        "no_scaling",
+        time_scaling,
+    ),
+    Sweep(
+        "large",
+        LARGE_SIZES,
+        quick_sizes(LARGE_SIZES),
+        lambda r: max(2, min(5, r // 6)),
+        "no_scaling",
+        time_large,
+    ),
+    Sweep(
+        "crossover",
+        CROSSOVER_SIZES,
+        quick_crossover_sizes(),
+        lambda r: max(3, min(7, r // 4)),
+        "no_crossover",
+        time_crossover,
+    ),
+)
+"""The sweeps against size, in the order they run and are reported."""
 
 SECTIONS = {
     "timings": "timings.md/.json/.png/.pdf: the robot cases, MuJoCo's route, the sweeps and, on "
@@ -154,9 +139,6 @@ SWITCHES = {
     "generated paths, 300 for the crossover)",
     "--no-crossover": "skip the crossover sweep against the dense route (default: run it)",
     "--no-codegen": "skip the compiled paths, G and dG/dq (default: time them)",
-    "--no-derivatives": "skip dG/dq (default: time it on --derivative-robots)",
-    "--no-mujoco": "skip MuJoCo's route on the MJCF robots, like --mujoco-robots none "
-    "(default: time it on --mujoco-robots)",
     "--no-frax": 'leave frax\'s dense route out of the section "JAX and PyTorch" (default: '
     "compare with it where frax is installed)",
     "--xla-cpu": "the section GPU (gpu.md) also compiles the XLA route on this CPU, cold and "
@@ -177,12 +159,87 @@ def _flags(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
 
 
-def _add_count(
-    parser: argparse.ArgumentParser, flag: str, metavar: str, default: int, what: str
-) -> None:
-    """``flag N``: a count of at least 1."""
-    help = f"{what}, at least 1 (default: %(default)s)"
-    parser.add_argument(flag, type=at_least_one, default=default, metavar=metavar, help=help)
+OPTIONS: dict[str, dict] = {
+    "--robots": {
+        "metavar": "ROBOT[/PRESET]",
+        "help": "cases to time (a bare robot name means its first preset; default: "
+        f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed; {NONE}: "
+        "no case, e.g. to run only the sweeps or MuJoCo's route)",
+    },
+    "--mujoco-robots": {
+        "metavar": "MJCF_ROBOT",
+        "help": "MJCF robots (zoo names or files) on which MuJoCo's route to its Delassus "
+        f"matrix is timed against pvosimr's (default: {' '.join(MUJOCO_ROBOTS)}, leaving out "
+        f"those whose package is not installed; {NONE}: skip; needs MuJoCo)",
+    },
+    "--frameworks-robots": {
+        "metavar": "ROBOT[/PRESET]",
+        "help": 'cases of the section "JAX and PyTorch" (pvosimr\'s G under jax.jit/vmap/grad '
+        "and torch autograd against the direct calls; needs jax and torch; default: those of "
+        f"{' '.join(FRAMEWORK_CASES)} in the run's --robots; {NONE}: skip the section)",
+    },
+    "--frameworks-batches": {
+        "type": at_least_one,
+        "metavar": "B",
+        "default": list(FRAMEWORK_BATCHES),
+        "help": 'batch sizes of the section "JAX and PyTorch" (default: %(default)s)',
+    },
+    "--repeats": {
+        "nargs": None,
+        "type": at_least_one,
+        "default": 30,
+        "metavar": "N",
+        "help": "samples per method, at least 1 (default: %(default)s)",
+    },
+    "--codegen-flags": {
+        "nargs": None,
+        "type": _flags,
+        "default": Options().flags,
+        "metavar": "FLAGS",
+        "help": "compiler flags of the generated C (default: -O3; -O1 builds large models far "
+        "faster at about the same speed)",
+    },
+    "--derivative-flags": {
+        "nargs": None,
+        "type": _flags,
+        "default": DERIVATIVE_FLAGS,
+        "metavar": "FLAGS",
+        "help": f"compiler flags of the generated dG/dq (default: {shlex.join(DERIVATIVE_FLAGS)})",
+    },
+    "--derivative-robots": {
+        "metavar": "ROBOT[/PRESET]",
+        "help": "cases of the run whose dG/dq is timed too (default: "
+        f"{' '.join(DERIVATIVE_CASES)})",
+    },
+    "--cache-dir": {
+        "nargs": None,
+        "type": Path,
+        "metavar": "DIR",
+        "help": "folder of the compiled libraries (default: pvosimr's cache); a fresh one makes "
+        "the report's compile times those of this run",
+    },
+    "--batch-size": {
+        "nargs": None,
+        "type": at_least_one,
+        "default": BATCH_SIZE,
+        "metavar": "B",
+        "help": "configurations per call of the batched paths, at least 1 (default: %(default)s)",
+    },
+    "--device-rows": {
+        "nargs": None,
+        "type": Path,
+        "metavar": "JSON",
+        "help": "the section GPU's GPU part from the gpu_rows.json that the run.py of "
+        "--sections gpu-export wrote on a GPU machine",
+    },
+    "--export-dir": {
+        "nargs": None,
+        "type": Path,
+        "metavar": "DIR",
+        "help": "the folder --sections gpu-export writes (taken to the GPU machine)",
+    },
+}
+"""The options with a value, as data: each takes one or more values unless ``nargs`` says."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -192,49 +249,17 @@ def build_parser() -> argparse.ArgumentParser:
         "Every measurement of pvosimr, one section each: time every path against Pinocchio's "
         "C++ on the paper's robots and the Fig. 4 chains, the front ends, the GPU, accuracy.",
     )
+    what = "; ".join(f"{name}: {text}" for name, text in SECTIONS.items())
     parser.add_argument(
         "--sections",
         nargs="+",
         choices=list(SECTIONS),
         default=list(DEFAULT_SECTIONS),
         metavar="SECTION",
-        help="what to run: "
-        + "; ".join(f"{name}: {what}" for name, what in SECTIONS.items())
-        + " (default: %(default)s)",
+        help=f"what to run: {what} (default: %(default)s)",
     )
-    parser.add_argument(
-        "--robots",
-        nargs="+",
-        metavar="ROBOT[/PRESET]",
-        help="cases to time (a bare robot name means its first preset; default: "
-        f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed; "
-        f"{NONE}: no case, e.g. to run only the sweeps or MuJoCo's route)",
-    )
-    parser.add_argument(
-        "--mujoco-robots",
-        nargs="+",
-        metavar="MJCF_ROBOT",
-        help="MJCF robots (zoo names or files) on which MuJoCo's route to its Delassus matrix "
-        f"is timed against pvosimr's (default: {' '.join(MUJOCO_ROBOTS)}, leaving out those "
-        f"whose package is not installed; {NONE}: skip; needs MuJoCo)",
-    )
-    parser.add_argument(
-        "--frameworks-robots",
-        nargs="+",
-        metavar="ROBOT[/PRESET]",
-        help='cases of the section "JAX and PyTorch" (pvosimr\'s G under jax.jit/vmap/grad and '
-        "torch autograd against the direct calls; needs jax and torch; default: those of "
-        f"{' '.join(FRAMEWORK_CASES)} in the run's --robots; {NONE}: skip the section)",
-    )
-    parser.add_argument(
-        "--frameworks-batches",
-        nargs="+",
-        type=at_least_one,
-        metavar="B",
-        default=list(FRAMEWORK_BATCHES),
-        help='batch sizes of the section "JAX and PyTorch" (default: %(default)s)',
-    )
-    _add_count(parser, "--repeats", "N", 30, "samples per method")
+    for flag, option in OPTIONS.items():
+        parser.add_argument(flag, **{"nargs": "+", **option})
     add_out_option(
         parser,
         help=f"output folder (default: {DEFAULT_OUT}/, git-ignored, and {REPORT_DIR}/ for the "
@@ -243,62 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for flag, help in SWITCHES.items():
         parser.add_argument(flag, action="store_true", help=help)
-    parser.add_argument(
-        "--codegen-flags",
-        type=_flags,
-        default=("-O3",),
-        metavar="FLAGS",
-        help="compiler flags of the generated C (default: -O3; -O1 builds large models far "
-        "faster at about the same speed)",
-    )
-    parser.add_argument(
-        "--derivative-flags",
-        type=_flags,
-        default=DERIVATIVE_FLAGS,
-        metavar="FLAGS",
-        help=f"compiler flags of the generated dG/dq (default: {shlex.join(DERIVATIVE_FLAGS)})",
-    )
-    parser.add_argument(
-        "--derivative-robots",
-        nargs="+",
-        metavar="ROBOT[/PRESET]",
-        help=f"cases of the run whose dG/dq is timed too (default: {' '.join(DERIVATIVE_CASES)})",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        metavar="DIR",
-        help="folder of the compiled libraries (default: pvosimr's cache); a fresh one makes "
-        "the report's compile times those of this run",
-    )
-    _add_count(
-        parser, "--batch-size", "B", BATCH_SIZE, "configurations per call of the batched paths"
-    )
-    parser.add_argument(
-        "--device-rows",
-        type=Path,
-        metavar="JSON",
-        help="the section GPU's GPU part from the gpu_rows.json that the run.py of "
-        "--sections gpu-export wrote on a GPU machine",
-    )
-    parser.add_argument(
-        "--export-dir",
-        type=Path,
-        metavar="DIR",
-        help="the folder --sections gpu-export writes (taken to the GPU machine)",
-    )
     add_seed_option(parser)
     return parser
-
-
-def _check_cases(specs: Sequence[str], flag: str, prog: str) -> int | None:
-    """Exit status 2 and the reason when a requested case is unknown or its model missing."""
-    for spec in specs:
-        try:
-            zoo.load_case(spec)
-        except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
-            return usage_error(prog, f"{flag} {spec}: {exc}")
-    return None
 
 
 def _chosen(specs: Sequence[str] | None, default: Sequence[str]) -> Sequence[str]:
@@ -308,39 +279,12 @@ def _chosen(specs: Sequence[str] | None, default: Sequence[str]) -> Sequence[str
     return () if list(specs) == [NONE] else specs
 
 
-def _mujoco_robots(args: argparse.Namespace) -> Sequence[str]:
-    """The MJCF robots the options ask for."""
-    return () if args.no_mujoco else _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
-
-
-def _derivative_cases(args: argparse.Namespace) -> Sequence[str]:
-    """The cases whose dG/dq the options ask for."""
-    if args.no_derivatives or args.no_codegen:
-        return ()
-    return _chosen(args.derivative_robots, DERIVATIVE_CASES)
-
-
-def _scaling(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
-    """The Fig. 4 sizes the options ask for: none, the small ones, or all."""
-    if args.no_scaling:
-        return {}
-    return quick_sizes() if args.quick_scaling else SCALING_SIZES
-
-
-def _large(args: argparse.Namespace) -> tuple[int, ...]:
-    """The sizes k of the large sweep the options ask for: none, the small ones, or all."""
-    if args.no_scaling:
-        return ()
-    if args.quick_scaling:
-        return tuple(k for k in LARGE_SIZES if links("chain_welded_every_k", k) <= QUICK_LINKS)
-    return LARGE_SIZES
-
-
-def _crossover(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
-    """The crossover sizes the options ask for: none, the small ones, or all."""
-    if args.no_crossover:
-        return {}
-    return quick_crossover_sizes() if args.quick_scaling else CROSSOVER_SIZES
+def _case_or_none(spec: str) -> str | None:
+    """``robot/preset`` of ``spec``, None where its model is not installed."""
+    try:
+        return spec if "/" in spec else case_name(spec)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError):
+        return None
 
 
 def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict | None:
@@ -361,41 +305,70 @@ def frameworks_options(args: argparse.Namespace, cases: Sequence[str]) -> dict |
     return {"cases": tuple(specs), "batches": batches, "frax_batches": frax}
 
 
-def _case_or_none(spec: str) -> str | None:
-    """``robot/preset`` of ``spec``, None where its model is not installed."""
-    if "/" in spec:
-        return spec
-    try:
-        return case_name(spec)
-    except (ValueError, FileNotFoundError, ModuleNotFoundError):
-        return None
+def _time_cases(specs: Sequence[str], derivative_specs: Sequence[str], options: Options):
+    """:func:`.methods.time_case` on each case; the cases whose model is not installed, with
+    why."""
+    derivative = {_case_or_none(s) for s in derivative_specs} - {None}
+    cases, unavailable = [], {}
+    for spec in progress_bar(list(specs), desc="robots", file=sys.stderr):
+        try:
+            cases.append(time_case(spec, options, case_name(spec) in derivative))
+        except (FileNotFoundError, ModuleNotFoundError) as exc:  # an optional model source
+            unavailable[spec] = str(exc).split(". ")[0]
+    return cases, unavailable
 
 
-def _gpu_section(args: argparse.Namespace) -> list[Path]:
-    """The section GPU (:mod:`.gpu`), written to ``gpu.md``; nothing without JAX."""
-    try:
-        from . import gpu
-    except ModuleNotFoundError as exc:
-        print(f"section GPU skipped: {exc}", file=sys.stderr)
-        return []
-    result = gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu, device_rows=args.device_rows)
-    return gpu.write(result, _out(args, "gpu"))
+def run(args: argparse.Namespace, command: str) -> dict:
+    """Every measurement of the sections "timings" and "frameworks" the options ask for; the
+    dict :func:`.report.write` reports."""
+    flags, derivative_flags = tuple(args.codegen_flags), tuple(args.derivative_flags)
+    codegen = not args.no_codegen
+    options = Options(
+        args.repeats, args.seed, codegen, flags, args.cache_dir, args.batch_size, derivative_flags
+    )
+    cases = _chosen(args.robots, DEFAULT_CASES)
+    derivative_specs = _chosen(args.derivative_robots, DERIVATIVE_CASES) if codegen else ()
+    mujoco_robots = _chosen(args.mujoco_robots, MUJOCO_ROBOTS)
+    frameworks = frameworks_options(args, cases)
+    # One BLAS thread for the whole run: after a numpy call OpenBLAS keeps its idle threads
+    # spinning for a while, on the core that the two-thread batches of the next sample need.
+    # And the memory the process frees stays with it: no call pays page faults that another
+    # call's earlier allocations decided.
+    with blas_threads(1) as blas:
+        info = {**machine(), "freed memory": keep_freed_memory()}
+        started = time.perf_counter()
+        section = None
+        if frameworks is not None:  # first, before anything else imports jax
+            from .frameworks_section import time_frameworks
 
-
-def _gpu_export(args: argparse.Namespace) -> list[Path]:
-    """The folder for a GPU machine (:mod:`.gpu_export`): its manifest."""
-    from .gpu_export import export
-
-    return [export(args.export_dir, frax_batches=None if args.no_frax else FRAX_BATCHES)]
-
-
-def _accuracy(args: argparse.Namespace, command: str) -> list[Path]:
-    """The accuracy study (:mod:`.accuracy`), written to ``--out``."""
-    from . import accuracy
-
-    out = _out(args, "accuracy")
-    accuracy.run(out, quick=args.quick, progress=not args.no_progress, command=command)
-    return [out / f"accuracy.{ext}" for ext in ("md", "json", "png")]
+            section = time_frameworks(
+                **frameworks, repeats=args.repeats, seed=args.seed, cache_dir=args.cache_dir
+            )
+        results, unavailable = _time_cases(cases, derivative_specs, options)
+        mujoco = time_mujoco(mujoco_robots, repeats=args.repeats, seed=args.seed)
+        sweeps = {}
+        for sweep in SWEEPS:
+            sizes = sweep.quick if args.quick_scaling else sweep.sizes
+            sizes = {} if getattr(args, sweep.skip) else sizes
+            repeats = sweep.repeats(args.repeats)
+            sweeps[sweep.name] = sweep.time(sizes, repeats, options) if sizes else []
+    return {
+        "machine": {**info, "numpy's BLAS threads during the run": blas},
+        "command": command,
+        "repeats": args.repeats,
+        "batch_size": args.batch_size,
+        "codegen_flags": list(args.codegen_flags),
+        "derivative_flags": list(args.derivative_flags),
+        "cases": results,
+        "unavailable": unavailable,
+        **dict(zip(("mujoco", "mujoco_unavailable", "mujoco_skipped"), mujoco, strict=True)),
+        **sweeps,
+        "crossover_batch": CROSSOVER_BATCH,
+        "crossover_blas_threads": blas,
+        "frameworks": section,
+        "only_frameworks": args.only_frameworks,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def _check(args: argparse.Namespace, prog: str) -> int | None:
@@ -405,16 +378,13 @@ def _check(args: argparse.Namespace, prog: str) -> int | None:
         return usage_error(prog, "--sections gpu-export needs --export-dir DIR")
     if args.device_rows is not None and not args.device_rows.is_file():
         return usage_error(prog, f"--device-rows {args.device_rows}: no such file")
-    checked = (
-        ("--robots", args.robots),
-        ("--derivative-robots", args.derivative_robots),
-        ("--frameworks-robots", args.frameworks_robots),
-    )
-    for flag, specs in checked:
-        bad = None if specs is None else _check_cases(_chosen(specs, ()), flag, prog)
-        if bad is not None:
-            return bad
-    unknown = [name for name in _mujoco_robots(args) if not known_robot(name)]
+    for flag in ("--robots", "--derivative-robots", "--frameworks-robots"):
+        for spec in _chosen(getattr(args, flag[2:].replace("-", "_")), ()):
+            try:
+                zoo.load_case(spec)
+            except (ValueError, FileNotFoundError, ModuleNotFoundError) as exc:
+                return usage_error(prog, f"{flag} {spec}: {exc}")
+    unknown = [n for n in _chosen(args.mujoco_robots, MUJOCO_ROBOTS) if not known_robot(n)]
     if unknown:
         return usage_error(prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
     for out in {_out(args, s) for s in args.sections if s != "gpu-export"}:
@@ -431,34 +401,45 @@ def _out(args: argparse.Namespace, section: str) -> Path:
     return REPORT_DIR if section == "accuracy" else DEFAULT_OUT
 
 
-def _timings(args: argparse.Namespace, command: str) -> list[Path]:
-    """The robot cases, MuJoCo's route and the sweeps (or "JAX and PyTorch" alone): written,
-    their targets printed after the paths."""
-    cases = _chosen(args.robots, DEFAULT_CASES)
-    result = run(
-        cases,
-        repeats=args.repeats,
-        scaling=_scaling(args),
-        large=_large(args),
-        crossover=_crossover(args),
-        codegen=not args.no_codegen,
-        codegen_flags=args.codegen_flags,
-        derivative_cases=_derivative_cases(args),
-        derivative_flags=args.derivative_flags,
-        cache_dir=args.cache_dir,
-        batch_size=args.batch_size,
-        mujoco_robots=_mujoco_robots(args),
-        seed=args.seed,
-        frameworks=frameworks_options(args, cases),
-        only_frameworks=args.only_frameworks,
-        command=command,
-    )
+def _timings(args: argparse.Namespace, command: str) -> tuple[list[Path], list[str]]:
+    """The sections "timings" and "frameworks": written, and their verdicts as lines."""
+    result = run(args, command)
     paths = write(result, _out(args, "timings"))
     rows = [] if args.only_frameworks else timing_targets(result)
     if result.get("frameworks") is not None:
         rows += framework_targets(result["frameworks"])
-    args.verdicts = [f"{v:8s} {t}: {m}" for t, m, v in rows]
-    return paths
+    return paths, [f"{v:8s} {t}: {m}" for t, m, v in rows]
+
+
+def _gpu(args: argparse.Namespace, command: str) -> tuple[list[Path], list[str]]:
+    """The section GPU (:mod:`.gpu`), written to ``gpu.md``; nothing without JAX."""
+    try:
+        from . import gpu
+    except ModuleNotFoundError as exc:
+        print(f"section GPU skipped: {exc}", file=sys.stderr)
+        return [], []
+    result = gpu.run(cpu=args.xla_cpu, float32=args.xla_cpu, device_rows=args.device_rows)
+    return gpu.write(result, _out(args, "gpu")), []
+
+
+def _gpu_export(args: argparse.Namespace, command: str) -> tuple[list[Path], list[str]]:
+    """The folder for a GPU machine (:mod:`.gpu_export`): its manifest."""
+    from .gpu_export import export
+
+    return [export(args.export_dir, frax_batches=None if args.no_frax else FRAX_BATCHES)], []
+
+
+def _accuracy(args: argparse.Namespace, command: str) -> tuple[list[Path], list[str]]:
+    """The accuracy study (:mod:`.accuracy`), written to ``--out``."""
+    from . import accuracy
+
+    out = _out(args, "accuracy")
+    accuracy.run(out, quick=args.quick, progress=not args.no_progress, command=command)
+    return [out / f"accuracy.{ext}" for ext in ("md", "json", "png")], []
+
+
+RUNNERS = {"timings": _timings, "gpu": _gpu, "gpu-export": _gpu_export, "accuracy": _accuracy}
+"""The sections in the order they run ("frameworks" runs with "timings")."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -470,23 +451,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_extra(parser.prog, "matplotlib")
     args.only_frameworks = "frameworks" in sections and "timings" not in sections
     if args.only_frameworks:
-        args.robots, args.no_mujoco, args.no_scaling, args.no_crossover = [NONE], True, True, True
+        args.robots = args.mujoco_robots = [NONE]
+        args.no_scaling = args.no_crossover = True
+        sections.add("timings")
     bad = _check(args, parser.prog)
     if bad is not None:
         return bad
     command = shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)])
-    args.verdicts = []
-    paths: list[Path] = []
-    if sections & {"timings", "frameworks"}:
-        paths += _timings(args, command)
-    if "gpu" in sections:
-        paths += _gpu_section(args)
-    if "gpu-export" in sections:
-        paths += _gpu_export(args)
-    if "accuracy" in sections:
-        paths += _accuracy(args, command)
-    for path in paths:
-        print(path)
-    for line in args.verdicts:
+    paths, verdicts = [], []
+    for name, runner in RUNNERS.items():
+        if name in sections:
+            written, lines = runner(args, command)
+            paths += written
+            verdicts += lines
+    for line in [*map(str, paths), *verdicts]:
         print(line)
     return 0

@@ -1,34 +1,12 @@
 """The crossover sweep: per-configuration time of the batched recursive code against the dense
-route ``G = J M⁻¹ Jᵀ`` on chains and trees up to n = 300, and where the recursive code starts
-to win.
+route ``G = J M⁻¹ Jᵀ`` (numpy on Pinocchio's M and J) on chains and trees up to n = 300, and
+where the recursive code starts to win.
 
-On every size of every mechanism of :data:`CROSSOVER_SIZES`, B = :data:`CROSSOVER_BATCH`
-random configurations go through each route of :data:`CROSSOVER_METHODS`, timed per
-configuration in interleaved rounds (:mod:`.loop`):
-
-- ``dense:pin+cholesky``, everything from q: per configuration ``pin.crba`` (its upper
-  triangle, as Pinocchio fills it) and the stacked constraint Jacobian of
-  :func:`pvosimr.reference.truth.constraint_jacobian` (``pin.computeJointJacobians`` and
-  Pinocchio's frame Jacobians, one Python call per constraint), copied into (B, n, n) and
-  (B, m, n) stacks; then, batched, ``U = np.linalg.cholesky(M, upper=True)`` (which reads the
-  upper triangle: the agreement check below would catch it otherwise),
-  ``Y = np.linalg.solve(Uᵀ, Jᵀ)`` and ``G = Yᵀ Y``.  numpy has no triangular solve (scipy is
-  not a dependency): ``np.linalg.solve`` factors the triangular ``Uᵀ`` again by LU.
-- ``dense:cholesky``: the same linear algebra alone, on M and J computed beforehand.
-- ``dense:lu``: the cheapest numpy-only linear algebra, on M and J computed beforehand:
-  ``X = np.linalg.solve(M, Jᵀ)`` (one batched LU) and ``G = J X``.
-- ``batch:pv-osimr``: :func:`pvosimr.compute_delassus_batch` (numpy PV-OSIMr, batched);
-- ``codegen-batch:B<B>:t1``: the generated C's batched call ``f(qs, threads=1)``, built with
-  :func:`.scaling.large_flags` (the run's flags up to n = 64, ``-O1`` up to 300) and only up to
-  :data:`CODEGEN_LINKS` links;
-- ``pin-efpa``: Pinocchio's C++ ``computeDelassusMatrix``, one call per configuration (not
-  batched): the recursive C++ for comparison.
-
-Every route runs with one BLAS thread (:func:`blas_threads`), like the other paths: on this
-2-core shared machine OpenBLAS's threads made the batched Cholesky of n = 300 several times
-slower under load.  Before timing, :func:`check_agreement` compares every route's G at the
-first configuration with the dense route's, and raises ValueError beyond
-:data:`AGREEMENT_TOLERANCE`.  :func:`crossover` reads, from the medians, the size from which a
+The routes are :data:`CROSSOVER_METHODS` (what each computes: :data:`CROSSOVER_LABELS` and the
+report's prose, ``templates/timings.md``).  Every route runs with one BLAS thread
+(:func:`blas_threads`).  Before timing, :func:`check_agreement` compares every route's G at the
+first configuration with the dense route's and raises ValueError beyond
+:data:`AGREEMENT_TOLERANCE`; :func:`crossover` reads from the medians the size from which a
 recursive route is faster than a dense one at every larger size measured.
 """
 
@@ -37,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import math
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -47,36 +24,10 @@ import pinocchio as pin
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 from pvosimr.study.names import CROSSOVER_BATCH
-from pvosimr.study.progress import progress_bar
 
-from .compiled import batch_name, g_facts
-from .loop import Method, time_methods
-from .results import CrossoverPoint
-from .scaling import SweepOptions, large_flags
-
-__all__ = [
-    "AGREEMENT_TOLERANCE",
-    "CODEGEN_LINKS",
-    "CROSSOVER_BATCH",
-    "CROSSOVER_METHODS",
-    "CROSSOVER_SIZES",
-    "DENSE",
-    "FAMILIES",
-    "QUICK_CROSSOVER_LINKS",
-    "RECURSIVE",
-    "Crossover",
-    "blas_threads",
-    "check_agreement",
-    "crossover",
-    "dense_cholesky",
-    "dense_inputs",
-    "dense_lu",
-    "mechanism",
-    "quick_crossover_sizes",
-    "time_crossover",
-]
-
-"""Configurations per batched call."""
+from .loop import Method
+from .methods import Options, batch_name, compile_g, g_facts
+from .scaling import Point, jobs, large_flags, mechanism, quick_sizes, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_METHODS = (
@@ -88,6 +39,16 @@ CROSSOVER_METHODS = (
     "pin-efpa",
 )
 """The routes, dense first; all timed per configuration."""
+
+CROSSOVER_LABELS = {
+    "dense:pin+cholesky": "dense: Pinocchio's M and J + Cholesky (everything)",
+    "dense:cholesky": "dense: Cholesky only (M, J given)",
+    "dense:lu": "dense: LU solve only (M, J given)",
+    "batch:pv-osimr": "numpy batch PV-OSIMr",
+    CODEGEN: "codegen batch PV-OSIMr (1 thread)",
+    "pin-efpa": "Pinocchio C++ EFPA (one call per configuration)",
+}
+"""The routes as the report and the figure name them."""
 
 DENSE = CROSSOVER_METHODS[:3]
 RECURSIVE = CROSSOVER_METHODS[3:]
@@ -118,32 +79,9 @@ AGREEMENT_TOLERANCE = TOLERANCE
 configuration of each size, or the sweep stops."""
 
 
-def mechanism(family: str, size: int) -> zoo.Robot:
-    """The mechanism ``family`` of this size (see :data:`FAMILIES`)."""
-    if family == "chain_welded_every_k":
-        return zoo.chain_welded_every_k(size)
-    if family == "chain_two_welds":
-        if size < 2:
-            raise ValueError(f"chain_two_welds needs at least 2 links, got {size}")
-        chain = zoo.chain_welded_every_link(size)
-        return chain.with_constraints([("weld", f"link_{size // 2}"), ("weld", f"link_{size}")])
-    if family == "stem_with_branches":
-        return zoo.stem_with_branches(size, 1)
-    raise ValueError(f"unknown crossover mechanism {family!r}; known: {list(FAMILIES)}")
-
-
-def _links(family: str, size: int) -> int:
-    return {"chain_welded_every_k": size * size, "stem_with_branches": size + 19}.get(family, size)
-
-
-def quick_crossover_sizes(
-    sizes: dict[str, Sequence[int]] = CROSSOVER_SIZES,
-) -> dict[str, tuple[int, ...]]:
+def quick_crossover_sizes() -> dict[str, tuple[int, ...]]:
     """The sizes of at most :data:`QUICK_CROSSOVER_LINKS` links, two per mechanism at most."""
-    return {
-        f: tuple(s for s in v if _links(f, s) <= QUICK_CROSSOVER_LINKS)[:2]
-        for f, v in sizes.items()
-    }
+    return quick_sizes(CROSSOVER_SIZES, QUICK_CROSSOVER_LINKS, 2)
 
 
 # ------------------------------------------------------------------------------- BLAS threads
@@ -243,23 +181,15 @@ def check_agreement(
 # ------------------------------------------------------------------------------------- sweep
 
 
-def _generated(robot: zoo.Robot, point: CrossoverPoint, options: SweepOptions) -> Callable | None:
+def _generated(robot: zoo.Robot, point: Point, options: Options) -> Callable | None:
     """The batched generated call on one thread, or None (with the reason in the point)."""
-    if not options.codegen:
-        point.skipped[CODEGEN] = "not requested (--no-codegen)"
-        return None
-    if point.n > CODEGEN_LINKS:
+    if options.codegen and point.n > CODEGEN_LINKS:
         point.skipped[CODEGEN] = f"not built beyond n = {CODEGEN_LINKS}"
         return None
-    from pvosimr import codegen
-
     flags = large_flags(point.n, options.flags)
-    try:
-        compiled = codegen.compile(
-            robot.model, robot.constraints, flags=flags, cache_dir=options.cache_dir
-        )
-    except (ImportError, OSError, RuntimeError) as exc:
-        point.skipped[CODEGEN] = f"{type(exc).__name__}: {exc}"
+    compiled = compile_g(point, robot.model, robot.constraints, flags, options)
+    if compiled is None:
+        point.skipped[CODEGEN] = point.skipped.pop("codegen:pv-osimr")
         return None
     point.build = g_facts(compiled, flags)
     return lambda Q: compiled(Q, threads=1)
@@ -271,15 +201,13 @@ def _first(G, per: int) -> np.ndarray:
     return G[0] if per > 1 else G
 
 
-def _point(
-    family: str, size: int, repeats: int, options: SweepOptions, batch: int
-) -> CrossoverPoint:
+def _point(family: str, size: int, repeats: int, options: Options, batch: int) -> Point:
     """Every route on one mechanism: checked against the dense route, then timed."""
     robot = mechanism(family, size)
     model, cms = robot.model, robot.constraints
     rng = np.random.default_rng(options.seed)
     Q = np.stack([robot.q_random(rng) for _ in range(batch)])
-    point = CrossoverPoint(family, size, model.nv, robot.m, {})
+    point = Point(family, size, model.nv, robot.m, {})
     data = model.createData()
     Ms, Js = dense_inputs(model, data, cms, Q)
     full = _symmetric(Ms)
@@ -307,31 +235,21 @@ def _point(
     methods["pin-efpa"] = (efpa, list(Q[: min(8, len(Q))]), 1)
     Gs = {name: _first(fn(inputs[0]), per) for name, (fn, inputs, per) in methods.items()}
     point.errors = check_agreement(Gs, "dense:pin+cholesky")
-    timings = time_methods(methods, repeats)
-    point.medians_us = {k: t.median * 1e6 for k, t in timings.items()}
-    point.quartiles_us = {
-        k: [t.quantile(p) * 1e6 for p in (0.25, 0.75)] for k, t in timings.items()
-    }
-    return point
+    return point.timed(methods, repeats)
 
 
 def time_crossover(
     sizes: dict[str, Sequence[int]],
     repeats: int,
-    options: SweepOptions | None = None,
+    options: Options,
     *,
     batch: int = CROSSOVER_BATCH,
     progress: bool = True,
-) -> tuple[list[CrossoverPoint], str]:
+) -> list[Point]:
     """Median time per configuration of :data:`CROSSOVER_METHODS` on every mechanism size of
-    ``sizes``, each on ``batch`` configurations, and the BLAS threads they ran on
-    (``options``: default :class:`~.scaling.SweepOptions`)."""
-    options = options or SweepOptions()
-    jobs = [(family, s) for family, values in sizes.items() for s in values]
-    bar = progress_bar(jobs, desc="crossover", disable=not progress, file=sys.stderr)
-    with blas_threads(1) as threads:
-        points = [_point(family, size, repeats, options, batch) for family, size in bar]
-    return points, threads
+    ``sizes``, each on ``batch`` configurations, on one BLAS thread."""
+    with blas_threads(1):
+        return sweep(jobs(sizes, repeats, options, batch), "crossover", progress, _point)
 
 
 # ---------------------------------------------------------------------------------- crossover
@@ -361,7 +279,7 @@ class Crossover:
         return "—"
 
 
-def crossover(points: Sequence[CrossoverPoint], fast: str, slow: str) -> Crossover:
+def crossover(points: Sequence[Point], fast: str, slow: str) -> Crossover:
     """Where ``fast`` becomes faster than ``slow`` for good (the points of one mechanism)."""
     pts = sorted(
         (p.n, p.medians_us[fast] / p.medians_us[slow])

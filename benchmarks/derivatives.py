@@ -13,38 +13,21 @@ The methods:
 - ``dG:fd-codegen-batch``: the same with one batched call of the generated G on the 2·nv
   configurations (one thread).
 
-Every method's result at the first configuration is compared with the central differences of
-Pinocchio (max|ΔdG| / max|dG|; for the gradient, with their contraction with W); one that differs
-by more than :data:`TOLERANCE` is not timed.
+Every method's result at the first configuration is gated (:func:`.loop.gate`) against the
+central differences of Pinocchio (max|ΔdG| / max|dG|; for the gradient, their contraction with
+W).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from pvosimr.study.names import ATLAS_6D, TOLERANCES
-from pvosimr.study.record import relative_error
 
-from .compiled import build_facts
-from .results import CaseResult
-
-__all__ = [
-    "DERIVATIVE_CASES",
-    "DERIVATIVE_FLAGS",
-    "DERIVATIVE_LABELS",
-    "REFERENCE",
-    "STEP",
-    "TOLERANCE",
-    "VJP",
-    "central_differences",
-    "derivative_methods",
-    "perturbed",
-    "weights",
-]
+from .loop import Method, Timed, gate
 
 DERIVATIVE_CASES = (ATLAS_6D,)
 """Cases whose derivatives are timed by default (their build is the slow part of a run)."""
@@ -55,6 +38,7 @@ their generated function is many times G's, which ``-O3`` builds far slower."""
 
 STEP = 1e-5  # h of the central differences: truncation ~h², rounding ~eps/h, both ≪ 1e-6
 TOLERANCE = TOLERANCES["derivatives"]  # max|ΔdG| / max|dG| against Pinocchio's differences
+TINY = float(np.finfo(float).tiny)  # the gate's floor: relative to max|dG| alone
 REFERENCE = "dG:fd-pin-efpa"
 VJP = "dG:vjp-codegen"
 
@@ -104,28 +88,17 @@ def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
     return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
 
 
-def _compile(model: pin.Model, cms: list, compiled_g, flags: tuple[str, ...], cache_dir):
-    """G (the library of ``compiled_g``, from the cache) and dG built with ``flags``."""
-    from pvosimr import codegen
-
-    return codegen.compile(
-        model,
-        cms,
-        derivatives=True,
-        vjp=True,
-        flags=compiled_g.flags,
-        derivative_flags=flags,
-        cache_dir=cache_dir,
-    )
-
-
 def _facts(compiled_dg, library: str = "derivatives_library") -> dict:
-    """:func:`~.compiled.build_facts` of the derivatives' library (or the gradient's)."""
+    """:func:`~.methods.build_facts` of the derivatives' library (or the gradient's)."""
+    from .methods import build_facts
+
     b = getattr(compiled_dg, library)
     return build_facts(b.library, b.source, b.flags, b.compiled, b.compile_seconds, b.info)
 
 
-def _candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
+def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
+    """The derivative methods that can run: the central differences of Pinocchio always, the
+    others where their generated code was built."""
     out = {REFERENCE: _fd(model, _pinocchio_g(model, cms))}
     if compiled_dg is not None:
         out["dG:codegen"] = lambda q: compiled_dg.derivatives(q, threads=1)
@@ -137,56 +110,49 @@ def _candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[st
     return out
 
 
-def _checked(
-    candidates: dict[str, Callable], q: np.ndarray, result: CaseResult
-) -> dict[str, Callable]:
-    """The candidates agreeing with the central differences of Pinocchio at ``q`` (the
-    gradient: with their contraction with :func:`weights`)."""
-    fd = candidates[REFERENCE](q)
-    errors, kept = result.derivatives.setdefault("errors", {}), {}
-    for name, fn in candidates.items():
-        reference = np.einsum("kij,ij->k", fd, weights(fd.shape[-1])) if name == VJP else fd
-        try:
-            dG = np.asarray(fn(q))
-        except (ValueError, RuntimeError, TypeError) as exc:
-            result.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
-            continue
-        if dG.shape != reference.shape:
-            result.skipped[name] = f"shape {dG.shape}, expected {reference.shape}; not timed"
-            continue
-        errors[name] = relative_error(dG, reference)  # NaN: inf, refused
-        if errors[name] > TOLERANCE:
-            result.skipped[name] = f"wrong result (error {errors[name]:.1e}), not timed"
-        else:
-            kept[name] = fn
+def checked(fns: dict[str, Callable], qs: list[np.ndarray], case: Timed) -> dict[str, Method]:
+    """The methods agreeing with the central differences of Pinocchio at ``qs[0]`` (the
+    gradient: with their contraction with :func:`weights`); their errors in
+    ``case.derivatives["errors"]``, the others' reasons in ``case.skipped``."""
+    fd = fns[REFERENCE](qs[0])
+    contracted = np.einsum("kij,ij->k", fd, weights(fd.shape[-1]))
+    scratch = Timed(case.name, case.nv, case.m)
+    kept = {}
+    for name, fn in fns.items():
+        truth = contracted if name == VJP else fd
+        kept |= gate({name: (fn, qs, 1)}, lambda q, t=truth: t, scratch, TOLERANCE, TINY)
+    case.derivatives.setdefault("errors", {}).update(scratch.errors)
+    case.skipped.update(scratch.skipped)
     return kept
 
 
 def derivative_methods(
-    model: pin.Model,
-    cms: list,
-    qs: list[np.ndarray],
-    result: CaseResult,
-    *,
-    compiled_g,
-    flags: tuple[str, ...] = DERIVATIVE_FLAGS,
-    cache_dir: Path | None = None,
-) -> dict[str, tuple[Callable, list[np.ndarray], int]]:
+    model: pin.Model, cms: list, qs: list[np.ndarray], case, *, compiled_g, options
+) -> dict[str, Method]:
     """The derivative methods of this case, checked at ``qs[0]``; ``compiled_g`` is the
-    generated G (None where it could not be built)."""
-    result.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
+    generated G (None where it could not be built), built with ``options.derivative_flags``."""
+    case.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
     compiled_dg = None
     if compiled_g is None:
         for name in ("dG:codegen", VJP):
-            result.skipped[name] = result.skipped.get("codegen:pv-osimr", "no generated code")
+            case.skipped[name] = case.skipped.get("codegen:pv-osimr", "no generated code")
     else:
+        from pvosimr import codegen
+
         try:
-            compiled_dg = _compile(model, cms, compiled_g, flags, cache_dir)
+            compiled_dg = codegen.compile(
+                model,
+                cms,
+                derivatives=True,
+                vjp=True,
+                flags=compiled_g.flags,
+                derivative_flags=options.derivative_flags,
+                cache_dir=options.cache_dir,
+            )
         except (ImportError, OSError, RuntimeError, TypeError) as exc:
             for name in ("dG:codegen", VJP):
-                result.skipped[name] = f"{type(exc).__name__}: {exc}"
+                case.skipped[name] = f"{type(exc).__name__}: {exc}"
         else:
-            result.derivatives["build"] = _facts(compiled_dg)
-            result.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
-    candidates = _candidates(model, cms, compiled_g, compiled_dg)
-    return {name: (fn, qs, 1) for name, fn in _checked(candidates, qs[0], result).items()}
+            case.derivatives["build"] = _facts(compiled_dg)
+            case.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
+    return checked(candidates(model, cms, compiled_g, compiled_dg), qs, case)

@@ -25,28 +25,14 @@ from typing import TYPE_CHECKING
 
 from pvosimr import plotting
 
-from .compiled import THREADS, batch_name
-from .crossover import DENSE, FAMILIES, RECURSIVE, crossover
-from .methods import labels
-from .results import CaseResult, CrossoverPoint, ScalingPoint, log_log_slope, microseconds
-from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS
-from .sections import CROSSOVER_LABELS
+from .crossover import CROSSOVER_LABELS, DENSE, FAMILIES, RECURSIVE, crossover
+from .methods import THREADS, Case, batch_name, labels
+from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS, Point, log_log_slope
+from .text import microseconds
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-__all__ = [
-    "BATCH_COLORS",
-    "NUMPY_PATHS",
-    "Quartiles",
-    "compiled_paths",
-    "load",
-    "plot",
-    "plot_crossover",
-    "redraw",
-    "short_label",
-]
 
 BATCH_COLORS = {1: "#17becf", 2: "#6a3d9a"}
 """Colours of the batched generated calls by thread count (apart from the single call's pink)."""
@@ -101,7 +87,7 @@ def _bar_y(case: int, slot: int, width: float) -> float:
 
 
 def _draw_method(
-    ax: Axes, cases: list[CaseResult], method: str, label: str, slot: int, width: float
+    ax: Axes, cases: list[Case], method: str, label: str, slot: int, width: float
 ) -> None:
     """One method's bars (median, IQR whiskers) across the cases, each labelled in µs."""
     ys, medians, below, above = [], [], [], []
@@ -126,7 +112,7 @@ def _draw_method(
         ax.text((v + h) * 1.04, y, microseconds(v * 1e-6), va="center", fontsize=6)
 
 
-def _mark_refusals(ax: Axes, cases: list[CaseResult], methods: list[str], width: float) -> None:
+def _mark_refusals(ax: Axes, cases: list[Case], methods: list[str], width: float) -> None:
     """Where a bar is missing because the method refused the case, say so at the left edge."""
     left = ax.get_xlim()[0]
     for i, c in enumerate(cases):
@@ -138,7 +124,7 @@ def _mark_refusals(ax: Axes, cases: list[CaseResult], methods: list[str], width:
 
 
 def _draw_cases(
-    ax: Axes, cases: list[CaseResult], methods: list[str], names: dict[str, str], title: str
+    ax: Axes, cases: list[Case], methods: list[str], names: dict[str, str], title: str
 ) -> None:
     """One bar panel: a group of horizontal bars per case, one per method of ``methods``, log
     time; its legend below it (a note instead on a run without robot cases)."""
@@ -162,7 +148,7 @@ def _draw_cases(
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncols=2, frameon=False)
 
 
-def _curves(ax: Axes, points: list[ScalingPoint], methods, color) -> None:
+def _curves(ax: Axes, points: list[Point], methods, color) -> None:
     """Median time against n (log-log) of each of ``methods`` measured, labelled with its
     log-log slope; Pinocchio's dashed."""
     for k in methods:
@@ -176,31 +162,14 @@ def _curves(ax: Axes, points: list[ScalingPoint], methods, color) -> None:
         ax.loglog(xs, ys, style, marker="o", ms=3.5, color=color(k), label=label)
 
 
-def _draw_family(ax: Axes, family: str, points: list[ScalingPoint]) -> None:
-    """One scaling panel: log-log time against links, one curve per method, with its slope."""
-    from matplotlib.ticker import NullLocator
-
-    _curves(ax, points, SCALING_METHODS, plotting.color)
-    ax.set_title(FAMILY_TITLES.get(family, family), fontsize=10)
-    ticks = sorted({p.n for p in points})
-    ax.set_xticks(ticks, [str(t) for t in ticks])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("number of links n (= dofs)")
-    ax.set_ylabel("wall time per call (µs)")
-    ax.grid(which="both", alpha=0.3)
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, high * (high / low) ** 0.3)  # headroom for the legend
-    ax.legend(fontsize=7, loc="upper left", ncols=2)
-
-
-def _draw_large_times(ax: Axes, points: list[ScalingPoint]) -> None:
-    """Time per configuration of the large sweep's methods against n (log-log)."""
-    _curves(ax, points, LARGE_METHODS, method_color)
-    ax.set_title(f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})", fontsize=10)
+def _draw_times(ax: Axes, points: list[Point], methods, color, title: str, per: str) -> None:
+    """One sweep's panel: log-log time against links, one curve per method, with its slope."""
+    _curves(ax, points, methods, color)
+    ax.set_title(title, fontsize=10)
     _links_axis(ax, points)
-    ax.set_ylabel("wall time per configuration (µs)")
-    _headroom(ax)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_ylabel(f"wall time per {per} (µs)")
+    _headroom(ax, 0.3 if per == "call" else 0.45)
+    ax.legend(fontsize=7, loc="upper left", ncols=2 if per == "call" else 1)
 
 
 def _headroom(ax: Axes, share: float = 0.45) -> None:
@@ -209,7 +178,7 @@ def _headroom(ax: Axes, share: float = 0.45) -> None:
     ax.set_ylim(low, high * (high / low) ** share)
 
 
-def _links_axis(ax: Axes, points: list[ScalingPoint]) -> None:
+def _links_axis(ax: Axes, points: list[Point]) -> None:
     from matplotlib.ticker import NullLocator
 
     ticks = sorted({p.n for p in points})
@@ -219,10 +188,10 @@ def _links_axis(ax: Axes, points: list[ScalingPoint]) -> None:
     ax.grid(which="both", alpha=0.3)
 
 
-def _memory_curves(points: list[ScalingPoint]) -> dict[str, tuple[str, str, list]]:
+def _memory_curves(points: list[Point]) -> dict[str, tuple[str, str, list]]:
     """label -> (colour, style, [(n, bytes)]) of what the large sweep measured."""
 
-    def per_config(p: ScalingPoint) -> float | None:
+    def per_config(p: Point) -> float | None:
         batch = p.memory.get("batch:pv-osimr")
         return None if batch is None else batch["peak_bytes"] / batch["B"]
 
@@ -244,7 +213,7 @@ def _memory_curves(points: list[ScalingPoint]) -> dict[str, tuple[str, str, list
     return out
 
 
-def _draw_memory(ax: Axes, points: list[ScalingPoint]) -> None:
+def _draw_memory(ax: Axes, points: list[Point]) -> None:
     """Bytes of the batched and generated paths against n, compile time on a second axis."""
     for label, (colour, style, pts) in _memory_curves(points).items():
         xs, ys = zip(*pts, strict=True)
@@ -308,9 +277,9 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     """``timings.png`` and ``.pdf``: per-case bars (log time) of the numpy paths and of the
     compiled and C++ paths, the log-log scaling panels below."""
     plt = plotting.pyplot()
-    cases: list[CaseResult] = run_result["cases"]
-    points: list[ScalingPoint] = run_result["scaling"]
-    large: list[ScalingPoint] = run_result.get("large", [])
+    cases: list[Case] = run_result["cases"]
+    points: list[Point] = run_result["scaling"]
+    large: list[Point] = run_result.get("large", [])
     families = list(dict.fromkeys(p.family for p in points))
     bottom = bool(large) + bool(_memory_curves(large))
     fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bottom)
@@ -325,9 +294,12 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
         _draw_cases(ax, cases, methods, names, f"G = J M⁻¹ Jᵀ, time per call: {title}")
     bars[1].tick_params(axis="y", labelleft=False)
     for ax, family in zip(panels, families, strict=True):
-        _draw_family(ax, family, [p for p in points if p.family == family])
+        mine = [p for p in points if p.family == family]
+        title = FAMILY_TITLES.get(family, family)
+        _draw_times(ax, mine, SCALING_METHODS, plotting.color, title, "call")
     if large:
-        _draw_large_times(sweep[0], large)
+        title = f"Fig. 4a chain: per configuration (batched: B = {SCALING_BATCH})"
+        _draw_times(sweep[0], large, LARGE_METHODS, method_color, title, "configuration")
     if len(sweep) > 1:
         _draw_memory(sweep[1], large)
     try:
@@ -360,7 +332,7 @@ def load(path: Path) -> dict:
         return Quartiles(t["p25_us"] * 1e-6, t["median_us"] * 1e-6, t["p75_us"] * 1e-6)
 
     cases = [
-        CaseResult(
+        Case(
             c["name"],
             c["nv"],
             c["m"],
@@ -372,9 +344,9 @@ def load(path: Path) -> dict:
     return {
         **data,
         "cases": cases,
-        "scaling": [ScalingPoint(**p) for p in data["scaling"]],
-        "large": [ScalingPoint(**p) for p in data.get("large", [])],
-        "crossover": [CrossoverPoint(**p) for p in data.get("crossover", [])],
+        "scaling": [Point(**p) for p in data["scaling"]],
+        "large": [Point(**p) for p in data.get("large", [])],
+        "crossover": [Point(**p) for p in data.get("crossover", [])],
     }
 
 
@@ -400,7 +372,7 @@ CROSSOVER_MARKS = (("dense:pin+cholesky", ":"), ("dense:lu", "--"))
 line style of the mark: everything from q, and the fastest linear algebra alone."""
 
 
-def _draw_crossover(ax: Axes, family: str, points: list[CrossoverPoint]) -> None:
+def _draw_crossover(ax: Axes, family: str, points: list[Point]) -> None:
     """One mechanism: time per configuration of every route against n (log-log), and where
     each recursive route starts to beat the dense routes of :data:`CROSSOVER_MARKS`."""
     for k in (*DENSE, *RECURSIVE):
@@ -438,7 +410,7 @@ def _draw_crossover(ax: Axes, family: str, points: list[CrossoverPoint]) -> None
     ax.set_ylabel("wall time per configuration (µs)")
 
 
-def plot_crossover(points: list[CrossoverPoint], path_stem: Path) -> list[Path]:
+def plot_crossover(points: list[Point], path_stem: Path) -> list[Path]:
     """``crossover.png`` and ``.pdf``: a log-log panel per mechanism of the crossover sweep."""
     plt = plotting.pyplot()
     families = list(dict.fromkeys(p.family for p in points)) or ["(none)"]

@@ -48,8 +48,7 @@ from pvosimr.study.names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANC
 from pvosimr.study.record import relative_error
 
 from .derivatives import weights
-from .loop import time_methods
-from .results import Timed
+from .loop import Timed, time_methods
 
 __all__ = [
     "FRAMEWORK_BATCHES",

@@ -22,9 +22,8 @@ from .frameworks import (
     FrameworkResult,
     time_robot,
 )
-from .results import timing_cell
 from .targets import TRIVIAL_LABELS, framework_targets
-from .text import prose
+from .text import prose, timing_cell
 
 __all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 

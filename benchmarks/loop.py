@@ -1,4 +1,15 @@
-"""The interleaved timing loop shared by the robot cases and the sweeps.
+"""The harness's contract: the one timing loop, its timing, what a section times, and the gate.
+
+Every section of ``pvosimr bench`` measures the same way:
+
+1. its methods are ``name -> (fn, inputs, per)`` (:data:`Method`): ``fn(inputs[k])`` computes
+   ``per`` results (B for a batched call);
+2. :func:`gate` calls each once and keeps those whose result agrees with the truth (the others
+   go to :attr:`Timed.skipped` with the reason, the errors to :attr:`Timed.errors`);
+3. :func:`time_methods` times the kept ones in interleaved rounds into :class:`Timing`\\ s
+   (:func:`median_seconds` for one blocking call);
+4. :meth:`Timed.records` gives them as :class:`pvosimr.study.record.Record` rows; the
+   sections' markdown cells come from :mod:`benchmarks.text` (``timing_cell``, ``prose``).
 
 A sample is the mean time of ``number`` consecutive calls (``number`` chosen so a sample lasts
 about :data:`SAMPLE_SECONDS`) cycling over the method's inputs.  Round r takes one sample of
@@ -9,22 +20,124 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from .results import Timing
-
-__all__ = ["N_CONFIGS", "SAMPLE_SECONDS", "Method", "median_seconds", "time_methods"]
+from pvosimr.study.record import Record, relative_error
 
 SAMPLE_SECONDS = 0.02
 """Target duration of one sample.  Each sample starts after other methods' samples have
 filled the caches with their own code and data; a sample must hold enough calls to amortise
-that refill for the slowest method too (numpy's single call, ~0.5 ms: at 3 ms per sample it
-measured 645 µs on Atlas against 517 µs at 20 ms, the same code and run conditions)."""
+that refill for the slowest method too (numpy's single call: at a few ms per sample it
+measured about a quarter slower on Atlas than at 20 ms, the same code and run conditions)."""
 N_CONFIGS = 8  # configurations cycled through in the timed loops
+CHECKED_ROWS = 4  # rows of a batched result compared with the truth by the gate
 
 Method = tuple[Callable, Sequence, int]
 """``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` results (B for a batched call)."""
+
+
+@dataclass
+class Timing:
+    """Seconds per call of one method: every sample, and how many calls each."""
+
+    samples: list[float]
+    number: int
+
+    def quantile(self, p: float) -> float:
+        return float(np.quantile(self.samples, p))
+
+    @property
+    def median(self) -> float:
+        return self.quantile(0.5)
+
+    def to_json(self) -> dict:
+        return {
+            "median_us": self.median * 1e6,
+            "p25_us": self.quantile(0.25) * 1e6,
+            "p75_us": self.quantile(0.75) * 1e6,
+            "min_us": min(self.samples) * 1e6,
+            "samples": len(self.samples),
+            "calls_per_sample": self.number,
+        }
+
+
+@dataclass
+class Timed:
+    """What one section measured on one case: its size, a timing per method, why some have
+    none, and the errors of the gate."""
+
+    name: str
+    nv: int
+    m: int
+    timings: dict[str, Timing] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, float] = field(default_factory=dict)
+
+    def records(self) -> list[Record]:
+        """Each timing as a :class:`~pvosimr.study.record.Record` (µs, spread [p25, p75])."""
+        return [
+            Record(self.name, method, "time per call", t.median * 1e6, "µs",
+                   (t.quantile(0.25) * 1e6, t.quantile(0.75) * 1e6))
+            for method, t in self.timings.items()
+        ]  # fmt: skip
+
+    def json_head(self) -> dict:
+        """The fields above as JSON but the errors (each section names their key)."""
+        return {
+            "name": self.name,
+            "nv": self.nv,
+            "m": self.m,
+            "timings": {k: t.to_json() for k, t in self.timings.items()},
+            "skipped": self.skipped,
+        }
+
+    def refused(self, method: str) -> bool:
+        """Whether ``method`` declined this case (e.g. the Cholesky route on a singular G)."""
+        return self.skipped.get(method, "").startswith("refused")
+
+
+def refusal(exc: Exception) -> str:
+    """The first sentence of a method's refusal (a singular G, a zero pivot, ...)."""
+    return f"refused: {str(exc).split('. ')[0]}"
+
+
+def gate(
+    methods: dict[str, Method],
+    truth: Callable[[Any], Any],
+    into: Timed,
+    tolerance: float,
+    floor: float = 1.0,
+) -> dict[str, Method]:
+    """The methods whose first result agrees with ``truth`` of their first input to
+    ``tolerance`` (:func:`~pvosimr.study.record.relative_error` with ``floor``; a batched
+    method, whose input is a 2-D array of configurations, on its first :data:`CHECKED_ROWS`
+    rows, each against ``truth`` of its row).  The others are left out, the reason in
+    ``into.skipped``; every error measured goes to ``into.errors``.  A method that raises
+    ValueError, TypeError or RuntimeError refused."""
+    kept = {}
+    for name, method in methods.items():
+        fn, inputs, _ = method
+        x = inputs[0]
+        try:
+            out = np.asarray(fn(x))
+            batched = np.ndim(x) == 2
+            if batched and len(out) != len(x):
+                raise ValueError(f"{len(out)} results for {len(x)} configurations")
+            rows = (out[:CHECKED_ROWS], x[:CHECKED_ROWS]) if batched else ([out], [x])
+            pairs = zip(*rows, strict=True)
+            error = max(relative_error(G, truth(y), floor) for G, y in pairs)
+        except (ValueError, TypeError, RuntimeError) as exc:
+            into.skipped[name] = refusal(exc)
+            continue
+        into.errors[name] = error
+        if error <= tolerance:
+            kept[name] = method
+        else:
+            into.skipped[name] = f"wrong result (error {error:.1e}), not timed"
+    return kept
 
 
 def _sample(fn: Callable, inputs: Sequence, number: int) -> float:

@@ -1,74 +1,94 @@
-"""The timed methods: every way bench computes one case's G, each checked before it is timed.
+"""The robot cases: every way bench computes one case's G, gated against ``numpy:pv-osimr``,
+then timed in interleaved rounds (:mod:`.loop`).
 
-A method is ``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` Delassus matrices (1, or B
-for the batched paths).  Every method's first result is compared with ``numpy:pv-osimr`` (the
-batched ones row by row); one that disagrees, or refuses the case, is left out of the timing
-with the reason in :attr:`CaseResult.skipped <benchmarks.results.CaseResult.skipped>`.
-The generated code is built in :mod:`.compiled`, the derivatives in :mod:`.derivatives`.
+The methods and their report names are :func:`labels`; the generated C is
+:func:`pvosimr.codegen.build.compile`'s, called on one configuration (directly and through
+``casadi.external``) and batched, ``f(qs, threads=t)`` for every B of :func:`batch_sizes` and
+t of :data:`THREADS`.  The derivatives come from :mod:`.derivatives`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
-from pvosimr.reference.truth import rel_err
-from pvosimr.study.names import BATCH_SIZE, TOLERANCES
+from pvosimr.study.names import BATCH_SIZE, COMPILED_BATCHES, TOLERANCES
 
-from .compiled import (
-    THREADS,
-    batch_error,
-    batch_name,
-    batch_sizes,
-    codegen_batch_methods,
-    numpy_rows,
-)
-from .compiled import codegen_methods as compiled_methods
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
-from .loop import Method
-from .results import CaseResult
-
-__all__ = [
-    "BATCH_SIZE",
-    "CHECK_TOLERANCE",
-    "LABELS",
-    "CaseOptions",
-    "Method",
-    "case_methods",
-    "checked",
-    "checked_batches",
-    "labels",
-    "numpy_batch",
-    "numpy_methods",
-    "pinocchio_bare",
-    "reference_methods",
-]
+from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 
 CHECK_TOLERANCE = TOLERANCES["check"]
+PIN = ("pin-efpa", "pin-pv-osimr")
+"""The two bare Pinocchio C++ calls; ratios divide by the faster of them."""
+THREADS = (1, 2)
+"""Threads of the batched generated code (``f(qs, threads=t)``)."""
 
 
-def _codegen_batch_labels(batch_size: int) -> dict[str, str]:
-    return {
+@dataclass(frozen=True)
+class Options:
+    """How a run measures: samples, the seed of its configurations, the generated code (timed
+    or not, its flags, its cache) and the batch of the batched paths."""
+
+    repeats: int = 30
+    seed: int = 0
+    codegen: bool = True
+    flags: tuple[str, ...] = ("-O3",)
+    cache_dir: Path | None = None
+    batch_size: int = BATCH_SIZE
+    derivative_flags: tuple[str, ...] = DERIVATIVE_FLAGS
+
+
+@dataclass
+class Case(Timed):
+    """One robot case: ``errors`` against numpy:pv-osimr, the build facts of the generated G
+    and the check and builds of dG/dq beside them."""
+
+    codegen: dict = field(default_factory=dict)
+    derivatives: dict = field(default_factory=dict)
+
+    def pin_best(self) -> tuple[str, float] | None:
+        """The faster bare Pinocchio call (name, median seconds), if any was timed."""
+        timed = [(self.timings[k].median, k) for k in PIN if k in self.timings]
+        return (min(timed)[1], min(timed)[0]) if timed else None
+
+    def to_json(self) -> dict:
+        return {
+            **self.json_head(),
+            "errors_vs_numpy_pv_osimr": self.errors,
+            "codegen": self.codegen,
+            "derivatives": self.derivatives,
+        }
+
+
+def batch_sizes(batch_size: int) -> tuple[int, ...]:
+    """The batch sizes of the generated code: :data:`~.names.COMPILED_BATCHES` and the run's."""
+    return tuple(sorted({*COMPILED_BATCHES, batch_size}))
+
+
+def batch_name(B: int, threads: int) -> str:
+    """``codegen-batch:B1024:t2``: the batched generated code's method name."""
+    return f"codegen-batch:B{B}:t{threads}"
+
+
+def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
+    """Every method of a case and its name in the report, in the order of the report's rows;
+    the derivative methods last."""
+    batched = {
         batch_name(B, t): f"pvosimr codegen batch PV-OSIMr (per config, B={B}, "
         f"{t} thread{'s' if t > 1 else ''})"
         for B in batch_sizes(batch_size)
         for t in THREADS
     }
-
-
-def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
-    """Every method bench knows and its name in the report, in the order of the report's rows;
-    the batched paths' names give their batch size.  The derivative methods come last."""
     return {
         **{f"numpy:{a}": f"pvosimr numpy {plotting.LABELS[a]}" for a in ALGORITHMS},
         "batch:pv-osimr": f"pvosimr numpy batch PV-OSIMr (per config, B={batch_size})",
         "codegen:pv-osimr": "pvosimr codegen PV-OSIMr",
-        **_codegen_batch_labels(batch_size),
+        **batched,
         "codegen-external:pv-osimr": "pvosimr codegen PV-OSIMr (casadi.external)",
         "pin-efpa": "Pinocchio C++ EFPA (computeDelassusMatrix)",
         "pin-pv-osimr": "Pinocchio C++ PV-OSIMr (computePvDelassusMatrix)",
@@ -103,9 +123,9 @@ def pinocchio_bare(model: pin.Model, cms: list) -> dict[str, Callable]:
     return out
 
 
-def reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:
-    """Pinocchio through :mod:`pvosimr.reference.pinocchio` (its input check and cache lookup
-    included)."""
+def _reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:
+    """Pinocchio through :mod:`pvosimr.reference.pinocchio` (its input check and cache
+    lookup included)."""
     out = {"ref:pin-efpa": lambda q: reference.pinocchio_efpa(model, data, q, cms)}
     if reference.extension_available():
         out["ref:pin-pv-osimr"] = lambda q: reference.pinocchio_pv_osimr(model, data, q, cms)
@@ -113,123 +133,100 @@ def reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, 
     return out
 
 
-def _generated(
-    model: pin.Model, cms: list, result: CaseResult, options: CaseOptions
-) -> tuple[object, dict[str, Callable]]:
-    """The generated G and its one-configuration methods (none where it is not built)."""
-    if not options.codegen:
-        result.skipped["codegen:pv-osimr"] = "not requested (--no-codegen)"
-        return None, {}
-    try:
-        compiled, singles, result.codegen = compiled_methods(
-            model, cms, options.codegen_flags, options.cache_dir
-        )
-    except (ImportError, OSError, RuntimeError) as exc:
-        result.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
-        return None, {}
-    return compiled, singles
-
-
-def _refusal(exc: Exception) -> str:
-    """The first sentence of a method's refusal (a singular G, a zero pivot, ...)."""
-    return f"refused: {str(exc).split('. ')[0]}"
-
-
-def _admit(name: str, error: float, result: CaseResult) -> bool:
-    """Record ``name``'s error against numpy:pv-osimr; whether it is close enough to be timed."""
-    result.errors[name] = error
-    if error > CHECK_TOLERANCE:
-        result.skipped[name] = f"wrong result (error {error:.1e}), not timed"
-        return False
-    return True
-
-
-def checked(
-    singles: dict[str, Callable], q: np.ndarray, G: np.ndarray, result: CaseResult
-) -> dict[str, Callable]:
-    """The methods whose result at ``q`` agrees with ``G`` (numpy PV-OSIMr's)."""
-    kept = {}
-    for name, fn in singles.items():
-        try:
-            error = rel_err(np.asarray(fn(q)), G)
-        except ValueError as exc:
-            result.skipped[name] = _refusal(exc)
-            continue
-        if _admit(name, error, result):
-            kept[name] = fn
-    return kept
-
-
-def checked_batches(
-    batches: dict[str, Method], model: pin.Model, cms: list, result: CaseResult
-) -> dict[str, Method]:
-    """The batched methods whose first rows agree with numpy PV-OSIMr called row by row."""
-    kept, reference = {}, numpy_rows(model, cms)
-    for name, (fn, (Q,), per) in batches.items():
-        try:
-            error = batch_error(fn, Q, reference)
-        except (ValueError, TypeError) as exc:  # TypeError: no batched call in this build
-            result.skipped[name] = _refusal(exc)
-            continue
-        if _admit(name, error, result):
-            kept[name] = (fn, [Q], per)
-    return kept
-
-
-def numpy_batch(model: pin.Model, cms: list, Q: np.ndarray) -> Method:
-    """:func:`pvosimr.compute_delassus_batch` on the configurations ``Q`` at once."""
-
-    def batch(Q: np.ndarray) -> np.ndarray:
-        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
-
-    return batch, [Q], len(Q)
-
-
-@dataclass(frozen=True)
-class CaseOptions:
-    """What to time on a case beyond the numpy and Pinocchio calls."""
-
-    codegen: bool = True
-    codegen_flags: tuple[str, ...] = ("-O3",)
-    cache_dir: Path | None = None
-    batch_size: int = BATCH_SIZE
-    derivatives: bool = False
-    derivative_flags: tuple[str, ...] = DERIVATIVE_FLAGS
-
-
-def case_methods(
-    robot: zoo.Robot,
-    qs: list[np.ndarray],
-    result: CaseResult,
-    options: CaseOptions,
-    rng: np.random.Generator,
-) -> dict[str, dict[str, Method]]:
-    """Every method for this case that agrees with numpy:pv-osimr, in groups timed apart:
-    ``calls`` (one configuration, or a batch of the generated code), ``numpy batch`` (long
-    samples) and ``derivatives``."""
-    model, cms = robot.model, robot.constraints
-    data = model.createData()
-    compiled, generated = _generated(model, cms, result, options)
-    singles = {**numpy_methods(model, data, cms), **generated}
-    singles.update(pinocchio_bare(model, cms) | reference_methods(model, data, cms))
-    G = compute_delassus(model, data, qs[0], cms)
-    calls: dict[str, Method] = {
-        name: (fn, qs, 1) for name, fn in checked(singles, qs[0], G, result).items()
+def build_facts(library: Path, source: Path, flags, compiled: bool, seconds, sizes: dict) -> dict:
+    """How a generated library was built and what it holds: flags, compile time (None when it
+    came from the cache), CasADi instructions, source and library bytes, work arrays (bytes of
+    ``sz_w`` doubles and ``sz_iw`` integers, one set per calling thread)."""
+    return {
+        "flags": list(flags),
+        "compiled_in_this_run": compiled,
+        "compile_seconds": seconds if compiled else None,
+        "n_instructions": sizes["n_instructions"],
+        "source_bytes": source.stat().st_size,
+        "library_bytes": library.stat().st_size,
+        "sz_w": sizes["sz_w"],
+        "sz_iw": sizes["sz_iw"],
+        "work_bytes": 8 * (sizes["sz_w"] + sizes["sz_iw"]),
     }
+
+
+def external(compiled):
+    """The generated library loaded by ``casadi.external``."""
+    import casadi as ca
+
+    return ca.external(f"delassus_{compiled.algorithm.replace('-', '_')}", str(compiled.library))
+
+
+def g_facts(compiled, flags: tuple[str, ...]) -> dict:
+    """:func:`build_facts` of a generated G, its binding and the lanes of its batches."""
+    f = external(compiled)
+    sizes = {"n_instructions": compiled.n_instructions, "sz_w": f.sz_w(), "sz_iw": f.sz_iw()}
+    args = (compiled.library, compiled.source, flags, compiled.compiled, compiled.compile_seconds)
+    how = {"binding": compiled.binding, "simd_lanes": compiled.simd_lanes}
+    return {**build_facts(*args, sizes), **how, "shared_functions": compiled.shared_functions}
+
+
+def compile_g(case: Timed, model, cms, flags: tuple[str, ...], options: Options):
+    """The generated G, or None with the reason in ``case.skipped``."""
+    if not options.codegen:
+        case.skipped["codegen:pv-osimr"] = "not requested (--no-codegen)"
+        return None
+    from pvosimr import codegen
+
+    try:
+        return codegen.compile(model, cms, cache_dir=options.cache_dir, flags=flags)
+    except (ImportError, OSError, RuntimeError) as exc:
+        case.skipped["codegen:pv-osimr"] = f"{type(exc).__name__}: {exc}"
+        return None
+
+
+def _batched(compiled, threads: int) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda qs: compiled(qs, threads=threads)
+
+
+def case_name(spec: str) -> str:
+    """``robot/preset`` of a ``robot[/preset]`` spec (a bare name means its first preset)."""
+    robot = zoo.load_case(spec)
+    return f"{robot.name}/{robot.preset}"
+
+
+def time_case(spec: str, options: Options, derivatives: bool = False) -> Case:
+    """Every method of one ``robot[/preset]`` case gated against numpy PV-OSIMr, then timed
+    (its dG/dq too where ``derivatives``)."""
+    robot = zoo.load_case(spec)
+    model, cms = robot.model, robot.constraints
+    rng = np.random.default_rng(options.seed)
+    qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
+    case = Case(f"{robot.name}/{robot.preset}", model.nv, robot.m)
+    data = model.createData()
+    compiled = compile_g(case, model, cms, options.flags, options)
+    singles = numpy_methods(model, data, cms)
+    if compiled is not None:
+        case.codegen = g_facts(compiled, options.flags)
+        f = external(compiled)
+        singles |= {"codegen:pv-osimr": compiled, "codegen-external:pv-osimr": lambda q: f(q)}
+    singles |= pinocchio_bare(model, cms) | _reference_methods(model, data, cms)
+    methods: dict[str, Method] = {name: (fn, qs, 1) for name, fn in singles.items()}
     Q = np.stack([robot.q_random(rng) for _ in range(max(batch_sizes(options.batch_size)))])
     if compiled is not None:
-        batches = codegen_batch_methods(compiled, Q, options.batch_size)
-        calls.update(checked_batches(batches, model, cms, result))
-    numpy_batches = {"batch:pv-osimr": numpy_batch(model, cms, Q[: options.batch_size])}
-    groups = {"calls": calls, "numpy batch": checked_batches(numpy_batches, model, cms, result)}
-    if options.derivatives:
-        groups["derivatives"] = derivative_methods(
-            model,
-            cms,
-            qs,
-            result,
-            compiled_g=compiled,
-            flags=options.derivative_flags,
-            cache_dir=options.cache_dir,
-        )
-    return groups
+        for B in batch_sizes(options.batch_size):
+            methods |= {batch_name(B, t): (_batched(compiled, t), [Q[:B]], B) for t in THREADS}
+    B = options.batch_size
+
+    def numpy_batch(Q: np.ndarray) -> np.ndarray:
+        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
+
+    truth_data = model.createData()
+
+    def truth(q: np.ndarray) -> np.ndarray:
+        return compute_delassus(model, truth_data, q, cms)
+
+    methods = gate(methods, truth, case, CHECK_TOLERANCE)
+    long = gate({"batch:pv-osimr": (numpy_batch, [Q[:B]], B)}, truth, case, CHECK_TOLERANCE)
+    case.timings = time_methods(methods, options.repeats)
+    # A numpy batch sample lasts B calls: fewer of them keep the run short.
+    case.timings |= time_methods(long, max(3, min(options.repeats, 7)))
+    if derivatives:
+        dG = derivative_methods(model, cms, qs, case, compiled_g=compiled, options=options)
+        case.timings |= time_methods(dG, options.repeats)
+    return case

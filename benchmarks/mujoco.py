@@ -1,33 +1,13 @@
 """MuJoCo's route to its Delassus matrix against pvosimr's, on the same MJCF robots.
 
-MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` when its solver is a dual
-one (:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`: PGS, dense Jacobians); no
-smaller public call forms it.  For each robot of :data:`MUJOCO_ROBOTS`, at configurations where
-contacts happen (:meth:`~pvosimr.zoo.mujoco_robots.MjcfRobot.configuration`, those without rows
-dropped), these are timed in interleaved rounds (:mod:`.loop`), each call on one configuration:
-
-- ``mujoco:fwdPosition``: write ``qpos``, ``mj_fwdPosition``, on a copy whose joint limits and
-  friction loss are disabled, so that its rows are those pvosimr computes (on these robots,
-  every one: rows MuJoCo forms that pvosimr does not map are counted in
-  :attr:`MujocoResult.left_out`);
-- ``mujoco:pieces``: the position stages that ``efc_AR`` needs, called one by one
-  (:data:`PIECES`); the rest of ``mj_fwdPosition`` (cameras and lights, flexes, tendons,
-  transmission, islands) is left out.  Their result is checked like the others, so a stage
-  this list misses on some model fails the check instead of timing a wrong matrix;
-- ``mujoco:fwdPosition-all-rows``: ``mj_fwdPosition`` with the options as the file sets them
-  (its ``efc_AR`` also covers the rows pvosimr leaves out: limits, friction loss, ...);
-- ``numpy:pv-osimr`` and ``numpy:auto``: :func:`pvosimr.compute_delassus` with the constraint
-  list that reproduces MuJoCo's rows (:func:`~pvosimr.reference.mujoco_efc.efc_rows`), built
-  once per configuration outside the timed call.
-
-The generated code is not timed: MuJoCo's contact set (which bodies, how many, their condim)
-changes from one configuration to the next, and so do the row maps of the contacts (their
-frames, and the friction coefficients of pyramidal cones), which a compiled function holds as
-constants; ``placements="input"`` covers moving points only.
-
-Before it is timed, every method's G is compared at every configuration with MuJoCo's
-``efc_AR − diag(efc_R)`` on those rows (:func:`check`); a disagreement raises
-:class:`DisagreementError`.  Ratios divide by ``mujoco:fwdPosition`` of the same run.
+MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` with a dual solver
+(:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`).  For each robot of
+:data:`MUJOCO_ROBOTS`, at configurations where contacts happen (:func:`points`), the methods of
+:data:`MUJOCO_LABELS` are timed in interleaved rounds (:mod:`.loop`), each call on one
+configuration, after :func:`check` has compared every method's G at every configuration with
+MuJoCo's ``efc_AR − diag(efc_R)`` on the rows pvosimr maps (:class:`DisagreementError`
+otherwise).  What each method does, and why the generated code is not timed, is the report's
+prose (``templates/timings.md``).  Ratios divide by ``mujoco:fwdPosition`` of the same run.
 """
 
 from __future__ import annotations
@@ -48,26 +28,7 @@ from pvosimr.reference.truth import rel_err
 from pvosimr.study.names import TOLERANCES
 from pvosimr.study.progress import progress_bar
 
-from .loop import N_CONFIGS, Method, time_methods
-from .results import Timing
-
-__all__ = [
-    "MAX_DRAWS",
-    "MUJOCO_LABELS",
-    "MUJOCO_ROBOTS",
-    "PIECES",
-    "REFERENCE",
-    "TOLERANCE",
-    "DisagreementError",
-    "MujocoResult",
-    "NoRowsError",
-    "Point",
-    "check",
-    "known_robot",
-    "points",
-    "time_mujoco",
-    "time_robot",
-]
+from .loop import N_CONFIGS, Method, Timed, time_methods
 
 MUJOCO_ROBOTS: tuple[str, ...] = (
     "mjcf_two_arms_bar",
@@ -129,21 +90,14 @@ class Point(NamedTuple):
 
 
 @dataclass
-class MujocoResult:
-    """One MJCF robot: its size, its rows at each configuration, timings and checks."""
+class MujocoResult(Timed):
+    """One MJCF robot: ``m`` the median of its rows over the configurations, its rows at each
+    configuration (and with the file's options), those not mapped; ``errors``: the worst over
+    the configurations against MuJoCo's matrix."""
 
-    name: str
-    nv: int
-    rows: list[int]  # rows of G at each configuration
-    rows_all: list[int]  # rows MuJoCo forms with the file's options
-    left_out: dict[str, int] = field(default_factory=dict)  # rows not mapped, all configurations
-    timings: dict[str, Timing] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)  # worst over the configurations
-
-    @property
-    def m(self) -> float:
-        """The median number of rows over the configurations."""
-        return statistics.median(self.rows)
+    rows: list[int] = field(default_factory=list)
+    rows_all: list[int] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def ratio(self, method: str) -> float | None:
         """``method``'s median over :data:`REFERENCE`'s, if both were timed."""
@@ -153,14 +107,12 @@ class MujocoResult:
 
     def to_json(self) -> dict:
         return {
-            "name": self.name,
-            "nv": self.nv,
+            **self.json_head(),
             "m_median": self.m,
             "rows": self.rows,
             "rows_all_median": statistics.median(self.rows_all),
             "rows_all": self.rows_all,
             "left_out": self.left_out,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
             "ratios_to_mujoco": {k: self.ratio(k) for k in self.timings},
             "errors_vs_mujoco": self.errors,
         }
@@ -307,10 +259,12 @@ def time_robot(name: str, *, repeats: int, n: int = N_CONFIGS, seed: int = 0) ->
     if not at:
         raise NoRowsError(f"no configuration with constraint rows in {MAX_DRAWS * n} draws")
     methods = {**_mujoco_methods(engines), **_pvosimr_methods(robot.model)}
+    rows = [len(p.kept) for p in at]
     result = MujocoResult(
         name,
         robot.nv,
-        rows=[len(p.kept) for p in at],
+        statistics.median(rows),
+        rows=rows,
         rows_all=[p.nefc_all for p in at],
         left_out=dict(left_out),
     )

@@ -19,9 +19,10 @@ from __future__ import annotations
 from pvosimr.study.names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
 from pvosimr.study.record import Measured, Row, Target, verdicts
 
-from .compiled import batch_name
 from .derivatives import REFERENCE, VJP
-from .results import CaseResult, ScalingPoint, log_log_slope, microseconds, slope
+from .methods import Case, batch_name
+from .scaling import Point, log_log_slope
+from .text import microseconds, slope
 
 __all__ = [
     "CASE_TARGETS",
@@ -87,7 +88,7 @@ TIMING_TARGETS = (
 """The eight speed targets of ``timings.md``."""
 
 
-def ratio(case: CaseResult, method: str) -> float | None:
+def ratio(case: Case, method: str) -> float | None:
     """``method``'s median ÷ the faster bare Pinocchio call of the case (None if either is
     missing)."""
     best = case.pin_best()
@@ -96,13 +97,13 @@ def ratio(case: CaseResult, method: str) -> float | None:
     return case.timings[method].median / best[1]
 
 
-def _why_missing(case: CaseResult, method: str) -> str:
+def _why_missing(case: Case, method: str) -> str:
     if case.pin_best() is None:
         return "no Pinocchio timing"
     return case.skipped.get(method, f"{method} not in this run")
 
 
-def _on_case(case: CaseResult, quantity: str) -> Measured:
+def _on_case(case: Case, quantity: str) -> Measured:
     """A ratio on one case: to Pinocchio's faster call, or of one method to another."""
     kind, what = quantity.split(":", 1)
     if kind == "pin-ratio":
@@ -124,7 +125,7 @@ def _on_case(case: CaseResult, quantity: str) -> Measured:
     return Measured(a / b, f"{microseconds(a)} µs vs {microseconds(b)} µs: {a / b:.2f}×")
 
 
-def _on_every_case(cases: list[CaseResult], quantity: str) -> Measured:
+def _on_every_case(cases: list[Case], quantity: str) -> Measured:
     """The worst ratio to Pinocchio over the cases (the bound holds on every case)."""
     method = quantity.split(":", 1)[1]
     if not cases:
@@ -139,7 +140,7 @@ def _on_every_case(cases: list[CaseResult], quantity: str) -> Measured:
     return Measured(ratios[worst], shown)
 
 
-def _on_large(points: list[ScalingPoint], quantity: str) -> Measured:
+def _on_large(points: list[Point], quantity: str) -> Measured:
     """The larger of the log-log slopes of the time per call and the library's size."""
     method = quantity.split(":", 1)[1]
     built = [p for p in points if "library_bytes" in p.memory.get(method, {})]
@@ -155,7 +156,7 @@ def _on_large(points: list[ScalingPoint], quantity: str) -> Measured:
 
 def timing_targets(run_result: dict) -> list[Row]:
     """The eight speed targets of a bench run: ``(target, measured, verdict)`` each."""
-    cases: list[CaseResult] = run_result["cases"]
+    cases: list[Case] = run_result["cases"]
 
     def measure(target: Target) -> Measured:
         if target.case == EVERY:
@@ -170,14 +171,14 @@ def timing_targets(run_result: dict) -> list[Row]:
     return verdicts(TIMING_TARGETS, measure)
 
 
-def _cell(case: CaseResult, method: str) -> str:
+def _cell(case: Case, method: str) -> str:
     r = ratio(case, method)
     if r is None:
         return "—"
     return f"{r:.2f}× ({'met' if r <= CASE_TARGETS[method][1] else 'not met'})"
 
 
-def case_table(cases: list[CaseResult]) -> list[tuple[str, list[str]]]:
+def case_table(cases: list[Case]) -> list[tuple[str, list[str]]]:
     """The targets' ratios on every case: ``(row name, one cell per case)``, the bound in the
     row name."""
     rows = [

@@ -1,13 +1,17 @@
-"""The benchmarks' report prose: :func:`pvosimr.study.record.prose` on ``templates/`` here."""
+"""How every section writes a number: the report prose from ``templates/``, times, sizes,
+slopes and ratios as the reports print them (:mod:`pvosimr.study.record` writes the tables)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pvosimr.study import record
 
-__all__ = ["TEMPLATES", "prose"]
+from .loop import Timing
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md."""
@@ -16,3 +20,45 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 def prose(report: str, block: str, **values: Any) -> str:
     """The block ``block`` of ``templates/<report>.md`` here, filled from ``values``."""
     return record.prose(report, block, TEMPLATES, **values)
+
+
+def microseconds(seconds: float) -> str:
+    """``seconds`` in µs with three significant digits (no decimals from 100 µs on)."""
+    us = seconds * 1e6
+    if us >= 100:
+        return f"{us:.0f}"
+    return f"{us:.1f}" if us >= 10 else f"{us:.2f}"
+
+
+def byte_size(n: float | None) -> str:
+    """Bytes in B, kB, MB or GB with three significant digits (``—`` for None)."""
+    if n is None:
+        return "—"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def timing_cell(t: Timing) -> str:
+    """``median [p25–p75]`` in µs."""
+    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
+    return f"{microseconds(t.median)} [{q25}–{q75}]"
+
+
+def ratio_cell(a: float | None, b: float | None) -> str:
+    """``a ÷ b`` as ``1.23×``, ``—`` where either is missing."""
+    return "—" if a is None or b is None else f"{a / b:.2f}×"
+
+
+def slope(ns: Sequence[float], values: Sequence[float], last: int = 4) -> float | None:
+    """Least-squares slope of log(value) against log(n) over the ``last`` largest sizes (None
+    with fewer than two)."""
+    if len(ns) < 2:
+        return None
+    xs, ys = np.array(ns[-last:], dtype=float), np.array(values[-last:], dtype=float)
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def slope_cell(s: float | None) -> str:
+    return "—" if s is None else f"{s:.2f}"

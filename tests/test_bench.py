@@ -17,17 +17,7 @@ import numpy as np
 import pytest
 
 import benchmarks as bench
-from benchmarks import (
-    compiled,
-    crossover,
-    derivatives,
-    loop,
-    mujoco,
-    results,
-    scaling,
-    sections,
-    targets,
-)
+from benchmarks import crossover, derivatives, loop, methods, mujoco, report, scaling, targets, text
 from pvosimr import reference
 from pvosimr.codegen import build as codegen
 from pvosimr.codegen import compiler as toolchain
@@ -43,7 +33,7 @@ MJCF = "mjcf_quadruped"  # the smallest MJCF robot with contacts
 MUJOCO_HEADING = "## MuJoCo's route against pvosimr's"
 LABELS = bench.labels(16)  # the method names of a run with --batch-size 16
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
-BATCHES = [compiled.batch_name(B, t) for B in (1, 16, 64) for t in (1, 2)]
+BATCHES = [methods.batch_name(B, t) for B in (1, 16, 64) for t in (1, 2)]
 GENERATED = {"codegen-external:pv-osimr", *BATCHES, "dG:codegen", "dG:fd-codegen"}
 GENERATED |= {"dG:fd-codegen-batch", derivatives.VJP}  # the methods that need generated code
 
@@ -132,7 +122,7 @@ def test_every_method_has_a_timing_or_a_reason(written):
     assert skipped["ref:pin-cholesky"].startswith("refused")
     assert all(t["median_us"] > 0 and t["samples"] >= 2 for t in case["timings"].values())
     errors = case["errors_vs_numpy_pv_osimr"]
-    assert all(errors[k] <= bench.CHECK_TOLERANCE for k in timed if not k.startswith("dG:"))
+    assert all(errors[k] <= methods.CHECK_TOLERANCE for k in timed if not k.startswith("dG:"))
     dG_errors = case["derivatives"]["errors"]
     assert all(dG_errors[k] <= derivatives.TOLERANCE for k in timed if k.startswith("dG:"))
 
@@ -158,8 +148,8 @@ def test_codegen_is_built_in_this_run_where_it_can_be(written):
     for row, facts in zip(built, (g, dG, vjp), strict=True):
         assert row[2] == str(facts["n_instructions"])
         assert row[4:7] == [
-            results.byte_size(facts["library_bytes"]),
-            results.byte_size(facts["work_bytes"]),
+            text.byte_size(facts["library_bytes"]),
+            text.byte_size(facts["work_bytes"]),
             f"{facts['compile_seconds']:.1f} s",
         ]
 
@@ -172,7 +162,7 @@ def test_batched_generated_code_at_every_size_and_thread_count(written):
     assert set(BATCHES) <= set(case["timings"])
     ratios = table(md, "## Ratio to Pinocchio")
     for k in BATCHES:
-        assert case["errors_vs_numpy_pv_osimr"][k] <= bench.CHECK_TOLERANCE
+        assert case["errors_vs_numpy_pv_osimr"][k] <= methods.CHECK_TOLERANCE
         assert ratios[f"ratio {LABELS[k]}"][0].endswith("×")
     # A sample of B configurations is one call: calls per sample at most those of a single q.
     assert all(
@@ -190,7 +180,7 @@ def test_derivatives_are_checked_and_reported(written):
     assert derivatives.REFERENCE in case["timings"]
     assert facts["errors"][derivatives.REFERENCE] == 0.0
     section = table(md, "## Derivatives dG/dq", skip=1)
-    us = results.microseconds
+    us = text.microseconds
     for k in derivatives.DERIVATIVE_LABELS:
         if k in case["timings"]:
             t = case["timings"][k]
@@ -215,7 +205,7 @@ def test_derivatives_are_checked_and_reported(written):
 def test_the_markdown_says_what_the_json_holds(written):
     _, md, data, _ = written
     (case,) = data["cases"]
-    us = results.microseconds
+    us = text.microseconds
     times = table(md, "## Time per call")
     assert times["method"] == [f"{case['name']} (nv 2, m 12)"]
     for k, t in case["timings"].items():
@@ -248,7 +238,7 @@ def test_ratios_divide_by_the_faster_pinocchio_call_of_the_same_run(written):
     medians = {k: t["median_us"] for k, t in case["timings"].items() if not k.startswith("dG:")}
     divisor = min((k for k in bench.PIN if k in medians), key=medians.get)
     ratios = table(md, "## Ratio to Pinocchio")
-    best = results.microseconds(medians[divisor] * 1e-6)
+    best = text.microseconds(medians[divisor] * 1e-6)
     assert ratios["ratio"] == [f"{case['name']} (÷ {divisor}, {best} µs)"]
     for k, median in medians.items():
         (cell,) = ratios[f"ratio {LABELS[k]}"]
@@ -295,7 +285,7 @@ def test_the_large_sweep_times_and_measures_memory(written):
             expected -= {k for k in expected if k.startswith("codegen")}
         assert set(p["medians_us"]) == expected and not p["skipped"]
         cells = times[str(p["n"])]
-        medians = [results.microseconds(p["medians_us"][k] * 1e-6) for k in scaling.LARGE_METHODS]
+        medians = [text.microseconds(p["medians_us"][k] * 1e-6) for k in scaling.LARGE_METHODS]
         assert cells[1:] == [
             c for c, k in zip(medians, scaling.LARGE_METHODS, strict=True) if k in expected
         ]
@@ -305,16 +295,16 @@ def test_the_large_sweep_times_and_measures_memory(written):
         assert batch["peak_bytes"] >= scaling.SCALING_BATCH * p["m"] ** 2 * 8
         row = memory[str(p["n"])]
         assert row[1:3] == [
-            results.byte_size(batch["peak_bytes"]),
-            results.byte_size(batch["peak_bytes"] / batch["B"]),
+            text.byte_size(batch["peak_bytes"]),
+            text.byte_size(batch["peak_bytes"] / batch["B"]),
         ]
         if generated:
             g = p["memory"]["codegen:pv-osimr"]
             assert g["flags"] == list(scaling.large_flags(p["n"], ("-O3",)))
             assert g["compile_seconds"] > 0 and g["library_bytes"] > 0
             assert row[4:] == [
-                results.byte_size(g["library_bytes"]),
-                results.byte_size(g["work_bytes"]),
+                text.byte_size(g["library_bytes"]),
+                text.byte_size(g["work_bytes"]),
                 str(g["n_instructions"]),
                 f"{g['compile_seconds']:.1f} s",
                 f"`{' '.join(g['flags'])}`",
@@ -326,7 +316,8 @@ def test_beyond_data_links_the_generated_code_is_checked_against_the_numpy_batch
 ):
     """Past DATA_LINKS no pin.Data is made: the methods needing one say why, the rest run."""
     monkeypatch.setattr(scaling, "DATA_LINKS", 3)
-    (point,) = scaling.time_large([2], 1, scaling.SweepOptions(cache_dir=tmp_path), progress=False)
+    options = methods.Options(cache_dir=tmp_path)
+    (point,) = scaling.time_large({scaling.LARGE_FAMILY: (2,)}, 1, options, progress=False)
     assert point.n == 4
     for k in ("numpy:pv-osimr", *bench.PIN):
         assert point.skipped[k] == "not run: a pin.Data of this model holds 2.05 kB"
@@ -334,7 +325,7 @@ def test_beyond_data_links_the_generated_code_is_checked_against_the_numpy_batch
     assert "batch:pv-osimr" in point.medians_us
     assert point.memory["batch:pv-osimr"]["peak_bytes"] > 0
     if codegen_possible():
-        timed = {"codegen:pv-osimr", *(compiled.batch_name(64, t) for t in (1, 2))}
+        timed = {"codegen:pv-osimr", *(methods.batch_name(64, t) for t in (1, 2))}
         assert timed <= set(point.medians_us)
 
 
@@ -343,20 +334,21 @@ def test_large_sizes_are_built_with_lower_optimisation():
     assert scaling.large_flags(64, ("-O2",)) == ("-O2",)
     assert scaling.large_flags(256, ("-O3",)) == ("-O2",)
     assert scaling.large_flags(961, ("-O3",)) == ("-O2",)
-    assert max(scaling.links(scaling.LARGE_FAMILY, k) for k in scaling.LARGE_SIZES) <= 1000
+    (sizes,) = scaling.LARGE_SIZES.values()
+    assert max(scaling.links(scaling.LARGE_FAMILY, k) for k in sizes) <= 1000
     # Beyond DATA_LINKS a pin.Data would not fit in memory: 28 GB at n = 961.
     assert scaling.data_bytes(961) > 2e10 > 10 * scaling.data_bytes(scaling.DATA_LINKS)
 
 
 def test_log_log_slope_reads_the_exponent():
-    points = [results.ScalingPoint("f", n, n, 6, {"a": 3.0 * n**2, "b": 5.0}) for n in (2, 4, 8)]
-    assert results.log_log_slope(points, "a") == pytest.approx(2.0)
-    assert results.log_log_slope(points, "b") == pytest.approx(0.0, abs=1e-12)
-    assert results.log_log_slope(points[:1], "a") is None
-    assert results.log_log_slope(points, "c") is None
+    points = [scaling.Point("f", n, n, 6, {"a": 3.0 * n**2, "b": 5.0}) for n in (2, 4, 8)]
+    assert scaling.log_log_slope(points, "a") == pytest.approx(2.0)
+    assert scaling.log_log_slope(points, "b") == pytest.approx(0.0, abs=1e-12)
+    assert scaling.log_log_slope(points[:1], "a") is None
+    assert scaling.log_log_slope(points, "c") is None
     # Only the four largest sizes count: a steeper tail gives its own slope.
-    tail = [results.ScalingPoint("f", n, n, 6, {"a": n**3 if n >= 32 else n}) for n in SIZES]
-    assert results.log_log_slope(tail, "a") == pytest.approx(3.0)
+    tail = [scaling.Point("f", n, n, 6, {"a": n**3 if n >= 32 else n}) for n in SIZES]
+    assert scaling.log_log_slope(tail, "a") == pytest.approx(3.0)
 
 
 def test_targets_on_a_synthetic_result():
@@ -365,8 +357,8 @@ def test_targets_on_a_synthetic_result():
     def timing_of(us):
         return bench.Timing([us * 1e-6] * 3, 1)
 
-    t1, t2 = (compiled.batch_name(bench.BATCH_SIZE, t) for t in (1, 2))
-    atlas = bench.CaseResult("atlas/feet_6d", 36, 12)
+    t1, t2 = (methods.batch_name(methods.BATCH_SIZE, t) for t in (1, 2))
+    atlas = bench.Case("atlas/feet_6d", 36, 12)
     atlas.timings = {
         "pin-efpa": timing_of(10.0),
         "pin-pv-osimr": timing_of(12.0),
@@ -377,9 +369,9 @@ def test_targets_on_a_synthetic_result():
         "dG:codegen": timing_of(900.0),
         "dG:fd-pin-efpa": timing_of(800.0),
     }
-    other = bench.CaseResult("talos/feet_6d", 38, 12)
+    other = bench.Case("talos/feet_6d", 38, 12)
     other.timings = {"pin-efpa": timing_of(10.0), "codegen:pv-osimr": timing_of(3.6)}
-    result = {"cases": [atlas, other], "batch_size": bench.BATCH_SIZE}
+    result = {"cases": [atlas, other], "batch_size": methods.BATCH_SIZE}
     found = [v for _, _, v in bench.timing_targets(result)]
     assert found == ["not met"] * 8
     assert bench.timing_targets(result)[2][1] == "not measured on talos/feet_6d"
@@ -394,7 +386,7 @@ def test_targets_on_a_synthetic_result():
     atlas.timings[derivatives.VJP] = timing_of(13.6)  # 4.0 generated G calls
     assert [v for _, _, v in bench.timing_targets(result)] == ["met"] * 7 + ["not met"]  # no sweep
     result["large"] = [
-        bench.ScalingPoint("chain_welded_every_k", k, k * k, 6 * k,
+        bench.Point("chain_welded_every_k", k, k * k, 6 * k,
                            {"codegen:pv-osimr": 0.1 * (k * k) ** 1.05},
                            {"codegen:pv-osimr": {"library_bytes": 1000 * k * k}})
         for k in (2, 8, 16, 22, 31)
@@ -413,7 +405,7 @@ def test_targets_on_a_synthetic_result():
     # The same ratios on every case, "—" where a case lacks the method.
     per_case = dict(targets.case_table([atlas, other]))
     assert per_case["numpy, one call ≤ 60×"] == ["120.00× (not met)", "—"]
-    missing = bench.timing_targets({"cases": [], "batch_size": bench.BATCH_SIZE})
+    missing = bench.timing_targets({"cases": [], "batch_size": methods.BATCH_SIZE})
     assert all("not in this run" in m or "no case" in m for _, m, _ in missing)
     assert all(v == "not met" for _, _, v in missing)
 
@@ -444,7 +436,7 @@ def test_mujoco_route_is_checked_timed_and_reported(written):
         assert ratios[k] == pytest.approx(t["median_us"] / reference_us)
     found = table(md, MUJOCO_HEADING, skip=2)
     assert found["method"] == [f"{MJCF} (nv 18, m {robot['m_median']:g})"]
-    us = results.microseconds
+    us = text.microseconds
     for k, label in mujoco.MUJOCO_LABELS.items():
         t = robot["timings"][k]
         q = [us(t[f"{p}_us"] * 1e-6) for p in ("median", "p25", "p75")]
@@ -486,11 +478,12 @@ def test_without_mujoco_the_section_is_one_line(monkeypatch):
         == install_hint("pvosimr bench", "mujoco")
         == ('pvosimr bench: needs MuJoCo: pip install "pvosimr[mujoco]"')
     )
-    lines = sections.mujoco(found, unavailable, skipped)
+    run = {"mujoco": found, "mujoco_unavailable": unavailable, "mujoco_skipped": skipped}
+    lines = report._mujoco(run)
     assert lines[-1] == f"Not run: {skipped}" and lines[1].startswith(MUJOCO_HEADING)
     # No MJCF robot asked for: no section at all, and MuJoCo is not needed.
     assert mujoco.time_mujoco([], repeats=1) == ([], {}, None)
-    assert sections.mujoco([], {}, None) == []
+    assert report._mujoco({"mujoco": [], "mujoco_unavailable": {}, "mujoco_skipped": None}) == []
 
 
 def test_an_unknown_mjcf_robot_is_a_usage_error(capsys):
@@ -514,7 +507,7 @@ def test_the_crossover_sweep_covers_the_small_mechanisms(written):
     assert (out / "crossover.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _case_from_json(c: dict, cls=bench.CaseResult):
+def _case_from_json(c: dict, cls=bench.Case):
     """A case of a committed report's JSON, its timings reduced to their medians (all a target
     reads)."""
     case = cls(c["name"], c["nv"], c["m"])
@@ -535,7 +528,7 @@ def test_the_committed_reports_keep_their_targets_and_verdicts():
     data = json.loads((figures / "timings.json").read_text(encoding="utf-8"))
     run = {
         "cases": [_case_from_json(c) for c in data["cases"]],
-        "large": [bench.ScalingPoint(**p) for p in data["large"]],
+        "large": [bench.Point(**p) for p in data["large"]],
     }
     rows = [(t["target"], t["measured"], t["verdict"]) for t in data["targets"]]
     assert targets.timing_targets(run) == rows and len(rows) == 8
@@ -558,7 +551,7 @@ def test_a_derivative_that_returns_nan_is_not_timed():
         "dG:codegen": lambda q: dG * (1 + 1e-12),
         "dG:fd-codegen": lambda q: np.full_like(dG, np.nan),
     }
-    result = bench.CaseResult("x", 2, 2)
-    kept = derivatives._checked(candidates, np.zeros(2), result)
+    result = bench.Case("x", 2, 2)
+    kept = derivatives.checked(candidates, [np.zeros(2)], result)
     assert set(kept) == {derivatives.REFERENCE, "dG:codegen"}
     assert result.skipped["dG:fd-codegen"] == "wrong result (error inf), not timed"

@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import crossover, figure, report, results, sections
-from benchmarks.scaling import SweepOptions
+from benchmarks import crossover, figure, report, scaling
+from benchmarks.methods import Options
+from benchmarks.scaling import Point
 
 pytest.importorskip("matplotlib")
 
@@ -18,9 +19,10 @@ SIZES = {"chain_two_welds": (2, 4)}  # two tiny chains with m = 12
 def swept(tmp_path_factory):
     """Two tiny sizes, one sample each; the generated code built in a fresh folder."""
     cache = tmp_path_factory.mktemp("crossover-cache")
-    points, threads = crossover.time_crossover(
-        SIZES, 1, SweepOptions(cache_dir=cache), batch=4, progress=False
-    )
+    with crossover.blas_threads(1) as threads:
+        points = crossover.time_crossover(
+            SIZES, 1, Options(cache_dir=cache), batch=4, progress=False
+        )
     return points, threads
 
 
@@ -54,7 +56,7 @@ def test_a_wrong_route_stops_the_sweep(monkeypatch, tmp_path):
     monkeypatch.setattr(crossover, "dense_lu", wrong)
     with pytest.raises(ValueError, match=r"dense:lu disagrees with dense:pin\+cholesky"):
         crossover.time_crossover(
-            {"chain_two_welds": (2,)}, 1, SweepOptions(codegen=False), batch=2, progress=False
+            {"chain_two_welds": (2,)}, 1, Options(codegen=False), batch=2, progress=False
         )
 
 
@@ -82,7 +84,8 @@ def test_the_dense_routes_give_j_minv_jt():
 @pytest.mark.slow  # builds C libraries of its own
 def test_report_records_and_figure(swept, tmp_path):
     points, threads = swept
-    lines = sections.crossover_sweep(points, 4, threads)
+    run = {"crossover": points, "crossover_batch": 4, "crossover_blas_threads": threads}
+    lines = report._crossover(run)
     md = "\n".join(lines)
     assert "## Crossover" in md and f"BLAS threads: {threads}" in md
     for p in points:
@@ -101,9 +104,7 @@ def test_report_records_and_figure(swept, tmp_path):
 
 
 def _points(times: dict[int, tuple[float, float]]) -> list:
-    return [
-        results.CrossoverPoint("f", n, n, 12, {"rec": r, "dense": d}) for n, (r, d) in times.items()
-    ]
+    return [Point("f", n, n, 12, {"rec": r, "dense": d}) for n, (r, d) in times.items()]
 
 
 def test_crossover_is_where_the_recursive_route_wins_for_good():
@@ -125,22 +126,22 @@ def test_crossover_is_where_the_recursive_route_wins_for_good():
 
 def test_sizes_reach_300_and_the_quick_ones_stay_small():
     for family, sizes in crossover.CROSSOVER_SIZES.items():
-        ns = [crossover.mechanism(family, s).nv for s in (sizes[0], sizes[-1])]
+        ns = [scaling.mechanism(family, s).nv for s in (sizes[0], sizes[-1])]
         assert ns[0] <= 20 and 280 <= ns[1] <= crossover.CODEGEN_LINKS
     quick = crossover.quick_crossover_sizes()
     for family, sizes in quick.items():
         assert 1 <= len(sizes) <= 2
         assert all(
-            crossover.mechanism(family, s).nv <= crossover.QUICK_CROSSOVER_LINKS for s in sizes
+            scaling.mechanism(family, s).nv <= crossover.QUICK_CROSSOVER_LINKS for s in sizes
         )
-    robot = crossover.mechanism("chain_two_welds", 6)
+    robot = scaling.mechanism("chain_two_welds", 6)
     assert (robot.nv, robot.m) == (6, 12)
     assert (
-        crossover.mechanism("stem_with_branches", 1).nv,
-        crossover.mechanism("stem_with_branches", 1).m,
+        scaling.mechanism("stem_with_branches", 1).nv,
+        scaling.mechanism("stem_with_branches", 1).m,
     ) == (20, 12)
-    with pytest.raises(ValueError, match="unknown crossover mechanism"):
-        crossover.mechanism("nope", 3)
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        scaling.mechanism("nope", 3)
 
 
 def test_blas_threads_are_set_inside_the_block_and_restored():

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from benchmarks import frameworks, frameworks_section, targets
-from benchmarks.results import Timing
+from benchmarks.loop import Timing
 from pvosimr.study import cli, names
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
