@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from pvosimr.plotting import COLORS, MARKERS, color, pyplot
 
+from ..text import prose
 from .cases import ALGORITHMS, BACKENDS, PINOCCHIO, TOL
 from .tables import as_float, case_views, worst
 
@@ -106,15 +108,7 @@ def _legend(fig: Any, ax: Any) -> None:
         title_fontsize=7,
         frameon=False,
     )
-    note = (
-        "Depth panels: up to the dash-dotted line the truth is the\n"
-        "double dense J M⁻¹ Jᵀ, whose own error (dotted: against the\n"
-        "wide truth) is part of every error there. Beyond it a pin.Data\n"
-        "is too large (nv > 300): the truth is the wide (longdouble)\n"
-        "one, so the errors drop because the truth got more precise,\n"
-        "and the paths that need a pin.Data (numpy, Pinocchio) stop.\n"
-        "The cond(M) panel is against the wide truth throughout."
-    )
+    note = textwrap.fill(prose("accuracy", "figure-note"), 62)
     fig.text(1.0, 0.35, note, fontsize=7, va="top", ha="left")
 
 
