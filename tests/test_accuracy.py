@@ -193,3 +193,16 @@ def test_a_raise_is_kept_beside_the_records_and_reported():
     from benchmarks.accuracy import tables
 
     assert tables.failures([view]) == ["Spherical n=4 ratio=1e+16 numpy:efpa: raised ValueError"]
+
+
+def test_the_committed_report_is_its_records_written_again():
+    """validation/accuracy.md is what the report writer makes of validation/accuracy.json's
+    records: every number of the report comes from them."""
+    from pathlib import Path
+
+    from benchmarks.accuracy.report import markdown
+
+    folder = Path(__file__).resolve().parents[1] / "validation"
+    data = json.loads((folder / "accuracy.json").read_text(encoding="utf-8"))
+    written = markdown(data, data["seconds"], data["command"])
+    assert written == (folder / "accuracy.md").read_text(encoding="utf-8")

@@ -8,7 +8,6 @@ the middle and a 6D weld on the first link.  Its links' inertias are scaled by a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,6 @@ __all__ = [
     "ChainCase",
     "Limits",
     "StudyPlan",
-    "build_chain",
     "chain_joint_kinds",
     "mass_scales",
     "mixed_kinds",
@@ -96,15 +94,6 @@ def mass_scales(n: int, profile: str, ratio: float) -> np.ndarray:
     raise ValueError(f"unknown mass profile {profile!r} (uniform, alternating, geometric)")
 
 
-def build_chain(
-    kinds: Sequence[str], seed: int = 0, profile: str = "uniform", ratio: float = 1.0
-) -> tuple[pin.Model, list[pin.RigidConstraintModel]]:
-    """A serial chain of joints ``kinds`` (:func:`pvosimr.zoo.seeded.random_chain`, generic
-    draws from ``seed``), link inertias scaled by :func:`mass_scales`."""
-    scales = mass_scales(len(kinds), profile, ratio)
-    return seeded.random_chain(kinds, seed, inertia_scales=scales, draws=seeded.GENERIC)
-
-
 @dataclass(frozen=True)
 class ChainCase:
     """One chain: ``family`` (a joint kind or ``"mixed"``), ``n`` links, a mass profile."""
@@ -116,8 +105,11 @@ class ChainCase:
     seed: int = 0
 
     def build(self) -> tuple[pin.Model, list[pin.RigidConstraintModel]]:
+        """The chain (:func:`pvosimr.zoo.seeded.random_chain`, generic draws from ``seed``),
+        its link inertias scaled by :func:`mass_scales`."""
         kinds = chain_joint_kinds(self.family, self.n, self.seed)
-        return build_chain(kinds, self.seed, self.profile, self.ratio)
+        scales = mass_scales(self.n, self.profile, self.ratio)
+        return seeded.random_chain(kinds, self.seed, inertia_scales=scales, draws=seeded.GENERIC)
 
 
 @dataclass(frozen=True)
