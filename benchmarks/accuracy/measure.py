@@ -93,26 +93,6 @@ def _run_paths(model, data, qs, cms, limits: Limits, codegen: bool) -> dict:
     return out
 
 
-def _run_pinocchio(model, data, qs, cms) -> dict:
-    """Pinocchio's two routines; its C++ PV-OSIMr owns a second O(nv³) Data: run after ours
-    is freed (the caller drops ``data`` between)."""
-    out: dict = {}
-    efpa = reference.pinocchio_efpa
-    _attempt(out, "pin-efpa", lambda: [np.array(efpa(model, data, q, cms)) for q in qs])
-    return out
-
-
-def _run_pin_pv(model, qs, cms) -> dict:
-    out: dict = {}
-    pv = reference.pinocchio_pv_osimr
-    try:
-        _attempt(out, "pin-pv-osimr", lambda: [pv(model, None, q, cms) for q in qs])
-    finally:
-        reference.clear_cache()
-        gc.collect()
-    return out
-
-
 def _reference(model, data, qs, cms, wide_kind: str) -> tuple:
     """``(truths, M, reference, LU vs Cholesky, dense failure)``: the dense truth at every q
     where there is a Data and it holds, else the wide one (longdouble where there is no Data,
@@ -194,12 +174,15 @@ def measure(
             value = _sensitivity(model, qs[0], cms, wide, rng)
             records.append(Record(name, "wide truth", "sensitivity", value, ""))
     results = _run_paths(model, data, qs, cms, limits, codegen)
-    if data is not None:
-        results |= _run_pinocchio(model, data, qs, cms)
+    efpa, pv = reference.pinocchio_efpa, reference.pinocchio_pv_osimr
+    if use_pin:
+        _attempt(results, "pin-efpa", lambda d=data: [np.array(efpa(model, d, q, cms)) for q in qs])
     del data
     gc.collect()
-    if use_pin:
-        results |= _run_pin_pv(model, qs, cms)
+    if use_pin:  # Pinocchio's C++ PV-OSIMr owns a second O(nv³) Data: after ours is freed
+        _attempt(results, "pin-pv-osimr", lambda: [pv(model, None, q, cms) for q in qs])
+        reference.clear_cache()
+        gc.collect()
     scored, raised = _scored(name, results, truths, wide)
     info["raised"] |= raised
     seconds = Record(name, "study", "seconds", time.perf_counter() - start, "s")
