@@ -48,14 +48,15 @@ PATHS = tuple(f"{b}:{a}" for b in BACKENDS for a in ALGORITHMS) + PINOCCHIO
 
 @dataclass(frozen=True)
 class Limits:
-    """What each path is run on (sizes in dofs nv or CasADi instructions); see the report."""
+    """What each path is run on (sizes in dofs nv or CasADi instructions); the report's
+    "Limits" (templates/accuracy.md) gives the measured costs that chose them."""
 
-    nv_pin: int = 300  # pin.Data is O(nv³): 1.7 GB at 300, 13.6 GB at 600
+    nv_pin: int = 300  # a pin.Data is O(nv³) memory
     nv_decimal: int = 150  # wide truth in Decimal up to here, np.longdouble beyond
     nv_wide: int = 1000  # no wide truth beyond (its Python CRBA is O(n²) link pairs)
-    nv_casadi_naive: int = 60  # naive's SX graph: 2e5 instructions, 3.6 s at nv 60; 28 s at 120
-    nv_casadi_ltl: int = 120  # LTL-OSIM's: 9e5 instructions, 4 s at nv 120
-    codegen_instructions: int = 25_000  # gcc -O3 takes ~6 s at 18k instructions, 21 s at 58k
+    nv_casadi_naive: int = 60  # naive's SX graph grows as nv³
+    nv_casadi_ltl: int = 120  # LTL-OSIM's likewise, more slowly
+    codegen_instructions: int = 25_000  # the C compiler's time grows with the instructions
     configurations: int = 3  # q per case (the batch runs them at once)
 
 
