@@ -54,8 +54,8 @@ class Limits:
     nv_pin: int = 300  # a pin.Data is O(nv³) memory
     nv_decimal: int = 150  # wide truth in Decimal up to here, np.longdouble beyond
     nv_wide: int = 1000  # no wide truth beyond (its Python CRBA is O(n²) link pairs)
-    nv_casadi_naive: int = 60  # naive's SX graph grows as nv³
-    nv_casadi_ltl: int = 120  # LTL-OSIM's likewise, more slowly
+    nv_casadi_naive: int = 60  # naive's SX graph grows steeply with nv
+    nv_casadi_ltl: int = 120  # LTL-OSIM's too, less steeply
     codegen_instructions: int = 25_000  # the C compiler's time grows with the instructions
     configurations: int = 3  # q per case (the batch runs them at once)
 
