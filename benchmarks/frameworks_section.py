@@ -1,8 +1,7 @@
-"""The section "JAX and PyTorch" of ``timings.md``: its run, its targets and its tables.
-
-:func:`time_frameworks` runs :mod:`.frameworks` on the robot cases and :mod:`.frax_compare` on
-frax's G1; :func:`.targets.framework_targets` judges its targets; :func:`lines` writes the
-section (one line saying what to install where jax or torch is missing).
+"""The section "JAX and PyTorch" of ``timings.md``: its run (:mod:`.frameworks` on the robot
+cases, :mod:`.frax_compare` on frax's G1), its tables, and its targets
+(:func:`.targets.framework_targets`); one line saying what to install where jax or torch is
+missing.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pvosimr.extras import install_hint, missing_extra
-from pvosimr.study.record import row, rule, target_json, target_lines
+from pvosimr.study.record import row, table, target_json, target_lines
 
 from . import frax_route
 from .frameworks import (
@@ -28,6 +27,7 @@ from .text import prose, timing_cell
 __all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 
 HEADING = "## JAX and PyTorch"
+WHO = 'pvosimr bench, section "JAX and PyTorch"'
 
 LABELS = {
     "direct:G": "direct f(qs) (f(q) at B = 1)",
@@ -44,9 +44,22 @@ LABELS = {
     "frax:G": "frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))",
     "frax:grad": "frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))",
 }
-"""The section's methods as the report names them."""
+"""The section's methods as the report names them, in the order of its tables."""
 
-WHO = 'pvosimr bench, section "JAX and PyTorch"'
+BASES = {
+    "jax:G": ("direct:G",),
+    "torch:G": ("direct:G",),
+    "jax:grad": ("direct:vjp",),
+    "torch:G+backward": ("direct:G", "direct:vjp"),
+}
+"""The direct calls each front end's ratio divides by (their sum)."""
+
+FRAX_ROWS = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
+FRAX_RATIOS = (
+    ("G", "frax:G", "jax:G", "direct:G"),
+    ("gradient", "frax:grad", "jax:grad", "direct:vjp"),
+)
+"""frax's table: its rows, and its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``."""
 
 
 def time_frameworks(
@@ -63,12 +76,11 @@ def time_frameworks(
     from pvosimr import zoo
     from pvosimr.codegen.call import usable_cores
 
-    out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
-    out["threads"] = usable_cores()
-    out["missing"] = [m for m in ("jax", "torch") if missing_extra(m) is not None]
     frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
-    out["frax_batches"] = frax_batches
-    if "jax" not in out["missing"]:
+    missing = [m for m in ("jax", "torch") if missing_extra(m) is not None]
+    out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
+    out |= {"threads": usable_cores(), "missing": missing, "frax_batches": frax_batches}
+    if "jax" not in missing:
         out["settings"] = frax_route.jax_settings()  # float64 on
         try:  # first: frax's XLA flags apply only before jax starts its backend
             if frax_batches:
@@ -82,50 +94,37 @@ def time_frameworks(
             out["unavailable"][spec] = str(exc).split(". ")[0]
             continue
         out["cases"].append(time_robot(robot, batches, repeats, seed, cache_dir))
-    if frax_batches and "frax" not in out["unavailable"] and "jax" not in out["missing"]:
+    if frax_batches and "frax" not in out["unavailable"] and "jax" not in missing:
         from .frax_compare import time_frax
 
         out["frax"] = time_frax(frax_batches, repeats, seed, cache_dir)
     return out
 
 
-def _cell(case: FrameworkResult, method: str, B: int, base: str | None) -> str:
+def _cell(case: FrameworkResult, method: str, B: int) -> str:
+    """``median [p25–p75]`` (µs), with the ratio to the direct calls in brackets."""
     key = f"{method}:B{B}"
     if key not in case.timings:
-        why = case.skipped.get(key)
-        return "wrong result" if why else "—"
-    cell = timing_cell(case.timings[key])
-    bases = [case.median(k, B) for k in base or ()]
-    if bases and None not in bases:
-        cell += f" ({case.median(method, B) / sum(bases):.2f}×)"
-    return cell
-
-
-BASES = {
-    "jax:G": ("direct:G",),
-    "torch:G": ("direct:G",),
-    "jax:grad": ("direct:vjp",),
-    "torch:G+backward": ("direct:G", "direct:vjp"),
-}
-"""The direct calls each front end's ratio divides by (their sum)."""
+        return "wrong result" if key in case.skipped else "—"
+    bases = [case.median(k, B) for k in BASES.get(method, ())]
+    ratio = f" ({case.median(method, B) / sum(bases):.2f}×)" if bases and None not in bases else ""
+    return timing_cell(case.timings[key]) + ratio
 
 
 def _table(case: FrameworkResult, batches: Sequence[int], methods: Sequence[str]) -> list[str]:
-    rows = [row("method", [f"B = {B}" for B in batches]), rule("l" + "r" * len(batches))]
-    for k in methods:
-        if any(f"{k}:B{B}" in case.timings for B in batches):
-            rows.append(row(LABELS[k], [_cell(case, k, B, BASES.get(k)) for B in batches]))
-    return rows
+    timed = [k for k in methods if any(f"{k}:B{B}" in case.timings for B in batches)]
+    rows = [[LABELS[k], *(_cell(case, k, B) for B in batches)] for k in timed]
+    return table(["method", *(f"B = {B}" for B in batches)], rows)
 
 
 def _checks(case: FrameworkResult) -> str:
-    parts = [f"{k} {e:.1e}" for k, e in case.errors.items()]
-    equal = [k for k, same in case.bitwise.items() if same]
-    text = "Checks before timing (max relative error): " + (", ".join(parts) or "none") + "."
+    parts = ", ".join(f"{k} {e:.1e}" for k, e in case.errors.items()) or "none"
+    text = f"Checks before timing (max relative error): {parts}."
     if case.bitwise:
-        text += f" G bitwise equal to f(qs): {len(equal)} of {len(case.bitwise)} front-end calls."
-    skipped = [f"{k}: {why}" for k, why in case.skipped.items()]
-    return text + (" Not timed: " + "; ".join(skipped) + "." if skipped else "")
+        equal = sum(case.bitwise.values())
+        text += f" G bitwise equal to f(qs): {equal} of {len(case.bitwise)} front-end calls."
+    skipped = "; ".join(f"{k}: {why}" for k, why in case.skipped.items())
+    return text + (f" Not timed: {skipped}." if skipped else "")
 
 
 def _buffers(case: FrameworkResult) -> list[str]:
@@ -139,36 +138,23 @@ def _buffers(case: FrameworkResult) -> list[str]:
 def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
     if result is None:
         return []
+    out = ["", f"### Against frax's dense route: {result.name} (nv {result.nv}, m {result.m})", ""]
     error = result.errors.get("frax-vs-pinocchio")
-    lines = [
-        "",
-        f"### Against frax's dense route: {result.name} (nv {result.nv}, m {result.m})",
-        "",
-        prose(
-            "frameworks",
-            "frax",
-            error=f"{error:.1e}",
-            bound=f"{frax_route.AGREEMENT_TOLERANCE:g}",
-        )
-        if error is not None
-        else "",
+    bound = f"{frax_route.AGREEMENT_TOLERANCE:g}"
+    out += [
+        prose("frameworks", "frax", error=f"{error:.1e}", bound=bound) if error is not None else "",
         "",
     ]
     if "frax" in result.skipped and not result.timings:
-        return [*lines, f"Not timed: {result.skipped['frax']}"]
-    methods = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
-    lines += _table(result, batches, methods)
-    for what, frax, mine in (("G", "frax:G", "jax:G"), ("gradient", "frax:grad", "jax:grad")):
+        return [*out, f"Not timed: {result.skipped['frax']}"]
+    out += _table(result, batches, FRAX_ROWS)
+    for what, frax, mine, direct in FRAX_RATIOS:
         if not any(result.median(mine, B) for B in batches):  # no pvosimr.jax: the direct call
-            mine = "direct:G" if what == "G" else "direct:vjp"
-        cells = [
-            f"{result.median(frax, B) / result.median(mine, B):.1f}×"
-            if result.median(frax, B) and result.median(mine, B)
-            else "—"
-            for B in batches
-        ]
-        lines.append(row(f"**ratio frax ÷ pvosimr ({LABELS[mine]}), {what}**", cells))
-    return [*lines, "", _checks(result)]
+            mine = direct
+        times = [(result.median(frax, B), result.median(mine, B)) for B in batches]
+        cells = [f"{a / b:.1f}×" if a and b else "—" for a, b in times]
+        out.append(row(f"**ratio frax ÷ pvosimr ({LABELS[mine]}), {what}**", cells))
+    return [*out, "", _checks(result)]
 
 
 def lines(section: dict | None) -> list[str]:
@@ -191,16 +177,16 @@ def lines(section: dict | None) -> list[str]:
         out += ["", f"### {case.name} (nv {case.nv}, m {case.m})", ""]
         out += [*_table(case, section["batches"], methods), "", _checks(case), *_buffers(case)]
     out += _frax(section.get("frax"), section.get("frax_batches", []))
-    out += [f"\n{spec}: not available ({why})" for spec, why in section["unavailable"].items()]
-    return out
+    return out + [
+        f"\n{spec}: not available ({why})" for spec, why in section["unavailable"].items()
+    ]
 
 
 def jsonable(section: dict | None) -> dict | None:
     """The section as plain data, its targets included."""
     if section is None:
         return None
-    out = dict(section)
-    out["cases"] = [c.to_json() for c in section["cases"]]
-    out["frax"] = None if section.get("frax") is None else section["frax"].to_json()
-    out["targets"] = target_json(framework_targets(section))
-    return out
+    frax = section.get("frax")
+    out = {**section, "cases": [c.to_json() for c in section["cases"]]}
+    out["frax"] = None if frax is None else frax.to_json()
+    return out | {"targets": target_json(framework_targets(section))}

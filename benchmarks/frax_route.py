@@ -1,28 +1,14 @@
-"""The dense route JAX users take today: frax's G = J M⁻¹ Jᵀ on the Unitree G1 it ships.
+"""The dense route JAX users take today: frax's G = J M⁻¹ Jᵀ on the Unitree G1 it ships, and
+the same URDF in Pinocchio with both feet welded (:func:`pvosimr.constraints.weld` at frax's two
+foot frames), for :func:`agreement` to check both against each other before anything is timed.
 
-frax (PyPI ``frax``) computes the mass matrix and frame Jacobians of its robots in JAX. A JAX
-user who wants the Delassus matrix of the G1's feet writes :func:`dense_g`: ``M =
-robot.mass_matrix(q)``, the two feet's Jacobians stacked, ``G = Yᵀ Y`` with ``L Lᵀ = M`` and
-``Y = L⁻¹ Jᵀ``, all in float64 under ``jax.jit`` and ``jax.vmap``.
-
-:func:`load` also loads the very URDF frax ships into Pinocchio, with a free flyer at the
-pelvis, adds frax's two foot frames (the ankle-roll joints with frax's offsets) and welds them
-with :func:`pvosimr.constraints.weld`. The conventions differ, and :class:`FraxCase` maps them:
-
-- q: frax's is ``[position, quaternion (w, x, y, z), joints in frax's order]``, Pinocchio's
-  ``[position, quaternion (x, y, z, w), joints in the URDF's depth-first order]``
-  (:meth:`FraxCase.pinocchio_q`, joints matched by name);
-- velocities: frax's base velocity is the world-frame linear velocity and the body angular
-  velocity, Pinocchio's the body-frame spatial velocity. G does not depend on that choice
-  (J T (Tᵀ M T)⁻¹ Tᵀ Jᵀ = J M⁻¹ Jᵀ for any invertible T);
-- rows: frax's Jacobians give the foot frame's linear and angular velocity in world axes,
-  pvosimr's LOCAL welds the same in the foot frame's axes, so ``G_local = Aᵀ G_frax A`` with
-  ``A = diag(R_l, R_l, R_r, R_r)``, the foot rotations of frax's own forward kinematics
-  (:meth:`FraxCase.local`).
-
-:func:`agreement` checks both against each other; the bench times nothing before it passes.
-frax warns at import about environment variables: :func:`import_frax` sets the ones it
-recommends where they still can take effect and records them.
+frax (PyPI ``frax``) computes the mass matrix and frame Jacobians in JAX; :meth:`FraxCase.dense_g`
+forms ``G = Yᵀ Y``, ``Y = L⁻¹ Jᵀ``, ``L Lᵀ = M``, traceable under jit, vmap and grad.
+:class:`FraxCase` maps the conventions: q (frax's quaternion is (w, x, y, z) and its joints in
+its own order: :meth:`~FraxCase.pinocchio_q`) and the rows (frax's Jacobians give the feet's
+velocities in world axes, pvosimr's LOCAL welds in the foot frames: ``G_local = Aᵀ G_frax A``,
+:meth:`~FraxCase.local`); the base velocity's convention does not change G (J T (Tᵀ M T)⁻¹ Tᵀ Jᵀ
+= J M⁻¹ Jᵀ for any invertible T).
 """
 
 from __future__ import annotations

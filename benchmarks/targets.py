@@ -250,8 +250,8 @@ def _front_end(case, quantity: str, B: int | None) -> Measured:
         return Measured(a / b, f"{a / b:.2f}× ({microseconds(a)} vs {microseconds(b)} µs)")
     t, d, z = times
     bound = d + z + OVERHEAD_US * 1e-6
-    shown = f"{microseconds(t)} µs; bound {microseconds(d)} + {microseconds(z)} + 2 µs"
-    shown += f" = {microseconds(bound)} µs"
+    terms = " + ".join([microseconds(d), microseconds(z), f"{OVERHEAD_US:g}"])
+    shown = f"{microseconds(t)} µs; bound {terms} µs = {microseconds(bound)} µs"
     after = case.median(f"{trivial[0]}+{base}", 1)
     if after is not None:  # the direct call in the caches JAX's dispatch leaves
         shown += f" (the direct call after the trivial call: {microseconds(after - z)} µs)"

@@ -1,29 +1,35 @@
 """The B = 1 overhead baselines: a trivial jitted XLA FFI call, a trivial torch custom op, and
-the same C through torch's autograd, forward and backward.
+the same C through torch's autograd, forward and backward: what JAX or torch takes to dispatch
+any foreign function, which the bench's B = 1 targets allow.
 
-Both double 8 float64 numbers in C++: :data:`SOURCE` holds an XLA FFI handler (built with the
-C++ compiler against the installed jaxlib's headers, ``jax.ffi.include_dir()``, loaded with
-ctypes and registered through ``jax.ffi.pycapsule``) and a plain C function that the torch
-custom op calls through ctypes. What JAX or torch takes to dispatch such a call is the cost that
-any foreign function pays on top of its own work, and the bench's B = 1 targets allow it.
-
-The library is built once per jaxlib and compiler into pvosimr's cache folder (``bench/``).
-jax and torch are imported only by the functions that use them.
+:data:`SOURCE` (C++) holds an XLA FFI handler and a plain C function, both doubling float64
+numbers; it is built once per jaxlib and compiler against ``jax.ffi.include_dir()`` into
+pvosimr's cache folder (``bench/``) and loaded with ctypes.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pvosimr.codegen import compiler as toolchain
 
-__all__ = ["SOURCE", "N", "build", "check", "jax_double", "torch_double", "torch_double_autograd"]
+__all__ = [
+    "N",
+    "check",
+    "check_backward",
+    "jax_double",
+    "numbers",
+    "torch_backward",
+    "torch_double",
+]
 
 N = 8
 """How many numbers the trivial calls double."""
@@ -52,7 +58,6 @@ extern "C" void pvosimr_bench_double_c(const double* in, double* out, int64_t n)
   for (int64_t k = 0; k < n; ++k) out[k] = 2.0 * in[k];
 }
 """
-"""The C++ of both trivial calls (the handler works on any shape, so it also runs under vmap)."""
 
 
 def build(cache: Path | None = None) -> Path:
@@ -92,6 +97,14 @@ def _library(cache: Path | None) -> ctypes.CDLL:
     return _LOADED[path]
 
 
+def _c_double(cache: Path | None) -> Callable:
+    """The C function ``(in, out, n)`` through ctypes."""
+    function = _library(cache).pvosimr_bench_double_c
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    function.restype = None
+    return function
+
+
 def jax_double(cache: Path | None = None) -> Callable:
     """``jax.jit`` of the FFI call that returns 2x (float64, any shape; works under vmap)."""
     import jax
@@ -99,9 +112,8 @@ def jax_double(cache: Path | None = None) -> Callable:
 
     library = _library(cache)
     if FFI_TARGET not in _LOADED:
-        jax.ffi.register_ffi_target(
-            FFI_TARGET, jax.ffi.pycapsule(library.pvosimr_bench_double), platform="cpu"
-        )
+        capsule = jax.ffi.pycapsule(library.pvosimr_bench_double)
+        jax.ffi.register_ffi_target(FFI_TARGET, capsule, platform="cpu")
         _LOADED[FFI_TARGET] = library
 
     def double(x):
@@ -111,21 +123,26 @@ def jax_double(cache: Path | None = None) -> Callable:
     return jax.jit(double)
 
 
-def torch_double(cache: Path | None = None) -> Callable:
-    """A ``torch.library`` custom op that returns 2x through ctypes (float64, CPU, contiguous)."""
+def _doubled(function: Callable, x: Any) -> Any:
+    """2x of a float64 CPU tensor by the C function."""
     import torch
 
-    function = _library(cache).pvosimr_bench_double_c
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
-    function.restype = None
+    x = x.detach().contiguous()
+    out = torch.empty_like(x)
+    function(x.data_ptr(), out.data_ptr(), x.numel())
+    return out
+
+
+def torch_double(cache: Path | None = None) -> Callable:
+    """A ``torch.library`` custom op that returns 2x through ctypes (float64, CPU)."""
+    import torch
+
+    function = _c_double(cache)
     if TORCH_OP not in _LOADED:
 
         @torch.library.custom_op(TORCH_OP, mutates_args=(), schema="(Tensor x) -> Tensor")
         def double(x: torch.Tensor) -> torch.Tensor:
-            x = x.contiguous()
-            out = torch.empty_like(x)
-            function(x.data_ptr(), out.data_ptr(), x.numel())
-            return out
+            return _doubled(function, x)
 
         @double.register_fake
         def _(x: torch.Tensor) -> torch.Tensor:
@@ -135,37 +152,47 @@ def torch_double(cache: Path | None = None) -> Callable:
     return _LOADED[TORCH_OP]
 
 
-def torch_double_autograd(cache: Path | None = None) -> Callable:
-    """2x through ctypes as a ``torch.autograd.Function`` (float64, CPU, contiguous), its
-    backward 2x of the cotangent the same way: what torch's autograd itself costs a foreign
-    function, forward and backward (pvosimr.torch's eager calls with a gradient take this
-    route)."""
+def torch_backward(cache: Path | None = None) -> tuple[Callable, Any]:
+    """2x through ctypes as a ``torch.autograd.Function`` whose backward doubles the cotangent
+    the same way (pvosimr.torch's eager calls with a gradient take this route): ``(backward,
+    leaf)``, ``backward(leaf)`` the forward and backward of :data:`N` numbers, returning the
+    gradient (2 each)."""
     import torch
 
-    function = _library(cache).pvosimr_bench_double_c
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
-    function.restype = None
-
-    def double(x: torch.Tensor) -> torch.Tensor:
-        x = x.detach().contiguous()
-        out = torch.empty_like(x)
-        function(x.data_ptr(), out.data_ptr(), x.numel())
-        return out
+    function = _c_double(cache)
 
     class Double(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x: torch.Tensor) -> torch.Tensor:
-            return double(x)
+            return _doubled(function, x)
 
         @staticmethod
         def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
-            return double(grad)
+            return _doubled(function, grad)
 
-    return Double.apply
+    leaf, ones = numbers("torch").clone().requires_grad_(True), torch.ones(N, dtype=torch.float64)
+
+    def backward(x: torch.Tensor) -> torch.Tensor:
+        x.grad = None
+        Double.apply(x).backward(ones)
+        return x.grad
+
+    backward.forward = Double.apply  # type: ignore[attr-defined]  # for check_backward
+    return backward, leaf
 
 
-def check(fn: Callable, wrap: Callable = lambda x: x) -> float:
-    """Largest error of ``fn`` (a trivial call, on ``wrap`` of a numpy array) against 2x on
-    :data:`N` numbers."""
-    x = np.arange(1.0, N + 1.0)
-    return float(np.max(np.abs(np.asarray(fn(wrap(x))) - 2.0 * x)))
+def numbers(kind: str) -> Any:
+    """The :data:`N` numbers 1 … N in float64 as a ``"jax"`` or ``"torch"`` array."""
+    module = importlib.import_module("jax.numpy" if kind == "jax" else "torch")
+    return module.asarray(np.arange(1.0, N + 1.0))
+
+
+def check(fn: Callable, kind: str = "jax") -> float:
+    """Largest error of ``fn`` on :func:`numbers` of ``kind`` against 2x."""
+    return float(np.max(np.abs(np.asarray(fn(numbers(kind))) - 2.0 * np.arange(1.0, N + 1.0))))
+
+
+def check_backward(backward: Callable, leaf: Any) -> float:
+    """Largest error of :func:`torch_backward`'s forward (against 2x) and gradient (2)."""
+    forward = check(lambda x: backward.forward(x).detach(), "torch")
+    return max(forward, float(np.max(np.abs(backward(leaf).numpy() - 2.0))))

@@ -50,7 +50,7 @@ def _pvosimr_errors(record):
 def _check_acceptance(results) -> int:
     """Every pvosimr path within TOL wherever cond(M) ≤ 1e8; the number of errors checked."""
     checked = 0
-    for rec in results["depth"] + results["cond"]:
+    for rec in accuracy.case_views(results):
         if rec["cond"] > accuracy.ACCEPT_COND:
             continue
         for path, err in _pvosimr_errors(rec).items():
@@ -65,12 +65,15 @@ def _check_acceptance(results) -> int:
 def test_small_study_every_path_within_tolerance_and_reported(small):
     results, out = small
     assert _check_acceptance(results) >= 40
-    paths = {p for rec in results["depth"] for p in rec["errors"]}
+    views = accuracy.case_views(results)
+    depth = [r for r in views if r["sweep"] == "depth"]
+    paths = {p for rec in depth for p in rec["errors"]}
     assert {f"{b}:{a}" for b in ("numpy", "batch", "casadi") for a in accuracy.ALGORITHMS} <= paths
     assert set(accuracy.PINOCCHIO) <= paths and any(p.startswith("codegen:") for p in paths)
-    assert all(r["reference"] == "dense" and r["wide"] == "decimal" for r in results["depth"])
+    assert all(r["reference"] == "dense" and r["wide"] == "decimal" for r in depth)
     payload = json.loads((out / "accuracy.json").read_text())
-    assert [r["errors"] for r in payload["cond"]] == [r["errors"] for r in results["cond"]]
+    assert accuracy.case_views(payload) == views  # every number, as written
+    assert {r["quantity"] for r in payload["records"]} >= {"error", "error vs wide", "cond"}
     (limits,) = payload["accuracy_limits"]
     assert limits["pvosimr recursive"]["ratio"] is not None and "at_1e10" in limits
     report = (out / "accuracy.md").read_text()
@@ -88,21 +91,22 @@ def test_quick_study_every_pvosimr_path_within_tolerance_where_cond_le_1e8(quick
 @pytest.mark.slow
 def test_quick_study_covers_the_deep_spherical_chain_on_every_backend(quick):
     results, _ = quick
-    (deep,) = [r for r in results["depth"] if r["family"] == "Spherical" and r["n"] == 80]
+    depth = [r for r in accuracy.case_views(results) if r["sweep"] == "depth"]
+    (deep,) = [r for r in depth if r["family"] == "Spherical" and r["n"] == 80]
     assert deep["reference"] == "dense" and deep["cond"] <= accuracy.ACCEPT_COND
     for algorithm in accuracy.RECURSIVE:
         for backend in ("numpy", "batch", "casadi"):
             assert f"{backend}:{algorithm}" in deep["errors"]
     # the double dense truth is itself checked against the extended-precision one
     assert deep["truth_vs_wide"] <= 1e-12
-    assert any(p.startswith("codegen:") for r in results["depth"] for p in r["errors"])
+    assert any(p.startswith("codegen:") for r in depth for p in r["errors"])
 
 
 @pytest.mark.slow
 def test_quick_study_writes_its_outputs(quick):
     results, out = quick
     payload = json.loads((out / "accuracy.json").read_text())
-    assert len(payload["depth"]) == len(results["depth"])
+    assert payload["cases"] == results["cases"] and len(payload["cases"]) == 7
     assert payload["acceptance"]["Spherical"]["nv"] == 240
     report = (out / "accuracy.md").read_text()
     assert "## Acceptance: worst error where cond(M) ≤ 1e8" in report
@@ -169,3 +173,36 @@ def test_recursive_numpy_paths_hold_at_a_mass_ratio_of_1e6():
         Gb = pvosimr.compute_delassus_batch(model, q[None], cms, algorithm)[0]
         assert truth.rel_err(G, wide) <= accuracy.TOL, (algorithm, truth.rel_err(G, wide))
         assert truth.rel_err(Gb, wide) <= accuracy.TOL, (algorithm, truth.rel_err(Gb, wide))
+
+
+def test_a_raise_is_kept_beside_the_records_and_reported():
+    """A path that raised and a double truth that failed are in the case's description, not
+    lost among the numbers: the tables show them, the report lists the path."""
+    from pvosimr.study.record import Record
+
+    case = {"name": "c", "sweep": "cond", "family": "Spherical", "n": 4, "profile": "alternating"}
+    case |= {"ratio": 1e16, "nv": 12, "m": 15, "reference": "wide-decimal", "wide": "decimal"}
+    case["raised"] = {"dense truth": "raised LinAlgError: M", "numpy:efpa": "raised ValueError"}
+    records = [Record("c", "M", "cond", 1e17, ""), Record("c", "batch:efpa", "error", 0.5, "")]
+    results = {"cases": [case], "records": [r.to_json() for r in records]}
+    (view,) = accuracy.case_views(results)
+    assert view["errors"] == {"numpy:efpa": "raised ValueError", "batch:efpa": 0.5}
+    assert view["errors_wide"] == {"numpy:efpa": "raised ValueError"}
+    assert view["truth_vs_wide"] == view["lu_vs_cholesky"] == "raised LinAlgError: M"
+    assert view["cond"] == 1e17 and view["sensitivity"] is None
+    from benchmarks.accuracy import tables
+
+    assert tables.failures([view]) == ["Spherical n=4 ratio=1e+16 numpy:efpa: raised ValueError"]
+
+
+def test_the_committed_report_is_its_records_written_again():
+    """validation/accuracy.md is what the report writer makes of validation/accuracy.json's
+    records: every number of the report comes from them."""
+    from pathlib import Path
+
+    from benchmarks.accuracy.report import markdown
+
+    folder = Path(__file__).resolve().parents[1] / "validation"
+    data = json.loads((folder / "accuracy.json").read_text(encoding="utf-8"))
+    written = markdown(data, data["seconds"], data["command"])
+    assert written == (folder / "accuracy.md").read_text(encoding="utf-8")

@@ -8,7 +8,6 @@ the middle and a 6D weld on the first link.  Its links' inertias are scaled by a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,6 @@ __all__ = [
     "ChainCase",
     "Limits",
     "StudyPlan",
-    "build_chain",
     "chain_joint_kinds",
     "mass_scales",
     "mixed_kinds",
@@ -50,14 +48,15 @@ PATHS = tuple(f"{b}:{a}" for b in BACKENDS for a in ALGORITHMS) + PINOCCHIO
 
 @dataclass(frozen=True)
 class Limits:
-    """What each path is run on (sizes in dofs nv or CasADi instructions); see the report."""
+    """What each path is run on (sizes in dofs nv or CasADi instructions); the report's
+    "Limits" (templates/accuracy.md) gives the measured costs that chose them."""
 
-    nv_pin: int = 300  # pin.Data is O(nv³): 1.7 GB at 300, 13.6 GB at 600
+    nv_pin: int = 300  # a pin.Data is O(nv³) memory
     nv_decimal: int = 150  # wide truth in Decimal up to here, np.longdouble beyond
     nv_wide: int = 1000  # no wide truth beyond (its Python CRBA is O(n²) link pairs)
-    nv_casadi_naive: int = 60  # naive's SX graph: 2e5 instructions, 3.6 s at nv 60; 28 s at 120
-    nv_casadi_ltl: int = 120  # LTL-OSIM's: 9e5 instructions, 4 s at nv 120
-    codegen_instructions: int = 25_000  # gcc -O3 takes ~6 s at 18k instructions, 21 s at 58k
+    nv_casadi_naive: int = 60  # naive's SX graph grows steeply with nv
+    nv_casadi_ltl: int = 120  # LTL-OSIM's too, less steeply
+    codegen_instructions: int = 25_000  # the C compiler's time grows with the instructions
     configurations: int = 3  # q per case (the batch runs them at once)
 
 
@@ -96,15 +95,6 @@ def mass_scales(n: int, profile: str, ratio: float) -> np.ndarray:
     raise ValueError(f"unknown mass profile {profile!r} (uniform, alternating, geometric)")
 
 
-def build_chain(
-    kinds: Sequence[str], seed: int = 0, profile: str = "uniform", ratio: float = 1.0
-) -> tuple[pin.Model, list[pin.RigidConstraintModel]]:
-    """A serial chain of joints ``kinds`` (:func:`pvosimr.zoo.seeded.random_chain`, generic
-    draws from ``seed``), link inertias scaled by :func:`mass_scales`."""
-    scales = mass_scales(len(kinds), profile, ratio)
-    return seeded.random_chain(kinds, seed, inertia_scales=scales, draws=seeded.GENERIC)
-
-
 @dataclass(frozen=True)
 class ChainCase:
     """One chain: ``family`` (a joint kind or ``"mixed"``), ``n`` links, a mass profile."""
@@ -116,8 +106,11 @@ class ChainCase:
     seed: int = 0
 
     def build(self) -> tuple[pin.Model, list[pin.RigidConstraintModel]]:
+        """The chain (:func:`pvosimr.zoo.seeded.random_chain`, generic draws from ``seed``),
+        its link inertias scaled by :func:`mass_scales`."""
         kinds = chain_joint_kinds(self.family, self.n, self.seed)
-        return build_chain(kinds, self.seed, self.profile, self.ratio)
+        scales = mass_scales(self.n, self.profile, self.ratio)
+        return seeded.random_chain(kinds, self.seed, inertia_scales=scales, draws=seeded.GENERIC)
 
 
 @dataclass(frozen=True)

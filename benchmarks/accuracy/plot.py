@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from pvosimr.plotting import COLORS, MARKERS, color, pyplot
 
+from ..text import prose
 from .cases import ALGORITHMS, BACKENDS, PINOCCHIO, TOL
-from .tables import as_float, worst
+from .tables import as_float, case_views, worst
 
 __all__ = ["PIN_STYLE", "plot", "redraw"]
 
@@ -67,18 +69,18 @@ def _draw(ax: Any, recs: list[dict], key: str, x: str) -> None:
 
 def plot(results: dict, path: Path) -> None:
     """Error against depth (one panel per chain kind) and against cond(M), log-log."""
-    plt = pyplot()
+    views, plt = case_views(results), pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), layout="constrained")
     for ax, family in zip(axes.flat[:3], ("Spherical", "FreeFlyer", "mixed"), strict=True):
-        _draw(ax, [r for r in results["depth"] if r["family"] == family], "errors", "n")
+        depth = [r for r in views if r["sweep"] == "depth" and r["family"] == family]
+        _draw(ax, depth, "errors", "n")
         ax.set_title(f"{family} chains, uniform masses")
         ax.set_xlabel("links n")
         ax.set_ylabel("rel. error vs truth")
     ax = axes.flat[3]
     # the alternating (heavy/light) profile: the geometric one loses nothing (see the tables)
-    hard = [
-        r for r in results["cond"] if r["family"] == "Spherical" and r["profile"] == "alternating"
-    ]
+    hard = [r for r in views if r["sweep"] == "cond" and r["family"] == "Spherical"]
+    hard = [r for r in hard if r["profile"] == "alternating"]
     _draw(ax, hard, "errors_wide", "cond")
     ax.set_title(f"Spherical n={hard[0]['n'] if hard else '?'}, alternating mass ratio")
     ax.set_xlabel("cond(M)")
@@ -106,15 +108,7 @@ def _legend(fig: Any, ax: Any) -> None:
         title_fontsize=7,
         frameon=False,
     )
-    note = (
-        "Depth panels: up to the dash-dotted line the truth is the\n"
-        "double dense J M⁻¹ Jᵀ, whose own error (dotted: against the\n"
-        "wide truth) is part of every error there. Beyond it a pin.Data\n"
-        "is too large (nv > 300): the truth is the wide (longdouble)\n"
-        "one, so the errors drop because the truth got more precise,\n"
-        "and the paths that need a pin.Data (numpy, Pinocchio) stop.\n"
-        "The cond(M) panel is against the wide truth throughout."
-    )
+    note = textwrap.fill(prose("accuracy", "figure-note"), 62)
     fig.text(1.0, 0.35, note, fontsize=7, va="top", ha="left")
 
 

@@ -1,5 +1,6 @@
 """The report of the accuracy study: ``accuracy.md`` (method, limits, acceptance, the depth and
-conditioning tables, a plain-language summary), ``accuracy.json`` and ``accuracy.png``."""
+conditioning tables, a plain-language summary), ``accuracy.json`` and ``accuracy.png``; its
+prose is ``benchmarks/templates/accuracy.md``'s, only the measured values filled in."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 
 import pinocchio as pin
 
-from pvosimr.study.record import write_json
+from pvosimr.study.record import table, write_json
 
 from ..text import prose
 from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
-from .tables import acceptance, accuracy_limits, as_float, cond_sweeps, failures
+from .tables import acceptance, accuracy_limits, as_float, case_views, cond_sweeps, failures
 
 __all__ = ["fmt", "markdown", "summary", "write_outputs"]
 
@@ -25,27 +26,52 @@ def fmt(x: Any) -> str:
         return "—"
     if isinstance(x, str):
         return "raise"
-    if x == 0:
-        return "0"
-    return f"{x:.1e}"
+    return "0" if x == 0 else f"{x:.1e}"
 
 
 def _path_table(recs: list[dict], key: str, head: list[str], extra: list[tuple]) -> list[str]:
+    """One column per case: the case's own rows ``extra``, then every path's error ``key``."""
     paths = [p for p in PATHS if any(p in r[key] for r in recs)]
-    lines = ["| path | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
-    for label, values in extra:
-        lines.append(f"| {label} | " + " | ".join(values) + " |")
-    for p in paths:
-        cells = [fmt(r[key].get(p)) for r in recs]
-        lines.append(f"| {p} | " + " | ".join(cells) + " |")
-    return lines
+    rows = [*extra, *((p, [fmt(r[key].get(p)) for r in recs]) for p in paths)]
+    return table(["path", *head], [[label, *cells] for label, cells in rows], "l" * (len(head) + 1))
+
+
+def _depth(views: list[dict]) -> list[str]:
+    out = ["## Error against depth (uniform random masses)", ""]
+    depth = [r for r in views if r["sweep"] == "depth"]
+    for family in dict.fromkeys(r["family"] for r in depth):
+        recs = [r for r in depth if r["family"] == family]
+        extra = [
+            ("nv", [str(r["nv"]) for r in recs]),
+            ("cond(M)", [fmt(r["cond"]) for r in recs]),
+            ("reference", [r["reference"].replace("wide-", "") for r in recs]),
+            ("dense truth vs wide", [fmt(r["truth_vs_wide"]) for r in recs]),
+            ("dense LU vs Cholesky", [fmt(r["lu_vs_cholesky"]) for r in recs]),
+        ]
+        head = [f"n={r['n']}" for r in recs]
+        out += [f"### {family} chains", "", *_path_table(recs, "errors", head, extra), ""]
+    return out
+
+
+def _cond(views: list[dict]) -> list[str]:
+    out = ["## Error against cond(M) (mass ratio inside the chain)", "", prose("accuracy", "cond")]
+    for (family, n, profile), recs in cond_sweeps(views).items():
+        extra = [
+            ("cond(M)", [fmt(r["cond"]) for r in recs]),
+            ("dense truth vs wide", [fmt(r["truth_vs_wide"]) for r in recs]),
+            ("dense LU vs Cholesky", [fmt(r["lu_vs_cholesky"]) for r in recs]),
+            ("sensitivity", [fmt(r["sensitivity"]) for r in recs]),
+        ]
+        head = [f"{r['ratio']:.0e}" for r in recs]
+        out += ["", f"### {family}, n = {n} (nv = {recs[0]['nv']}), {profile}", "", "ratio →", ""]
+        out += _path_table(recs, "errors_wide", head, extra)
+    return [*out, ""]
 
 
 def markdown(results: dict, seconds: float, command: str) -> str:
     """The report: method, acceptance numbers, depth and conditioning tables, summary."""
-    lim = results["limits"]
-    values = {k: lim[k] for k in ("configurations", "nv_decimal", "nv_pin", "nv_casadi_naive")}
-    values |= {k: lim[k] for k in ("nv_casadi_ltl", "codegen_instructions")}
+    lim, views = results["limits"], case_views(results)
+    names = ("configurations", "nv_decimal", "nv_pin", "nv_casadi_naive", "nv_casadi_ltl")
     head = prose(
         "accuracy",
         "head",
@@ -54,101 +80,47 @@ def markdown(results: dict, seconds: float, command: str) -> str:
         pin=pin.__version__,
         n_kinds=len(mixed_kinds()),
         kinds=", ".join(mixed_kinds()),
-        **values,
+        codegen_instructions=lim["codegen_instructions"],
+        **{k: lim[k] for k in names},
     )
-    out = [head, ""]
-    out += ["## Acceptance: worst error where cond(M) ≤ 1e8", ""]
-    acc = acceptance(results)
-    fams = list(acc)
-    out += [
-        prose("accuracy", "acceptance", nv_pin=lim["nv_pin"]),
-        "",
-        "| path | " + " | ".join(f"{f} (nv ≤ {acc[f]['nv']})" for f in fams) + " |",
-        "|---|" + "---|" * len(fams),
-    ]
-    for p in PATHS:
-        if any(p in acc[f] for f in fams):
-            out.append(f"| {p} | " + " | ".join(fmt(acc[f].get(p)) for f in fams) + " |")
-    out += ["", "## Error against depth (uniform random masses)", ""]
-    for family in dict.fromkeys(r["family"] for r in results["depth"]):
-        recs = [r for r in results["depth"] if r["family"] == family]
-        out += [f"### {family} chains", ""]
-        head = [f"n={r['n']}" for r in recs]
-        extra = [
-            ("nv", [str(r["nv"]) for r in recs]),
-            ("cond(M)", [fmt(r["cond"]) for r in recs]),
-            ("reference", [r["reference"].replace("wide-", "") for r in recs]),
-            ("dense truth vs wide", [fmt(r["truth_vs_wide"]) for r in recs]),
-            ("dense LU vs Cholesky", [fmt(r["lu_vs_cholesky"]) for r in recs]),
-        ]
-        out += [*_path_table(recs, "errors", head, extra), ""]
-    out += [
-        "## Error against cond(M) (mass ratio inside the chain)",
-        "",
-        prose("accuracy", "cond"),
-        "",
-    ]
-    for (family, n, profile), recs in cond_sweeps(results).items():
-        out += [f"### {family}, n = {n} (nv = {recs[0]['nv']}), {profile}", ""]
-        head = [f"{r['ratio']:.0e}" for r in recs]
-        extra = [
-            ("cond(M)", [fmt(r["cond"]) for r in recs]),
-            ("dense truth vs wide", [fmt(r["truth_vs_wide"]) for r in recs]),
-            ("dense LU vs Cholesky", [fmt(r["lu_vs_cholesky"]) for r in recs]),
-            ("sensitivity", [fmt(r["sensitivity"]) for r in recs]),
-        ]
-        out += ["ratio →", "", *_path_table(recs, "errors_wide", head, extra), ""]
-    out += summary(results)
-    fails = failures(results)
-    out += ["## Paths that raised", ""]
-    out += [f"- {f}" for f in fails] if fails else ["None."]
+    acc = acceptance(views)
+    header = ["path", *(f"{f} (nv ≤ {acc[f]['nv']})" for f in acc)]
+    paths = [p for p in PATHS if any(p in row for row in acc.values())]
+    rows = [[p, *(fmt(acc[f].get(p)) for f in acc)] for p in paths]
+    out = [head, "", "## Acceptance: worst error where cond(M) ≤ 1e8", ""]
+    out += [prose("accuracy", "acceptance", nv_pin=lim["nv_pin"]), ""]
+    out += [*table(header, rows, "l" * len(header)), "", *_depth(views), *_cond(views)]
+    out += [*summary(views), "## Paths that raised", ""]
+    out += [f"- {f}" for f in failures(views)] or ["None."]
     return "\n".join(out) + "\n"
 
 
-def summary(results: dict) -> list[str]:
-    """The plain-language summary, every number read from ``results``."""
-    acc = acceptance(results)
-    worst_pv = max(
-        (
-            e
-            for row in acc.values()
-            for p, e in row.items()
-            if p not in ("nv",) and not p.startswith("pin-")
-        ),
-        default=None,
+def summary(views: list[dict]) -> list[str]:
+    """The plain-language summary, every number read from the cases ``views``."""
+    acc = acceptance(views)
+    ours = [e for row in acc.values() for p, e in row.items() if p != "nv" and p[:4] != "pin-"]
+    pins = {p: max((row[p] for row in acc.values() if p in row), default=None) for p in PINOCCHIO}
+    checked = [r for r in views if r["truth_vs_wide"] is not None]
+    good = [r["cond"] for r in checked if as_float(r["truth_vs_wide"], math.inf) <= TOL]
+    misses = (r for r in checked if as_float(r["truth_vs_wide"], math.inf) > TOL)
+    first = min(misses, key=lambda r: r["cond"], default=None)
+    paths = prose(
+        "accuracy",
+        "summary-paths",
+        n_algorithms=len(ALGORITHMS),
+        worst=fmt(max(ours, default=None)),
+        nv=max(r["nv"] for r in acc.values()),
+        pin_efpa=fmt(pins["pin-efpa"]),
+        pin_pv_osimr=fmt(pins["pin-pv-osimr"]),
     )
-    worst_pin = {
-        p: max((row[p] for row in acc.values() if p in row), default=None) for p in PINOCCHIO
-    }
-    truth_ok = [r for r in results["depth"] + results["cond"] if r["truth_vs_wide"] is not None]
-    bad_truth = sorted(
-        (r for r in truth_ok if as_float(r["truth_vs_wide"], math.inf) > TOL),
-        key=lambda r: r["cond"],
-    )
-    good_truth = [r["cond"] for r in truth_ok if as_float(r["truth_vs_wide"], math.inf) <= TOL]
-    lines = ["## Summary", ""]
-    lines.append(
-        prose(
-            "accuracy",
-            "summary-paths",
-            n_algorithms=len(ALGORITHMS),
-            worst=fmt(worst_pv),
-            nv=max(r["nv"] for r in acc.values()),
-            pin_efpa=fmt(worst_pin["pin-efpa"]),
-            pin_pv_osimr=fmt(worst_pin["pin-pv-osimr"]),
-        )
-    )
-    good_cond = fmt(max(good_truth, default=None))
-    if bad_truth:
-        first = bad_truth[0]
+    good_cond = fmt(max(good, default=None))
+    if first is not None:
         miss = {"first_cond": fmt(first["cond"]), "first_error": fmt(first["truth_vs_wide"])}
-        total = {"good": len(good_truth), "total": len(truth_ok), "good_cond": good_cond}
-        lines.append(prose("accuracy", "summary-truth-miss", **miss, **total))
+        total = {"good": len(good), "total": len(checked), "good_cond": good_cond}
+        dense = prose("accuracy", "summary-truth-miss", **miss, **total)
     else:
-        lines.append(prose("accuracy", "summary-truth-ok", good_cond=good_cond))
-    for row in accuracy_limits(results):
-        lines.append(_limit_line(row))
-    return [*lines, ""]
+        dense = prose("accuracy", "summary-truth-ok", good_cond=good_cond)
+    return ["## Summary", "", paths, dense, *map(_limit_line, accuracy_limits(views)), ""]
 
 
 def _limit_line(row: dict) -> str:
@@ -176,17 +148,12 @@ def _limit_line(row: dict) -> str:
 
 
 def write_outputs(results: dict, out: Path, seconds: float, command: str) -> None:
-    """``accuracy.json`` (every record, the acceptance table and the limits), ``accuracy.md``
-    and ``accuracy.png`` in ``out``."""
+    """``accuracy.json`` (every case and record, the acceptance table and the limits),
+    ``accuracy.md`` and ``accuracy.png`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "seconds": seconds,
-        "command": command,
-        "tolerance": TOL,
-        **results,
-        "acceptance": acceptance(results),
-        "accuracy_limits": accuracy_limits(results),
-    }
+    views = case_views(results)
+    payload = {"seconds": seconds, "command": command, "tolerance": TOL, **results}
+    payload |= {"acceptance": acceptance(views), "accuracy_limits": accuracy_limits(views)}
     write_json(out / "accuracy.json", payload)
     (out / "accuracy.md").write_text(markdown(results, seconds, command))
     plot(results, out / "accuracy.png")

@@ -1,5 +1,5 @@
-"""The study's numbers read off its records: acceptance per family, the conditioning limits
-of every path, the paths that raised."""
+"""The study's numbers read off its records: each case's errors by path, acceptance per family,
+the conditioning limits of every path, the paths that raised."""
 
 from __future__ import annotations
 
@@ -7,17 +7,49 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pvosimr.study.record import Record
+
 from .cases import ACCEPT_COND, BACKENDS, RECURSIVE, TOL
+from .measure import ERROR, WIDE
 
 __all__ = [
     "acceptance",
     "accuracy_limits",
     "as_float",
+    "case_views",
     "cond_sweeps",
     "failures",
     "numbers",
     "worst",
 ]
+
+_CASE_NUMBERS = {
+    ("M", "cond"): "cond",
+    ("dense truth", WIDE): "truth_vs_wide",
+    ("dense LU", "error vs Cholesky"): "lu_vs_cholesky",
+    ("wide truth", "sensitivity"): "sensitivity",
+}
+"""The records that describe a case rather than a path, and their keys in its view."""
+
+
+def case_views(results: dict) -> list[dict]:
+    """Each case's description with its records by path, as the tables read them: ``cond``,
+    ``errors`` and ``errors_wide`` (per path: its number, or why it raised), ``truth_vs_wide``
+    and ``lu_vs_cholesky`` (the message where the double truth raised), ``sensitivity``."""
+    views: dict[str, dict] = {}
+    for info in results["cases"]:
+        raised = {p: why for p, why in info["raised"].items() if p != "dense truth"}
+        dense = info["raised"].get("dense truth")
+        view = {**info, "errors": dict(raised), "errors_wide": dict(raised), "sensitivity": None}
+        views[info["name"]] = view | {"truth_vs_wide": dense, "lu_vs_cholesky": dense}
+    for r in results["records"]:
+        r = r if isinstance(r, Record) else Record(**r)
+        view = views[r.case]
+        if (r.method, r.quantity) in _CASE_NUMBERS:
+            view[_CASE_NUMBERS[r.method, r.quantity]] = r.value
+        elif r.quantity in (ERROR, WIDE):
+            view["errors" if r.quantity == ERROR else "errors_wide"][r.method] = r.value
+    return list(views.values())
 
 
 def numbers(errors: dict) -> dict[str, float]:
@@ -25,11 +57,11 @@ def numbers(errors: dict) -> dict[str, float]:
     return {p: e for p, e in errors.items() if isinstance(e, float)}
 
 
-def acceptance(results: dict, cond_max: float = ACCEPT_COND) -> dict[str, dict[str, float]]:
+def acceptance(views: list[dict], cond_max: float = ACCEPT_COND) -> dict[str, dict[str, float]]:
     """Per family, every path's worst error (against the run's reference truth) over every
     case with cond(M) ≤ ``cond_max``; the key ``"nv"`` holds the largest nv covered."""
     table: dict[str, dict[str, float]] = {}
-    for rec in results["depth"] + results["cond"]:
+    for rec in views:
         if rec["cond"] > cond_max:
             continue
         row = table.setdefault(rec["family"], {"nv": 0})
@@ -39,14 +71,14 @@ def acceptance(results: dict, cond_max: float = ACCEPT_COND) -> dict[str, dict[s
     return table
 
 
-def failures(results: dict) -> list[str]:
+def failures(views: list[dict]) -> list[str]:
     """Every path that raised, with its case (a raise is reported, never hidden)."""
-    out = []
-    for rec in results["depth"] + results["cond"]:
-        for path, err in rec["errors"].items():
-            if isinstance(err, str):
-                out.append(f"{rec['family']} n={rec['n']} ratio={rec['ratio']:.0e} {path}: {err}")
-    return out
+    return [
+        f"{rec['family']} n={rec['n']} ratio={rec['ratio']:.0e} {path}: {err}"
+        for rec in views
+        for path, err in rec["errors"].items()
+        if isinstance(err, str)
+    ]
 
 
 def as_float(x: Any, failed: float = math.nan) -> float:
@@ -62,36 +94,25 @@ def worst(errors: dict, prefix: Sequence[str]) -> float | None:
     return max(vals) if vals else None
 
 
-def _pvosimr_paths(errors: dict) -> dict[str, float]:
-    return {p: e for p, e in numbers(errors).items() if not p.startswith("pin-")}
+_FOLLOWED: dict[str, Callable[[str], bool]] = {
+    "pvosimr": lambda p: not p.startswith("pin-"),
+    "pvosimr recursive": lambda p: not p.startswith("pin-") and p.split(":")[1] in RECURSIVE,
+    "pin-efpa": lambda p: p == "pin-efpa",
+    "pin-pv-osimr": lambda p: p == "pin-pv-osimr",
+}
+"""Who :func:`accuracy_limits` follows, and which paths are theirs."""
 
 
-def _recursive_paths(errors: dict) -> dict[str, float]:
-    return {p: e for p, e in _pvosimr_paths(errors).items() if p.split(":")[1] in RECURSIVE}
-
-
-def _one_path(path: str) -> Callable[[dict], dict[str, float]]:
-    return lambda errors: {p: e for p, e in numbers(errors).items() if p == path}
-
-
-#: Who :func:`accuracy_limits` follows, and which of a record's errors are theirs.
-_FOLLOWED: tuple[tuple[str, Callable[[dict], dict[str, float]]], ...] = (
-    ("pvosimr", _pvosimr_paths),
-    ("pvosimr recursive", _recursive_paths),
-    ("pin-efpa", _one_path("pin-efpa")),
-    ("pin-pv-osimr", _one_path("pin-pv-osimr")),
-)
-
-
-def cond_sweeps(results: dict) -> dict[tuple[str, int, str], list[dict]]:
-    """The records of the conditioning sweeps by ``(family, n, profile)``, in run order."""
+def cond_sweeps(views: list[dict]) -> dict[tuple[str, int, str], list[dict]]:
+    """The cases of the conditioning sweeps by ``(family, n, profile)``, in run order."""
     groups: dict[tuple[str, int, str], list[dict]] = {}
-    for rec in results["cond"]:
-        groups.setdefault((rec["family"], rec["n"], rec["profile"]), []).append(rec)
+    for rec in views:
+        if rec["sweep"] == "cond":
+            groups.setdefault((rec["family"], rec["n"], rec["profile"]), []).append(rec)
     return groups
 
 
-def _within_tol_up_to(recs: list[dict], who: str, select: Callable) -> dict[str, Any]:
+def _within_tol_up_to(recs: list[dict], who: str) -> dict[str, Any]:
     """The largest ratio (and its cond(M)) of the sweep ``recs`` (by increasing ratio) up to
     which ``who`` stays within TOL of the wide truth; a raise ends every pvosimr path."""
     ok_ratio, ok_cond = None, None
@@ -99,35 +120,33 @@ def _within_tol_up_to(recs: list[dict], who: str, select: Callable) -> dict[str,
         if who == "dense truth":
             err = as_float(rec["truth_vs_wide"], math.inf)
         else:
-            errs = select(rec["errors_wide"])
+            errs = [e for p, e in numbers(rec["errors_wide"]).items() if _FOLLOWED[who](p)]
             raised = any(isinstance(v, str) for v in rec["errors_wide"].values())
-            err = max(errs.values()) if errs and not (raised and who == "pvosimr") else None
+            err = max(errs) if errs and not (raised and who == "pvosimr") else None
         if err is None or err > TOL:
             break
         ok_ratio, ok_cond = rec["ratio"], rec["cond"]
     return {"ratio": ok_ratio, "cond": ok_cond}
 
 
-def accuracy_limits(results: dict) -> list[dict]:
+def accuracy_limits(views: list[dict]) -> list[dict]:
     """For each conditioning sweep: the largest ratio and cond(M) up to which every pvosimr
     path (and each of Pinocchio's routines) stays within TOL of the wide truth, and the
     errors at a mass ratio of 1e10."""
     rows = []
-    for (family, n, profile), recs in cond_sweeps(results).items():
+    for (family, n, profile), recs in cond_sweeps(views).items():
         recs = sorted(recs, key=lambda r: r["ratio"])
         row: dict[str, Any] = {"family": family, "n": n, "profile": profile}
-        for who, select in _FOLLOWED:
-            row[who] = _within_tol_up_to(recs, who, select)
-        row["dense truth"] = _within_tol_up_to(recs, "dense truth", lambda e: {})
+        for who in (*_FOLLOWED, "dense truth"):
+            row[who] = _within_tol_up_to(recs, who)
         at = [r for r in recs if r["ratio"] == 1e10]
+        baselines = [f"{b}:{a}" for b in BACKENDS for a in ("naive", "ltl-osim")]
         if at:
             e = at[0]["errors_wide"]
             row["at_1e10"] = {
                 "cond": at[0]["cond"],
                 "recursive": worst(e, [f"{b}:{a}" for b in BACKENDS for a in RECURSIVE]),
-                "baselines": worst(
-                    e, [f"{b}:{a}" for b in BACKENDS for a in ("naive", "ltl-osim")]
-                ),
+                "baselines": worst(e, baselines),
                 "pin-efpa": e.get("pin-efpa"),
                 "pin-pv-osimr": e.get("pin-pv-osimr"),
                 "dense truth": at[0]["truth_vs_wide"],

@@ -163,10 +163,6 @@ class WideBackend(NumpyBackend):
             x[i, :] = acc / lower[i, i]
         return x
 
-    def inv(self, a: np.ndarray) -> np.ndarray:
-        L_inv = self.solve_lower(self.cholesky(a), self.eye(a.shape[0]))
-        return L_inv.T @ L_inv
-
 
 def wide_truth(
     model: pin.Model, q: np.ndarray, cms: Sequence, kind: str = "decimal"
