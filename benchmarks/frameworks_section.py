@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study.names import FRAMEWORK_BATCHES
 from pvosimr.study.record import row, table, target_json, target_lines
 
 from . import frax_route
 from .frameworks import (
-    FRAMEWORK_BATCHES,
     FRAMEWORK_CASES,
     G_TOLERANCE,
     GRADIENT_TOLERANCE,
@@ -23,8 +23,6 @@ from .frameworks import (
 )
 from .targets import TRIVIAL_LABELS, framework_targets
 from .text import prose, timing_cell
-
-__all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 
 HEADING = "## JAX and PyTorch"
 WHO = 'pvosimr bench, section "JAX and PyTorch"'

@@ -15,8 +15,6 @@ from .derivatives import weights
 from .frameworks import FrameworkResult, Front, blocking, jitted
 from .loop import time_methods
 
-__all__ = ["AGREEMENT_CONFIGS", "AGREEMENT_KEY", "ONE_CALL_FROM", "time_frax"]
-
 AGREEMENT_CONFIGS = 8
 AGREEMENT_KEY = "frax-vs-pinocchio"
 ONE_CALL_FROM = 512

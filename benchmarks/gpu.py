@@ -33,8 +33,6 @@ from .loop import median_seconds
 from .targets import gpu_targets
 from .text import prose
 
-__all__ = ["configurations", "cpu_compile", "float32_errors", "markdown", "run", "write"]
-
 CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
 #: The zoo robots whose float32 error is reported (one of each kind, small to large).

@@ -21,16 +21,6 @@ import numpy as np
 
 from pvosimr.codegen import compiler as toolchain
 
-__all__ = [
-    "N",
-    "check",
-    "check_backward",
-    "jax_double",
-    "numbers",
-    "torch_backward",
-    "torch_double",
-]
-
 N = 8
 """How many numbers the trivial calls double."""
 

@@ -28,8 +28,6 @@ from pvosimr.zoo.seeded import random_q
 from .cases import ALGORITHMS, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
 
-__all__ = ["ERROR", "WIDE", "condition_number", "measure", "run_study"]
-
 ERROR = "error"
 """A path's worst error over the configurations against the case's reference truth."""
 WIDE = "error vs wide"

@@ -25,8 +25,6 @@ from pvosimr.kinematics.joints import joint_kinematics
 from pvosimr.reference import truth
 from pvosimr.topology import Topology
 
-__all__ = ["WideBackend", "dense_truth", "wide_truth"]
-
 
 def dense_truth(
     model: pin.Model, data: pin.Data, q: np.ndarray, cms: Sequence
