@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,11 +67,8 @@ def build(cache: Path | None = None) -> Path:
     source = library.with_suffix(".cc")
     source.write_text(SOURCE, encoding="utf-8")
     partial = library.with_suffix(".so.part")
-    done = subprocess.run(
-        [*compiler, *flags, str(source), "-o", str(partial)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"building the trivial FFI call failed:\n{done.stderr.strip()}")
+    command = [*compiler, *flags, str(source), "-o", str(partial)]
+    toolchain.run_compiler(command, RuntimeError, "building the trivial FFI call")
     partial.replace(library)  # atomic: a concurrent run never loads half a file
     return library
 
