@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.names import BATCH_SIZE, CROSSOVER_BATCH, DEFAULT_CASES, FRAX_BATCHES
+from pvosimr.study.names import (
+    BATCH_SIZE,
+    CROSSOVER_BATCH,
+    DEFAULT_CASES,
+    FRAMEWORK_BATCHES,
+    FRAX_BATCHES,
+)
 from pvosimr.study.options import (
     REPORT_DIR,
     add_out_option,
@@ -38,7 +44,7 @@ from pvosimr.study.progress import progress_bar
 from .crossover import CROSSOVER_SIZES, blas_threads, quick_crossover_sizes, time_crossover
 from .derivatives import DERIVATIVE_CASES, DERIVATIVE_FLAGS
 from .environment import keep_freed_memory, machine
-from .frameworks import FRAMEWORK_BATCHES, FRAMEWORK_CASES
+from .frameworks import FRAMEWORK_CASES
 from .loop import Timing
 from .methods import PIN, Case, Options, case_name, labels, time_case
 from .mujoco import MUJOCO_ROBOTS, known_robot, time_mujoco

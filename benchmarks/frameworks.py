@@ -21,22 +21,11 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr.extras import missing_extra
-from pvosimr.study.names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
+from pvosimr.study.names import ATLAS_6D, SHADOW_3D, TOLERANCES
 from pvosimr.study.record import relative_error
 
 from .derivatives import weights
 from .loop import Method, Timed, time_methods
-
-__all__ = [
-    "FRAMEWORK_BATCHES",
-    "FRAMEWORK_CASES",
-    "FrameworkResult",
-    "Front",
-    "blocking",
-    "jitted",
-    "output_buffers",
-    "time_robot",
-]
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""

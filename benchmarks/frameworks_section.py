@@ -1,5 +1,5 @@
 """The section "JAX and PyTorch" of ``timings.md``: its run (:mod:`.frameworks` on the robot
-cases, :mod:`.frax_compare` on frax's G1), its tables, and its targets
+cases; :func:`time_frax` on frax's G1), its tables, and its targets
 (:func:`.targets.framework_targets`); one line saying what to install where jax or torch is
 missing.
 """
@@ -8,23 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study.names import FRAMEWORK_BATCHES
 from pvosimr.study.record import row, table, target_json, target_lines
 
 from . import frax_route
+from .derivatives import weights
 from .frameworks import (
-    FRAMEWORK_BATCHES,
     FRAMEWORK_CASES,
     G_TOLERANCE,
     GRADIENT_TOLERANCE,
     OUTPUT_PROBE,
     FrameworkResult,
+    Front,
+    blocking,
+    jitted,
     time_robot,
 )
+from .loop import time_methods
 from .targets import TRIVIAL_LABELS, framework_targets
 from .text import prose, timing_cell
-
-__all__ = ["HEADING", "LABELS", "jsonable", "lines", "time_frameworks"]
 
 HEADING = "## JAX and PyTorch"
 WHO = 'pvosimr bench, section "JAX and PyTorch"'
@@ -53,6 +58,13 @@ BASES = {
     "torch:G+backward": ("direct:G", "direct:vjp"),
 }
 """The direct calls each front end's ratio divides by (their sum)."""
+
+AGREEMENT_CONFIGS = 8
+AGREEMENT_KEY = "frax-vs-pinocchio"
+ONE_CALL_FROM = 512
+"""From this B on, a sample is one call (frax's batched gradient lasts seconds; the shared
+loop's calibration would spend six calls on it before the first sample)."""
+
 
 FRAX_ROWS = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
 FRAX_RATIOS = (
@@ -95,10 +107,45 @@ def time_frameworks(
             continue
         out["cases"].append(time_robot(robot, batches, repeats, seed, cache_dir))
     if frax_batches and "frax" not in out["unavailable"] and "jax" not in missing:
-        from .frax_compare import time_frax
-
         out["frax"] = time_frax(frax_batches, repeats, seed, cache_dir)
     return out
+
+
+def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> FrameworkResult:
+    """frax's dense G and gradient (:func:`.frameworks.jitted`) beside pvosimr's direct calls
+    and JAX front end on the same configurations of frax's G1, per B, in the same rounds, after
+    :func:`.frax_route.agreement` passed (a failed agreement is recorded, nothing is timed)."""
+    import jax
+    import jax.numpy as jnp
+
+    from pvosimr import codegen
+
+    case = frax_route.load()
+    result = FrameworkResult(frax_route.ROBOT, case.model.nv, case.m)
+    rng = np.random.default_rng(seed)
+    error = frax_route.agreement(case, case.random_q(rng, AGREEMENT_CONFIGS))
+    result.errors[AGREEMENT_KEY] = error
+    if not error <= frax_route.AGREEMENT_TOLERANCE:
+        bound = frax_route.AGREEMENT_TOLERANCE
+        why = f"frax's G and pvosimr's disagree (error {error:.1e} > {bound:g}): nothing timed"
+        result.skipped["frax"] = why
+        return result
+    f = codegen.compile(case.model, case.cms, vjp=True, cache_dir=cache_dir)
+    front = Front(case.model, case.cms, f, result, torch=False)
+    for B in batches:
+        qs = case.random_q(rng, B)
+        g, grad = jitted(case.dense_g, jnp.asarray(weights(case.m)), B > 1)
+        x = jax.device_put(jnp.asarray(qs[0] if B == 1 else qs))
+        methods = {
+            f"frax:G:B{B}": (blocking(g), [x], 1),
+            f"frax:grad:B{B}": (blocking(grad), [x], 1),
+        }
+        for fn, inputs, _ in methods.values():
+            fn(*inputs)  # compiled here, before the rounds
+        methods |= front.methods(case.pinocchio_q(qs))
+        number = 1 if B >= ONE_CALL_FROM else None  # frax's methods were called once already
+        result.timings.update(time_methods(methods, repeats, number))
+    return result
 
 
 def _cell(case: FrameworkResult, method: str, B: int) -> str:
@@ -139,7 +186,7 @@ def _frax(result: FrameworkResult | None, batches: Sequence[int]) -> list[str]:
     if result is None:
         return []
     out = ["", f"### Against frax's dense route: {result.name} (nv {result.nv}, m {result.m})", ""]
-    error = result.errors.get("frax-vs-pinocchio")
+    error = result.errors.get(AGREEMENT_KEY)
     bound = f"{frax_route.AGREEMENT_TOLERANCE:g}"
     out += [
         prose("frameworks", "frax", error=f"{error:.1e}", bound=bound) if error is not None else "",

@@ -25,16 +25,6 @@ from pvosimr import compute_delassus, constraints
 from pvosimr.study.names import TOLERANCES
 from pvosimr.study.record import relative_error
 
-__all__ = [
-    "AGREEMENT_TOLERANCE",
-    "ROBOT",
-    "FraxCase",
-    "agreement",
-    "import_frax",
-    "jax_settings",
-    "load",
-]
-
 ROBOT = "Unitree G1 2×6D (frax)"
 """The frax case as the report names it: the G1 of ``frax.load_g1()``, both feet welded."""
 

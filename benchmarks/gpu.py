@@ -33,8 +33,6 @@ from .loop import median_seconds
 from .targets import gpu_targets
 from .text import prose
 
-__all__ = ["configurations", "cpu_compile", "float32_errors", "markdown", "run", "write"]
-
 CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
 #: The zoo robots whose float32 error is reported (one of each kind, small to large).
@@ -54,16 +52,22 @@ def configurations(model, n: int, seed: int) -> np.ndarray:
     return np.resize(base, (n, model.nq))  # repeated rows: the time does not depend on q
 
 
-def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
-    """The largest relative error of three rows of ``out`` against the numpy path; raises
-    AssertionError above ``tolerance`` (a timed method must give the right matrix)."""
+def _numpy_error(out: Any, robot, qs: np.ndarray, rows: Sequence[int]) -> float:
+    """The largest relative error of ``out``'s ``rows`` against the numpy path at those q."""
     import pvosimr
 
     data = robot.model.createData()
     worst = 0.0
-    for row in (0, len(qs) // 2, len(qs) - 1):
-        G = pvosimr.compute_delassus(robot.model, data, qs[row], robot.constraints)
-        worst = max(worst, relative_error(out[row], G))
+    for r in rows:
+        G = pvosimr.compute_delassus(robot.model, data, qs[r], robot.constraints)
+        worst = max(worst, relative_error(np.asarray(out[r], dtype=float), G))
+    return worst
+
+
+def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
+    """The largest relative error of three rows of ``out`` against the numpy path; raises
+    AssertionError above ``tolerance`` (a timed method must give the right matrix)."""
+    worst = _numpy_error(out, robot, qs, (0, len(qs) // 2, len(qs) - 1))
     if not worst <= tolerance:
         raise AssertionError(f"XLA route off the numpy path by {worst:.3g} (> {tolerance})")
     return worst
@@ -154,7 +158,6 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
     numpy path, G32 from the XLA route in float32 (run eagerly)."""
     import jax
 
-    import pvosimr
     from pvosimr import zoo
     from pvosimr.jax.xla import compile_xla
 
@@ -168,13 +171,8 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
             continue
         G = compile_xla(robot.model, robot.constraints)
         qs = configurations(robot.model, n_q, 1)
-        out = np.asarray(G(qs.astype(np.float32)), dtype=float)
-        data = robot.model.createData()
-        errors = []
-        for q, G32 in zip(qs, out, strict=True):
-            truth = pvosimr.compute_delassus(robot.model, data, q, robot.constraints)
-            errors.append(relative_error(G32, truth))
-        rows.append({"robot": name, "nq": robot.model.nq, "m": G.m, "error": max(errors)})
+        error = _numpy_error(G(qs.astype(np.float32)), robot, qs, range(n_q))
+        rows.append({"robot": name, "nq": robot.model.nq, "m": G.m, "error": error})
     return rows
 
 

@@ -27,8 +27,6 @@ from pvosimr.study.record import relative_error, write_json
 from .derivatives import weights
 from .gpu import GPU_CASES, configurations
 
-__all__ = ["CONFIGS", "CUBIN_ARCH", "PLATFORMS", "export"]
-
 CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
 PLATFORMS = ("cuda", "cpu")

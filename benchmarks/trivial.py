@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,6 @@ from typing import Any
 import numpy as np
 
 from pvosimr.codegen import compiler as toolchain
-
-__all__ = [
-    "N",
-    "check",
-    "check_backward",
-    "jax_double",
-    "numbers",
-    "torch_backward",
-    "torch_double",
-]
 
 N = 8
 """How many numbers the trivial calls double."""
@@ -78,11 +67,8 @@ def build(cache: Path | None = None) -> Path:
     source = library.with_suffix(".cc")
     source.write_text(SOURCE, encoding="utf-8")
     partial = library.with_suffix(".so.part")
-    done = subprocess.run(
-        [*compiler, *flags, str(source), "-o", str(partial)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"building the trivial FFI call failed:\n{done.stderr.strip()}")
+    command = [*compiler, *flags, str(source), "-o", str(partial)]
+    toolchain.run_compiler(command, RuntimeError, "building the trivial FFI call")
     partial.replace(library)  # atomic: a concurrent run never loads half a file
     return library
 

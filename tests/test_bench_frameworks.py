@@ -207,7 +207,7 @@ def test_section_runs_on_its_cases_only():
     args = parser.parse_args(["--robots", CASE, "--frameworks-robots", CASE, "--no-frax"])
     assert bench.frameworks_options(args, [CASE]) == {
         "cases": (CASE,),
-        "batches": frameworks.FRAMEWORK_BATCHES,
+        "batches": names.FRAMEWORK_BATCHES,
         "frax_batches": (),
     }
 

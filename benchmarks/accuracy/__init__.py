@@ -25,9 +25,9 @@ from .cases import (
     mass_scales,
     mixed_kinds,
 )
-from .measure import measure, run_study
+from .measure import run_study
 from .report import write_outputs
-from .tables import acceptance, case_views
+from .tables import case_views
 from .truths import dense_truth, wide_truth
 
 __all__ = [
@@ -39,11 +39,9 @@ __all__ = [
     "ChainCase",
     "Limits",
     "StudyPlan",
-    "acceptance",
     "case_views",
     "dense_truth",
     "mass_scales",
-    "measure",
     "mixed_kinds",
     "run",
     "run_study",

@@ -17,24 +17,6 @@ import pvosimr
 from pvosimr.study.names import TOLERANCES
 from pvosimr.zoo import seeded
 
-__all__ = [
-    "ACCEPT_COND",
-    "ALGORITHMS",
-    "BACKENDS",
-    "FULL",
-    "PATHS",
-    "PINOCCHIO",
-    "QUICK",
-    "RECURSIVE",
-    "TOL",
-    "ChainCase",
-    "Limits",
-    "StudyPlan",
-    "chain_joint_kinds",
-    "mass_scales",
-    "mixed_kinds",
-]
-
 #: The promise: every pvosimr path within TOL of the dense truth where cond(M) ≤ ACCEPT_COND.
 TOL = TOLERANCES["accuracy"]
 ACCEPT_COND = 1e8

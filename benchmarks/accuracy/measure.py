@@ -10,7 +10,6 @@ measured against the longdouble ``wide`` truth.
 from __future__ import annotations
 
 import gc
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -28,18 +27,10 @@ from pvosimr.zoo.seeded import random_q
 from .cases import ALGORITHMS, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
 
-__all__ = ["ERROR", "WIDE", "condition_number", "measure", "run_study"]
-
 ERROR = "error"
 """A path's worst error over the configurations against the case's reference truth."""
 WIDE = "error vs wide"
 """An error at the first configuration against the wide truth."""
-
-
-def condition_number(M: np.ndarray) -> float:
-    """cond₂(M) from its singular values (inf where M is singular)."""
-    s = np.linalg.svd(M, compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else math.inf
 
 
 def _failure(exc: BaseException) -> str:
@@ -49,14 +40,6 @@ def _failure(exc: BaseException) -> str:
 def _error(a: np.ndarray, b: np.ndarray) -> float:
     """``max|a − b| / max(1, max|b|)``: the study's error (pvosimr.reference.truth's)."""
     return relative_error(a, b, 1.0)
-
-
-def _casadi_allowed(alg: str, nv: int, limits: Limits) -> bool:
-    if alg == "naive":
-        return nv <= limits.nv_casadi_naive
-    if alg == "ltl-osim":
-        return nv <= limits.nv_casadi_ltl
-    return True
 
 
 def _attempt(out: dict, path: str, run: Callable[[], list[np.ndarray]]) -> None:
@@ -79,7 +62,8 @@ def _run_paths(model, data, qs, cms, limits: Limits, codegen: bool) -> dict:
         if data is not None:
             _attempt(out, f"numpy:{alg}", lambda a=alg: [one(model, data, q, cms, a) for q in qs])
         _attempt(out, f"batch:{alg}", lambda a=alg: list(batch(model, qs, cms, a)))
-        if not _casadi_allowed(alg, model.nv, limits):
+        casadi_limits = {"naive": limits.nv_casadi_naive, "ltl-osim": limits.nv_casadi_ltl}
+        if model.nv > casadi_limits.get(alg, model.nv):
             continue
         try:
             f = delassus_function(model, cms, alg)
@@ -158,7 +142,7 @@ def measure(
     name = case_name(sweep, case)
     info = {"name": name, "sweep": sweep, **asdict(case), "nv": nv, "m": truths[0].shape[0]}
     info |= {"reference": ref, "wide": None, "raised": {}}
-    records = [Record(name, "M", "cond", condition_number(M), "")]
+    records = [Record(name, "M", "cond", float(np.linalg.cond(M)), "")]
     if failure is not None:
         info["raised"]["dense truth"] = failure
     if lu is not None:

@@ -14,8 +14,6 @@ from ..text import prose
 from .cases import ALGORITHMS, BACKENDS, PINOCCHIO, TOL
 from .tables import as_float, case_views, worst
 
-__all__ = ["PIN_STYLE", "plot", "redraw"]
-
 #: Errors below this are drawn on it (a log axis has no 0).
 FLOOR = 1e-17
 

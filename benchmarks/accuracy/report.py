@@ -17,8 +17,6 @@ from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot
 from .tables import acceptance, accuracy_limits, as_float, case_views, cond_sweeps, failures
 
-__all__ = ["fmt", "markdown", "summary", "write_outputs"]
-
 
 def fmt(x: Any) -> str:
     """An error or a cond(M) in a table cell: ``—`` not run, ``raise`` raised, else ``1.2e-16``."""

@@ -12,17 +12,6 @@ from pvosimr.study.record import Record
 from .cases import ACCEPT_COND, BACKENDS, RECURSIVE, TOL
 from .measure import ERROR, WIDE
 
-__all__ = [
-    "acceptance",
-    "accuracy_limits",
-    "as_float",
-    "case_views",
-    "cond_sweeps",
-    "failures",
-    "numbers",
-    "worst",
-]
-
 _CASE_NUMBERS = {
     ("M", "cond"): "cond",
     ("dense truth", WIDE): "truth_vs_wide",

@@ -1,13 +1,12 @@
 """The accuracy study's truths: Pinocchio's dense route in double, and the same formula in
 extended precision.
 
-``dense``: :mod:`pvosimr.reference.truth`'s route (``pin.crba``, Pinocchio's Jacobians, ``G = Yᵀ
-Y`` with
-``Y = L⁻¹ Jᵀ``, ``M = L Lᵀ``), on one ``pin.Data`` per model.  ``wide``: the same dense formula
-(composite-rigid-body ``M``, Jacobian, Cholesky) evaluated in extended precision — Python
-``Decimal`` at 40 digits, or ``np.longdouble`` (64-bit mantissa) for large models — from
-pvosimr's joint models, taking every double input (q, placements, inertias) as an exact
-number.  It tells up to which cond(M) the double ``dense`` truth can be trusted.
+``dense``: :func:`pvosimr.reference.truth.cholesky_delassus` on Pinocchio's ``M`` and
+Jacobians, one ``pin.Data`` per model.  ``wide``: the same dense formula (composite-rigid-body
+``M``, Jacobian, Cholesky) evaluated in extended precision — Python ``Decimal`` at 40 digits, or
+``np.longdouble`` (64-bit mantissa) for large models — from pvosimr's joint models, taking every
+double input (q, placements, inertias) as an exact number.  It tells up to which cond(M) the
+double ``dense`` truth can be trusted.
 """
 
 from __future__ import annotations
@@ -26,21 +25,16 @@ from pvosimr.kinematics.joints import joint_kinematics
 from pvosimr.reference import truth
 from pvosimr.topology import Topology
 
-__all__ = ["WideBackend", "dense_truth", "wide_truth"]
-
 
 def dense_truth(
     model: pin.Model, data: pin.Data, q: np.ndarray, cms: Sequence
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(G, G_lu, M)``: :func:`pvosimr.reference.truth.dense_delassus`'s Cholesky route on the
-    given
-    ``data`` (one per model: a Data is O(nv³) bytes), and ``G_lu = J · solve(M, Jᵀ)`` (LU)."""
+    """``(G, G_lu, M)``: :func:`pvosimr.reference.truth.cholesky_delassus` on the given ``data``
+    (one per model: a Data is O(nv³) bytes), and ``G_lu = J · solve(M, Jᵀ)`` (LU)."""
     M = truth.mass_matrix(model, q, data)
     J = truth.constraint_jacobian(model, q, cms, data)
-    Y = np.linalg.solve(np.linalg.cholesky(M), J.T)
-    G = Y.T @ Y
     G_lu = J @ np.linalg.solve(M, J.T)
-    return 0.5 * (G + G.T), 0.5 * (G_lu + G_lu.T), M
+    return truth.cholesky_delassus(M, J), 0.5 * (G_lu + G_lu.T), M
 
 
 def _lifted(op: Callable[[Decimal, Any], Any]) -> Callable[[Decimal, Any], Any]:

@@ -16,6 +16,7 @@ from ..mimic import has_mimic_joints
 
 __all__ = [
     "TOLERANCE",
+    "cholesky_delassus",
     "constraint_jacobian",
     "dense_delassus",
     "mass_matrix",
@@ -192,10 +193,10 @@ def dense_delassus(
     """
     data = model.createData()
     M = mass_matrix(model, q, data)
-    return _cholesky_delassus(M, constraint_jacobian(model, q, constraint_models, data))
+    return cholesky_delassus(M, constraint_jacobian(model, q, constraint_models, data))
 
 
-def _cholesky_delassus(M: np.ndarray, J: np.ndarray) -> np.ndarray:
+def cholesky_delassus(M: np.ndarray, J: np.ndarray) -> np.ndarray:
     """``J M⁻¹ Jᵀ`` as ``Yᵀ Y`` with ``Y = L⁻¹ Jᵀ``, ``M = L Lᵀ``: exactly symmetric."""
     if J.shape[0] == 0:
         return np.zeros((0, 0))
@@ -219,7 +220,7 @@ def pinocchio_dense_delassus(model: pin.Model, q: np.ndarray, constraint_models)
     own Jacobian of each model), through a Cholesky factorization of M as
     :func:`dense_delassus`."""
     J = pinocchio_constraint_jacobian(model, q, constraint_models)
-    return _cholesky_delassus(mass_matrix(model, q), J)
+    return cholesky_delassus(mass_matrix(model, q), J)
 
 
 def pinocchio_delassus(
