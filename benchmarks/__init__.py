@@ -165,9 +165,17 @@ def _flags(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
 
 
+CASE = "ROBOT[/PRESET]"
+
+
+def _one(metavar: str, type: Callable, default=None, help: str = "") -> dict:
+    """An option with one value."""
+    return {"nargs": None, "type": type, "default": default, "metavar": metavar, "help": help}
+
+
 OPTIONS: dict[str, dict] = {
     "--robots": {
-        "metavar": "ROBOT[/PRESET]",
+        "metavar": CASE,
         "help": "cases to time (a bare robot name means its first preset; default: "
         f"{' '.join(DEFAULT_CASES)}, leaving out those whose model is not installed; {NONE}: "
         "no case, e.g. to run only the sweeps or MuJoCo's route)",
@@ -179,7 +187,7 @@ OPTIONS: dict[str, dict] = {
         f"those whose package is not installed; {NONE}: skip; needs MuJoCo)",
     },
     "--frameworks-robots": {
-        "metavar": "ROBOT[/PRESET]",
+        "metavar": CASE,
         "help": 'cases of the section "JAX and PyTorch" (pvosimr\'s G under jax.jit/vmap/grad '
         "and torch autograd against the direct calls; needs jax and torch; default: those of "
         f"{' '.join(FRAMEWORK_CASES)} in the run's --robots; {NONE}: skip the section)",
@@ -190,62 +198,49 @@ OPTIONS: dict[str, dict] = {
         "default": list(FRAMEWORK_BATCHES),
         "help": 'batch sizes of the section "JAX and PyTorch" (default: %(default)s)',
     },
-    "--repeats": {
-        "nargs": None,
-        "type": at_least_one,
-        "default": 30,
-        "metavar": "N",
-        "help": "samples per method, at least 1 (default: %(default)s)",
-    },
-    "--codegen-flags": {
-        "nargs": None,
-        "type": _flags,
-        "default": Options().flags,
-        "metavar": "FLAGS",
-        "help": "compiler flags of the generated C (default: -O3; -O1 builds large models far "
-        "faster at about the same speed)",
-    },
-    "--derivative-flags": {
-        "nargs": None,
-        "type": _flags,
-        "default": DERIVATIVE_FLAGS,
-        "metavar": "FLAGS",
-        "help": f"compiler flags of the generated dG/dq (default: {shlex.join(DERIVATIVE_FLAGS)})",
-    },
+    "--repeats": _one(
+        "N", at_least_one, 30, "samples per method, at least 1 (default: %(default)s)"
+    ),
+    "--codegen-flags": _one(
+        "FLAGS",
+        _flags,
+        Options().flags,
+        "compiler flags of the generated C (default: -O3; -O1 builds large models far faster at "
+        "about the same speed)",
+    ),
+    "--derivative-flags": _one(
+        "FLAGS",
+        _flags,
+        DERIVATIVE_FLAGS,
+        f"compiler flags of the generated dG/dq (default: {shlex.join(DERIVATIVE_FLAGS)})",
+    ),
     "--derivative-robots": {
-        "metavar": "ROBOT[/PRESET]",
-        "help": "cases of the run whose dG/dq is timed too (default: "
-        f"{' '.join(DERIVATIVE_CASES)})",
+        "metavar": CASE,
+        "help": f"cases whose dG/dq is timed too (default: {' '.join(DERIVATIVE_CASES)})",
     },
-    "--cache-dir": {
-        "nargs": None,
-        "type": Path,
-        "metavar": "DIR",
-        "help": "folder of the compiled libraries (default: pvosimr's cache); a fresh one makes "
-        "the report's compile times those of this run",
-    },
-    "--batch-size": {
-        "nargs": None,
-        "type": at_least_one,
-        "default": BATCH_SIZE,
-        "metavar": "B",
-        "help": "configurations per call of the batched paths, at least 1 (default: %(default)s)",
-    },
-    "--device-rows": {
-        "nargs": None,
-        "type": Path,
-        "metavar": "JSON",
-        "help": "the section GPU's GPU part from the gpu_rows.json that the run.py of "
-        "--sections gpu-export wrote on a GPU machine",
-    },
-    "--export-dir": {
-        "nargs": None,
-        "type": Path,
-        "metavar": "DIR",
-        "help": "the folder --sections gpu-export writes (taken to the GPU machine)",
-    },
+    "--cache-dir": _one(
+        "DIR",
+        Path,
+        help="folder of the compiled libraries (default: pvosimr's cache); a fresh one makes the "
+        "report's compile times those of this run",
+    ),
+    "--batch-size": _one(
+        "B",
+        at_least_one,
+        BATCH_SIZE,
+        "configurations per call of the batched paths, at least 1 (default: %(default)s)",
+    ),
+    "--device-rows": _one(
+        "JSON",
+        Path,
+        help="the section GPU's GPU part from the gpu_rows.json that the run.py of --sections "
+        "gpu-export wrote on a GPU machine",
+    ),
+    "--export-dir": _one(
+        "DIR", Path, help="the folder --sections gpu-export writes (taken to the GPU machine)"
+    ),
 }
-"""The options with a value, as data: each takes one or more values unless ``nargs`` says."""
+"""The options with a value, as data: each takes one or more values unless made by :func:`_one`."""
 
 
 def build_parser() -> argparse.ArgumentParser:

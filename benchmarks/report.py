@@ -61,6 +61,19 @@ def _median(timed, method: str) -> float | None:
     return timed.timings[method].median if method in timed.timings else None
 
 
+def _ratio_rows(timed: Sequence, names: dict, reference: str, under: str) -> list[list[str]]:
+    """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference``."""
+    rows = []
+    for k in (k for k in names if k != reference):
+        cells = [ratio_cell(_median(t, k), _median(t, reference)) for t in timed]
+        rows.append([f"ratio {names[k]} ÷ {under}", *cells])
+    return rows
+
+
+def _code(flags: Sequence[str]) -> str:
+    return f"`{' '.join(flags)}`"
+
+
 def _heads(cases: Sequence) -> list[str]:
     return [f"{c.name} (nv {c.nv}, m {c.m:g})" for c in cases]
 
@@ -140,14 +153,11 @@ def _divisor(case: Case) -> str:
 
 
 def _build_row(case: str, function: str, g: dict) -> list[str]:
-    built = (
-        f"{g['compile_seconds']:.1f} s"
-        if g["compiled_in_this_run"]
-        else ("cached (built in an earlier run)")
-    )
+    cached = "cached (built in an earlier run)"
+    built = f"{g['compile_seconds']:.1f} s" if g["compiled_in_this_run"] else cached
     sizes = [byte_size(g[k]) for k in ("source_bytes", "library_bytes", "work_bytes")]
-    flags = f"`{' '.join(g['flags'])}`"
-    return [case, function, str(g["n_instructions"]), *sizes, built, flags, g.get("binding", "—")]
+    flags, called = _code(g["flags"]), g.get("binding", "—")
+    return [case, function, str(g["n_instructions"]), *sizes, built, flags, called]
 
 
 def _codegen(cases: list[Case]) -> Lines:
@@ -171,10 +181,8 @@ def _derivatives(cases: list[Case], names: dict[str, str]) -> Lines:
     if not cases:
         return []
     rows = [[names[k], *(_cell(c, k) for c in cases)] for k in DERIVATIVE_LABELS]
-    for k in DERIVATIVE_LABELS:
-        if k != REFERENCE:
-            cells = [ratio_cell(_median(c, k), _median(c, REFERENCE)) for c in cases]
-            rows.append([f"ratio {names[k]} ÷ the central differences of Pinocchio", *cells])
+    derivatives = {k: names[k] for k in DERIVATIVE_LABELS}
+    rows += _ratio_rows(cases, derivatives, REFERENCE, "the central differences of Pinocchio")
 
     def worst(c: Case) -> str:
         errors = [e for k, e in c.derivatives.get("errors", {}).items() if k in c.timings]
@@ -245,10 +253,7 @@ def _mujoco(run: dict) -> Lines:
         rows.append(["rows, options as in the file", *(_rows_cell(r.rows_all) for r in results)])
         for k, label in route.MUJOCO_LABELS.items():
             rows.append([label, *(_cell(r, k) if k in r.timings else "—" for r in results)])
-        for k, label in route.MUJOCO_LABELS.items():
-            if k != route.REFERENCE:
-                cells = [ratio_cell(_median(r, k), _median(r, route.REFERENCE)) for r in results]
-                rows.append([f"ratio {label} ÷ mj_fwdPosition", *cells])
+        rows += _ratio_rows(results, route.MUJOCO_LABELS, route.REFERENCE, "mj_fwdPosition")
         worst = [f"{max(r.errors.values()):.1e}" for r in results]
         rows.append(["largest error against MuJoCo's matrix", *worst])
         lines += [note, "", *table(["method", *_heads(results)], rows)]
@@ -265,7 +270,8 @@ def _mujoco(run: dict) -> Lines:
 # ----------------------------------------------------------------------------------- sweeps
 
 
-def _families(points: list[Point], section: Callable[[str, list[Point]], Lines]) -> Lines:
+def _families(points: list[Point], section: Callable[[str, list[Point]], list]) -> list:
+    """``section(family, its points)`` of each family in the order of ``points``, joined."""
     families = dict.fromkeys(p.family for p in points)
     return [line for f in families for line in section(f, [p for p in points if p.family == f])]
 
@@ -292,7 +298,7 @@ def _scaling(run: dict) -> Lines:
 def _flags_note() -> str:
     steps = []
     for up_to, flags in LARGE_FLAG_STEPS:
-        text = "`--codegen-flags`" if flags is None else f"`{' '.join(flags)}`"
+        text = "`--codegen-flags`" if flags is None else _code(flags)
         steps.append(f"{text} up to n = {up_to}" if up_to else f"{text} beyond")
     return ", ".join(steps)
 
@@ -314,7 +320,7 @@ def _memory_row(p: Point) -> list[str]:
         byte_size(g.get("work_bytes")),
         f"{g['n_instructions']}" + (f" + {shared} shared functions" if shared else ""),
         "cached" if seconds is None else f"{seconds:.1f} s",
-        f"`{' '.join(g['flags'])}`",
+        _code(g["flags"]),
     ]
 
 
@@ -347,8 +353,7 @@ def _build_cell(p: Point) -> str:
     if not p.build:
         return "—"
     seconds = p.build.get("compile_seconds")
-    flags = f"`{' '.join(p.build['flags'])}`, "
-    return flags + ("cached" if seconds is None else f"{seconds:.1f} s")
+    return f"{_code(p.build['flags'])}, " + ("cached" if seconds is None else f"{seconds:.1f} s")
 
 
 def _crossover(run: dict) -> Lines:
@@ -372,8 +377,7 @@ def _crossover(run: dict) -> Lines:
             if any(r in p.medians_us for p in mine)
         ]
 
-    families = dict.fromkeys(p.family for p in points)
-    rows = [r for f in families for r in wins(f, [p for p in points if p.family == f])]
+    rows = _families(points, wins)
     header = ["mechanism", "recursive route", *(f"vs {CROSSOVER_LABELS[d]}" for d in DENSE)]
     note = prose(
         "timings",

@@ -70,13 +70,7 @@ SCALING_SIZES: dict[str, tuple[int, ...]] = {
 }
 """Fig. 4 mechanisms and their sizes for the single-call sweep."""
 
-SCALING_METHODS = (
-    "numpy:pv-osimr",
-    "numpy:pv-osim",
-    "numpy:efpa",
-    "numpy:ltl-osim",
-    *PIN,
-)
+SCALING_METHODS = ("numpy:pv-osimr", "numpy:pv-osim", "numpy:efpa", "numpy:ltl-osim", *PIN)
 """The methods of the single-call sweep."""
 
 LARGE_FAMILY = "chain_welded_every_k"
