@@ -30,8 +30,8 @@ from pvosimr.study.record import Record, relative_error
 SAMPLE_SECONDS = 0.02
 """Target duration of one sample.  Each sample starts after other methods' samples have
 filled the caches with their own code and data; a sample must hold enough calls to amortise
-that refill for the slowest method too (numpy's single call: at a few ms per sample it
-measured about a quarter slower on Atlas than at 20 ms, the same code and run conditions)."""
+that refill for the slowest method too (numpy's single call, whose samples of a few ms read
+slower than its longer ones under the same conditions)."""
 N_CONFIGS = 8  # configurations cycled through in the timed loops
 CHECKED_ROWS = 4  # rows of a batched result compared with the truth by the gate
 

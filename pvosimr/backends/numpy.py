@@ -46,7 +46,7 @@ other index type to ``intp`` on every call, five times the cost of the gather it
 ``L^A`` passes through every size up to m on a chain welded at every link, each once per call:
 on 6D welds every size up to m ≈ 650 fits and is mirrored by one gather; beyond the budget a size is
 mirrored by copies of blocks of :data:`_BLOCK` columns, with nothing kept (a fixed index per
-size would need 2.6 GB at m = 1800).  The gather is ~3× faster than the copies in the sweeps."""
+size grows as m³ over every size).  The gather is the faster of the two where it fits."""
 
 _BLOCK = 128
 
