@@ -127,13 +127,16 @@ SECTIONS = {
     "timings": "timings.md/.json/.png/.pdf: the robot cases, MuJoCo's route, the sweeps and, on "
     'its cases, "JAX and PyTorch"',
     "frameworks": 'timings.md/.json with the section "JAX and PyTorch" alone',
-    "gpu": "gpu.md/.json: the XLA route on a GPU (with --xla-cpu on this CPU too)",
+    "gpu": "gpu.md/.json: the CUDA kernels and the XLA route on a GPU (with --xla-cpu on this CPU too)",
     "gpu-export": "the folder --export-dir for a GPU machine with JAX alone (its run.py)",
     "accuracy": "accuracy.md/.json/.png: every path's error against depth and cond(M)",
 }
 """What ``--sections`` can run, and what each writes."""
 
-DEFAULT_SECTIONS = ("timings", "gpu")
+DEFAULT_SECTIONS = ("timings",)
+"""The sections of a plain ``pvosimr bench``.  The section GPU runs when asked: its numbers come
+from a GPU (here, or a GPU machine's rows), and a run without one would write "no GPU" over
+them."""
 
 NONE = "none"
 """``--robots none``, ``--mujoco-robots none``: no case of that kind in the run."""
