@@ -127,7 +127,7 @@ SECTIONS = {
     "timings": "timings.md/.json/.png/.pdf: the robot cases, MuJoCo's route, the sweeps and, on "
     'its cases, "JAX and PyTorch"',
     "frameworks": 'timings.md/.json with the section "JAX and PyTorch" alone',
-    "gpu": "gpu.md/.json: the CUDA kernels and the XLA route on a GPU (with --xla-cpu on this CPU too)",
+    "gpu": "gpu.md/.json: the CUDA kernels and the XLA route on a GPU (--xla-cpu: this CPU too)",
     "gpu-export": "the folder --export-dir for a GPU machine with JAX alone (its run.py)",
     "accuracy": "accuracy.md/.json/.png: every path's error against depth and cond(M)",
 }
