@@ -369,7 +369,7 @@ class CudaDelassus:
             )
         p = np.ascontiguousarray(np.zeros(1) if placements is None else placements, dtype=ctype)
         status = np.full(B, -1, dtype=np.int32)
-        lib = self._host_library()
+        lib = self.host_library()
         ptr = ctypes.c_void_p
         if W is None:
             out = np.full((self.n_out, B), np.nan, dtype=ctype)  # NaN: not written
@@ -393,9 +393,6 @@ class CudaDelassus:
         take host pointers in the kernels' layout, one configuration after the other (what
         :meth:`host` calls; a test's stand-in for :meth:`launch` on a machine without a
         GPU)."""
-        return self._host_library()
-
-    def _host_library(self) -> ctypes.CDLL:
         if self._host is None:
             from .build import CompilationError
 
