@@ -190,9 +190,7 @@ def test_a_raise_is_kept_beside_the_records_and_reported():
     assert view["errors_wide"] == {"numpy:efpa": "raised ValueError"}
     assert view["truth_vs_wide"] == view["lu_vs_cholesky"] == "raised LinAlgError: M"
     assert view["cond"] == 1e17 and view["sensitivity"] is None
-    from benchmarks.accuracy import tables
-
-    assert tables.failures([view]) == ["Spherical n=4 ratio=1e+16 numpy:efpa: raised ValueError"]
+    assert accuracy.failures([view]) == ["Spherical n=4 ratio=1e+16 numpy:efpa: raised ValueError"]
 
 
 def test_the_committed_report_is_its_records_written_again():

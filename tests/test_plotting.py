@@ -225,14 +225,14 @@ def test_accuracy_figure_from_its_json(tmp_path, monkeypatch):
     Pinocchio's two routines in different markers, the truth's change of precision marked."""
     from pathlib import Path
 
-    from benchmarks.accuracy import plot
+    from benchmarks.accuracy import report
 
     monkeypatch.setattr(plt, "close", lambda fig=None: None)
     root = Path(__file__).resolve().parents[1]
-    plot.redraw(root / "validation" / "accuracy.json", tmp_path / "accuracy.png")
+    report.redraw(root / "validation" / "accuracy.json", tmp_path / "accuracy.png")
     fig = plt.gcf()
     assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
-    assert plot.TRUTH_SWITCH in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert report.TRUTH_SWITCH in [t.get_text() for t in fig.legends[0].get_texts()]
     for ax in fig.axes[:3]:  # the depth panels: their truth turns wide once nv > 300
         lines = {line.get_label(): line for line in ax.lines}
         efpa, pv = lines["pin-efpa"], lines["pin-pv-osimr"]

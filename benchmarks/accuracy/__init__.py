@@ -3,10 +3,9 @@
 The study builds serial chains (:mod:`.cases`), measures every algorithm on the numpy, batch,
 CasADi and compiled paths and Pinocchio's two C++ routines against a double ``dense`` truth and
 an extended-precision ``wide`` one (:mod:`.truths`), one :class:`~pvosimr.study.record.Record`
-per number (:mod:`.measure`), reads its acceptance and conditioning limits off them
-(:mod:`.tables`) and writes ``accuracy.md``, ``accuracy.json`` and ``accuracy.png``
-(:mod:`.report`, :mod:`.plot`): ``pvosimr bench --sections accuracy [--quick] [--out
-validation]`` (:func:`run`).
+per number (:mod:`.measure`), and writes ``accuracy.md``, ``accuracy.json`` and
+``accuracy.png`` from them (:mod:`.report`): ``pvosimr bench --sections accuracy [--quick]
+[--out validation]`` (:func:`run`).
 """
 
 import time
@@ -26,28 +25,14 @@ from .cases import (
     mixed_kinds,
 )
 from .measure import run_study
-from .report import write_outputs
-from .tables import case_views
+from .report import case_views, failures, markdown, redraw, write_outputs
 from .truths import dense_truth, wide_truth
 
 __all__ = [
-    "ACCEPT_COND",
-    "ALGORITHMS",
-    "PINOCCHIO",
-    "RECURSIVE",
-    "TOL",
-    "ChainCase",
-    "Limits",
-    "StudyPlan",
-    "case_views",
-    "dense_truth",
-    "mass_scales",
-    "mixed_kinds",
-    "run",
-    "run_study",
-    "wide_truth",
-    "write_outputs",
-]
+    "ACCEPT_COND", "ALGORITHMS", "PINOCCHIO", "RECURSIVE", "TOL", "ChainCase", "Limits",
+    "StudyPlan", "case_views", "dense_truth", "failures", "markdown", "mass_scales",
+    "mixed_kinds", "redraw", "run", "run_study", "wide_truth", "write_outputs",
+]  # fmt: skip
 
 
 def run(out, *, quick: bool = False, progress: bool = True, command: str = "") -> dict:

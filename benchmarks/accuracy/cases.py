@@ -26,6 +26,8 @@ RECURSIVE = ("pv-osimr", "pv-osim", "efpa")
 BACKENDS = ("numpy", "batch", "casadi", "codegen")
 PINOCCHIO = ("pin-efpa", "pin-pv-osimr")
 PATHS = tuple(f"{b}:{a}" for b in BACKENDS for a in ALGORITHMS) + PINOCCHIO
+ERROR, WIDE = "error", "error vs wide"
+"""A path's worst error against the case's reference truth; at q₀ against the wide truth."""
 
 
 @dataclass(frozen=True)

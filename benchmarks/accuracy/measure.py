@@ -1,5 +1,5 @@
-"""Running every path on a chain: pvosimr's numpy, batch, CasADi and compiled paths, and
-Pinocchio's ``pin.computeDelassusMatrix`` and C++ PV-OSIMr, each against the truths, as
+"""Every path on a chain: pvosimr's numpy, batch, CasADi and compiled paths, and Pinocchio's
+``pin.computeDelassusMatrix`` and C++ PV-OSIMr, each against the truths, as
 :class:`~pvosimr.study.record.Record` rows.
 
 A ``pin.Data`` holds O(nv³) memory in pin 4.1, so models with ``nv > Limits.nv_pin`` skip
@@ -24,13 +24,8 @@ from pvosimr.study.progress import progress_bar
 from pvosimr.study.record import Record, relative_error
 from pvosimr.zoo.seeded import random_q
 
-from .cases import ALGORITHMS, ChainCase, Limits, StudyPlan
+from .cases import ALGORITHMS, ERROR, WIDE, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
-
-ERROR = "error"
-"""A path's worst error over the configurations against the case's reference truth."""
-WIDE = "error vs wide"
-"""An error at the first configuration against the wide truth."""
 
 
 def _failure(exc: BaseException) -> str:
@@ -58,11 +53,11 @@ def _run_paths(model, data, qs, cms, limits: Limits, codegen: bool) -> dict:
 
     out: dict[str, list[np.ndarray] | str] = {}
     one, batch = pvosimr.compute_delassus, pvosimr.compute_delassus_batch
+    casadi_limits = {"naive": limits.nv_casadi_naive, "ltl-osim": limits.nv_casadi_ltl}
     for alg in ALGORITHMS:
         if data is not None:
             _attempt(out, f"numpy:{alg}", lambda a=alg: [one(model, data, q, cms, a) for q in qs])
         _attempt(out, f"batch:{alg}", lambda a=alg: list(batch(model, qs, cms, a)))
-        casadi_limits = {"naive": limits.nv_casadi_naive, "ltl-osim": limits.nv_casadi_ltl}
         if model.nv > casadi_limits.get(alg, model.nv):
             continue
         try:
@@ -85,11 +80,10 @@ def _reference(model, data, qs, cms, wide_kind: str) -> tuple:
     if data is not None:
         try:
             dense = [dense_truth(model, data, q, cms) for q in qs]
+            lu = max(_error(d[1], d[0]) for d in dense)
+            return [d[0] for d in dense], dense[0][2], "dense", lu, None
         except np.linalg.LinAlgError as exc:  # M is not positive definite in float64
             failure = _failure(exc)
-    if data is not None and failure is None:
-        lu = max(_error(d[1], d[0]) for d in dense)
-        return [d[0] for d in dense], dense[0][2], "dense", lu, None
     kind = wide_kind if failure else "longdouble"
     wides = [wide_truth(model, q, cms, kind) for q in qs]
     M = truth.mass_matrix(model, qs[0], data) if data is not None else wides[0][1]
@@ -139,7 +133,7 @@ def measure(
     data = model.createData() if use_pin else None
     wide_kind = "decimal" if nv <= limits.nv_decimal else "longdouble"
     truths, M, ref, lu, failure = _reference(model, data, qs, cms, wide_kind)
-    name = case_name(sweep, case)
+    name = f"{sweep}/{case.family} n={case.n} {case.profile} {case.ratio:.0e}"
     info = {"name": name, "sweep": sweep, **asdict(case), "nv": nv, "m": truths[0].shape[0]}
     info |= {"reference": ref, "wide": None, "raised": {}}
     records = [Record(name, "M", "cond", float(np.linalg.cond(M)), "")]
@@ -171,11 +165,6 @@ def measure(
     info["raised"] |= raised
     seconds = Record(name, "study", "seconds", time.perf_counter() - start, "s")
     return info, [*records, *scored, seconds]
-
-
-def case_name(sweep: str, case: ChainCase) -> str:
-    """The ``case`` of a chain's records: its sweep, kind, length and mass profile."""
-    return f"{sweep}/{case.family} n={case.n} {case.profile} {case.ratio:.0e}"
 
 
 def run_study(plan: StudyPlan, progress: bool = True) -> dict:

@@ -37,6 +37,15 @@ def dense_truth(
     return truth.cholesky_delassus(M, J), 0.5 * (G_lu + G_lu.T), M
 
 
+class _Dec(Decimal):
+    """A Decimal that takes floats (exactly) in arithmetic and stays a ``_Dec``."""
+
+    __slots__ = ()
+
+    def __neg__(self) -> _Dec:
+        return _Dec(Decimal.__neg__(self))
+
+
 def _lifted(op: Callable[[Decimal, Any], Any]) -> Callable[[Decimal, Any], Any]:
     """The Decimal operator ``op`` taking floats (exactly) and returning a ``_Dec``."""
 
@@ -49,41 +58,20 @@ def _lifted(op: Callable[[Decimal, Any], Any]) -> Callable[[Decimal, Any], Any]:
     return method
 
 
-class _Dec(Decimal):
-    """A Decimal that takes floats (exactly) in arithmetic and stays a ``_Dec``."""
-
-    __slots__ = ()
-
-    __add__ = __radd__ = _lifted(Decimal.__add__)
-    __sub__ = _lifted(Decimal.__sub__)
-    __rsub__ = _lifted(Decimal.__rsub__)
-    __mul__ = __rmul__ = _lifted(Decimal.__mul__)
-    __truediv__ = _lifted(Decimal.__truediv__)
-    __rtruediv__ = _lifted(Decimal.__rtruediv__)
-
-    def __neg__(self) -> _Dec:
-        return _Dec(Decimal.__neg__(self))
+for _op in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv"):
+    setattr(_Dec, f"__{_op}__", _lifted(getattr(Decimal, f"__{_op}__")))
 
 
 def _dec_sin_cos(x: Decimal) -> tuple[_Dec, _Dec]:
     """``(sin x, cos x)`` by their Taylor series, with guard digits (|x| ≲ 10 here)."""
     with localcontext() as ctx:
         ctx.prec += 12
-        s, c, term, k = Decimal(0), Decimal(0), Decimal(1), 0
-        while True:  # term = x^k / k!
-            if k % 4 == 0:
-                c += term
-            elif k % 4 == 1:
-                s += term
-            elif k % 4 == 2:
-                c -= term
-            else:
-                s -= term
+        sin_cos, term, k = [Decimal(0), Decimal(0)], Decimal(1), 0
+        while term != 0 and abs(term) >= Decimal(10) ** (-ctx.prec - 2):  # term = x^k / k!
+            sin_cos[1 - k % 2] += term if k % 4 < 2 else -term
             k += 1
             term = term * x / k
-            if term == 0 or abs(term) < Decimal(10) ** (-ctx.prec - 2):
-                break
-    return _Dec(+s), _Dec(+c)
+    return _Dec(+sin_cos[0]), _Dec(+sin_cos[1])
 
 
 class WideBackend(NumpyBackend):
