@@ -343,7 +343,7 @@ def run(args: argparse.Namespace, command: str) -> dict:
         started = time.perf_counter()
         section = None
         if frameworks is not None:  # first, before anything else imports jax
-            from .frameworks_section import time_frameworks
+            from .frameworks import time_frameworks
 
             section = time_frameworks(
                 **frameworks, repeats=args.repeats, seed=args.seed, cache_dir=args.cache_dir

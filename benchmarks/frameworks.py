@@ -1,31 +1,40 @@
 """The section "JAX and PyTorch": pvosimr's G inside jit, vmap, grad and torch autograd, against
 the direct calls of the same library in the same run (docs/jax-torch.md: what and why).
 
-Per robot case and batch size B, on the same B configurations, in the interleaved rounds of
-:func:`.loop.time_methods` (method names ``<method>:B<B>``, time per call of a whole batch):
-``direct:G`` and ``direct:vjp`` (``f(qs)`` and ``f.vjp(qs, W)`` of the compiled function, on
-its default threads), ``jax:G`` and ``jax:grad`` (``jit(vmap(·))``, or ``jit`` at B = 1, of
-``pvosimr.jax.delassus`` and of ``grad ⟨W, G⟩``), ``torch:G`` and ``torch:G+backward``; at
-B = 1 also :mod:`.trivial`'s baselines, alone and (``jax:trivial+direct:…``) followed by the
-direct call.  Each front end's G is compared first with ``f(qs)`` and its gradient with central
-differences of ``f`` (quaternions normalised): a method that disagrees is reported, not timed.
+Per robot case and batch size B, on the same B configurations, every method of :data:`METHODS`
+(a label and a builder each) is built, checked and timed in the interleaved rounds of
+:func:`.loop.time_methods` as ``<method>:B<B>`` (time per call of a whole batch): the direct
+calls ``f(qs)`` and ``f.vjp(qs, W)``, ``jit(vmap(·))`` (``jit`` at B = 1) of
+``pvosimr.jax.delassus`` and of ``grad ⟨W, G⟩``, torch's forward and backward, and at B = 1 the
+overhead baselines (:data:`SOURCE`: a trivial jitted XLA FFI call, a trivial torch custom op and
+autograd.Function), alone and followed by the direct call.  Each front end's G is compared
+first with ``f(qs)``, its gradient with central differences of ``f``: a method that disagrees is
+reported, not timed.  frax's dense route (:mod:`.frax_route`) is timed beside pvosimr on frax's
+G1.  A case's result is its JSON: the report and the targets read only that.
 """
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from pvosimr.extras import missing_extra
-from pvosimr.study.names import ATLAS_6D, SHADOW_3D, TOLERANCES
-from pvosimr.study.record import relative_error
+from pvosimr.extras import install_hint, missing_extra
+from pvosimr.study.names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
+from pvosimr.study.record import relative_error, row, table, target_json, target_lines
 
+from . import frax_route
 from .derivatives import weights
 from .loop import Method, Timed, time_methods
+from .targets import TRIVIAL_LABELS, framework_targets
+from .text import microseconds, prose
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""
@@ -33,20 +42,22 @@ G_TOLERANCE = TOLERANCES["front-end"]  # max|ΔG| / max(1, max|G|) against f(qs)
 GRADIENT_TOLERANCE = TOLERANCES["gradient"]  # max|Δg| / max|g| against central differences
 STEP = 1e-6  # h of the central differences on q's coordinates
 OUTPUT_PROBE = 20  # jitted calls after a batch's timing whose output addresses are counted
+HEADING = "## JAX and PyTorch"
+WHO = 'pvosimr bench, section "JAX and PyTorch"'
+AGREEMENT_CONFIGS = 8
+AGREEMENT_KEY = "frax-vs-pinocchio"
+ONE_CALL_FROM = 512
+"""From this B on, a sample is one call (frax's batched gradient lasts seconds; the shared
+loop's calibration would spend six calls on it before the first sample)."""
 
 
 @dataclass
 class FrameworkResult(Timed):
-    """One robot of the section: its timings per ``<method>:B<B>``, its checks, whether each
-    front end's G equals ``f(qs)`` bitwise, and :func:`output_buffers` per B > 1."""
+    """One robot of the section: its timings, its checks, whether each front end's G equals
+    ``f(qs)`` bitwise, and :func:`output_buffers` per B > 1."""
 
     bitwise: dict[str, bool] = field(default_factory=dict)
     output_buffers: dict[str, int] = field(default_factory=dict)
-
-    def median(self, method: str, B: int) -> float | None:
-        """Median seconds per call (a whole batch) of ``method`` at ``B``, if timed."""
-        t = self.timings.get(f"{method}:B{B}")
-        return None if t is None else t.median
 
     def keep(self, name: str, error: float, tolerance: float, method: Method, out: dict) -> None:
         """``out[name] = method`` if its check passed; else why it is not timed."""
@@ -59,6 +70,159 @@ class FrameworkResult(Timed):
     def to_json(self) -> dict:
         extra = {"bitwise": self.bitwise, "output_buffers": self.output_buffers}
         return {**self.json_head(), "errors": self.errors, **extra}
+
+
+# ------------------------------------------------------------------- the trivial baselines
+
+N = 8
+"""How many numbers the trivial calls double."""
+FFI_TARGET, TORCH_OP = "pvosimr_bench_double", "pvosimr_bench::double"
+SOURCE = r"""
+#include <cstdint>
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+static ffi::Error Double(ffi::Buffer<ffi::F64> x, ffi::ResultBuffer<ffi::F64> y) {
+  const double* in = x.typed_data();
+  double* out = y->typed_data();
+  for (size_t k = 0, n = x.element_count(); k < n; ++k) out[k] = 2.0 * in[k];
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(pvosimr_bench_double, Double,
+                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F64>>()
+                                  .Ret<ffi::Buffer<ffi::F64>>());
+
+extern "C" void pvosimr_bench_double_c(const double* in, double* out, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) out[k] = 2.0 * in[k];
+}
+"""
+"""An XLA FFI handler and a plain C function, both doubling float64 numbers: what JAX or torch
+takes to dispatch any foreign function, which the B = 1 targets allow."""
+_LOADED: dict[str, Any] = {}
+
+
+def build(cache: Path | None = None) -> Path:
+    """The shared library of :data:`SOURCE`, compiled once per jaxlib and compiler (``-O2
+    -std=c++17``, against ``jax.ffi.include_dir()``) into pvosimr's cache folder ``bench/``;
+    RuntimeError with the compiler's output when it fails."""
+    import jax
+    import jax.ffi
+
+    from pvosimr.codegen import compiler as toolchain
+
+    include = jax.ffi.include_dir()
+    compiler = toolchain.find_compiler("c++", needed_by="pvosimr bench (trivial FFI call)")
+    flags = ["-O2", "-std=c++17", "-shared", "-fPIC", f"-I{include}"]
+    key = "\n".join([SOURCE, jax.__version__, include, *compiler, *flags]).encode()
+    folder = (cache or toolchain.cache_dir()) / "bench"
+    library = folder / f"trivial-{hashlib.sha256(key).hexdigest()[:16]}.so"
+    if not library.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        source, partial = library.with_suffix(".cc"), library.with_suffix(".so.part")
+        source.write_text(SOURCE, encoding="utf-8")
+        command = [*compiler, *flags, str(source), "-o", str(partial)]
+        toolchain.run_compiler(command, RuntimeError, "building the trivial FFI call")
+        partial.replace(library)  # atomic: a concurrent run never loads half a file
+    return library
+
+
+def _library(cache: Path | None) -> ctypes.CDLL:
+    path = str(build(cache))
+    if path not in _LOADED:
+        _LOADED[path] = ctypes.CDLL(path)
+        c = _LOADED[path].pvosimr_bench_double_c
+        c.argtypes, c.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64], None
+    return _LOADED[path]
+
+
+def _doubled(cache: Path | None) -> Callable:
+    """2x of a float64 CPU tensor by the C function, through ctypes."""
+    import torch
+
+    function = _library(cache).pvosimr_bench_double_c
+
+    def doubled(x: torch.Tensor) -> torch.Tensor:
+        x = x.detach().contiguous()
+        out = torch.empty_like(x)
+        function(x.data_ptr(), out.data_ptr(), x.numel())
+        return out
+
+    return doubled
+
+
+def jax_double(cache: Path | None = None) -> Callable:
+    """``jax.jit`` of the FFI call that returns 2x (float64, any shape; works under vmap)."""
+    import jax
+    import jax.ffi
+
+    library = _library(cache)
+    if FFI_TARGET not in _LOADED:
+        capsule = jax.ffi.pycapsule(library.pvosimr_bench_double)
+        _LOADED[FFI_TARGET] = jax.ffi.register_ffi_target(FFI_TARGET, capsule, platform="cpu")
+
+    def double(x):
+        out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        return jax.ffi.ffi_call(FFI_TARGET, out, vmap_method="broadcast_all")(x)
+
+    return jax.jit(double)
+
+
+def torch_double(cache: Path | None = None) -> Callable:
+    """A ``torch.library`` custom op that returns 2x through ctypes (float64, CPU)."""
+    import torch
+
+    if TORCH_OP not in _LOADED:
+        doubled = _doubled(cache)
+        double = torch.library.custom_op(TORCH_OP, mutates_args=(), schema="(Tensor x) -> Tensor")
+        _LOADED[TORCH_OP] = double(lambda x: doubled(x))
+        _LOADED[TORCH_OP].register_fake(lambda x: torch.empty_like(x))
+    return _LOADED[TORCH_OP]
+
+
+def torch_backward(cache: Path | None = None) -> tuple[Callable, Any]:
+    """2x through ctypes as a ``torch.autograd.Function`` whose backward doubles the cotangent
+    the same way (pvosimr.torch's eager calls with a gradient take this route): ``(backward,
+    leaf)``, ``backward(leaf)`` the forward and backward of :data:`N` numbers, returning the
+    gradient (2 each)."""
+    import torch
+
+    doubled = _doubled(cache)
+
+    class Double(torch.autograd.Function):
+        forward = staticmethod(lambda ctx, x: doubled(x))
+        backward = staticmethod(lambda ctx, grad: doubled(grad))
+
+    leaf, ones = numbers("torch").clone().requires_grad_(True), torch.ones(N, dtype=torch.float64)
+
+    def backward(x: torch.Tensor) -> torch.Tensor:
+        x.grad = None
+        Double.apply(x).backward(ones)
+        return x.grad
+
+    backward.forward = Double.apply  # type: ignore[attr-defined]  # for check_backward
+    return backward, leaf
+
+
+def numbers(kind: str) -> Any:
+    """The :data:`N` numbers 1 … N in float64 as a ``"jax"`` or ``"torch"`` array."""
+    module = importlib.import_module("jax.numpy" if kind == "jax" else "torch")
+    return module.asarray(np.arange(1.0, N + 1.0))
+
+
+def check(fn: Callable, kind: str = "jax") -> float:
+    """Largest error of ``fn`` on :func:`numbers` of ``kind`` against 2x."""
+    return float(np.max(np.abs(np.asarray(fn(numbers(kind))) - 2.0 * np.arange(1.0, N + 1.0))))
+
+
+def check_backward(backward: Callable, leaf: Any) -> float:
+    """Largest error of :func:`torch_backward`'s forward (against 2x) and gradient (2)."""
+    forward = check(lambda x: backward.forward(x).detach(), "torch")
+    return max(forward, float(np.max(np.abs(backward(leaf).numpy() - 2.0))))
+
+
+# ----------------------------------------------------------------------------- the methods
 
 
 def blocking(fn: Callable) -> Callable:
@@ -86,6 +250,105 @@ def jitted(G: Callable, W, batched: bool) -> tuple[Callable, Callable]:
     return jax.jit(wrap(G)), jax.jit(wrap(jax.grad(loss)))
 
 
+@dataclass
+class Batch:
+    """What the builders of :data:`METHODS` share at one B: the compiled ``f``, the front ends,
+    ``x`` (one q at B = 1, else the B configurations), the weights W of the loss."""
+
+    f: Any
+    fronts: dict[str, Callable]
+    x: np.ndarray
+    W: np.ndarray
+    cache: Any = None
+
+    def vjp(self, a):
+        return self.f.vjp(a, self.W)
+
+    def jax(self, gradient: bool) -> tuple[Callable, Any, str]:
+        """``jit`` (B = 1) or ``jit(vmap)`` of G or of its loss's gradient, blocking, on x."""
+        import jax
+        import jax.numpy as jnp
+
+        g, grad = jitted(self.fronts["jax"], jnp.asarray(self.W), self.x.ndim > 1)
+        x = jax.device_put(jnp.asarray(self.x))
+        return (blocking(grad), x, "grad") if gradient else (blocking(g), x, "G")
+
+    def torch(self, backward: bool) -> tuple[Callable, Any, str]:
+        """torch's forward, or forward and backward(W) returning the gradient of x."""
+        import torch
+
+        G, x = self.fronts["torch"], torch.from_numpy(np.ascontiguousarray(self.x))
+        if not backward:
+            return G, x, "G"
+        W = torch.from_numpy(self.W).expand(*self.x.shape[:-1], *self.W.shape)
+
+        def forward_backward(q):
+            q.grad = None
+            G(q).backward(W)
+            return q.grad
+
+        return forward_backward, x.clone().requires_grad_(True), "grad"
+
+    def after_trivial(self, direct: Callable) -> tuple[Callable, Any, None]:
+        """The trivial jitted call, then ``direct`` on the argument (the caches after a JAX
+        dispatch)."""
+        trivial, x = blocking(jax_double(self.cache)), numbers("jax")
+
+        def both(a):
+            trivial(x)
+            return direct(a)
+
+        return both, self.x, None
+
+
+def _jax_trivial(s: Batch) -> tuple:
+    fn = jax_double(s.cache)
+    return blocking(fn), numbers("jax"), check(fn)
+
+
+def _torch_trivial(s: Batch) -> tuple:
+    fn = torch_double(s.cache)
+    return fn, numbers("torch"), check(fn, "torch")
+
+
+def _torch_trivial_backward(s: Batch) -> tuple:
+    backward, leaf = torch_backward(s.cache)
+    return backward, leaf, check_backward(backward, leaf)
+
+
+METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
+    "direct:G": ("direct f(qs) (f(q) at B = 1)", lambda s: (s.f, s.x, None)),
+    "direct:vjp": ("direct f.vjp(qs, W)", lambda s: (s.vjp, s.x, None)),
+    "jax:G": ("jit(G) (B = 1), jit(vmap(G))", lambda s: s.jax(False)),
+    "jax:grad": ("jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", lambda s: s.jax(True)),
+    "torch:G": ("torch forward", lambda s: s.torch(False)),
+    "torch:G+backward": ("torch forward + backward(W)", lambda s: s.torch(True)),
+    "jax:trivial": (TRIVIAL_LABELS["jax:trivial"], _jax_trivial),
+    "jax:trivial+direct:G": (
+        "trivial jitted FFI call, then direct f(q)",
+        lambda s: s.after_trivial(s.f),
+    ),
+    "jax:trivial+direct:vjp": (
+        "trivial jitted FFI call, then direct f.vjp(q, W)",
+        lambda s: s.after_trivial(s.vjp),
+    ),
+    "torch:trivial": (TRIVIAL_LABELS["torch:trivial"], _torch_trivial),
+    "torch:trivial+backward": (
+        "trivial torch autograd.Function, forward + backward (2x of 8)",
+        _torch_trivial_backward,
+    ),
+    "frax:G": ("frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))", None),
+    "frax:grad": ("frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", None),
+}
+"""Method -> (its label in the report, how to build ``(fn, argument, check)`` at one B), in the
+order of the rounds and of the tables.  The check: "G" (G against ``f(x)``), "grad" (the first
+gradient against central differences), a number (the trivial call's error against 2x), None (a
+direct call: the truth itself).  A method needs its front end (the name's first part); the
+trivial ones run at B = 1 only, the direct call after the trivial one where that passed; frax's
+are built on frax's G1 (:func:`time_frax`)."""
+TOLERANCES_OF = {"G": G_TOLERANCE, "grad": GRADIENT_TOLERANCE}
+
+
 def _loss_gradient_fd(model: pin.Model, G: Callable, q: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Central differences of ⟨W, G(normalize(q))⟩ in q's coordinates; ``G`` takes a batch."""
     steps = np.concatenate([np.eye(model.nq), -np.eye(model.nq)]) * STEP
@@ -93,120 +356,252 @@ def _loss_gradient_fd(model: pin.Model, G: Callable, q: np.ndarray, W: np.ndarra
     return (losses[: model.nq] - losses[model.nq :]) / (2 * STEP)
 
 
-class Front:
-    """The front ends of one compiled function ``f``: its direct calls, jitted and torch
-    callables per B, each checked before it is timed."""
-
-    def __init__(self, model, cms, f, result: FrameworkResult, torch: bool = True) -> None:
-        self.model, self.f, self.result, self.W = model, f, result, weights(result.m)
-        fronts = ("jax", "torch") if torch else ("jax",)
-        self.G = {extra: self._front(extra, model, cms) for extra in fronts}
-
-    def _front(self, extra: str, model, cms) -> Callable | None:
-        """``pvosimr.<extra>.delassus`` of this case, or None with the reason recorded."""
+def fronts(model, cms, result: FrameworkResult, extras=("jax", "torch")) -> dict[str, Callable]:
+    """``pvosimr.<extra>.delassus`` of the case per extra; the reason recorded where missing."""
+    out = {}
+    for extra in extras:
         why = f"{extra} is not installed" if missing_extra(extra) is not None else None
-        if why is None:
-            try:
-                return importlib.import_module(f"pvosimr.{extra}").delassus(model, cms)
-            except ImportError as exc:
-                why = f"pvosimr.{extra} unavailable ({exc})"
-        self.result.skipped.setdefault(extra, why)
-        return None
-
-    def methods(self, qs: np.ndarray) -> dict[str, Method]:
-        """The checked methods at B = len(qs), one call each per sample."""
-        B, f, W = len(qs), self.f, self.W
-        x = qs[0] if B == 1 else qs
-        out = {f"direct:G:B{B}": (f, [x], 1), f"direct:vjp:B{B}": (lambda a: f.vjp(a, W), [x], 1)}
-        truth, fd = np.asarray(f(x)), _loss_gradient_fd(self.model, f, qs[0], W)
-        for extra, add in (("jax", self._jax), ("torch", self._torch)):
-            if self.G.get(extra) is not None:
-                add(B, x, truth, fd, out)
-        return out
-
-    def _check(self, name: str, G: np.ndarray, truth: np.ndarray, method: Method, out) -> None:
-        self.result.bitwise[name] = bool(np.array_equal(G, truth))
-        self.result.keep(name, relative_error(G, truth, 1.0), G_TOLERANCE, method, out)
-
-    def _check_grad(self, name: str, g: np.ndarray, fd: np.ndarray, method: Method, out) -> None:
-        first = g if g.ndim == 1 else g[0]
-        self.result.keep(name, relative_error(first, fd), GRADIENT_TOLERANCE, method, out)
-
-    def _jax(self, B: int, x: np.ndarray, truth: np.ndarray, fd: np.ndarray, out: dict) -> None:
-        import jax
-        import jax.numpy as jnp
-
-        g, grad = jitted(self.G["jax"], jnp.asarray(self.W), B > 1)
-        xj = jax.device_put(jnp.asarray(x))
-        self._check(f"jax:G:B{B}", np.asarray(g(xj)), truth, (blocking(g), [xj], 1), out)
-        self._check_grad(f"jax:grad:B{B}", np.asarray(grad(xj)), fd, (blocking(grad), [xj], 1), out)
-
-    def _torch(self, B: int, x: np.ndarray, truth: np.ndarray, fd: np.ndarray, out: dict) -> None:
-        import torch
-
-        G, xt = self.G["torch"], torch.from_numpy(np.ascontiguousarray(x))
-        self._check(f"torch:G:B{B}", G(xt).numpy(), truth, (G, [xt], 1), out)
-        leaf = xt.clone().requires_grad_(True)
-        W = torch.from_numpy(self.W).expand(*x.shape[:-1], *self.W.shape)
-
-        def backward(q):
-            q.grad = None
-            G(q).backward(W)
-            return q.grad
-
-        method = (backward, [leaf], 1)
-        self._check_grad(f"torch:G+backward:B{B}", backward(leaf).numpy(), fd, method, out)
-
-
-def _after(first: Callable, x, then: Callable) -> Callable:
-    """``first(x)``, then ``then`` on the argument."""
-
-    def both(a):
-        first(x)
-        return then(a)
-
-    return both
-
-
-def _trivial(front: Front, q: np.ndarray, cache) -> dict[str, Method]:
-    """:mod:`.trivial`'s calls, checked, as B = 1 methods, and the trivial jitted call followed
-    by each direct call at ``q``."""
-    from . import trivial
-
-    out: dict[str, Method] = {}
-    f, W, keep = front.f, front.W, front.result.keep
-    if front.G.get("jax") is not None:
-        fn, x = trivial.jax_double(cache), trivial.numbers("jax")
-        keep("jax:trivial:B1", trivial.check(fn), 0.0, (blocking(fn), [x], 1), out)
-        if "jax:trivial:B1" in out:
-            for name, direct in (("G", f), ("vjp", lambda a: f.vjp(a, W))):
-                out[f"jax:trivial+direct:{name}:B1"] = (_after(blocking(fn), x, direct), [q], 1)
-    if front.G.get("torch") is not None:
-        fn, x = trivial.torch_double(cache), trivial.numbers("torch")
-        keep("torch:trivial:B1", trivial.check(fn, "torch"), 0.0, (fn, [x], 1), out)
-        backward, leaf = trivial.torch_backward(cache)
-        error = trivial.check_backward(backward, leaf)
-        keep("torch:trivial+backward:B1", error, 0.0, (backward, [leaf], 1), out)
+        try:
+            if why is None:
+                out[extra] = importlib.import_module(f"pvosimr.{extra}").delassus(model, cms)
+        except ImportError as exc:
+            why = f"pvosimr.{extra} unavailable ({exc})"
+        if why is not None:
+            result.skipped.setdefault(extra, why)
     return out
 
 
-def time_robot(
-    robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None
-) -> FrameworkResult:
-    """The section on one zoo robot case (``zoo.load_case``'s result)."""
+def methods(s: Batch, model, qs, result: FrameworkResult, trivial: bool = True) -> dict:
+    """The methods of :data:`METHODS` at B = len(qs) that passed their check."""
+    B, out = len(qs), {}
+    truth, fd = np.asarray(s.f(s.x)), _loss_gradient_fd(model, s.f, qs[0], s.W)
+    for name, (_, build) in METHODS.items():
+        front, key = name.split(":")[0], f"{name}:B{B}"
+        skip = "trivial" in name and (B > 1 or not trivial)
+        if build is None or skip or front not in ("direct", *s.fronts):
+            continue
+        if "+direct" in name and "jax:trivial:B1" not in out:
+            continue
+        fn, x, kind = build(s)
+        if kind is None:
+            out[key] = (fn, [x], 1)
+            continue
+        error, tolerance = kind, 0.0  # a trivial call's error against 2x
+        if kind in ("G", "grad"):
+            y, tolerance = np.asarray(fn(x)), TOLERANCES_OF[kind]
+            if kind == "G":
+                result.bitwise[key] = bool(np.array_equal(y, truth))
+            error = (
+                relative_error(y, truth, 1.0)
+                if kind == "G"
+                else relative_error(y.reshape(-1, y.shape[-1])[0], fd)
+            )
+        result.keep(key, error, tolerance, (fn, [x], 1), out)
+    return out
+
+
+def time_robot(robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> dict:
+    """The section on one zoo robot case (``zoo.load_case``'s result), as JSON."""
     from pvosimr import codegen
 
     result = FrameworkResult(f"{robot.name}/{robot.preset}", robot.model.nv, robot.m)
     f = codegen.compile(robot.model, robot.constraints, vjp=True, cache_dir=cache_dir)
-    front = Front(robot.model, robot.constraints, f, result)
+    front_ends = fronts(robot.model, robot.constraints, result)
     rng = np.random.default_rng(seed)
     for B in batches:
         qs = np.stack([robot.q_random(rng) for _ in range(B)])
-        methods = front.methods(qs)
-        if B == 1:
-            methods.update(_trivial(front, qs[0], cache_dir))
-        result.timings.update(time_methods(methods, repeats))
-        if B > 1 and f"jax:G:B{B}" in methods:  # the timing's allocator state, just after it
-            fn, inputs, _ = methods[f"jax:G:B{B}"]
+        s = Batch(f, front_ends, qs[0] if B == 1 else qs, weights(robot.m), cache_dir)
+        timed = methods(s, robot.model, qs, result)
+        result.timings.update(time_methods(timed, repeats))
+        if B > 1 and f"jax:G:B{B}" in timed:  # the timing's allocator state, just after it
+            fn, inputs, _ = timed[f"jax:G:B{B}"]
             result.output_buffers[f"jax:G:B{B}"] = output_buffers(fn, inputs)
-    return result
+    return result.to_json()
+
+
+def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> dict:
+    """frax's dense G and gradient (:func:`jitted`) beside pvosimr's direct calls and JAX front
+    end on the same configurations of frax's G1, per B, in the same rounds, after
+    :func:`.frax_route.agreement` passed (a failed agreement is recorded, nothing is timed)."""
+    import jax
+    import jax.numpy as jnp
+
+    from pvosimr import codegen
+
+    case = frax_route.load()
+    result = FrameworkResult(frax_route.ROBOT, case.model.nv, case.m)
+    rng = np.random.default_rng(seed)
+    error = frax_route.agreement(case, case.random_q(rng, AGREEMENT_CONFIGS))
+    result.errors[AGREEMENT_KEY] = error
+    if not error <= (bound := frax_route.AGREEMENT_TOLERANCE):
+        why = f"frax's G and pvosimr's disagree (error {error:.1e} > {bound:g}): nothing timed"
+        result.skipped["frax"] = why
+        return result.to_json()
+    f = codegen.compile(case.model, case.cms, vjp=True, cache_dir=cache_dir)
+    front_ends, W = fronts(case.model, case.cms, result, ("jax",)), weights(case.m)
+    for B in batches:
+        qs = case.random_q(rng, B)
+        g, grad = jitted(case.dense_g, jnp.asarray(W), B > 1)
+        x = jax.device_put(jnp.asarray(qs[0] if B == 1 else qs))
+        timed = {f"frax:G:B{B}": (blocking(g), [x], 1), f"frax:grad:B{B}": (blocking(grad), [x], 1)}
+        for fn, inputs, _ in timed.values():
+            fn(*inputs)  # compiled here, before the rounds
+        p = case.pinocchio_q(qs)
+        timed |= methods(
+            Batch(f, front_ends, p[0] if B == 1 else p, W), case.model, p, result, False
+        )
+        number = 1 if B >= ONE_CALL_FROM else None  # frax's methods were called once already
+        result.timings.update(time_methods(timed, repeats, number))
+    return result.to_json()
+
+
+def time_frameworks(
+    cases: Sequence[str] = FRAMEWORK_CASES,
+    *,
+    batches: Sequence[int] = FRAMEWORK_BATCHES,
+    frax_batches: Sequence[int] | None = None,
+    repeats: int = 15,
+    seed: int = 0,
+    cache_dir=None,
+) -> dict:
+    """The section's run as JSON: ``{"cases", "frax", "unavailable", "missing", "settings",
+    ...}``. ``frax_batches`` defaults to B = 1 and the largest of ``batches``; empty: no frax."""
+    from pvosimr import zoo
+    from pvosimr.codegen.call import usable_cores
+
+    frax_batches = sorted({1, max(batches)}) if frax_batches is None else list(frax_batches)
+    missing = [m for m in ("jax", "torch") if missing_extra(m) is not None]
+    out: dict = {"batches": list(batches), "cases": [], "unavailable": {}, "frax": None}
+    out |= {"threads": usable_cores(), "missing": missing, "frax_batches": frax_batches}
+    if "jax" not in missing:
+        out["settings"] = frax_route.jax_settings()  # float64 on
+        try:  # first: frax's XLA flags apply only before jax starts its backend
+            if frax_batches:
+                out["settings"] = frax_route.import_frax()[1]
+        except ImportError:
+            out["unavailable"]["frax"] = install_hint(f"{WHO}, frax's dense route", "frax")
+    for spec in cases:
+        try:
+            robot = zoo.load_case(spec)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            out["unavailable"][spec] = str(exc).split(". ")[0]
+            continue
+        out["cases"].append(time_robot(robot, batches, repeats, seed, cache_dir))
+    if frax_batches and "frax" not in out["unavailable"] and "jax" not in missing:
+        out["frax"] = time_frax(frax_batches, repeats, seed, cache_dir)
+    return out
+
+
+# ------------------------------------------------------------------------------ the report
+
+BASES = {
+    "jax:G": ("direct:G",),
+    "torch:G": ("direct:G",),
+    "jax:grad": ("direct:vjp",),
+    "torch:G+backward": ("direct:G", "direct:vjp"),
+}
+"""The direct calls each front end's ratio divides by (their sum)."""
+FRAX_ROWS = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
+FRAX_RATIOS = (
+    ("G", "frax:G", "jax:G", "direct:G"),
+    ("gradient", "frax:grad", "jax:grad", "direct:vjp"),
+)
+"""frax's table: its rows, and its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``."""
+
+
+def median_us(case: dict, method: str, B: int) -> float | None:
+    """The median µs per call (a whole batch) of ``method`` at ``B`` in a case's JSON."""
+    t = case["timings"].get(f"{method}:B{B}")
+    return None if t is None else t["median_us"]
+
+
+def _cell(case: dict, method: str, B: int) -> str:
+    """``median [p25–p75]`` (µs), with the ratio to the direct calls in brackets."""
+    key = f"{method}:B{B}"
+    if key not in case["timings"]:
+        return "wrong result" if key in case["skipped"] else "—"
+    t = case["timings"][key]
+    bases = [median_us(case, k, B) for k in BASES.get(method, ())]
+    ratio = f" ({t['median_us'] / sum(bases):.2f}×)" if bases and None not in bases else ""
+    us = [microseconds(t[k] * 1e-6) for k in ("median_us", "p25_us", "p75_us")]
+    return f"{us[0]} [{us[1]}–{us[2]}]" + ratio
+
+
+def _table(case: dict, batches: Sequence[int], rows: Sequence[str]) -> list[str]:
+    timed = [k for k in rows if any(f"{k}:B{B}" in case["timings"] for B in batches)]
+    body = [[METHODS[k][0], *(_cell(case, k, B) for B in batches)] for k in timed]
+    return table(["method", *(f"B = {B}" for B in batches)], body)
+
+
+def _checks(case: dict) -> str:
+    parts = ", ".join(f"{k} {e:.1e}" for k, e in case["errors"].items()) or "none"
+    text = f"Checks before timing (max relative error): {parts}."
+    if bitwise := case.get("bitwise"):
+        equal = sum(bitwise.values())
+        text += f" G bitwise equal to f(qs): {equal} of {len(bitwise)} front-end calls."
+    skipped = "; ".join(f"{k}: {why}" for k, why in case["skipped"].items())
+    return text + (f" Not timed: {skipped}." if skipped else "")
+
+
+def _case(case: dict, batches: Sequence[int]) -> list[str]:
+    out = ["", f"### {case['name']} (nv {case['nv']}, m {case['m']})", ""]
+    out += [*_table(case, batches, [k for k in METHODS if not k.startswith("frax")]), ""]
+    out.append(_checks(case))
+    if probed := case.get("output_buffers"):  # XLA's output buffers (:func:`output_buffers`)
+        counts = ", ".join(f"{n} at B = {k.rsplit(':B', 1)[1]}" for k, n in probed.items())
+        out += ["", prose("frameworks", "buffers", probe=OUTPUT_PROBE, counts=counts)]
+    return out
+
+
+def _frax(result: dict | None, batches: Sequence[int]) -> list[str]:
+    if result is None:
+        return []
+    out = [
+        "",
+        f"### Against frax's dense route: {result['name']} (nv {result['nv']}, m {result['m']})",
+        "",
+    ]
+    error, bound = result["errors"].get(AGREEMENT_KEY), f"{frax_route.AGREEMENT_TOLERANCE:g}"
+    out += [
+        prose("frameworks", "frax", error=f"{error:.1e}", bound=bound) if error is not None else "",
+        "",
+    ]
+    if "frax" in result["skipped"] and not result["timings"]:
+        return [*out, f"Not timed: {result['skipped']['frax']}"]
+    out += _table(result, batches, FRAX_ROWS)
+    for what, frax, mine, direct in FRAX_RATIOS:
+        if not any(median_us(result, mine, B) for B in batches):  # no pvosimr.jax: the direct call
+            mine = direct
+        times = [(median_us(result, frax, B), median_us(result, mine, B)) for B in batches]
+        cells = [f"{a / b:.1f}×" if a and b else "—" for a, b in times]
+        out.append(row(f"**ratio frax ÷ pvosimr ({METHODS[mine][0]}), {what}**", cells))
+    return [*out, "", _checks(result)]
+
+
+def lines(section: dict | None) -> list[str]:
+    """The section's markdown lines from its JSON (nothing where the run did not ask for it)."""
+    if section is None:
+        return []
+    out = ["", HEADING, "", *(f"Not run: {install_hint(WHO, m)}" for m in section["missing"])]
+    tolerances = {
+        "g_tolerance": f"{G_TOLERANCE:g}",
+        "gradient_tolerance": f"{GRADIENT_TOLERANCE:g}",
+    }
+    out += [prose("frameworks", "note", **tolerances), ""]
+    out.append(prose("frameworks", "threads", threads=section.get("threads")))
+    if "settings" in section:
+        out += ["", "JAX: " + ", ".join(f"{k} = {v}" for k, v in section["settings"].items())]
+    out += ["", *target_lines(framework_targets(section))]
+    for case in section["cases"]:
+        out += _case(case, section["batches"])
+    out += _frax(section.get("frax"), section.get("frax_batches", []))
+    return out + [
+        f"\n{spec}: not available ({why})" for spec, why in section["unavailable"].items()
+    ]
+
+
+def jsonable(section: dict | None) -> dict | None:
+    """The section as plain data, its targets included."""
+    if section is None:
+        return None
+    return section | {"targets": target_json(framework_targets(section))}

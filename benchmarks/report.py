@@ -31,8 +31,8 @@ from .crossover import (
 )
 from .derivatives import DERIVATIVE_LABELS, REFERENCE, STEP, TOLERANCE
 from .figure import plot, plot_crossover
-from .frameworks_section import jsonable as frameworks_json
-from .frameworks_section import lines as frameworks
+from .frameworks import jsonable as frameworks_json
+from .frameworks import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, Case, labels
 from .scaling import (

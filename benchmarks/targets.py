@@ -226,7 +226,13 @@ def _framework_targets(B: int | None) -> tuple[Target, ...]:
     )
 
 
-def _front_end(case, quantity: str, B: int | None) -> Measured:
+def _median(case: dict, method: str, B: int) -> float | None:
+    """Seconds per call (a whole batch) of ``method`` at ``B`` in the section's case JSON."""
+    t = case["timings"].get(f"{method}:B{B}")
+    return None if t is None else t["median_us"] * 1e-6
+
+
+def _front_end(case: dict | None, quantity: str, B: int | None) -> Measured:
     """A front end's ratio to the direct call at ``B``, or its overhead over direct + trivial
     at B = 1 (µs)."""
     kind, keys = quantity.split(":", 1)
@@ -236,9 +242,10 @@ def _front_end(case, quantity: str, B: int | None) -> Measured:
         return Measured(None, "not measured: no B > 1 in the run")
     if case is None:
         return Measured(None, f"not measured: no {ATLAS_6D} in the run")
-    times = [case.median(k, at) for k in (method, base, *trivial)]
+    times = [_median(case, k, at) for k in (method, base, *trivial)]
     if None in times:
-        why = case.skipped.get(f"{method}:B{at}") or case.skipped.get(method.split(":")[0])
+        skipped = case["skipped"]
+        why = skipped.get(f"{method}:B{at}") or skipped.get(method.split(":")[0])
         default = "B = 1 not in the run" if trivial else "not in the run"
         return Measured(None, f"not measured: {why or default}")
     if kind == "ratio":
@@ -248,16 +255,16 @@ def _front_end(case, quantity: str, B: int | None) -> Measured:
     bound = d + z + OVERHEAD_US * 1e-6
     terms = " + ".join([microseconds(d), microseconds(z), f"{OVERHEAD_US:g}"])
     shown = f"{microseconds(t)} µs; bound {terms} µs = {microseconds(bound)} µs"
-    after = case.median(f"{trivial[0]}+{base}", 1)
+    after = _median(case, f"{trivial[0]}+{base}", 1)
     if after is not None:  # the direct call in the caches JAX's dispatch leaves
         shown += f" (the direct call after the trivial call: {microseconds(after - z)} µs)"
     return Measured((t - d - z) * 1e6, shown)
 
 
 def framework_targets(section: dict) -> list[Row]:
-    """The five timing targets of the section "JAX and PyTorch": ``(target, measured,
-    verdict)``, the ratios at the largest B of the run."""
-    case = next((c for c in section["cases"] if c.name == ATLAS_6D), None)
+    """The five timing targets of the section "JAX and PyTorch" (its JSON): ``(target,
+    measured, verdict)``, the ratios at the largest B of the run."""
+    case = next((c for c in section["cases"] if c["name"] == ATLAS_6D), None)
     B = max((b for b in section["batches"] if b > 1), default=None)
     return verdicts(_framework_targets(B), lambda t: _front_end(case, t.quantity, B))
 
