@@ -346,7 +346,6 @@ gradient against central differences), a number (the trivial call's error agains
 direct call: the truth itself).  A method needs its front end (the name's first part); the
 trivial ones run at B = 1 only, the direct call after the trivial one where that passed; frax's
 are built on frax's G1 (:func:`time_frax`)."""
-TOLERANCES_OF = {"G": G_TOLERANCE, "grad": GRADIENT_TOLERANCE}
 
 
 def _loss_gradient_fd(model: pin.Model, G: Callable, q: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -387,15 +386,13 @@ def methods(s: Batch, model, qs, result: FrameworkResult, trivial: bool = True) 
             out[key] = (fn, [x], 1)
             continue
         error, tolerance = kind, 0.0  # a trivial call's error against 2x
-        if kind in ("G", "grad"):
-            y, tolerance = np.asarray(fn(x)), TOLERANCES_OF[kind]
-            if kind == "G":
-                result.bitwise[key] = bool(np.array_equal(y, truth))
-            error = (
-                relative_error(y, truth, 1.0)
-                if kind == "G"
-                else relative_error(y.reshape(-1, y.shape[-1])[0], fd)
-            )
+        if kind == "G":
+            y, tolerance = np.asarray(fn(x)), G_TOLERANCE
+            result.bitwise[key] = bool(np.array_equal(y, truth))
+            error = relative_error(y, truth, 1.0)
+        elif kind == "grad":
+            y, tolerance = np.asarray(fn(x)), GRADIENT_TOLERANCE
+            error = relative_error(y if y.ndim == 1 else y[0], fd)
         result.keep(key, error, tolerance, (fn, [x], 1), out)
     return out
 
