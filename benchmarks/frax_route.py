@@ -41,13 +41,10 @@ XLA_FLAGS = (
 
 
 def import_frax() -> tuple[Any, dict[str, str]]:
-    """frax, imported with float64 on, and the settings that frax's import warning looks at.
-
-    Where jax has not started a backend yet, frax's recommended XLA flags are added to
-    ``XLA_FLAGS`` and ``JAX_ENABLE_X64=1`` set first; its remaining advice (an older jax,
-    ``OPENBLAS_NUM_THREADS=1`` before numpy loads) cannot apply to a running bench, so its
-    warning is silenced and the settings are returned for the report instead.
-    """
+    """frax, imported with float64 on (and its XLA flags where jax has no backend yet), and
+    the settings its import warning looks at: its other advice (an older jax,
+    ``OPENBLAS_NUM_THREADS=1`` before numpy loads) cannot apply to a running bench, so the
+    warning is silenced and the settings go to the report."""
     import sys
 
     started = "jax" in sys.modules and _backend_started()
@@ -102,7 +99,7 @@ class FraxCase:
 
     @property
     def m(self) -> int:
-        return sum(constraints.constraint_dim(cm) for cm in self.cms)
+        return sum(map(constraints.constraint_dim, self.cms))
 
     def random_q(self, rng: np.random.Generator, B: int) -> np.ndarray:
         """(B, nq) frax configurations: a random base pose and joints within their limits."""
