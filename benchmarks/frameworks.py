@@ -1,16 +1,11 @@
 """The section "JAX and PyTorch": pvosimr's G inside jit, vmap, grad and torch autograd, against
 the direct calls of the same library in the same run (docs/jax-torch.md: what and why).
 
-Per robot case and batch size B, on the same B configurations, every method of :data:`METHODS`
-(a label and a builder each) is built, checked and timed in the interleaved rounds of
-:func:`.loop.time_methods` as ``<method>:B<B>`` (time per call of a whole batch): the direct
-calls ``f(qs)`` and ``f.vjp(qs, W)``, ``jit(vmap(·))`` (``jit`` at B = 1) of
-``pvosimr.jax.delassus`` and of ``grad ⟨W, G⟩``, torch's forward and backward, and at B = 1 the
-overhead baselines (:data:`SOURCE`: a trivial jitted XLA FFI call, a trivial torch custom op and
-autograd.Function), alone and followed by the direct call.  Each front end's G is compared
-first with ``f(qs)``, its gradient with central differences of ``f``: a method that disagrees is
-reported, not timed.  frax's dense route (:mod:`.frax_route`) is timed beside pvosimr on frax's
-G1.  A case's result is its JSON: the report and the targets read only that.
+Per case and batch size B, every method of :data:`METHODS` is built on the same configurations,
+checked (G against ``f(qs)``, a gradient against central differences of ``f``, a trivial call
+against 2x: a method that disagrees is reported, not timed) and timed as ``<method>:B<B>`` in
+the interleaved rounds of :func:`.loop.time_methods`; frax's dense route (:mod:`.frax_route`)
+beside pvosimr on frax's G1.  A case's result is its JSON, which the report and targets read.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import ctypes
 import hashlib
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +27,7 @@ from pvosimr.study.record import relative_error, row, table, target_json, target
 
 from . import frax_route
 from .derivatives import weights
-from .loop import Method, Timed, time_methods
+from .loop import time_methods
 from .targets import TRIVIAL_LABELS, framework_targets
 from .text import microseconds, prose
 
@@ -51,25 +46,12 @@ ONE_CALL_FROM = 512
 loop's calibration would spend six calls on it before the first sample)."""
 
 
-@dataclass
-class FrameworkResult(Timed):
-    """One robot of the section: its timings, its checks, whether each front end's G equals
-    ``f(qs)`` bitwise, and :func:`output_buffers` per B > 1."""
-
-    bitwise: dict[str, bool] = field(default_factory=dict)
-    output_buffers: dict[str, int] = field(default_factory=dict)
-
-    def keep(self, name: str, error: float, tolerance: float, method: Method, out: dict) -> None:
-        """``out[name] = method`` if its check passed; else why it is not timed."""
-        self.errors[name] = error
-        if error <= tolerance:
-            out[name] = method
-        else:
-            self.skipped[name] = f"wrong result (error {error:.1e}), not timed"
-
-    def to_json(self) -> dict:
-        extra = {"bitwise": self.bitwise, "output_buffers": self.output_buffers}
-        return {**self.json_head(), "errors": self.errors, **extra}
+def _result(name: str, nv: int, m: int) -> dict:
+    """A case of the section as its JSON, filled as it is measured: its timings per
+    ``<method>:B<B>``, the reasons some are not timed, the checks' errors, whether each front
+    end's G equals ``f(qs)`` bitwise, :func:`output_buffers` per B > 1."""
+    fields = ("timings", "skipped", "errors", "bitwise", "output_buffers")
+    return {"name": name, "nv": nv, "m": m, **{k: {} for k in fields}}
 
 
 # ------------------------------------------------------------------- the trivial baselines
@@ -166,7 +148,7 @@ def jax_double(cache: Path | None = None) -> Callable:
         out = jax.ShapeDtypeStruct(x.shape, x.dtype)
         return jax.ffi.ffi_call(FFI_TARGET, out, vmap_method="broadcast_all")(x)
 
-    return jax.jit(double)
+    return _LOADED.setdefault("jit", jax.jit(double))  # one jitted function, compiled once
 
 
 def torch_double(cache: Path | None = None) -> Callable:
@@ -253,7 +235,9 @@ def jitted(G: Callable, W, batched: bool) -> tuple[Callable, Callable]:
 @dataclass
 class Batch:
     """What the builders of :data:`METHODS` share at one B: the compiled ``f``, the front ends,
-    ``x`` (one q at B = 1, else the B configurations), the weights W of the loss."""
+    ``x`` (one q at B = 1, else the B configurations), the weights W of the loss.  A builder
+    returns ``(fn, argument, check)``: "G" or "grad" to check, a trivial call's error, or None
+    (a direct call, the truth itself)."""
 
     f: Any
     fronts: dict[str, Callable]
@@ -261,11 +245,13 @@ class Batch:
     W: np.ndarray
     cache: Any = None
 
-    def vjp(self, a):
-        return self.f.vjp(a, self.W)
+    def direct(self) -> tuple:
+        return self.f, self.x, None
 
-    def jax(self, gradient: bool) -> tuple[Callable, Any, str]:
-        """``jit`` (B = 1) or ``jit(vmap)`` of G or of its loss's gradient, blocking, on x."""
+    def vjp(self) -> tuple:
+        return (lambda a: self.f.vjp(a, self.W)), self.x, None
+
+    def jax(self, gradient: bool = False) -> tuple:
         import jax
         import jax.numpy as jnp
 
@@ -273,13 +259,10 @@ class Batch:
         x = jax.device_put(jnp.asarray(self.x))
         return (blocking(grad), x, "grad") if gradient else (blocking(g), x, "G")
 
-    def torch(self, backward: bool) -> tuple[Callable, Any, str]:
-        """torch's forward, or forward and backward(W) returning the gradient of x."""
+    def torch(self, backward: bool = False) -> tuple:
         import torch
 
         G, x = self.fronts["torch"], torch.from_numpy(np.ascontiguousarray(self.x))
-        if not backward:
-            return G, x, "G"
         W = torch.from_numpy(self.W).expand(*self.x.shape[:-1], *self.W.shape)
 
         def forward_backward(q):
@@ -287,65 +270,56 @@ class Batch:
             G(q).backward(W)
             return q.grad
 
-        return forward_backward, x.clone().requires_grad_(True), "grad"
+        return (
+            (forward_backward, x.clone().requires_grad_(True), "grad") if backward else (G, x, "G")
+        )
 
-    def after_trivial(self, direct: Callable) -> tuple[Callable, Any, None]:
-        """The trivial jitted call, then ``direct`` on the argument (the caches after a JAX
-        dispatch)."""
-        trivial, x = blocking(jax_double(self.cache)), numbers("jax")
+    def after_trivial(self, direct: tuple) -> tuple:
+        """The trivial jitted call, then the direct call (in the caches a JAX dispatch leaves)."""
+        trivial, numbers_, (fn, x, _) = blocking(jax_double(self.cache)), numbers("jax"), direct
 
         def both(a):
-            trivial(x)
-            return direct(a)
+            trivial(numbers_)
+            return fn(a)
 
-        return both, self.x, None
+        return both, x, None
 
+    def trivial(self, kind: str) -> tuple:
+        fn = jax_double(self.cache) if kind == "jax" else torch_double(self.cache)
+        return blocking(fn) if kind == "jax" else fn, numbers(kind), check(fn, kind)
 
-def _jax_trivial(s: Batch) -> tuple:
-    fn = jax_double(s.cache)
-    return blocking(fn), numbers("jax"), check(fn)
-
-
-def _torch_trivial(s: Batch) -> tuple:
-    fn = torch_double(s.cache)
-    return fn, numbers("torch"), check(fn, "torch")
-
-
-def _torch_trivial_backward(s: Batch) -> tuple:
-    backward, leaf = torch_backward(s.cache)
-    return backward, leaf, check_backward(backward, leaf)
+    def trivial_backward(self) -> tuple:
+        backward, leaf = torch_backward(self.cache)
+        return backward, leaf, check_backward(backward, leaf)
 
 
 METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
-    "direct:G": ("direct f(qs) (f(q) at B = 1)", lambda s: (s.f, s.x, None)),
-    "direct:vjp": ("direct f.vjp(qs, W)", lambda s: (s.vjp, s.x, None)),
-    "jax:G": ("jit(G) (B = 1), jit(vmap(G))", lambda s: s.jax(False)),
+    "direct:G": ("direct f(qs) (f(q) at B = 1)", Batch.direct),
+    "direct:vjp": ("direct f.vjp(qs, W)", Batch.vjp),
+    "jax:G": ("jit(G) (B = 1), jit(vmap(G))", Batch.jax),
     "jax:grad": ("jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", lambda s: s.jax(True)),
-    "torch:G": ("torch forward", lambda s: s.torch(False)),
+    "torch:G": ("torch forward", Batch.torch),
     "torch:G+backward": ("torch forward + backward(W)", lambda s: s.torch(True)),
-    "jax:trivial": (TRIVIAL_LABELS["jax:trivial"], _jax_trivial),
+    "jax:trivial": (TRIVIAL_LABELS["jax:trivial"], lambda s: s.trivial("jax")),
     "jax:trivial+direct:G": (
         "trivial jitted FFI call, then direct f(q)",
-        lambda s: s.after_trivial(s.f),
+        lambda s: s.after_trivial(s.direct()),
     ),
     "jax:trivial+direct:vjp": (
         "trivial jitted FFI call, then direct f.vjp(q, W)",
-        lambda s: s.after_trivial(s.vjp),
+        lambda s: s.after_trivial(s.vjp()),
     ),
-    "torch:trivial": (TRIVIAL_LABELS["torch:trivial"], _torch_trivial),
+    "torch:trivial": (TRIVIAL_LABELS["torch:trivial"], lambda s: s.trivial("torch")),
     "torch:trivial+backward": (
         "trivial torch autograd.Function, forward + backward (2x of 8)",
-        _torch_trivial_backward,
+        Batch.trivial_backward,
     ),
     "frax:G": ("frax dense J M⁻¹ Jᵀ, jit (B = 1), jit(vmap(·))", None),
     "frax:grad": ("frax dense, jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", None),
 }
-"""Method -> (its label in the report, how to build ``(fn, argument, check)`` at one B), in the
-order of the rounds and of the tables.  The check: "G" (G against ``f(x)``), "grad" (the first
-gradient against central differences), a number (the trivial call's error against 2x), None (a
-direct call: the truth itself).  A method needs its front end (the name's first part); the
-trivial ones run at B = 1 only, the direct call after the trivial one where that passed; frax's
-are built on frax's G1 (:func:`time_frax`)."""
+"""Method -> (its label in the report, its builder), in the order of the rounds and of the
+tables.  A method needs its front end (the name's first part); the trivial ones run at B = 1
+only, the direct call after the trivial one where that passed; frax's are built on its G1."""
 
 
 def _loss_gradient_fd(model: pin.Model, G: Callable, q: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -355,7 +329,7 @@ def _loss_gradient_fd(model: pin.Model, G: Callable, q: np.ndarray, W: np.ndarra
     return (losses[: model.nq] - losses[model.nq :]) / (2 * STEP)
 
 
-def fronts(model, cms, result: FrameworkResult, extras=("jax", "torch")) -> dict[str, Callable]:
+def fronts(model, cms, result: dict, extras=("jax", "torch")) -> dict[str, Callable]:
     """``pvosimr.<extra>.delassus`` of the case per extra; the reason recorded where missing."""
     out = {}
     for extra in extras:
@@ -366,11 +340,11 @@ def fronts(model, cms, result: FrameworkResult, extras=("jax", "torch")) -> dict
         except ImportError as exc:
             why = f"pvosimr.{extra} unavailable ({exc})"
         if why is not None:
-            result.skipped.setdefault(extra, why)
+            result["skipped"].setdefault(extra, why)
     return out
 
 
-def methods(s: Batch, model, qs, result: FrameworkResult, trivial: bool = True) -> dict:
+def methods(s: Batch, model, qs, result: dict, trivial: bool = True) -> dict:
     """The methods of :data:`METHODS` at B = len(qs) that passed their check."""
     B, out = len(qs), {}
     truth, fd = np.asarray(s.f(s.x)), _loss_gradient_fd(model, s.f, qs[0], s.W)
@@ -382,26 +356,36 @@ def methods(s: Batch, model, qs, result: FrameworkResult, trivial: bool = True) 
         if "+direct" in name and "jax:trivial:B1" not in out:
             continue
         fn, x, kind = build(s)
-        if kind is None:
+        if kind in ("G", "grad"):
+            y = np.asarray(fn(x))
+            if kind == "G":
+                result["bitwise"][key] = bool(np.array_equal(y, truth))
+            error = (
+                relative_error(y, truth, 1.0)
+                if kind == "G"
+                else relative_error(y[0] if y.ndim > 1 else y, fd)
+            )
+        else:
+            error = kind  # a trivial call's error against 2x, or None: a direct call
+        tolerance = {"G": G_TOLERANCE, "grad": GRADIENT_TOLERANCE}.get(kind, 0.0)
+        if error is not None:
+            result["errors"][key] = error
+        if error is None or error <= tolerance:
             out[key] = (fn, [x], 1)
-            continue
-        error, tolerance = kind, 0.0  # a trivial call's error against 2x
-        if kind == "G":
-            y, tolerance = np.asarray(fn(x)), G_TOLERANCE
-            result.bitwise[key] = bool(np.array_equal(y, truth))
-            error = relative_error(y, truth, 1.0)
-        elif kind == "grad":
-            y, tolerance = np.asarray(fn(x)), GRADIENT_TOLERANCE
-            error = relative_error(y if y.ndim == 1 else y[0], fd)
-        result.keep(key, error, tolerance, (fn, [x], 1), out)
+        else:
+            result["skipped"][key] = f"wrong result (error {error:.1e}), not timed"
     return out
+
+
+def _json(timings: dict) -> dict:
+    return {k: t.to_json() for k, t in timings.items()}
 
 
 def time_robot(robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> dict:
     """The section on one zoo robot case (``zoo.load_case``'s result), as JSON."""
     from pvosimr import codegen
 
-    result = FrameworkResult(f"{robot.name}/{robot.preset}", robot.model.nv, robot.m)
+    result = _result(f"{robot.name}/{robot.preset}", robot.model.nv, robot.m)
     f = codegen.compile(robot.model, robot.constraints, vjp=True, cache_dir=cache_dir)
     front_ends = fronts(robot.model, robot.constraints, result)
     rng = np.random.default_rng(seed)
@@ -409,11 +393,11 @@ def time_robot(robot, batches: Sequence[int], repeats: int, seed: int, cache_dir
         qs = np.stack([robot.q_random(rng) for _ in range(B)])
         s = Batch(f, front_ends, qs[0] if B == 1 else qs, weights(robot.m), cache_dir)
         timed = methods(s, robot.model, qs, result)
-        result.timings.update(time_methods(timed, repeats))
+        result["timings"] |= _json(time_methods(timed, repeats))
         if B > 1 and f"jax:G:B{B}" in timed:  # the timing's allocator state, just after it
             fn, inputs, _ = timed[f"jax:G:B{B}"]
-            result.output_buffers[f"jax:G:B{B}"] = output_buffers(fn, inputs)
-    return result.to_json()
+            result["output_buffers"][f"jax:G:B{B}"] = output_buffers(fn, inputs)
+    return result
 
 
 def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> dict:
@@ -426,14 +410,14 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
     from pvosimr import codegen
 
     case = frax_route.load()
-    result = FrameworkResult(frax_route.ROBOT, case.model.nv, case.m)
+    result = _result(frax_route.ROBOT, case.model.nv, case.m)
     rng = np.random.default_rng(seed)
     error = frax_route.agreement(case, case.random_q(rng, AGREEMENT_CONFIGS))
-    result.errors[AGREEMENT_KEY] = error
+    result["errors"][AGREEMENT_KEY] = error
     if not error <= (bound := frax_route.AGREEMENT_TOLERANCE):
         why = f"frax's G and pvosimr's disagree (error {error:.1e} > {bound:g}): nothing timed"
-        result.skipped["frax"] = why
-        return result.to_json()
+        result["skipped"]["frax"] = why
+        return result
     f = codegen.compile(case.model, case.cms, vjp=True, cache_dir=cache_dir)
     front_ends, W = fronts(case.model, case.cms, result, ("jax",)), weights(case.m)
     for B in batches:
@@ -448,8 +432,8 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
             Batch(f, front_ends, p[0] if B == 1 else p, W), case.model, p, result, False
         )
         number = 1 if B >= ONE_CALL_FROM else None  # frax's methods were called once already
-        result.timings.update(time_methods(timed, repeats, number))
-    return result.to_json()
+        result["timings"] |= _json(time_methods(timed, repeats, number))
+    return result
 
 
 def time_frameworks(
