@@ -9,6 +9,7 @@ the middle and a 6D weld on the first link.  Its links' inertias are scaled by a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 import pinocchio as pin
@@ -111,16 +112,12 @@ class StudyPlan:
 
     def cases(self) -> list[tuple[str, ChainCase, bool, bool]]:
         """``(sweep, case, compiled, sensitivity)`` of every case, in the order they run."""
-        cases = []
-        for family, depths in self.depths.items():
-            for n in depths:
-                cases.append(("depth", ChainCase(family, n), n <= self.codegen_depth, False))
-        for family, n in self.cond_chains:
-            for profile in self.profiles:
-                for ratio in self.ratios:
-                    compiled = family == "Spherical" and profile == "alternating"
-                    compiled = compiled and ratio in self.codegen_cond
-                    cases.append(("cond", ChainCase(family, n, profile, ratio), compiled, True))
+        depth = [(f, n) for f, depths in self.depths.items() for n in depths]
+        cases = [("depth", ChainCase(f, n), n <= self.codegen_depth, False) for f, n in depth]
+        for (family, n), profile, ratio in product(self.cond_chains, self.profiles, self.ratios):
+            compiled = (family, profile) == ("Spherical", "alternating")
+            compiled = compiled and ratio in self.codegen_cond
+            cases.append(("cond", ChainCase(family, n, profile, ratio), compiled, True))
         return cases
 
 
