@@ -90,7 +90,6 @@ class FraxCase:
     robot: Any
     model: pin.Model
     cms: list
-    settings: dict[str, str] = field(default_factory=dict)
     joint_q: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -153,7 +152,7 @@ def _add_foot(model: pin.Model, name: str, joint: str, offset: np.ndarray) -> No
 def load() -> FraxCase:
     """frax's G1 (quaternion base) and Pinocchio's model of its URDF, both feet welded 6D
     (ModuleNotFoundError without frax)."""
-    frax, settings = import_frax()
+    frax = import_frax()[0]
     from frax.robots import unitree_g1 as g1
 
     robot = frax.load_g1(floating_base="quaternion")
@@ -161,7 +160,7 @@ def load() -> FraxCase:
     _add_foot(model, FEET[0], g1.left_foot_parent_joint_name, g1.left_foot_offset)
     _add_foot(model, FEET[1], g1.right_foot_parent_joint_name, g1.right_foot_offset)
     cms = [constraints.weld(model, name) for name in FEET]
-    return FraxCase(robot, model, cms, settings)
+    return FraxCase(robot, model, cms)
 
 
 def agreement(case: FraxCase, qs_frax: np.ndarray, G_frax: np.ndarray | None = None) -> float:

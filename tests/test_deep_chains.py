@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pvosimr
-from benchmarks.accuracy import dense_truth
+from benchmarks.accuracy.truths import dense_truth
 from pvosimr.backends import NUMPY
 from pvosimr.backends.batched import BatchedNumpyBackend, MatrixStack
 from pvosimr.reference.truth import TOLERANCE, rel_err

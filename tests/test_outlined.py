@@ -96,7 +96,7 @@ def test_outlined_is_for_g_only():
 def test_outlined_deep_chains_match_the_dense_truth(kind, n):
     """The deep chains of tests/test_deep_chains.py (where an asymmetric rounding error in
     D⁻¹ would grow link by link): the outlined function at the dense truth's accuracy."""
-    from benchmarks.accuracy import dense_truth
+    from benchmarks.accuracy.truths import dense_truth
     from pvosimr.reference.truth import TOLERANCE, rel_err
     from pvosimr.zoo.seeded import random_chain
     from pvosimr.zoo.seeded import random_q as seeded_q

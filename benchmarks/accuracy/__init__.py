@@ -10,29 +10,9 @@ per number (:mod:`.measure`), and writes ``accuracy.md``, ``accuracy.json`` and
 
 import time
 
-from .cases import (
-    ACCEPT_COND,
-    ALGORITHMS,
-    FULL,
-    PINOCCHIO,
-    QUICK,
-    RECURSIVE,
-    TOL,
-    ChainCase,
-    Limits,
-    StudyPlan,
-    mass_scales,
-    mixed_kinds,
-)
+from .cases import FULL, QUICK
 from .measure import run_study
-from .report import case_views, failures, markdown, redraw, write_outputs
-from .truths import dense_truth, wide_truth
-
-__all__ = [
-    "ACCEPT_COND", "ALGORITHMS", "PINOCCHIO", "RECURSIVE", "TOL", "ChainCase", "Limits",
-    "StudyPlan", "case_views", "dense_truth", "failures", "markdown", "mass_scales",
-    "mixed_kinds", "redraw", "run", "run_study", "wide_truth", "write_outputs",
-]  # fmt: skip
+from .report import write_outputs
 
 
 def run(out, *, quick: bool = False, progress: bool = True, command: str = "") -> dict:
