@@ -21,11 +21,11 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr.extras import missing_extra
-from pvosimr.study.names import ATLAS_6D, SHADOW_3D, TOLERANCES
-from pvosimr.study.record import relative_error
 
 from .derivatives import weights
 from .loop import Method, Timed, time_methods
+from .names import ATLAS_6D, SHADOW_3D, TOLERANCES
+from .record import relative_error
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""

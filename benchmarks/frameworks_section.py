@@ -11,8 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pvosimr.extras import install_hint, missing_extra
-from pvosimr.study.names import FRAMEWORK_BATCHES
-from pvosimr.study.record import row, table, target_json, target_lines
+from pvosimr.study.record import row, table
 
 from . import frax_route
 from .derivatives import weights
@@ -28,6 +27,8 @@ from .frameworks import (
     time_robot,
 )
 from .loop import time_methods
+from .names import FRAMEWORK_BATCHES
+from .record import target_json, target_lines
 from .targets import TRIVIAL_LABELS, framework_targets
 from .text import prose, timing_cell
 

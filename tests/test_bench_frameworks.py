@@ -16,9 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import frameworks, frameworks_section, targets
+from benchmarks import frameworks, frameworks_section, names, targets
 from benchmarks.loop import Timing
-from pvosimr.study import cli, names
+from pvosimr.study import cli
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
 BATCHES = (1, 3)

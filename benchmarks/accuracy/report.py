@@ -10,8 +10,9 @@ from typing import Any
 
 import pinocchio as pin
 
-from pvosimr.study.record import table, write_json
+from pvosimr.study.record import table
 
+from ..record import write_json
 from ..text import prose
 from .cases import ALGORITHMS, PATHS, PINOCCHIO, TOL, mixed_kinds
 from .plot import plot

@@ -7,8 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pvosimr.study.record import Record
-
+from ..record import Record
 from .cases import ACCEPT_COND, BACKENDS, RECURSIVE, TOL
 from .measure import ERROR, WIDE
 
