@@ -89,4 +89,3 @@ class Counter:
             graph.budget = math.inf
             if mark is not None:
                 graph.rewind(mark)
-
