@@ -22,13 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvosimr import zoo
-from pvosimr.study.names import (
-    BATCH_SIZE,
-    CROSSOVER_BATCH,
-    DEFAULT_CASES,
-    FRAMEWORK_BATCHES,
-    FRAX_BATCHES,
-)
 from pvosimr.study.options import (
     REPORT_DIR,
     add_out_option,
@@ -48,6 +41,13 @@ from .frameworks import FRAMEWORK_CASES
 from .loop import Timing
 from .methods import PIN, Case, Options, case_name, labels, time_case
 from .mujoco import MUJOCO_ROBOTS, known_robot, time_mujoco
+from .names import (
+    BATCH_SIZE,
+    CROSSOVER_BATCH,
+    DEFAULT_CASES,
+    FRAMEWORK_BATCHES,
+    FRAX_BATCHES,
+)
 from .report import write
 from .scaling import (
     LARGE_SIZES,

@@ -23,10 +23,10 @@ import pinocchio as pin
 
 from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
-from pvosimr.study.names import CROSSOVER_BATCH
 
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts
+from .names import CROSSOVER_BATCH
 from .scaling import Point, jobs, large_flags, mechanism, quick_sizes, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)

@@ -25,9 +25,8 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
-from pvosimr.study.names import ATLAS_6D, TOLERANCES
-
 from .loop import Method, Timed, gate
+from .names import ATLAS_6D, TOLERANCES
 
 DERIVATIVE_CASES = (ATLAS_6D,)
 """Cases whose derivatives are timed by default (their build is the slow part of a run)."""

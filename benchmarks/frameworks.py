@@ -22,12 +22,13 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr.extras import install_hint, missing_extra
-from pvosimr.study.names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
-from pvosimr.study.record import relative_error, row, table, target_json, target_lines
+from pvosimr.study.record import row, table
 
 from . import frax_route
 from .derivatives import weights
 from .loop import time_methods
+from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
+from .record import relative_error, target_json, target_lines
 from .targets import TRIVIAL_LABELS, framework_targets
 from .text import microseconds, prose
 

@@ -22,8 +22,9 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr import compute_delassus, constraints
-from pvosimr.study.names import TOLERANCES
-from pvosimr.study.record import relative_error
+
+from .names import TOLERANCES
+from .record import relative_error
 
 ROBOT = "Unitree G1 2×6D (frax)"
 """The frax case as the report names it: the G1 of ``frax.load_g1()``, both feet welded."""

@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from pvosimr.study.names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, GPU_BATCHES, TOLERANCES
-from pvosimr.study.record import relative_error, table, target_lines, write_json
+from pvosimr.study.record import table
 
 from .loop import median_seconds
+from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, GPU_BATCHES, TOLERANCES
+from .record import relative_error, target_lines, write_json
 from .targets import gpu_targets
 from .text import prose
 

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pvosimr.study.names import FRAX_BATCHES, GPU_BATCHES, TOLERANCES
-from pvosimr.study.record import relative_error, write_json
-
 from .derivatives import weights
 from .gpu import GPU_CASES, configurations
+from .names import FRAX_BATCHES, GPU_BATCHES, TOLERANCES
+from .record import relative_error, write_json
 
 CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""

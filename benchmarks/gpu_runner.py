@@ -35,7 +35,7 @@ KERNELS = {"G": "pvosimr_G", "grad": "pvosimr_vjp"}
 
 
 def records(rows: list[dict], run: str) -> list[dict]:
-    """The GPU rows as the bench's records (:class:`pvosimr.study.record.Record`'s JSON, written
+    """The GPU rows as the bench's records (:class:`benchmarks.record.Record`'s JSON, written
     out: this file imports nothing of pvosimr; a test checks the fields): seconds per
     configuration of each route's G and gradient."""
     return [

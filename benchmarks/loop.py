@@ -8,7 +8,7 @@ Every section of ``pvosimr bench`` measures the same way:
    go to :attr:`Timed.skipped` with the reason, the errors to :attr:`Timed.errors`);
 3. :func:`time_methods` times the kept ones in interleaved rounds into :class:`Timing`\\ s
    (:func:`median_seconds` for one blocking call);
-4. :meth:`Timed.records` gives them as :class:`pvosimr.study.record.Record` rows; the
+4. :meth:`Timed.records` gives them as :class:`benchmarks.record.Record` rows; the
    sections' markdown cells come from :mod:`benchmarks.text` (``timing_cell``, ``prose``).
 
 A sample is the mean time of ``number`` consecutive calls (``number`` chosen so a sample lasts
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pvosimr.study.record import Record, relative_error
+from .record import Record, relative_error
 
 SAMPLE_SECONDS = 0.02
 """Target duration of one sample.  Each sample starts after other methods' samples have
@@ -77,7 +77,7 @@ class Timed:
     errors: dict[str, float] = field(default_factory=dict)
 
     def records(self) -> list[Record]:
-        """Each timing as a :class:`~pvosimr.study.record.Record` (µs, spread [p25, p75])."""
+        """Each timing as a :class:`~benchmarks.record.Record` (µs, spread [p25, p75])."""
         return [
             Record(self.name, method, "time per call", t.median * 1e6, "µs",
                    (t.quantile(0.25) * 1e6, t.quantile(0.75) * 1e6))
@@ -112,7 +112,7 @@ def gate(
     floor: float = 1.0,
 ) -> dict[str, Method]:
     """The methods whose first result agrees with ``truth`` of their first input to
-    ``tolerance`` (:func:`~pvosimr.study.record.relative_error` with ``floor``; a batched
+    ``tolerance`` (:func:`~benchmarks.record.relative_error` with ``floor``; a batched
     method, whose input is a 2-D array of configurations, on its first :data:`CHECKED_ROWS`
     rows, each against ``truth`` of its row).  The others are left out, the reason in
     ``into.skipped``; every error measured goes to ``into.errors``.  A method that raises

@@ -17,10 +17,10 @@ import numpy as np
 import pinocchio as pin
 
 from pvosimr import ALGORITHMS, compute_delassus, compute_delassus_batch, plotting, reference, zoo
-from pvosimr.study.names import BATCH_SIZE, COMPILED_BATCHES, TOLERANCES
 
 from .derivatives import DERIVATIVE_FLAGS, DERIVATIVE_LABELS, derivative_methods
 from .loop import N_CONFIGS, Method, Timed, gate, time_methods
+from .names import BATCH_SIZE, COMPILED_BATCHES, TOLERANCES
 
 CHECK_TOLERANCE = TOLERANCES["check"]
 PIN = ("pin-efpa", "pin-pv-osimr")

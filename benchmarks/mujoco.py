@@ -25,10 +25,10 @@ import numpy as np
 from pvosimr import compute_delassus
 from pvosimr.extras import install_hint, missing_extra
 from pvosimr.reference.truth import rel_err
-from pvosimr.study.names import TOLERANCES
 from pvosimr.study.progress import progress_bar
 
 from .loop import N_CONFIGS, Method, Timed, time_methods
+from .names import TOLERANCES
 
 MUJOCO_ROBOTS: tuple[str, ...] = (
     "mjcf_two_arms_bar",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pvosimr.codegen.chunks import CHUNK, CHUNKED_FROM
 from pvosimr.extras import require
-from pvosimr.study.record import table, target_json, target_lines, write_json
+from pvosimr.study.record import table
 
 from . import mujoco as route
 from .crossover import (
@@ -35,6 +35,7 @@ from .frameworks import jsonable as frameworks_json
 from .frameworks import lines as frameworks
 from .loop import N_CONFIGS
 from .methods import LABELS, Case, labels
+from .record import target_json, target_lines, write_json
 from .scaling import (
     DATA_LINKS,
     LARGE_FLAG_STEPS,
@@ -419,7 +420,7 @@ def markdown(run: dict) -> str:
 
 def jsonable(run: dict) -> dict:
     """``timings.json``: the run as plain data, every measured time also as a
-    :class:`~pvosimr.study.record.Record`, and the target verdicts."""
+    :class:`~benchmarks.record.Record`, and the target verdicts."""
     out = dict(run)
     out["cases"] = [c.to_json() for c in run["cases"]]
     measured = [*run["cases"], *run.get("mujoco", [])]

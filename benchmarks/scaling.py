@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pvosimr import compute_delassus_batch, zoo
-from pvosimr.study.names import SCALING_BATCH, TOLERANCES
 from pvosimr.study.progress import progress_bar
-from pvosimr.study.record import Record
 
 from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 from .methods import PIN, Options, batch_name, compile_g, g_facts, numpy_methods, pinocchio_bare
+from .names import SCALING_BATCH, TOLERANCES
+from .record import Record
 from .text import byte_size, slope
 
 
@@ -47,7 +47,7 @@ class Point:
     build: dict = field(default_factory=dict)
 
     def records(self) -> list[Record]:
-        """Each median as a :class:`~pvosimr.study.record.Record` on the case ``family/size``."""
+        """Each median as a :class:`~benchmarks.record.Record` on the case ``family/size``."""
         return [
             Record(f"{self.family}/{self.size}", k, "time per call", us, "µs",
                    tuple(self.quartiles_us[k]) if k in self.quartiles_us else None)

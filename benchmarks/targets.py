@@ -16,11 +16,10 @@ each; a target whose measurement is missing says why):
 
 from __future__ import annotations
 
-from pvosimr.study.names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
-from pvosimr.study.record import Measured, Row, Target, verdicts
-
 from .derivatives import REFERENCE, VJP
 from .methods import Case, batch_name
+from .names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
+from .record import Measured, Row, Target, verdicts
 from .scaling import Point, log_log_slope
 from .text import microseconds, slope
 

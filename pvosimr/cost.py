@@ -26,7 +26,7 @@ from .kinematics.frames import Kinematics
 from .kinematics.structure import structure_kinematics
 from .topology import Topology
 
-__all__ = ["Body", "Count", "Counter", "estimate_operations"]
+__all__ = ["Body", "Count", "Counter"]
 
 T = TypeVar("T")
 
@@ -89,13 +89,3 @@ class Counter:
             graph.budget = math.inf
             if mark is not None:
                 graph.rewind(mark)
-
-
-def estimate_operations(
-    model: pin.Model, topology: Topology, body: Body, constraint_models: Iterable | None = None
-) -> int:
-    """The estimated :func:`pvosimr.symbolic.count_operations` of the function ``q ↦ G`` that
-    ``body`` computes for ``model`` and the constraint structure of ``topology``."""
-    if topology.m == 0:
-        return 0
-    return Counter(model, topology, constraint_models).count(body)

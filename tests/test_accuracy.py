@@ -179,7 +179,7 @@ def test_recursive_numpy_paths_hold_at_a_mass_ratio_of_1e6():
 def test_a_raise_is_kept_beside_the_records_and_reported():
     """A path that raised and a double truth that failed are in the case's description, not
     lost among the numbers: the tables show them, the report lists the path."""
-    from pvosimr.study.record import Record
+    from benchmarks.record import Record
 
     case = {"name": "c", "sweep": "cond", "family": "Spherical", "n": 4, "profile": "alternating"}
     case |= {"ratio": 1e16, "nv": 12, "m": 15, "reference": "wide-decimal", "wide": "decimal"}

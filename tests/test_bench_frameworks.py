@@ -16,8 +16,8 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import frameworks, targets
-from pvosimr.study import cli, names
+from benchmarks import frameworks, names, targets
+from pvosimr.study import cli
 
 CASE = "chain_welded_every_link_n2"  # two links: the one small library of these tests
 BATCHES = (1, 3)

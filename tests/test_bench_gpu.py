@@ -316,8 +316,7 @@ def test_the_standalone_runner_writes_the_bench_record():
     """run.py imports nothing of pvosimr: its records are the bench's, every field written."""
     from dataclasses import asdict
 
-    from benchmarks import gpu_runner
-    from pvosimr.study import record
+    from benchmarks import gpu_runner, record
 
     row = {"case": "x", "batch": 8, "dtype": "float64", "G_s": 1e-8, "grad_s": 3e-8,
            "cuda_G_s": 1e-9, "cuda_grad_s": None}  # fmt: skip

@@ -114,8 +114,8 @@ def test_many_random_trees(seed, x64):
     )
 
 
-def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
-    G = xla.compile_xla(model, cms, transforms=transforms)
+def check_jit_vmap(model: pin.Model, cms: list) -> None:
+    G = xla.compile_xla(model, cms)
     rng = np.random.default_rng(1)
     qs = np.stack([random_q(model, rng) for _ in range(3)])
     out = np.asarray(jax.jit(jax.vmap(G))(qs))
@@ -125,17 +125,15 @@ def check_jit_vmap(model: pin.Model, cms: list, transforms: str) -> None:
     assert rel(G(qs.reshape(3, 1, -1))[:, 0], out) <= 1e-14  # any leading batch shape
 
 
-@pytest.mark.slow  # an XLA compile each
-@pytest.mark.parametrize("transforms", xla.TRANSFORMS)
-def test_jit_vmap_both_transforms(transforms, x64):
-    """One small XLA compile each: jit(vmap(G)) against the numpy path."""
-    check_jit_vmap(*mixed_tree(3), transforms)
+@pytest.mark.slow  # an XLA compile
+def test_jit_vmap(x64):
+    """One small XLA compile: jit(vmap(G)) against the numpy path."""
+    check_jit_vmap(*mixed_tree(3))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transforms", xla.TRANSFORMS)
-def test_jit_vmap_humanoid(transforms, x64):
-    check_jit_vmap(*humanoid(), transforms)
+def test_jit_vmap_humanoid(x64):
+    check_jit_vmap(*humanoid())
 
 
 def _dot_precisions(jaxpr) -> list:
@@ -197,8 +195,6 @@ def test_bad_arguments_are_named():
     model, cms = mixed_tree(1)
     with pytest.raises(ValueError, match="placements must be"):
         xla.compile_xla(model, cms, placements="both")
-    with pytest.raises(ValueError, match="transforms must be"):
-        xla.compile_xla(model, cms, transforms="sparse")
     with pytest.raises(ValueError):
         xla.compile_xla(model, cms, "no-such-algorithm")
 

@@ -2,7 +2,7 @@
 
 The study builds serial chains (:mod:`.cases`), measures every algorithm on the numpy, batch,
 CasADi and compiled paths and Pinocchio's two C++ routines against a double ``dense`` truth and
-an extended-precision ``wide`` one (:mod:`.truths`), one :class:`~pvosimr.study.record.Record`
+an extended-precision ``wide`` one (:mod:`.truths`), one :class:`~benchmarks.record.Record`
 per number (:mod:`.measure`), and writes ``accuracy.md``, ``accuracy.json`` and
 ``accuracy.png`` from them (:mod:`.report`): ``pvosimr bench --sections accuracy [--quick]
 [--out validation]`` (:func:`run`).

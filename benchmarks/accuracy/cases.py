@@ -15,8 +15,9 @@ import numpy as np
 import pinocchio as pin
 
 import pvosimr
-from pvosimr.study.names import TOLERANCES
 from pvosimr.zoo import seeded
+
+from ..names import TOLERANCES
 
 #: The promise: every pvosimr path within TOL of the dense truth where cond(M) ≤ ACCEPT_COND.
 TOL = TOLERANCES["accuracy"]

@@ -1,6 +1,6 @@
 """Every path on a chain: pvosimr's numpy, batch, CasADi and compiled paths, and Pinocchio's
 ``pin.computeDelassusMatrix`` and C++ PV-OSIMr, each against the truths, as
-:class:`~pvosimr.study.record.Record` rows.
+:class:`~benchmarks.record.Record` rows.
 
 A ``pin.Data`` holds O(nv³) memory in pin 4.1, so models with ``nv > Limits.nv_pin`` skip
 every path that needs one (the numpy path, Pinocchio's routines, the ``dense`` truth) and are
@@ -21,9 +21,9 @@ import pvosimr
 from pvosimr import reference
 from pvosimr.reference import truth
 from pvosimr.study.progress import progress_bar
-from pvosimr.study.record import Record, relative_error
 from pvosimr.zoo.seeded import random_q
 
+from ..record import Record, relative_error
 from .cases import ALGORITHMS, ERROR, WIDE, ChainCase, Limits, StudyPlan
 from .truths import dense_truth, wide_truth
 

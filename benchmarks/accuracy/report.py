@@ -14,8 +14,9 @@ from typing import Any
 
 import pinocchio as pin
 
-from pvosimr.study.record import Record, table, write_json
+from pvosimr.study.record import table
 
+from ..record import Record, write_json
 from ..text import prose
 from .cases import (
     ACCEPT_COND,

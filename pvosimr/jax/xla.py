@@ -53,17 +53,10 @@ from ..kinematics.placements import (  # noqa: E402
     placements_are_inputs,
 )
 from ..notices import announce, said_if_slow  # noqa: E402
-from ..spatial import DenseTransform  # noqa: E402
 from ..topology import Topology  # noqa: E402
 from .arrays import checked_inputs  # noqa: E402
 
-__all__ = ["TRANSFORMS", "XlaDelassus", "compile_xla", "jax_kinematics"]
-
-#: How the joint transforms are kept: the joint's rotation and translation and the constant tree
-#: transform, applied block-wise (``"chain"``, the default: XLA runs it faster), or one 6×6
-#: matrix per link (``"dense"``: fewer, larger operations).
-TRANSFORMS = ("chain", "dense")
-
+__all__ = ["XlaDelassus", "compile_xla", "jax_kinematics"]
 
 #: A trace longer than this (seconds) is followed by a notice: XLA's compile of it, next under
 #: ``jax.jit``, takes several times as long (docs/xla.md gives the measured times).
@@ -109,18 +102,14 @@ def jax_kinematics(
     topology: Topology,
     constraint_models: list,
     p: Any = None,
-    transforms: str = "chain",
 ) -> Kinematics:
     """The :class:`Kinematics` of ``model`` at one configuration ``q`` (a JAX array (nq,)).
 
     The joint models of :mod:`pvosimr.kinematics.joints` on ``B``; ``p`` (n_p,) makes the
-    constraint placements inputs (:mod:`pvosimr.kinematics.placements`).  ``transforms``: see
-    :data:`TRANSFORMS`.  Constants (inertias, armature, ``K``) stay numpy.
+    constraint placements inputs (:mod:`pvosimr.kinematics.placements`).  Constants (inertias,
+    armature, ``K``) stay numpy.
     """
     X, S = joint_kinematics(B, model, JaxMatrix(q[:, None]), topology)
-    if transforms == "dense":
-        eye = B.eye(6)
-        X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in X[1:]]
     actions = None if p is None else placement_actions(B, topology, JaxMatrix(p[:, None]))
     return backend_kinematics(B, model, X, S, topology, constraint_models, actions)
 
@@ -165,7 +154,6 @@ class XlaDelassus:
         constraint_models: list,
         algorithm: str,
         placements: str,
-        transforms: str,
     ) -> None:
         self.model = model
         self.constraint_models = constraint_models
@@ -173,7 +161,6 @@ class XlaDelassus:
         self.m = self.topology.m
         self.nq = int(model.nq)
         self.placements = placements
-        self.transforms = transforms
         self.n_p = placement_size(model, constraint_models) if placements == "input" else 0
         self.algorithm = (
             resolve_algorithm(algorithm, model, self.topology, constraint_models, "batch")
@@ -185,15 +172,13 @@ class XlaDelassus:
         self._ran_eagerly: set[str] = set()  # a slow eager call's notice, once of each kind
 
     def __repr__(self) -> str:
-        return f"XlaDelassus({self.algorithm}, nq={self.nq}, m={self.m}, {self.transforms})"
+        return f"XlaDelassus({self.algorithm}, nq={self.nq}, m={self.m})"
 
     def single(self, q: Any, p: Any = None) -> Any:
         """G (m, m) at one configuration ``q`` (nq,), normalised here; ``p`` (n_p,) or None."""
         B = JaxBackend(q.dtype)
         q_hat = normalised(q, self._spans)
-        kin = jax_kinematics(
-            B, self.model, q_hat, self.topology, self.constraint_models, p, self.transforms,
-        )  # fmt: skip
+        kin = jax_kinematics(B, self.model, q_hat, self.topology, self.constraint_models, p)
         G = self._sweeps(B, self.topology, kin)
         G = jnp.asarray(G.a if type(G) is JaxMatrix else G, q.dtype)
         # a non-finite q (or p) never gives a finite G, even where G does not read it
@@ -233,14 +218,12 @@ def compile_xla(
     algorithm: str = "pv-osimr",
     *,
     placements: str = "fixed",
-    transforms: str = "chain",
 ) -> XlaDelassus:
     """The XLA route's ``G`` for ``model`` and ``constraint_models`` (any of
     :data:`pvosimr.ALGORITHMS`, or ``"auto"``: the batched numpy path's choice;
     ``placements="input"``: ``G(q, p)`` with
-    ``p = pvosimr.symbolic.placement_vector(model, constraint_models, placements)``;
-    ``transforms``: :data:`TRANSFORMS`).  No CasADi, no C compiler: XLA compiles when the
-    caller's ``jax.jit`` first runs.
+    ``p = pvosimr.symbolic.placement_vector(model, constraint_models, placements)``).  No
+    CasADi, no C compiler: XLA compiles when the caller's ``jax.jit`` first runs.
 
     Raises:
         ModuleNotFoundError: JAX is missing (the message names the extra).
@@ -248,10 +231,8 @@ def compile_xla(
             does not support; a fixed placement that is not a rigid transform.
     """
     given = placements_are_inputs(placements)
-    if transforms not in TRANSFORMS:
-        raise ValueError(f"transforms must be one of {TRANSFORMS}, not {transforms!r}")
     algorithm = canonical_algorithm(algorithm)
     cms = as_constraint_list(constraint_models, model)
     if not given:
         check_placements(cms)
-    return XlaDelassus(model, cms, algorithm, placements, transforms)
+    return XlaDelassus(model, cms, algorithm, placements)

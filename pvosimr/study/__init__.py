@@ -4,8 +4,7 @@
 - :mod:`~pvosimr.study.validate`: ``pvosimr validate``, every algorithm against the dense truth;
 - :mod:`~pvosimr.study.count`: ``pvosimr count`` and the operation-count cache;
 - :mod:`~pvosimr.study.figures`: ``pvosimr figures``, the paper's figures and claims;
-- :mod:`~pvosimr.study.record` and :mod:`~pvosimr.study.names`: what every measurement
-  writes (the record, its writers, targets, report prose) and the cases it names.
+- :mod:`~pvosimr.study.record`: the reports' markdown tables and prose.
 
 ``pvosimr bench`` runs the repository's ``benchmarks/`` (not installed): the timings, the GPU
 section and the accuracy study.

@@ -41,14 +41,13 @@ from pvosimr.notices import announce
 from pvosimr.zoo.robot import random_configuration
 
 from .machine import describe, one_line
-from .names import ATLAS_6D, SHADOW_3D
 from .progress import progress_bar
 from .record import TEMPLATES, prose
 
 __all__ = ["CASES", "PROGRAM", "time_cases"]
 
 #: The cases timed by default: Atlas with welds at both feet, the Shadow hand's fingertips.
-CASES = (SHADOW_3D, ATLAS_6D)
+CASES = ("shadow_hand/fingertips_3d", "atlas/feet_6d")
 
 PROGRAM = TEMPLATES / "export_timing.cpp"
 """The C++ program: ``@NAME@`` and ``@UP@`` stand for the export's name, ``@CONSTRAINTS@`` for

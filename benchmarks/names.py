@@ -1,4 +1,4 @@
-"""The measured cases, batch sizes and check tolerances of every measurement, as named data.
+"""The measured cases, batch sizes and check tolerances of every benchmark, as named data.
 
 A section names its cases and batch sizes from here, and its checks' tolerances from
 :data:`TOLERANCES`, so that one case or one bound is written once.
