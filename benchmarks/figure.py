@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pvosimr import plotting
 
 from .crossover import CROSSOVER_LABELS, DENSE, FAMILIES, RECURSIVE, crossover
+from .mujoco import MujocoResult
 from .methods import THREADS, Case, batch_name, labels
 from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS, Point, log_log_slope
 from .text import microseconds
@@ -308,45 +308,23 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
         plt.close(fig)
 
 
-@dataclass(frozen=True)
-class Quartiles:
-    """A timing as ``timings.json`` keeps it (quartiles, in seconds), read as a Timing is."""
-
-    p25: float
-    p50: float
-    p75: float
-
-    @property
-    def median(self) -> float:
-        return self.p50
-
-    def quantile(self, p: float) -> float:
-        return {0.25: self.p25, 0.5: self.p50, 0.75: self.p75}[p]
-
-
 def load(path: Path) -> dict:
-    """A written ``timings.json`` as the run result :func:`plot` draws."""
+    """A written ``timings.json`` as the run result that :func:`plot` draws and
+    :func:`.report.markdown` writes."""
+    from .frameworks import FrameworkResult
+
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-
-    def timing(t: dict) -> Quartiles:
-        return Quartiles(t["p25_us"] * 1e-6, t["median_us"] * 1e-6, t["p75_us"] * 1e-6)
-
-    cases = [
-        Case(
-            c["name"],
-            c["nv"],
-            c["m"],
-            timings={k: timing(t) for k, t in c["timings"].items()},
-            skipped=c["skipped"],
-        )
-        for c in data["cases"]
-    ]
+    section = data.get("frameworks")
+    if section is not None:
+        frax = section.get("frax") and FrameworkResult.from_json(section["frax"])
+        cases = [FrameworkResult.from_json(c) for c in section["cases"]]
+        section = {**section, "cases": cases, "frax": frax}
     return {
         **data,
-        "cases": cases,
-        "scaling": [Point(**p) for p in data["scaling"]],
-        "large": [Point(**p) for p in data.get("large", [])],
-        "crossover": [Point(**p) for p in data.get("crossover", [])],
+        "cases": [Case.from_json(c) for c in data["cases"]],
+        "mujoco": [MujocoResult.from_json(r) for r in data.get("mujoco", [])],
+        **{k: [Point(**p) for p in data.get(k, [])] for k in ("scaling", "large", "crossover")},
+        "frameworks": section,
     }
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -45,8 +45,18 @@ class Timing:
 
     samples: list[float]
     number: int
+    stored: dict[float, float] | None = None  # the quantiles a report's JSON kept
+
+    @classmethod
+    def from_json(cls, d: dict) -> Timing:
+        """A timing read back from :meth:`to_json` (its quantiles; the samples are not kept)."""
+        keys = {0.0: "min_us", 0.25: "p25_us", 0.5: "median_us", 0.75: "p75_us"}
+        return cls([float("nan")] * d["samples"], d["calls_per_sample"],
+                   {p: d[k] * 1e-6 for p, k in keys.items()})  # fmt: skip
 
     def quantile(self, p: float) -> float:
+        if self.stored is not None:
+            return self.stored[p]
         return float(np.quantile(self.samples, p))
 
     @property
@@ -58,7 +68,7 @@ class Timing:
             "median_us": self.median * 1e6,
             "p25_us": self.quantile(0.25) * 1e6,
             "p75_us": self.quantile(0.75) * 1e6,
-            "min_us": min(self.samples) * 1e6,
+            "min_us": self.quantile(0.0) * 1e6,
             "samples": len(self.samples),
             "calls_per_sample": self.number,
         }
@@ -75,6 +85,18 @@ class Timed:
     timings: dict[str, Timing] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     errors: dict[str, float] = field(default_factory=dict)
+
+    ERRORS = "errors"
+    """The key of :attr:`errors` in the JSON (each section names its truth)."""
+
+    @classmethod
+    def from_json(cls, d: dict) -> Timed:
+        """One measured case read back from its JSON (:meth:`json_head` and the fields of the
+        subclass), as the report writer and the figure take it."""
+        names = {f.name for f in fields(cls)} - {"timings", "errors"}
+        timings = {k: Timing.from_json(t) for k, t in d["timings"].items()}
+        kept = {k: v for k, v in d.items() if k in names}
+        return cls(**kept, timings=timings, errors=d.get(cls.ERRORS, {}))
 
     def records(self) -> list[Record]:
         """Each timing as a :class:`~pvosimr.study.record.Record` (µs, spread [p25, p75])."""

@@ -50,6 +50,7 @@ class Case(Timed):
 
     codegen: dict = field(default_factory=dict)
     derivatives: dict = field(default_factory=dict)
+    ERRORS = "errors_vs_numpy_pv_osimr"
 
     def pin_best(self) -> tuple[str, float] | None:
         """The faster bare Pinocchio call (name, median seconds), if any was timed."""

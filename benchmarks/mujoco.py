@@ -98,6 +98,7 @@ class MujocoResult(Timed):
     rows: list[int] = field(default_factory=list)
     rows_all: list[int] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)
+    ERRORS = "errors_vs_mujoco"
 
     def ratio(self, method: str) -> float | None:
         """``method``'s median over :data:`REFERENCE`'s, if both were timed."""
