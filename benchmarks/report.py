@@ -66,6 +66,11 @@ def _ratios(names: dict[str, str], reference: str, under: str) -> Rows:
     ]
 
 
+def _parts(*parts: str | Lines) -> Lines:
+    """Each part (a paragraph, or a table's lines) after a blank line; empty parts left out."""
+    return [line for p in parts if p for line in ("", *([p] if isinstance(p, str) else p))]
+
+
 def _code(flags: Sequence[str]) -> str:
     return f"`{' '.join(flags)}`"
 
@@ -167,8 +172,8 @@ def _build_row(case: str, function: str, g: dict) -> list[str]:
 
 BUILDS = (("G", None), ("dG/dq", "build"), ("gradient of ⟨W, G⟩", "vjp_build"))
 """The compiled functions of a case: their name and where ``case.derivatives`` keeps them."""
-BUILD_HEADER = ["case", "function", "CasADi instructions", "C source", "library", "work arrays",
-                "compile time", "flags", "called as"]  # fmt: skip
+BUILD_HEADER = "case|function|CasADi instructions|C source|library|work arrays|compile time|"
+BUILD_HEADER += "flags|called as"
 
 
 def _codegen(cases: list[Case]) -> Lines:
@@ -181,7 +186,7 @@ def _codegen(cases: list[Case]) -> Lines:
         if key is None or key in c.derivatives
     ]
     return (
-        ["", "## Generated C (codegen)", "", *table(BUILD_HEADER, rows, "llrrrrrll")]
+        _parts("## Generated C (codegen)", table(BUILD_HEADER.split("|"), rows, "llrrrrrll"))
         if rows
         else []
     )
@@ -208,8 +213,7 @@ def _derivatives(cases: list[Case], names: dict[str, str]) -> Lines:
         ("largest error of the timed methods", _worst_dG),
     ]
     text = prose("timings", "derivatives", step=f"{STEP:g}", tolerance=f"{TOLERANCE:g}")
-    heading = "## Derivatives dG/dq (µs per configuration): median [p25–p75]"
-    return ["", heading, "", text, "", *grid("method", _heads(cases), rows, cases)]
+    return _parts(text, grid("method", _heads(cases), rows, cases))
 
 
 def _cases(run: dict) -> Lines:
@@ -227,21 +231,21 @@ def _cases(run: dict) -> Lines:
     ratios = [(f"ratio {names[k]}", lambda c, k=k: _pin_ratio(c, k)) for k in methods]
     reasons = [f"- {c.name}, {names[k]}: {why}" for c in cases for k, why in c.skipped.items()]
     worst = max((e for c in cases for e in c.errors.values()), default=0.0)
-    return [
+    lines = _parts(
         "## Time per call (µs): median [p25–p75]",
-        "",
-        *grid("method", _heads(cases), _times(names, methods), cases),
-        "",
+        grid("method", _heads(cases), _times(names, methods), cases),
         "## Ratio to Pinocchio (time ÷ the faster bare Pinocchio C++ call, same run)",
-        "",
-        *grid("ratio", [_divisor(c) for c in cases], ratios, cases),
-        *(["", "Not timed:", "", *reasons] if reasons else []),
-        *_codegen(cases),
-        "",
+        grid("ratio", [_divisor(c) for c in cases], ratios, cases),
+        *(("Not timed:", reasons) if reasons else ()),
+        _codegen(cases)[1:],
         prose("timings", "agreement", worst=f"{worst:.1e}"),
-        *_derivatives(cases, names),
-        *unavailable,
-    ]
+        _derivatives(cases, names)[1:],
+    )
+    return lines[1:] + unavailable
+
+
+def _listed(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
 
 
 def _rows_cell(rows: list[int]) -> str:
@@ -272,22 +276,14 @@ def _mujoco(run: dict) -> Lines:
         return []
     lines = ["", heading, "", prose("timings", "mujoco", pieces=", ".join(mj.PIECES)), ""]
     if results:
-        note = prose(
-            "timings",
-            "mujoco-configurations",
-            draws=mj.MAX_DRAWS,
-            counts=", ".join(f"{r.name} {len(r.rows)}" for r in results),
-            tolerance=f"{mj.TOLERANCE:g}",
-            reference=mj.MUJOCO_LABELS[mj.REFERENCE],
-        )
+        counts = ", ".join(f"{r.name} {len(r.rows)}" for r in results)
+        reference, tolerance = mj.MUJOCO_LABELS[mj.REFERENCE], f"{mj.TOLERANCE:g}"
+        values = {"draws": mj.MAX_DRAWS, "counts": counts, "tolerance": tolerance}
+        note = prose("timings", "mujoco-configurations", reference=reference, **values)
         lines += [note, "", *grid("method", _heads(results), MUJOCO_ROWS, results)]
-        left = [
-            f"- {r.name}: rows MuJoCo forms and pvosimr does not map: "
-            + ", ".join(f"{k} {v}" for k, v in r.left_out.items())
-            for r in results
-            if r.left_out
-        ]
-        lines += ["", *left] if left else []
+        left = [f"- {r.name}: rows MuJoCo forms and pvosimr does not map: {_listed(r.left_out)}"
+                for r in results if r.left_out]  # fmt: skip
+        lines += _parts(left)
     return lines + [f"\n{name}: not available ({why})" for name, why in unavailable.items()]
 
 
@@ -296,12 +292,11 @@ def _scaling(run: dict) -> Lines:
 
     def family(name: str, points: list[sw.Point]) -> Lines:
         table_ = sized(points, sw.SCALING_METHODS, LABELS)
-        return ["", f"### {name}", "", *table_, _slopes(points, sw.SCALING_METHODS)]
+        return _parts(f"### {name}", [*table_, _slopes(points, sw.SCALING_METHODS)])
 
     if not run["scaling"]:
         return []
-    heading = "## Time against problem size: the Fig. 4 chains (µs, median)"
-    return ["", heading, "", prose("timings", "scaling"), *_families(run["scaling"], family)]
+    return ["", prose("timings", "scaling"), *_families(run["scaling"], family)]
 
 
 def _memory_row(p: sw.Point) -> list[str]:
@@ -319,8 +314,8 @@ def _memory_row(p: sw.Point) -> list[str]:
     return [*cells, *sizes, instructions, _cached(g["compile_seconds"]), _code(g["flags"])]
 
 
-MEMORY_HEADER = ["n", "m", "numpy batch peak", "per configuration", "numpy single peak",
-                 "library", "work arrays", "CasADi instructions", "compile time", "flags"]  # fmt: skip
+MEMORY_HEADER = "n|m|numpy batch peak|per configuration|numpy single peak|library|work arrays|"
+MEMORY_HEADER += "CasADi instructions|compile time|flags"
 
 
 def _large(run: dict) -> Lines:
@@ -328,28 +323,14 @@ def _large(run: dict) -> Lines:
     points = run.get("large", [])
     if not points:
         return []
-    batch = sw.SCALING_BATCH
-    return [
-        "",
-        "## Batched and generated paths against size: the Fig. 4a chain up to n = "
-        f"{max(p.n for p in points)}",
-        "",
-        prose(
-            "timings",
-            "large-sweep",
-            chunked_from=f"{CHUNKED_FROM:,}",
-            batch=batch,
-            flags=_flags_note(),
-            chunk=CHUNK,
-        ),
-        "",
-        *sized(points, sw.LARGE_METHODS, labels(batch)),
-        _slopes(points, sw.LARGE_METHODS),
-        "",
+    batch, n = sw.SCALING_BATCH, max(p.n for p in points)
+    values = {"chunked_from": f"{CHUNKED_FROM:,}", "chunk": CHUNK, "flags": _flags_note()}
+    return _parts(
+        prose("timings", "large-sweep", n=n, batch=batch, **values),
+        [*sized(points, sw.LARGE_METHODS, labels(batch)), _slopes(points, sw.LARGE_METHODS)],
         prose("timings", "large-memory", batch=batch, data_links=sw.DATA_LINKS),
-        "",
-        *table(MEMORY_HEADER, [_memory_row(p) for p in points], "r" * 9 + "l"),
-    ]
+        table(MEMORY_HEADER.split("|"), [_memory_row(p) for p in points], "r" * 9 + "l"),
+    )
 
 
 def _build_cell(p: sw.Point) -> str:
@@ -374,7 +355,7 @@ def _crossover(run: dict) -> Lines:
 
     def family(name: str, mine: list[sw.Point]) -> Lines:
         title = f"### {name}: {cx.FAMILIES.get(name, name)}"
-        return ["", title, "", *sized(mine, cx.CROSSOVER_METHODS, names, CROSSOVER_EXTRA)]
+        return _parts(title, sized(mine, cx.CROSSOVER_METHODS, names, CROSSOVER_EXTRA))
 
     def wins(name: str, mine: list[sw.Point]) -> list[list[str]]:
         return [
@@ -393,17 +374,9 @@ def _crossover(run: dict) -> Lines:
         threads=run.get("crossover_blas_threads", "—"),
         tolerance=f"{cx.AGREEMENT_TOLERANCE:g}",
     )
-    return [
-        "",
-        "## Crossover: batched recursive code against the dense route J M⁻¹ Jᵀ",
-        "",
-        note,
-        *_families(points, family),
-        "",
-        prose("timings", "crossover-wins"),
-        "",
-        *table(header, _families(points, wins), "l" * len(header)),
-    ]
+    wins_table = table(header, _families(points, wins), "l" * len(header))
+    wins_note = _parts(prose("timings", "crossover-wins"), wins_table)
+    return ["", note, *_families(points, family), *wins_note]
 
 
 def _frameworks(run: dict) -> Lines:
@@ -455,9 +428,9 @@ def _figures(run: dict, out: Path) -> list[Path]:
     )
 
 
-def write(run: dict, out: Path) -> list[Path]:
-    """``timings.md``, ``timings.json``, ``timings.png`` and ``timings.pdf`` in ``out`` (the
-    first two alone for the section "JAX and PyTorch" alone), and ``crossover.png`` and
+def write(run: dict, out: Path, json: bool = True) -> list[Path]:
+    """``timings.md``, ``timings.json`` (where ``json``), ``timings.png`` and ``timings.pdf`` in
+    ``out`` (no figure for the section "JAX and PyTorch" alone), and ``crossover.png`` and
     ``crossover.pdf`` where the crossover sweep ran (ModuleNotFoundError naming the extra,
     before anything is written, without matplotlib)."""
     require("benchmarks.write", "matplotlib")
@@ -465,17 +438,12 @@ def write(run: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     md, js = out / "timings.md", out / "timings.json"
     md.write_text(markdown(run), encoding="utf-8")
-    write_json(js, jsonable(run))
-    return [md, js, *_figures(run, out)]
+    if json:
+        write_json(js, jsonable(run))
+    return [md, *([js] if json else []), *_figures(run, out)]
 
 
 def rewrite(json_path: Path, out: Path) -> list[Path]:
     """``timings.md`` and the figures again in ``out`` from a written ``timings.json``,
     measuring nothing."""
-    require("benchmarks.rewrite", "matplotlib")
-    run = load(json_path)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    md = out / "timings.md"
-    md.write_text(markdown(run), encoding="utf-8")
-    return [md, *_figures(run, out)]
+    return write(load(json_path), out, json=False)
