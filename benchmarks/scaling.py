@@ -1,13 +1,6 @@
-"""The sweeps against problem size: the Fig. 4 chains (single calls), and the batched and
-generated paths with their memory up to about a thousand links.
-
-:func:`time_scaling` times :data:`SCALING_METHODS` on both Fig. 4 chains of
-:data:`SCALING_SIZES`.  :func:`time_large` times :data:`LARGE_METHODS` (per configuration) on
-the Fig. 4a chain up to n = 961 links, with what each path holds in memory: the peak bytes
-:mod:`tracemalloc` traces during one batched numpy call, and for the generated code its build
-facts (:func:`.methods.g_facts`).  Large sizes are compiled with lower optimisation
-(:func:`large_flags`); beyond :data:`DATA_LINKS` no ``pin.Data`` is made.  Every point of
-every sweep (the crossover's too) is a :class:`Point`.
+"""The sweeps against size: the Fig. 4 chains (single calls, :func:`time_scaling`), and the
+batched and generated paths with their memory on the Fig. 4a chain up to n = 961
+(:func:`time_large`).  Every point of every sweep (the crossover's too) is a :class:`Point`.
 """
 
 from __future__ import annotations
@@ -69,22 +62,12 @@ SCALING_SIZES: dict[str, tuple[int, ...]] = {
     "chain_welded_every_link": (2, 4, 8, 16, 32, 48),  # n links, m = 6n
 }
 """Fig. 4 mechanisms and their sizes for the single-call sweep."""
-
 SCALING_METHODS = ("numpy:pv-osimr", "numpy:pv-osim", "numpy:efpa", "numpy:ltl-osim", *PIN)
-"""The methods of the single-call sweep."""
-
 LARGE_FAMILY = "chain_welded_every_k"
 LARGE_SIZES = {LARGE_FAMILY: (2, 4, 8, 16, 22, 31)}  # k: n = 4 … 961 links, m = 6k
-LARGE_METHODS = (
-    "numpy:pv-osimr",
-    "batch:pv-osimr",
-    "codegen:pv-osimr",
-    batch_name(SCALING_BATCH, 1),
-    batch_name(SCALING_BATCH, 2),
-    *PIN,
-)
+BATCHED = tuple(batch_name(SCALING_BATCH, t) for t in (1, 2))
+LARGE_METHODS = ("numpy:pv-osimr", "batch:pv-osimr", "codegen:pv-osimr", *BATCHED, *PIN)
 """The methods of the large sweep (batched ones per configuration)."""
-
 LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
 """``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
 ``-O3`` adds build time for little speed on straight-line code this long."""
@@ -141,8 +124,9 @@ def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | No
 
 def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
     """``point(*job)`` of every job, with a progress bar."""
-    bar = progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
-    return [point(*job) for job in bar]
+    return [
+        point(*job) for job in progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
+    ]
 
 
 def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Point:
@@ -215,8 +199,8 @@ def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     if compiled is not None:
         point.memory["codegen:pv-osimr"] = g_facts(compiled, flags)
         methods["codegen:pv-osimr"] = (compiled, list(Q[:N_CONFIGS]), 1)
-        for t in (1, 2):
-            methods[batch_name(len(Q), t)] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
+        for t, name in enumerate(BATCHED, 1):
+            methods[name] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
     if truth is None:
         rows = {q.tobytes(): G for q, G in zip(Q, batch(Q), strict=True)}
         truth = lambda q: rows[q.tobytes()]  # noqa: E731
