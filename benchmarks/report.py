@@ -56,14 +56,11 @@ def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:
 
 def _ratios(names: dict[str, str], reference: str, under: str) -> Rows:
     """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference``."""
-    return [
-        (
-            f"ratio {label} ÷ {under}",
-            lambda t, k=k: ratio_cell(_median(t, k), _median(t, reference)),
-        )
-        for k, label in names.items()
-        if k != reference
-    ]
+
+    def cell(method: str) -> Callable[[Timed], str]:
+        return lambda t: ratio_cell(_median(t, method), _median(t, reference))
+
+    return [(f"ratio {v} ÷ {under}", cell(k)) for k, v in names.items() if k != reference]
 
 
 def _parts(*parts: str | Lines) -> Lines:
@@ -123,9 +120,9 @@ def _cached(seconds: float | None) -> str:
 
 def _header(run: dict) -> Lines:
     written = f"Written by `{run['command'].strip()}` (benchmarks) in {run['seconds']:.0f} s."
-    if run.get("only_frameworks"):  # the section says what it times
-        return ["# Timings", "", f'{written} The section "JAX and PyTorch" alone.']
     text = prose("timings", "header", written=written, repeats=run["repeats"], configs=N_CONFIGS)
+    if run.get("only_frameworks"):  # the section says what it times
+        text = f'{written} The section "JAX and PyTorch" alone.'
     return ["# Timings", "", text]
 
 
@@ -255,10 +252,7 @@ def _rows_cell(rows: list[int]) -> str:
 MUJOCO_ROWS: Rows = (
     ("rows of G: median [min–max]", lambda r: _rows_cell(r.rows)),
     ("rows, options as in the file", lambda r: _rows_cell(r.rows_all)),
-    *(
-        (label, lambda r, k=k: _cell(r, k) if k in r.timings else "—")
-        for k, label in mj.MUJOCO_LABELS.items()
-    ),
+    *_times(mj.MUJOCO_LABELS, mj.MUJOCO_LABELS),  # a method that disagrees stops the run
     *_ratios(mj.MUJOCO_LABELS, mj.REFERENCE, "mj_fwdPosition"),
     ("largest error against MuJoCo's matrix", lambda r: f"{max(r.errors.values()):.1e}"),
 )
