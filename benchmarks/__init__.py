@@ -134,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = cli.command_parser(
         "bench",
         "Every measurement of pvosimr, one section each: time every path against Pinocchio's "
-        "C++ on the paper's robots and the Fig. 4 chains, the front ends, the GPU, accuracy.",
+        "C++ on the paper's robots and the Fig. 4 chains, the front ends, the GPU, accuracy "
+        "(docs/testing.md explains every option).",
     )
     what = "; ".join(f"{name}: {text}" for name, text in SECTIONS.items())
     parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=["timings"],
