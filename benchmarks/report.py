@@ -118,31 +118,21 @@ def _cached(seconds: float | None) -> str:
 # ------------------------------------------------------------------------------- the sections
 
 
-def _header(run: dict) -> Lines:
+def _top(run: dict) -> Lines:
+    """The title, the machine, the targets (and their ratios on every case) and the baseline."""
     written = f"Written by `{run['command'].strip()}` (benchmarks) in {run['seconds']:.0f} s."
     text = prose("timings", "header", written=written, repeats=run["repeats"], configs=N_CONFIGS)
-    if run.get("only_frameworks"):  # the section says what it times
+    machine = [f"- {k}: {v}" for k, v in run["machine"].items()]
+    if run.get("only_frameworks"):  # the section says what it times and has its own targets
         text = f'{written} The section "JAX and PyTorch" alone.'
-    return ["# Timings", "", text]
-
-
-def _machine(run: dict) -> Lines:
-    return ["", "## Machine", "", *(f"- {k}: {v}" for k, v in run["machine"].items())]
-
-
-def _targets(run: dict) -> Lines:
-    if run.get("only_frameworks"):
-        return []  # the section "JAX and PyTorch" has its own targets
-    lines = ["", "## Targets", "", *target_lines(timing_targets(run))]
-    if run["cases"]:
+    lines = ["# Timings", "", text, *_parts("## Machine", machine)]
+    if not run.get("only_frameworks"):
+        lines += _parts("## Targets", target_lines(timing_targets(run)))
+    if run["cases"] and not run.get("only_frameworks"):
         note = "Ratios of the targets on every case (÷ the faster bare Pinocchio C++ call):"
         header = ["target", *(c.name for c in run["cases"])]
-        lines += ["", note, "", *table(header, [[n, *c] for n, c in case_table(run["cases"])])]
-    return lines
-
-
-def _baseline(run: dict) -> Lines:
-    return ["", prose("timings", "baseline"), ""]
+        lines += _parts(note, table(header, [[n, *c] for n, c in case_table(run["cases"])]))
+    return [*lines, "", prose("timings", "baseline"), ""]
 
 
 def _pin_ratio(case: Case, method: str) -> str:
@@ -378,10 +368,7 @@ def _frameworks(run: dict) -> Lines:
 
 
 SECTIONS = (
-    _header,
-    _machine,
-    _targets,
-    _baseline,
+    _top,
     _cases,
     _mujoco,
     _frameworks,

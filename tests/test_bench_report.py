@@ -17,6 +17,15 @@ def test_the_committed_report_renders_again_from_its_json():
     assert report.markdown(run) == (FIGURES / "timings.md").read_text(encoding="utf-8")
 
 
+def test_the_committed_frameworks_report_renders_again_from_its_json():
+    """The section "JAX and PyTorch" alone (figures/jax-torch): the same but for the name of
+    the benchmarks' package, which has moved since that report was written."""
+    folder = FIGURES / "jax-torch"
+    committed = (folder / "timings.md").read_text(encoding="utf-8")
+    md = report.markdown(figure.load(folder / "timings.json"))
+    assert md == committed.replace("pvosimr.study.bench", "benchmarks")
+
+
 @pytest.mark.slow  # seconds: matplotlib draws both figures
 def test_bench_from_json_writes_the_report_and_its_figures(tmp_path, capsys):
     argv = ["bench", "--from-json", str(FIGURES / "timings.json"), "--out", str(tmp_path)]
