@@ -21,7 +21,7 @@ from pvosimr.study.names import CROSSOVER_BATCH
 
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts, pinocchio_bare
-from .scaling import Point, jobs, large_flags, mechanism, quick_sizes, sweep
+from .scaling import Point, jobs, large_flags, quick_sizes, start, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_LABELS = {
@@ -164,11 +164,8 @@ def _first(G, per: int) -> np.ndarray:
 
 def _point(family: str, size: int, repeats: int, options: Options, batch: int) -> Point:
     """Every route on one mechanism: checked against the dense route, then timed."""
-    robot = mechanism(family, size)
+    robot, Q, point, _ = start(family, size, options, batch)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    Q = np.stack([robot.q_random(rng) for _ in range(batch)])
-    point = Point(family, size, model.nv, robot.m, {})
     data = model.createData()
     Ms, Js = dense_inputs(model, data, cms, Q)
     fns = {

@@ -129,16 +129,23 @@ def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
     ]
 
 
+def start(family: str, size: int, options: Options, count: int) -> tuple:
+    """A point of a sweep: its mechanism, ``count`` random configurations (the run's seed), the
+    empty point and the gate's record of it (sharing the point's reasons and errors)."""
+    robot = mechanism(family, size)
+    rng = np.random.default_rng(options.seed)
+    Q = np.stack([robot.q_random(rng) for _ in range(count)])
+    point = Point(family, size, robot.model.nv, robot.m, {})
+    gated = Timed(family, point.n, point.m, skipped=point.skipped, errors=point.errors)
+    return robot, Q, point, gated
+
+
 def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Point:
     """:data:`SCALING_METHODS` on the Fig. 4 chain ``family`` of this size."""
-    robot = mechanism(family, size)
-    model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
+    robot, Q, point, gated = start(family, size, options, N_CONFIGS)
+    model, cms, qs = robot.model, robot.constraints, list(Q)
     fns = numpy_methods(model, model.createData(), cms) | pinocchio_bare(model, cms)
     methods = {k: (fns[k], qs, 1) for k in SCALING_METHODS if k in fns}
-    point = Point(family, size, model.nv, robot.m, {})
-    gated = Timed(family, model.nv, robot.m, skipped=point.skipped, errors=point.errors)
     return point.timed(gate(methods, fns["numpy:pv-osimr"], gated, CHECK_TOLERANCE), repeats)
 
 
@@ -171,12 +178,8 @@ def data_bytes(nv: int) -> int:
 
 def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     """:data:`LARGE_METHODS` on the Fig. 4a chain of k² links, gated, with their memory."""
-    robot = mechanism(family, k)
+    robot, Q, point, gated = start(family, k, options, SCALING_BATCH)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    Q = np.stack([robot.q_random(rng) for _ in range(SCALING_BATCH)])
-    point = Point(family, k, model.nv, robot.m, {})
-    gated = Timed(family, model.nv, robot.m, skipped=point.skipped, errors=point.errors)
 
     def batch(Q: np.ndarray) -> np.ndarray:
         return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
