@@ -172,11 +172,8 @@ def _codegen(cases: list[Case]) -> Lines:
         for function, key in BUILDS
         if key is None or key in c.derivatives
     ]
-    return (
-        _parts("## Generated C (codegen)", table(BUILD_HEADER.split("|"), rows, "llrrrrrll"))
-        if rows
-        else []
-    )
+    built = table(BUILD_HEADER.split("|"), rows, "llrrrrrll")
+    return ["## Generated C (codegen)", "", *built] if rows else []
 
 
 def _worst_dG(c: Case) -> str:
@@ -194,13 +191,10 @@ def _derivatives(cases: list[Case], names: dict[str, str]) -> Lines:
     if not cases:
         return []
     ratios = _ratios({k: names[k] for k in DERIVATIVE_LABELS}, REFERENCE, PIN_FD)
-    rows = [
-        *_times(names, DERIVATIVE_LABELS),
-        *ratios,
-        ("largest error of the timed methods", _worst_dG),
-    ]
+    worst = ("largest error of the timed methods", _worst_dG)
+    rows = [*_times(names, DERIVATIVE_LABELS), *ratios, worst]
     text = prose("timings", "derivatives", step=f"{STEP:g}", tolerance=f"{TOLERANCE:g}")
-    return _parts(text, grid("method", _heads(cases), rows, cases))
+    return [text, "", *grid("method", _heads(cases), rows, cases)]
 
 
 def _cases(run: dict) -> Lines:
@@ -224,9 +218,9 @@ def _cases(run: dict) -> Lines:
         "## Ratio to Pinocchio (time ÷ the faster bare Pinocchio C++ call, same run)",
         grid("ratio", [_divisor(c) for c in cases], ratios, cases),
         *(("Not timed:", reasons) if reasons else ()),
-        _codegen(cases)[1:],
+        _codegen(cases),
         prose("timings", "agreement", worst=f"{worst:.1e}"),
-        _derivatives(cases, names)[1:],
+        _derivatives(cases, names),
     )
     return lines[1:] + unavailable
 
