@@ -1,13 +1,7 @@
 """The crossover sweep: per-configuration time of the batched recursive code against the dense
-route ``G = J M⁻¹ Jᵀ`` (numpy on Pinocchio's M and J) on chains and trees up to n = 300, and
-where the recursive code starts to win.
-
-The routes are :data:`CROSSOVER_METHODS` (what each computes: :data:`CROSSOVER_LABELS` and the
-report's prose, ``templates/timings.md``).  Every route runs with one BLAS thread
-(:func:`blas_threads`).  Before timing, :func:`check_agreement` compares every route's G at the
-first configuration with the dense route's and raises ValueError beyond
-:data:`AGREEMENT_TOLERANCE`; :func:`crossover` reads from the medians the size from which a
-recursive route is faster than a dense one at every larger size measured.
+route ``G = J M⁻¹ Jᵀ`` (numpy on Pinocchio's M and J) up to n = 300, on one BLAS thread, and
+where the recursive code starts to win (:func:`crossover`).  Every route's G must agree with the
+dense route's at the first configuration (:func:`check_agreement`) before it is timed.
 """
 
 from __future__ import annotations
@@ -25,21 +19,11 @@ from pvosimr import compute_delassus_batch, zoo
 from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 
 from .loop import Method
-from .methods import Options, batch_name, compile_g, g_facts
+from .methods import Options, batch_name, compile_g, g_facts, pinocchio_bare
 from .names import CROSSOVER_BATCH
-from .scaling import Point, jobs, large_flags, mechanism, quick_sizes, sweep
+from .scaling import Point, jobs, large_flags, quick_sizes, start, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
-CROSSOVER_METHODS = (
-    "dense:pin+cholesky",
-    "dense:cholesky",
-    "dense:lu",
-    "batch:pv-osimr",
-    CODEGEN,
-    "pin-efpa",
-)
-"""The routes, dense first; all timed per configuration."""
-
 CROSSOVER_LABELS = {
     "dense:pin+cholesky": "dense: Pinocchio's M and J + Cholesky (everything)",
     "dense:cholesky": "dense: Cholesky only (M, J given)",
@@ -48,8 +32,8 @@ CROSSOVER_LABELS = {
     CODEGEN: "codegen batch PV-OSIMr (1 thread)",
     "pin-efpa": "Pinocchio C++ EFPA (one call per configuration)",
 }
-"""The routes as the report and the figure name them."""
-
+"""The routes, dense first, all timed per configuration, as the report and the figure name them."""
+CROSSOVER_METHODS = tuple(CROSSOVER_LABELS)
 DENSE = CROSSOVER_METHODS[:3]
 RECURSIVE = CROSSOVER_METHODS[3:]
 
@@ -67,24 +51,14 @@ CROSSOVER_SIZES: dict[str, tuple[int, ...]] = {
     "stem_with_branches": (1, 13, 45, 81, 131, 181, 231, 281),  # L: n = 20 … 300
 }
 """Mechanism -> its sizes (the argument of :func:`mechanism`)."""
-
 QUICK_CROSSOVER_LINKS = 20  # --quick-scaling: mechanisms of at most this many links
-
-CODEGEN_LINKS = 300
-"""Largest n whose generated code is built (its build time grows with n; the report gives each
-size's flags and compile time)."""
-
-AGREEMENT_TOLERANCE = TOLERANCE
-"""Every route's G agrees with the dense route's to this (``rel_err``) at the first
-configuration of each size, or the sweep stops."""
+CODEGEN_LINKS = 300  # the largest n whose generated code is built (its build grows with n)
+AGREEMENT_TOLERANCE = TOLERANCE  # rel_err of every route against the dense one, or a stop
 
 
 def quick_crossover_sizes() -> dict[str, tuple[int, ...]]:
     """The sizes of at most :data:`QUICK_CROSSOVER_LINKS` links, two per mechanism at most."""
     return quick_sizes(CROSSOVER_SIZES, QUICK_CROSSOVER_LINKS, 2)
-
-
-# ------------------------------------------------------------------------------- BLAS threads
 
 
 def _openblas_setter() -> tuple[Callable[[], int], Callable[[int], None]] | None:
@@ -94,18 +68,17 @@ def _openblas_setter() -> tuple[Callable[[], int], Callable[[int], None]] | None
             paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
     except OSError:
         return None
+    names = [(f"{p}_get_num_threads{s}", f"{p}_set_num_threads{s}")
+             for p in ("scipy_openblas", "openblas") for s in ("64_", "")]  # fmt: skip
     for path in sorted(paths):
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and put is not None:
-                    put.argtypes = [ctypes.c_int]
-                    return get, put
+        for get, put in names:
+            if hasattr(lib, get) and hasattr(lib, put):
+                getattr(lib, put).argtypes = [ctypes.c_int]
+                return getattr(lib, get), getattr(lib, put)
     return None
 
 
@@ -126,16 +99,12 @@ def blas_threads(n: int) -> Iterator[str]:
         put(before)
 
 
-# ------------------------------------------------------------------------------- dense routes
-
-
 def dense_inputs(
     model: pin.Model, data: pin.Data, cms: list, Q: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, n, n) mass matrices as ``pin.crba`` returns them (M in the upper triangle) and
     (B, m, n) constraint Jacobians of the rows of ``Q``, from Pinocchio."""
-    B, n = len(Q), model.nv
-    Ms = np.zeros((B, n, n))
+    Ms = np.zeros((len(Q), model.nv, model.nv))
     Js = []
     for b, q in enumerate(Q):
         Ms[b] = pin.crba(model, data, q)
@@ -160,25 +129,18 @@ def _symmetric(Ms: np.ndarray) -> np.ndarray:
     return np.triu(Ms) + np.swapaxes(np.triu(Ms, 1), 1, 2)
 
 
-# ---------------------------------------------------------------------------------- agreement
-
-
 def check_agreement(
     Gs: dict[str, np.ndarray], reference: str, tolerance: float = AGREEMENT_TOLERANCE
 ) -> dict[str, float]:
     """``rel_err`` of every route's G against ``reference``'s; ValueError naming the first
     route beyond ``tolerance``."""
-    truth = Gs[reference]
-    errors = {name: rel_err(G, truth) for name, G in Gs.items() if name != reference}
+    errors = {name: rel_err(G, Gs[reference]) for name, G in Gs.items() if name != reference}
     for name, error in errors.items():
         if not error <= tolerance:  # NaN fails too
             raise ValueError(
                 f"{name} disagrees with {reference}: rel_err {error:.1e} > {tolerance:g}"
             )
     return errors
-
-
-# ------------------------------------------------------------------------------------- sweep
 
 
 def _generated(robot: zoo.Robot, point: Point, options: Options) -> Callable | None:
@@ -197,43 +159,25 @@ def _generated(robot: zoo.Robot, point: Point, options: Options) -> Callable | N
 
 def _first(G, per: int) -> np.ndarray:
     """G of the first configuration of a route's result (one G, or a stack of ``per``)."""
-    G = np.asarray(G, dtype=float)
-    return G[0] if per > 1 else G
+    return np.asarray(G, dtype=float)[0] if per > 1 else np.asarray(G, dtype=float)
 
 
 def _point(family: str, size: int, repeats: int, options: Options, batch: int) -> Point:
     """Every route on one mechanism: checked against the dense route, then timed."""
-    robot = mechanism(family, size)
+    robot, Q, point, _ = start(family, size, options, batch)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    Q = np.stack([robot.q_random(rng) for _ in range(batch)])
-    point = Point(family, size, model.nv, robot.m, {})
     data = model.createData()
     Ms, Js = dense_inputs(model, data, cms, Q)
-    full = _symmetric(Ms)
-    scms = pin.StdVec_RigidConstraintModel(cms)
-    cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in scms])
-
-    def everything(Q: np.ndarray) -> np.ndarray:
-        return dense_cholesky(*dense_inputs(model, data, cms, Q))
-
-    def batch(Q: np.ndarray) -> np.ndarray:
-        return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
-
-    def efpa(q: np.ndarray) -> np.ndarray:
-        return pin.computeDelassusMatrix(model, data, q, scms, cds, 0.0)
-
-    methods: dict[str, Method] = {
-        "dense:pin+cholesky": (everything, [Q], len(Q)),
-        "dense:cholesky": (lambda MJ: dense_cholesky(*MJ), [(Ms, Js)], len(Q)),
-        "dense:lu": (lambda MJ: dense_lu(*MJ), [(full, Js)], len(Q)),
-        "batch:pv-osimr": (batch, [Q], len(Q)),
+    fns = {
+        "dense:pin+cholesky": (lambda Q: dense_cholesky(*dense_inputs(model, data, cms, Q)), Q),
+        "dense:cholesky": (lambda MJ: dense_cholesky(*MJ), (Ms, Js)),
+        "dense:lu": (lambda MJ: dense_lu(*MJ), (_symmetric(Ms), Js)),
+        "batch:pv-osimr": (lambda Q: compute_delassus_batch(model, Q, cms, "pv-osimr"), Q),
+        CODEGEN: (_generated(robot, point, options), Q),
     }
-    generated = _generated(robot, point, options)
-    if generated is not None:
-        methods[CODEGEN] = (generated, [Q], len(Q))
-    methods["pin-efpa"] = (efpa, list(Q[: min(8, len(Q))]), 1)
-    Gs = {name: _first(fn(inputs[0]), per) for name, (fn, inputs, per) in methods.items()}
+    methods: dict[str, Method] = {k: (f, [x], len(Q)) for k, (f, x) in fns.items() if f}
+    methods["pin-efpa"] = (pinocchio_bare(model, cms)["pin-efpa"], list(Q[: min(8, len(Q))]), 1)
+    Gs = {k: _first(f(x[0]), per) for k, (f, x, per) in methods.items()}
     point.errors = check_agreement(Gs, "dense:pin+cholesky")
     return point.timed(methods, repeats)
 
@@ -250,9 +194,6 @@ def time_crossover(
     ``sizes``, each on ``batch`` configurations, on one BLAS thread."""
     with blas_threads(1):
         return sweep(jobs(sizes, repeats, options, batch), "crossover", progress, _point)
-
-
-# ---------------------------------------------------------------------------------- crossover
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,7 @@
-"""dG/dq: the generated derivatives against central differences, each checked before it is timed.
-
-Column k of the derivative is ``dG/dε_k = d/dε G(pin.integrate(model, q, ε e_k))`` at ε = 0
-(:func:`pvosimr.symbolic.delassus_function` with ``output="dG"``), an (nv, m, m) array.
-The methods:
-
-- ``dG:codegen``: ``f.derivatives(q, threads=1)`` of ``codegen.compile(..., derivatives=True)``;
-- ``dG:vjp-codegen``: ``f.vjp(q, W, threads=1)`` of ``codegen.compile(..., vjp=True)``, the
-  gradient of ⟨W, G⟩ (nv numbers: dG contracted with :func:`weights`, a fixed W);
-- ``dG:fd-pin-efpa``: central differences of Pinocchio's C++ ``computeDelassusMatrix``,
-  2·nv calls, each at ``pin.integrate(model, q, ±h e_k)``;
-- ``dG:fd-codegen``: the same with 2·nv single calls of the generated G;
-- ``dG:fd-codegen-batch``: the same with one batched call of the generated G on the 2·nv
-  configurations (one thread).
-
-Every method's result at the first configuration is gated (:func:`.loop.gate`) against the
-central differences of Pinocchio (max|ΔdG| / max|dG|; for the gradient, their contraction with
-W).
+"""dG/dq, the (nv, m, m) array whose slice k is ``d/dε G(pin.integrate(model, q, ε e_k))`` at
+ε = 0: the generated derivatives (``f.derivatives``, and ``f.vjp`` against a fixed W) and central
+differences (of Pinocchio's C++, and of the generated G called once per configuration or once
+batched), each gated (:func:`.loop.gate`) against the central differences of Pinocchio.
 """
 
 from __future__ import annotations
@@ -28,13 +14,10 @@ import pinocchio as pin
 from .loop import Method, Timed, gate
 from .names import ATLAS_6D, TOLERANCES
 
-DERIVATIVE_CASES = (ATLAS_6D,)
-"""Cases whose derivatives are timed by default (their build is the slow part of a run)."""
-
+DERIVATIVE_CASES = (ATLAS_6D,)  # timed by default (their build is the slow part of a run)
 DERIVATIVE_FLAGS = ("-O1",)
-"""Compiler flags of the derivatives (``codegen.compile``'s default ``derivative_flags``):
-their generated function is many times G's, which ``-O3`` builds far slower."""
-
+"""Compiler flags of the derivatives (``codegen.compile``'s default): their generated function
+is many times G's, which ``-O3`` builds far slower."""
 STEP = 1e-5  # h of the central differences: truncation ~h², rounding ~eps/h, both ≪ 1e-6
 TOLERANCE = TOLERANCES["derivatives"]  # max|ΔdG| / max|dG| against Pinocchio's differences
 TINY = float(np.finfo(float).tiny)  # the gate's floor: relative to max|dG| alone
@@ -131,27 +114,20 @@ def derivative_methods(
     """The derivative methods of this case, checked at ``qs[0]``; ``compiled_g`` is the
     generated G (None where it could not be built), built with ``options.derivative_flags``."""
     case.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
-    compiled_dg = None
-    if compiled_g is None:
-        for name in ("dG:codegen", VJP):
-            case.skipped[name] = case.skipped.get("codegen:pv-osimr", "no generated code")
-    else:
+    compiled_dg, why = None, case.skipped.get("codegen:pv-osimr", "no generated code")
+    if compiled_g is not None:
         from pvosimr import codegen
 
+        flags = {"flags": compiled_g.flags, "derivative_flags": options.derivative_flags}
         try:
             compiled_dg = codegen.compile(
-                model,
-                cms,
-                derivatives=True,
-                vjp=True,
-                flags=compiled_g.flags,
-                derivative_flags=options.derivative_flags,
-                cache_dir=options.cache_dir,
+                model, cms, derivatives=True, vjp=True, cache_dir=options.cache_dir, **flags
             )
         except (ImportError, OSError, RuntimeError, TypeError) as exc:
-            for name in ("dG:codegen", VJP):
-                case.skipped[name] = f"{type(exc).__name__}: {exc}"
+            why = f"{type(exc).__name__}: {exc}"
         else:
             case.derivatives["build"] = _facts(compiled_dg)
             case.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
+    if compiled_dg is None:
+        case.skipped |= dict.fromkeys(("dG:codegen", VJP), why)
     return checked(candidates(model, cms, compiled_g, compiled_dg), qs, case)

@@ -1,26 +1,17 @@
-"""The harness's contract: the one timing loop, its timing, what a section times, and the gate.
+"""The harness's contract: the one timing loop and the one gate, for every section.
 
-Every section of ``pvosimr bench`` measures the same way:
-
-1. its methods are ``name -> (fn, inputs, per)`` (:data:`Method`): ``fn(inputs[k])`` computes
-   ``per`` results (B for a batched call);
-2. :func:`gate` calls each once and keeps those whose result agrees with the truth (the others
-   go to :attr:`Timed.skipped` with the reason, the errors to :attr:`Timed.errors`);
-3. :func:`time_methods` times the kept ones in interleaved rounds into :class:`Timing`\\ s
-   (:func:`median_seconds` for one blocking call);
-4. :meth:`Timed.records` gives them as :class:`benchmarks.record.Record` rows; the
-   sections' markdown cells come from :mod:`benchmarks.text` (``timing_cell``, ``prose``).
-
-A sample is the mean time of ``number`` consecutive calls (``number`` chosen so a sample lasts
-about :data:`SAMPLE_SECONDS`) cycling over the method's inputs.  Round r takes one sample of
-every method, so load changes on a shared machine hit all methods alike.
+A section's methods are ``name -> (fn, inputs, per)`` (:data:`Method`); :func:`gate` keeps those
+whose first result agrees with the truth (the others go to :attr:`Timed.skipped` with why), and
+:func:`time_methods` times them in interleaved rounds: round r takes one sample of every method,
+so load changes on a shared machine hit all alike.  A sample is the mean of ``number``
+consecutive calls (a sample lasts about :data:`SAMPLE_SECONDS`) cycling over the inputs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -28,13 +19,12 @@ import numpy as np
 from .record import Record, relative_error
 
 SAMPLE_SECONDS = 0.02
-"""Target duration of one sample.  Each sample starts after other methods' samples have
-filled the caches with their own code and data; a sample must hold enough calls to amortise
-that refill for the slowest method too (numpy's single call, whose samples of a few ms read
-slower than its longer ones under the same conditions)."""
+"""Target duration of one sample: enough calls to amortise the refill of the caches that the
+other methods' samples emptied, for the slowest method too (numpy's single call)."""
 N_CONFIGS = 8  # configurations cycled through in the timed loops
 CHECKED_ROWS = 4  # rows of a batched result compared with the truth by the gate
 
+QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75, "min": 0.0}  # as timings.json keeps them
 Method = tuple[Callable, Sequence, int]
 """``(fn, inputs, per)``: ``fn(inputs[k])`` computes ``per`` results (B for a batched call)."""
 
@@ -45,8 +35,17 @@ class Timing:
 
     samples: list[float]
     number: int
+    stored: dict[float, float] | None = None  # the quantiles a report's JSON kept
+
+    @classmethod
+    def from_json(cls, d: dict) -> Timing:
+        """A timing read back from :meth:`to_json` (its quantiles; the samples are not kept)."""
+        stored = {p: d[f"{k}_us"] * 1e-6 for k, p in QUANTILES.items()}
+        return cls([float("nan")] * d["samples"], d["calls_per_sample"], stored)
 
     def quantile(self, p: float) -> float:
+        if self.stored is not None:
+            return self.stored[p]
         return float(np.quantile(self.samples, p))
 
     @property
@@ -54,14 +53,8 @@ class Timing:
         return self.quantile(0.5)
 
     def to_json(self) -> dict:
-        return {
-            "median_us": self.median * 1e6,
-            "p25_us": self.quantile(0.25) * 1e6,
-            "p75_us": self.quantile(0.75) * 1e6,
-            "min_us": min(self.samples) * 1e6,
-            "samples": len(self.samples),
-            "calls_per_sample": self.number,
-        }
+        us = {f"{k}_us": self.quantile(p) * 1e6 for k, p in QUANTILES.items()}
+        return {**us, "samples": len(self.samples), "calls_per_sample": self.number}
 
 
 @dataclass
@@ -76,6 +69,18 @@ class Timed:
     skipped: dict[str, str] = field(default_factory=dict)
     errors: dict[str, float] = field(default_factory=dict)
 
+    ERRORS = "errors"
+    """The key of :attr:`errors` in the JSON (each section names its truth)."""
+
+    @classmethod
+    def from_json(cls, d: dict) -> Timed:
+        """One measured case read back from its JSON (:meth:`json_head` and the fields of the
+        subclass), as the report writer and the figure take it."""
+        names = {f.name for f in fields(cls)} - {"timings", "errors"}
+        timings = {k: Timing.from_json(t) for k, t in d["timings"].items()}
+        kept = {k: v for k, v in d.items() if k in names}
+        return cls(**kept, timings=timings, errors=d.get(cls.ERRORS, {}))
+
     def records(self) -> list[Record]:
         """Each timing as a :class:`~benchmarks.record.Record` (µs, spread [p25, p75])."""
         return [
@@ -86,10 +91,9 @@ class Timed:
 
     def json_head(self) -> dict:
         """The fields above as JSON but the errors (each section names their key)."""
+        head = {"name": self.name, "nv": self.nv, "m": self.m}
         return {
-            "name": self.name,
-            "nv": self.nv,
-            "m": self.m,
+            **head,
             "timings": {k: t.to_json() for k, t in self.timings.items()},
             "skipped": self.skipped,
         }

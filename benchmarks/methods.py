@@ -1,10 +1,5 @@
-"""The robot cases: every way bench computes one case's G, gated against ``numpy:pv-osimr``,
-then timed in interleaved rounds (:mod:`.loop`).
-
-The methods and their report names are :func:`labels`; the generated C is
-:func:`pvosimr.codegen.build.compile`'s, called on one configuration (directly and through
-``casadi.external``) and batched, ``f(qs, threads=t)`` for every B of :func:`batch_sizes` and
-t of :data:`THREADS`.  The derivatives come from :mod:`.derivatives`.
+"""The robot cases: every way bench computes one case's G (:func:`labels`), gated against
+``numpy:pv-osimr``, then timed in interleaved rounds (:mod:`.loop`); dG/dq from :mod:`.derivatives`.
 """
 
 from __future__ import annotations
@@ -23,10 +18,8 @@ from .loop import N_CONFIGS, Method, Timed, gate, time_methods
 from .names import BATCH_SIZE, COMPILED_BATCHES, TOLERANCES
 
 CHECK_TOLERANCE = TOLERANCES["check"]
-PIN = ("pin-efpa", "pin-pv-osimr")
-"""The two bare Pinocchio C++ calls; ratios divide by the faster of them."""
-THREADS = (1, 2)
-"""Threads of the batched generated code (``f(qs, threads=t)``)."""
+PIN = ("pin-efpa", "pin-pv-osimr")  # the bare Pinocchio C++ calls; ratios divide by the faster
+THREADS = (1, 2)  # threads of the batched generated code (f(qs, threads=t))
 
 
 @dataclass(frozen=True)
@@ -50,6 +43,7 @@ class Case(Timed):
 
     codegen: dict = field(default_factory=dict)
     derivatives: dict = field(default_factory=dict)
+    ERRORS = "errors_vs_numpy_pv_osimr"
 
     def pin_best(self) -> tuple[str, float] | None:
         """The faster bare Pinocchio call (name, median seconds), if any was timed."""
@@ -57,12 +51,8 @@ class Case(Timed):
         return (min(timed)[1], min(timed)[0]) if timed else None
 
     def to_json(self) -> dict:
-        return {
-            **self.json_head(),
-            "errors_vs_numpy_pv_osimr": self.errors,
-            "codegen": self.codegen,
-            "derivatives": self.derivatives,
-        }
+        extra = {"codegen": self.codegen, "derivatives": self.derivatives}
+        return {**self.json_head(), self.ERRORS: self.errors, **extra}
 
 
 def batch_sizes(batch_size: int) -> tuple[int, ...]:
@@ -78,9 +68,9 @@ def batch_name(B: int, threads: int) -> str:
 def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
     """Every method of a case and its name in the report, in the order of the report's rows;
     the derivative methods last."""
+    per = "pvosimr codegen batch PV-OSIMr (per config, B={}, {} thread{})"
     batched = {
-        batch_name(B, t): f"pvosimr codegen batch PV-OSIMr (per config, B={B}, "
-        f"{t} thread{'s' if t > 1 else ''})"
+        batch_name(B, t): per.format(B, t, "s" if t > 1 else "")
         for B in batch_sizes(batch_size)
         for t in THREADS
     }
@@ -99,8 +89,7 @@ def labels(batch_size: int = BATCH_SIZE) -> dict[str, str]:
     }
 
 
-LABELS = labels()
-"""The methods' names in a run of the default batch size."""
+LABELS = labels()  # the methods' names in a run of the default batch size
 
 
 def numpy_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str, Callable]:
@@ -134,9 +123,8 @@ def _reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str,
 
 
 def build_facts(library: Path, source: Path, flags, compiled: bool, seconds, sizes: dict) -> dict:
-    """How a generated library was built and what it holds: flags, compile time (None when it
-    came from the cache), CasADi instructions, source and library bytes, work arrays (bytes of
-    ``sz_w`` doubles and ``sz_iw`` integers, one set per calling thread)."""
+    """How a generated library was built (compile time None from the cache) and what it holds
+    (work arrays: ``sz_w`` doubles and ``sz_iw`` integers, one set per calling thread)."""
     return {
         "flags": list(flags),
         "compiled_in_this_run": compiled,
@@ -180,10 +168,6 @@ def compile_g(case: Timed, model, cms, flags: tuple[str, ...], options: Options)
         return None
 
 
-def _batched(compiled, threads: int) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda qs: compiled(qs, threads=threads)
-
-
 def case_name(spec: str) -> str:
     """``robot/preset`` of a ``robot[/preset]`` spec (a bare name means its first preset)."""
     robot = zoo.load_case(spec)
@@ -207,16 +191,19 @@ def time_case(spec: str, options: Options, derivatives: bool = False) -> Case:
         singles |= {"codegen:pv-osimr": compiled, "codegen-external:pv-osimr": lambda q: f(q)}
     singles |= pinocchio_bare(model, cms) | _reference_methods(model, data, cms)
     methods: dict[str, Method] = {name: (fn, qs, 1) for name, fn in singles.items()}
-    Q = np.stack([robot.q_random(rng) for _ in range(max(batch_sizes(options.batch_size)))])
+    Bs = batch_sizes(options.batch_size)
+    Q = np.stack([robot.q_random(rng) for _ in range(max(Bs))])
     if compiled is not None:
-        for B in batch_sizes(options.batch_size):
-            methods |= {batch_name(B, t): (_batched(compiled, t), [Q[:B]], B) for t in THREADS}
+        for B in Bs:
+            methods |= {
+                batch_name(B, t): (lambda qs, t=t: compiled(qs, threads=t), [Q[:B]], B)
+                for t in THREADS
+            }
     B = options.batch_size
+    truth_data = model.createData()
 
     def numpy_batch(Q: np.ndarray) -> np.ndarray:
         return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
-
-    truth_data = model.createData()
 
     def truth(q: np.ndarray) -> np.ndarray:
         return compute_delassus(model, truth_data, q, cms)

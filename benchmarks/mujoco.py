@@ -1,13 +1,9 @@
 """MuJoCo's route to its Delassus matrix against pvosimr's, on the same MJCF robots.
 
-MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition`` with a dual solver
-(:func:`pvosimr.reference.mujoco_efc.mujoco_model_for_delassus`).  For each robot of
-:data:`MUJOCO_ROBOTS`, at configurations where contacts happen (:func:`points`), the methods of
-:data:`MUJOCO_LABELS` are timed in interleaved rounds (:mod:`.loop`), each call on one
-configuration, after :func:`check` has compared every method's G at every configuration with
-MuJoCo's ``efc_AR − diag(efc_R)`` on the rows pvosimr maps (:class:`DisagreementError`
-otherwise).  What each method does, and why the generated code is not timed, is the report's
-prose (``templates/timings.md``).  Ratios divide by ``mujoco:fwdPosition`` of the same run.
+MuJoCo forms ``efc_AR = J M⁻¹ Jᵀ + diag(efc_R)`` in ``mj_fwdPosition``.  On each robot of
+:data:`MUJOCO_ROBOTS`, at configurations with contacts (:func:`points`), every method of
+:data:`MUJOCO_LABELS` is checked against MuJoCo's ``efc_AR − diag(efc_R)`` (:func:`check`), then
+timed (:mod:`.loop`).  The report's prose (``templates/timings.md``) says what each one does.
 """
 
 from __future__ import annotations
@@ -30,33 +26,14 @@ from pvosimr.study.progress import progress_bar
 from .loop import N_CONFIGS, Method, Timed, time_methods
 from .names import TOLERANCES
 
-MUJOCO_ROBOTS: tuple[str, ...] = (
-    "mjcf_two_arms_bar",
-    "mjcf_quadruped",
-    "mjcf_shadow_hand",
-    "mjcf_humanoid",
-)
+MUJOCO_ROBOTS = ("mjcf_two_arms_bar", "mjcf_quadruped", "mjcf_shadow_hand", "mjcf_humanoid")
 """The MJCF robots timed by default: closed loops with contacts of every condim, four feet, a
 hand holding a block, a humanoid on the floor."""
-
-REFERENCE = "mujoco:fwdPosition"
-"""The method every ratio divides by."""
-
-TOLERANCE = TOLERANCES["mujoco"]
-"""Largest :func:`~pvosimr.reference.truth.rel_err` against MuJoCo's matrix of a timed method."""
-
-MAX_DRAWS = 4
-"""Draws per configuration wanted before giving up on finding contacts."""
-
-PIECES = (
-    "mj_kinematics",
-    "mj_comPos",
-    "mj_makeM",
-    "mj_factorM",
-    "mj_collision",
-    "mj_makeConstraint",
-    "mj_projectConstraint",
-)
+REFERENCE = "mujoco:fwdPosition"  # the method every ratio divides by
+TOLERANCE = TOLERANCES["mujoco"]  # largest rel_err of a timed method against MuJoCo's matrix
+MAX_DRAWS = 4  # draws per configuration wanted before giving up on finding contacts
+PIECES = ("mj_kinematics", "mj_comPos", "mj_makeM", "mj_factorM", "mj_collision",
+          "mj_makeConstraint", "mj_projectConstraint")  # fmt: skip
 """The stages of ``mj_fwdPosition`` that ``efc_AR`` needs, in MuJoCo's order."""
 
 MUJOCO_LABELS = {
@@ -98,6 +75,7 @@ class MujocoResult(Timed):
     rows: list[int] = field(default_factory=list)
     rows_all: list[int] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)
+    ERRORS = "errors_vs_mujoco"
 
     def ratio(self, method: str) -> float | None:
         """``method``'s median over :data:`REFERENCE`'s, if both were timed."""
@@ -155,17 +133,9 @@ def points(robot, n: int, rng: np.random.Generator, engines: tuple) -> tuple[lis
             continue
         every = efc_rows(robot.pair, q, written, d_all)
         left_out.update(rows.left_out)
-        out.append(
-            Point(
-                q,
-                robot.pair.qpos(q),
-                rows.constraints,
-                np.asarray(rows.kept, dtype=int),
-                np.asarray(every.kept, dtype=int),
-                rows.G,
-                int(d_all.nefc),
-            )
-        )
+        kept, kept_all = (np.asarray(r.kept, dtype=int) for r in (rows, every))
+        qpos = robot.pair.qpos(q)
+        out.append(Point(q, qpos, rows.constraints, kept, kept_all, rows.G, int(d_all.nefc)))
     return out, left_out
 
 
@@ -196,31 +166,24 @@ def _mujoco_methods(engines: tuple) -> dict[str, tuple[Callable, Callable]]:
         d_all.qpos[:] = p.qpos
         mujoco.mj_fwdPosition(mj_all, d_all)
 
-    def after(call: Callable, data, all_rows: bool = False) -> Callable:
-        def G(p: Point) -> np.ndarray:
-            call(p)
-            return _delassus(data, p.kept_all if all_rows else p.kept)
-
-        return G
+    def after(call: Callable, data, rows: str = "kept") -> tuple[Callable, Callable]:
+        return call, lambda p: call(p) or _delassus(data, getattr(p, rows))
 
     return {
-        REFERENCE: (fwd, after(fwd, d)),
-        "mujoco:pieces": (pieces, after(pieces, d)),
-        "mujoco:fwdPosition-all-rows": (fwd_all, after(fwd_all, d_all, all_rows=True)),
+        REFERENCE: after(fwd, d),
+        "mujoco:pieces": after(pieces, d),
+        "mujoco:fwdPosition-all-rows": after(fwd_all, d_all, "kept_all"),
     }
 
 
 def _pvosimr_methods(model) -> dict[str, tuple[Callable, Callable]]:
     """``name -> (call, G)`` of pvosimr's numpy calls (their result is G)."""
     data = model.createData()
-    out = {}
-    for algorithm in ("pv-osimr", "auto"):
 
-        def call(p: Point, a: str = algorithm) -> np.ndarray:
-            return compute_delassus(model, data, p.q, p.constraints, algorithm=a)
+    def call(algorithm: str) -> Callable[[Point], np.ndarray]:
+        return lambda p: compute_delassus(model, data, p.q, p.constraints, algorithm=algorithm)
 
-        out[f"numpy:{algorithm}"] = (call, call)
-    return out
+    return {f"numpy:{a}": (call(a), call(a)) for a in ("pv-osimr", "auto")}
 
 
 def check(

@@ -1,13 +1,6 @@
-"""The sweeps against problem size: the Fig. 4 chains (single calls), and the batched and
-generated paths with their memory up to about a thousand links.
-
-:func:`time_scaling` times :data:`SCALING_METHODS` on both Fig. 4 chains of
-:data:`SCALING_SIZES`.  :func:`time_large` times :data:`LARGE_METHODS` (per configuration) on
-the Fig. 4a chain up to n = 961 links, with what each path holds in memory: the peak bytes
-:mod:`tracemalloc` traces during one batched numpy call, and for the generated code its build
-facts (:func:`.methods.g_facts`).  Large sizes are compiled with lower optimisation
-(:func:`large_flags`); beyond :data:`DATA_LINKS` no ``pin.Data`` is made.  Every point of
-every sweep (the crossover's too) is a :class:`Point`.
+"""The sweeps against size: the Fig. 4 chains (single calls, :func:`time_scaling`), and the
+batched and generated paths with their memory on the Fig. 4a chain up to n = 961
+(:func:`time_large`).  Every point of every sweep (the crossover's too) is a :class:`Point`.
 """
 
 from __future__ import annotations
@@ -69,22 +62,12 @@ SCALING_SIZES: dict[str, tuple[int, ...]] = {
     "chain_welded_every_link": (2, 4, 8, 16, 32, 48),  # n links, m = 6n
 }
 """Fig. 4 mechanisms and their sizes for the single-call sweep."""
-
 SCALING_METHODS = ("numpy:pv-osimr", "numpy:pv-osim", "numpy:efpa", "numpy:ltl-osim", *PIN)
-"""The methods of the single-call sweep."""
-
 LARGE_FAMILY = "chain_welded_every_k"
 LARGE_SIZES = {LARGE_FAMILY: (2, 4, 8, 16, 22, 31)}  # k: n = 4 … 961 links, m = 6k
-LARGE_METHODS = (
-    "numpy:pv-osimr",
-    "batch:pv-osimr",
-    "codegen:pv-osimr",
-    batch_name(SCALING_BATCH, 1),
-    batch_name(SCALING_BATCH, 2),
-    *PIN,
-)
+BATCHED = tuple(batch_name(SCALING_BATCH, t) for t in (1, 2))
+LARGE_METHODS = ("numpy:pv-osimr", "batch:pv-osimr", "codegen:pv-osimr", *BATCHED, *PIN)
 """The methods of the large sweep (batched ones per configuration)."""
-
 LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
 """``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
 ``-O3`` adds build time for little speed on straight-line code this long."""
@@ -141,20 +124,28 @@ def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | No
 
 def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
     """``point(*job)`` of every job, with a progress bar."""
-    bar = progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
-    return [point(*job) for job in bar]
+    return [
+        point(*job) for job in progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
+    ]
+
+
+def start(family: str, size: int, options: Options, count: int) -> tuple:
+    """A point of a sweep: its mechanism, ``count`` random configurations (the run's seed), the
+    empty point and the gate's record of it (sharing the point's reasons and errors)."""
+    robot = mechanism(family, size)
+    rng = np.random.default_rng(options.seed)
+    Q = np.stack([robot.q_random(rng) for _ in range(count)])
+    point = Point(family, size, robot.model.nv, robot.m, {})
+    gated = Timed(family, point.n, point.m, skipped=point.skipped, errors=point.errors)
+    return robot, Q, point, gated
 
 
 def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Point:
     """:data:`SCALING_METHODS` on the Fig. 4 chain ``family`` of this size."""
-    robot = mechanism(family, size)
-    model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    qs = [robot.q_random(rng) for _ in range(N_CONFIGS)]
+    robot, Q, point, gated = start(family, size, options, N_CONFIGS)
+    model, cms, qs = robot.model, robot.constraints, list(Q)
     fns = numpy_methods(model, model.createData(), cms) | pinocchio_bare(model, cms)
     methods = {k: (fns[k], qs, 1) for k in SCALING_METHODS if k in fns}
-    point = Point(family, size, model.nv, robot.m, {})
-    gated = Timed(family, model.nv, robot.m, skipped=point.skipped, errors=point.errors)
     return point.timed(gate(methods, fns["numpy:pv-osimr"], gated, CHECK_TOLERANCE), repeats)
 
 
@@ -187,12 +178,8 @@ def data_bytes(nv: int) -> int:
 
 def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     """:data:`LARGE_METHODS` on the Fig. 4a chain of k² links, gated, with their memory."""
-    robot = mechanism(family, k)
+    robot, Q, point, gated = start(family, k, options, SCALING_BATCH)
     model, cms = robot.model, robot.constraints
-    rng = np.random.default_rng(options.seed)
-    Q = np.stack([robot.q_random(rng) for _ in range(SCALING_BATCH)])
-    point = Point(family, k, model.nv, robot.m, {})
-    gated = Timed(family, model.nv, robot.m, skipped=point.skipped, errors=point.errors)
 
     def batch(Q: np.ndarray) -> np.ndarray:
         return compute_delassus_batch(model, Q, cms, algorithm="pv-osimr")
@@ -215,8 +202,8 @@ def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     if compiled is not None:
         point.memory["codegen:pv-osimr"] = g_facts(compiled, flags)
         methods["codegen:pv-osimr"] = (compiled, list(Q[:N_CONFIGS]), 1)
-        for t in (1, 2):
-            methods[batch_name(len(Q), t)] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
+        for t, name in enumerate(BATCHED, 1):
+            methods[name] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
     if truth is None:
         rows = {q.tobytes(): G for q, G in zip(Q, batch(Q), strict=True)}
         truth = lambda q: rows[q.tobytes()]  # noqa: E731

@@ -1,17 +1,8 @@
-"""Every target of the bench as data, and how each section's quantities are read for them.
-
-Three sets, all judged by :func:`.record.verdicts` (one row ``(target, measured, verdict)``
-each; a target whose measurement is missing says why):
-
-- :func:`timing_targets`, ratios to the faster bare Pinocchio C++ call of the same run
-  (:data:`CASE_TARGETS` on every case, tighter on :data:`~.names.ATLAS_6D`), dG/dq against
-  central differences, the gradient of ⟨W, G⟩ against G, and the log-log slopes of the large
-  sweep;
-- :func:`framework_targets`, the front ends of the section "JAX and PyTorch" against the direct
-  call;
-- :func:`gpu_targets`, times per configuration of the XLA route and the CUDA kernels on a GPU.
-
-:func:`case_table` gives the ratios of :data:`CASE_TARGETS` on every case.
+"""Every target of the bench as data, judged by :func:`.record.verdicts` (a row ``(target,
+measured, verdict)`` each; a target whose measurement is missing says why):
+:func:`timing_targets` (ratios to the faster bare Pinocchio C++ call, dG/dq, the gradient, the
+large sweep's slopes; :func:`case_table` on every case), :func:`framework_targets` (the section
+"JAX and PyTorch") and :func:`gpu_targets` (the section GPU).
 """
 
 from __future__ import annotations
@@ -23,15 +14,8 @@ from .record import Measured, Row, Target, verdicts
 from .scaling import Point, log_log_slope
 from .text import microseconds, slope
 
-__all__ = [
-    "CASE_TARGETS",
-    "OVERHEAD_US",
-    "case_table",
-    "framework_targets",
-    "gpu_targets",
-    "ratio",
-    "timing_targets",
-]
+__all__ = ["CASE_TARGETS", "OVERHEAD_US", "case_table", "framework_targets", "gpu_targets"]
+__all__ += ["ratio", "timing_targets"]
 
 ATLAS = "Atlas 2×6D"
 PIN_BEST = "Pinocchio's faster C++ call"
@@ -96,19 +80,16 @@ def ratio(case: Case, method: str) -> float | None:
     return case.timings[method].median / best[1]
 
 
-def _why_missing(case: Case, method: str) -> str:
-    if case.pin_best() is None:
-        return "no Pinocchio timing"
-    return case.skipped.get(method, f"{method} not in this run")
-
-
 def _on_case(case: Case, quantity: str) -> Measured:
     """A ratio on one case: to Pinocchio's faster call, or of one method to another."""
     kind, what = quantity.split(":", 1)
     if kind == "pin-ratio":
         r = ratio(case, what)
         if r is None:
-            return Measured(None, f"not measured ({_why_missing(case, what)})")
+            why = "no Pinocchio timing"
+            if case.pin_best():
+                why = case.skipped.get(what, f"{what} not in this run")
+            return Measured(None, f"not measured ({why})")
         best_name, best = case.pin_best()
         ours = microseconds(case.timings[what].median)
         return Measured(r, f"{ours} µs vs {microseconds(best)} µs ({best_name}): {r:.2f}×")
