@@ -37,6 +37,21 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     assert [v for _, _, v in targets.gpu_targets(result)] == ["not measured"] * 10
 
 
+def test_the_committed_gpu_report_renders_from_its_json(tmp_path):
+    """figures/gpu.md is what the writer makes of figures/gpu.json, byte for byte (so a report
+    is rendered from its measurements alone, and the writer keeps the committed format)."""
+    import json
+    from pathlib import Path
+
+    from benchmarks import gpu
+
+    figures = Path(__file__).resolve().parents[1] / "figures"
+    result = json.loads((figures / "gpu.json").read_text(encoding="utf-8"))
+    md, js = gpu.write(result, tmp_path)
+    assert md.read_text(encoding="utf-8") == (figures / "gpu.md").read_text(encoding="utf-8")
+    assert js.read_text(encoding="utf-8") == (figures / "gpu.json").read_text(encoding="utf-8")
+
+
 def test_the_bench_section_tables(tmp_path):
     from benchmarks import gpu
 
@@ -241,8 +256,8 @@ def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkey
     checks = gpu_runner.check_kernels(spec, spec["cases"], cuda)["four_bar"]
     assert "error" not in checks["float64"] and "error" not in checks["float32"], checks
     assert max(checks["float64"].values()) <= 1e-12 and max(checks["float32"].values()) <= 1e-4
-    xla = gpu_runner.Xla(jax.devices("cpu")[0])
-    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], xla, cuda,
+    cpu = jax.devices("cpu")[0]
+    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], cpu, cuda,
                                      {"four_bar": checks}, until=0.0))  # fmt: skip
     assert all(r["cuda_G_s"] == r["cuda_grad_s"] == 1e-3 / 5 for r in rows)
     assert all("G_s" not in r for r in rows)  # past the budget: no XLA compile
@@ -256,15 +271,21 @@ def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkey
 @pytest.mark.slow  # exports, runs the runner in a fresh interpreter, builds its C
 def test_the_gpu_part_runs_from_an_export_without_pvosimr(tmp_path, x64):
     """gpu_export → run.py (no pvosimr or Pinocchio; here on the CPU device, no kernels) → the
-    section with its rows, frax's dense route beside pvosimr's where frax is installed; a
-    function whose output is off the recorded reference is refused, not timed."""
+    section with its rows, and frax's comparison: a case of two XLA routes (here the double
+    pendulum's twice, frax's own export is :func:`test_frax_exports_beside_pvosimr_on_its_g1`'s)
+    with its rows beside each other; a function whose output is off the recorded reference is
+    refused, not timed."""
     import json
 
     from benchmarks import gpu, gpu_export
 
     folder, out = tmp_path / "export", tmp_path / "out"
-    frax = None if importlib.util.find_spec("frax") is None else (2,)
-    gpu_export.export(folder, cases=("double_pendulum",), batches=(8,), frax_batches=frax)
+    manifest = gpu_export.export(folder, cases=("double_pendulum",), batches=(8,),
+                                 frax_batches=None)  # fmt: skip
+    spec = json.loads(manifest.read_text(encoding="utf-8"))
+    route = spec["cases"][0]["xla"][""]
+    pair = {"name": "G1", "agreement": 1e-13, "xla": {"frax_": route, "": route}, "kernels": {}}
+    manifest.write_text(json.dumps({**spec, "frax": pair, "frax_batches": [2]}), "utf-8")
     done = _standalone(folder, "--out", str(out), "--device", "cpu")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads((out / "gpu_rows.json").read_text(encoding="utf-8"))
@@ -272,18 +293,39 @@ def test_the_gpu_part_runs_from_an_export_without_pvosimr(tmp_path, x64):
     assert all(r["error"] <= 1e-12 for r in rows["gpu"])
     assert np.isfinite([r[k] for r in rows["gpu"] for k in ("G_s", "grad_s", "cpu_c_s")]).all()
     assert rows["host"]["device"] == "cpu:0" and "cores" in rows["host"]  # machine.describe
-    if frax:
-        assert rows["frax"]["agreement"] <= 1e-10 and len(rows["frax"]["rows"]) == 2
-    result = {**{k: rows[k] for k in gpu.DEVICE_KEYS if k in rows}, "gpus": ["cuda:0"]}
-    text = gpu.markdown(result)
+    assert [(r["batch"], r["dtype"]) for r in rows["frax"]["rows"]] == [(2, "float64"),
+                                                                        (2, "float32")]
+    frax_times = [r[k] for r in rows["frax"]["rows"] for k in ("frax_G_s", "frax_grad_s", "G_s")]
+    assert np.isfinite(frax_times).all()
+    text = gpu.markdown({**rows, "gpus": ["cuda:0"]})
     assert "| double_pendulum | 8 | float64 | — | — |" in text and "--sections gpu-export" in text
     assert "double_pendulum float64: not measured: no CUDA driver or GPU here" in text
+    assert "on G1 beside pvosimr's XLA route, same configurations" in text
+    assert "| 2 | float32 |" in text
     reference = folder / "double_pendulum_float64_G_reference.npy"
     wrong = np.load(reference)
     wrong[0, 0, 0] += 1e-6
     np.save(reference, wrong)
     again = _standalone(folder, "--out", str(out), "--device", "cpu")
     assert again.returncode != 0 and "off the reference" in again.stderr
+
+
+@pytest.mark.slow  # traces, exports and runs frax's dense G and pvosimr's of the G1 (minutes)
+def test_frax_exports_beside_pvosimr_on_its_g1(tmp_path, x64):
+    """frax's dense route and pvosimr's XLA route on frax's G1 as the GPU machine gets them:
+    agreeing, each serialized by ``jax.export`` per dtype with its output recorded."""
+    pytest.importorskip("frax")
+    from benchmarks import gpu_export
+
+    frax = gpu_export._frax(tmp_path)
+    assert frax["agreement"] <= 1e-10 and set(frax["xla"]) == {"frax_", ""}
+    for route in frax["xla"].values():
+        q = np.load(tmp_path / route["q"])
+        for dtype in ("float64", "float32"):
+            G = np.load(tmp_path / route[dtype]["G_reference"])
+            grad = np.load(tmp_path / route[dtype]["grad_reference"])
+            assert G.shape == (len(q), 12, 12) and grad.shape == q.shape
+            assert (tmp_path / route[dtype]["G"]).exists() and np.isfinite(grad).all()
 
 
 def _gpu() -> bool:
