@@ -59,8 +59,12 @@ def numpy_error(out: Any, robot, qs: np.ndarray, rows: Sequence[int]) -> float:
     import pvosimr
 
     data = robot.model.createData()
-    G = lambda r: pvosimr.compute_delassus(robot.model, data, qs[r], robot.constraints)  # noqa: E731
-    return max(relative_error(np.asarray(out[r], dtype=float), G(r)) for r in rows)
+
+    def error(r: int) -> float:
+        G = pvosimr.compute_delassus(robot.model, data, qs[r], robot.constraints)
+        return relative_error(np.asarray(out[r], dtype=float), G)
+
+    return max(map(error, rows))
 
 
 def _checked(out: Any, robot, qs: np.ndarray) -> float:

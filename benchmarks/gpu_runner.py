@@ -50,24 +50,20 @@ def records(rows: list[dict], run: str) -> list[dict]:
     ]  # fmt: skip
 
 
-def interleaved(calls: dict[str, Callable[[], float]], rounds: int = ROUNDS) -> dict[str, float]:
-    """Median seconds of each call (it returns its own seconds), after one warm-up, over
-    ``rounds`` rounds that call each once in turn (the bench's interleaved loop)."""
+def interleaved(calls: dict[str, Callable[[], float | None]], rounds: int = ROUNDS) -> dict:
+    """Median seconds of each call, after one warm-up, over ``rounds`` rounds that call each
+    once in turn (the bench's interleaved loop); a call that returns a number (a kernel's CUDA
+    events) gives its own seconds, any other is timed around (it blocks until its result)."""
+
+    def seconds(call: Callable[[], float | None]) -> float:
+        start = time.perf_counter()
+        own = call()
+        return own if isinstance(own, float) else time.perf_counter() - start
+
     for call in calls.values():
         call()
-    samples = [{name: call() for name, call in calls.items()} for _ in range(rounds)]
+    samples = [{name: seconds(call) for name, call in calls.items()} for _ in range(rounds)]
     return {name: statistics.median(s[name] for s in samples) for name in calls}
-
-
-def blocking(call: Callable[[], object]) -> Callable[[], float]:
-    """``call`` returning its own seconds (it blocks until its result is there)."""
-
-    def timed() -> float:
-        start = time.perf_counter()
-        call()
-        return time.perf_counter() - start
-
-    return timed
 
 
 def relative(a: np.ndarray, b: np.ndarray) -> float:
@@ -127,7 +123,7 @@ def checked_xla(device, function: dict, q: np.ndarray, qs: np.ndarray, tolerance
         if not error <= tolerance:
             raise AssertionError(f"{function[key]} on {device}: off the reference by {error:.3g}")
         x = jax.device_put(qs, device)
-        timers[key], worst = blocking(lambda f=f, x=x: f(x).block_until_ready()), max(worst, error)
+        timers[key], worst = lambda f=f, x=x: f(x).block_until_ready(), max(worst, error)
     return timers, worst
 
 
@@ -267,7 +263,7 @@ def case_rows(manifest: dict, case: dict, batches, device, cuda: Cuda | None, ch
         print(f"{case['name']}: no batched C on this host ({exc})", file=sys.stderr)
     for B in batches:
         qs = repeated(load(case["q"]), B) if c else None
-        c_s = interleaved({"c": blocking(lambda qs=qs: c(qs))}, 5)["c"] / B if c else None
+        c_s = interleaved({"c": lambda qs=qs: c(qs)}, 5)["c"] / B if c else None
         for dtype in DTYPES:
             calls, row = {}, {"case": case["name"], "batch": B, "dtype": dtype, "error": None}
             tolerance = manifest["tolerances"][f"xla-{dtype}"]
@@ -279,7 +275,7 @@ def case_rows(manifest: dict, case: dict, batches, device, cuda: Cuda | None, ch
                 if route[dtype]["G_dtype"] != dtype:
                     row[f"{prefix}G_dtype"] = route[dtype]["G_dtype"]
             buffers = []
-            if cuda is not None and "error" not in checks.get(case["name"], {dtype: {}})[dtype]:
+            if cuda is not None and "error" not in checks[case["name"]][dtype]:
                 W = load(case["W"])
                 kernels, _, buffers = cuda.kernels(case["kernels"][dtype], load(case["q"]), W, B)
                 calls.update({f"cuda_{k}": call for k, call in kernels.items()})
