@@ -33,6 +33,8 @@ ROUNDS = 20
 DTYPES = ("float64", "float32")
 #: The rows' keys of the kernels: G, and the gradient of ⟨W, G⟩ where the case has its kernel.
 KERNELS = {"G": "pvosimr_G", "grad": "pvosimr_vjp"}
+#: The keys of a manifest's entries that name a file of the folder.
+FILE_KEYS = {"q", "W", "c", "G", "grad", "G_reference", "grad_reference"}
 
 
 def records(rows: list[dict], run: str) -> list[dict]:
@@ -341,13 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def files(entry) -> Iterator[str]:
-    """Every file a manifest entry names (its strings with a file's suffix)."""
-    if isinstance(entry, dict):
-        for key, value in entry.items():
-            yield from files(value) if key != "name" else ()
-    elif isinstance(entry, str) and entry.endswith((".npy", ".jax", ".cubin", ".ptx", "_c")):
-        yield entry
+def files(entry: dict) -> Iterator[str]:
+    """Every file a manifest entry names: under :data:`FILE_KEYS` and its images."""
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            yield from value.values() if key == "images" else files(value)
+        elif key in FILE_KEYS and value is not None:
+            yield value
 
 
 def dry_run(manifest: dict, cases: list[dict], batches: list[int]) -> int:
