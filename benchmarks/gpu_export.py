@@ -125,7 +125,8 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
         (out / f"{stem}.ptx").write_text(k.ptx)
         (out / f"{stem}.cubin").write_bytes(k.image(CUBIN_ARCH))
         kernels[dtype] = {
-            "dtype": dtype, "kernels": list(k.kernels), "no_gradient": why, "nv": k.nv,
+            "dtype": dtype, "kernels": list(k.kernels), "nv": k.nv,
+            "no_gradient": None if len(k.kernels) == 2 else why,
             "n_out": k.n_out, "images": {CUBIN_ARCH: f"{stem}.cubin", "ptx": f"{stem}.ptx"},
             "resources": [dataclasses.asdict(r) for r in k.resources(CUBIN_ARCH)],
             "G_reference": G_ref, "grad_reference": grad_ref,
