@@ -10,6 +10,9 @@
   ``jit(vmap(G))`` built cold and warm in two fresh processes sharing a persistent cache, then
   timed against the generated C and the FFI route.
 - **float32's error on the zoo** (:func:`float32_errors`, with ``--xla-cpu``).
+
+Every table is data (:data:`TABLES`: per column a header, an alignment and its cell of a row),
+rendered from the result alone, so the committed ``gpu.json`` renders the committed ``gpu.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,6 @@ from .record import relative_error, target_lines, write_json
 from .targets import gpu_targets
 from .text import prose
 
-CPU_CASE = ATLAS_6D
 GPU_CASES = (ATLAS_6D, ATLAS_HANDS_6D)
 #: The zoo robots whose float32 error is reported (one of each kind, small to large).
 FLOAT32_ROBOTS = (
@@ -50,40 +52,42 @@ def configurations(model, n: int, seed: int) -> np.ndarray:
 
     rng = np.random.default_rng(seed)
     base = np.stack([random_q(model, rng) for _ in range(min(n, 64))])
-    return np.resize(base, (n, model.nq))  # repeated rows: the time does not depend on q
+    return np.resize(base, (n, model.nq))
 
 
-def _numpy_error(out: Any, robot, qs: np.ndarray, rows: Sequence[int]) -> float:
+def numpy_error(out: Any, robot, qs: np.ndarray, rows: Sequence[int]) -> float:
     """The largest relative error of ``out``'s ``rows`` against the numpy path at those q."""
     import pvosimr
 
     data = robot.model.createData()
-    worst = 0.0
-    for r in rows:
+
+    def error(r: int) -> float:
         G = pvosimr.compute_delassus(robot.model, data, qs[r], robot.constraints)
-        worst = max(worst, relative_error(np.asarray(out[r], dtype=float), G))
-    return worst
+        return relative_error(np.asarray(out[r], dtype=float), G)
+
+    return max(map(error, rows))
 
 
-def _checked(out: Any, robot, qs: np.ndarray, tolerance: float) -> float:
-    """The largest relative error of three rows of ``out`` against the numpy path; raises
-    AssertionError above ``tolerance`` (a timed method must give the right matrix)."""
-    worst = _numpy_error(out, robot, qs, (0, len(qs) // 2, len(qs) - 1))
-    if not worst <= tolerance:
-        raise AssertionError(f"XLA route off the numpy path by {worst:.3g} (> {tolerance})")
+def _checked(out: Any, robot, qs: np.ndarray) -> float:
+    """:func:`numpy_error` on three rows; AssertionError above the XLA route's tolerance (a
+    timed method must give the right matrix)."""
+    worst = numpy_error(out, robot, qs, (0, len(qs) // 2, len(qs) - 1))
+    if not worst <= TOLERANCES["xla"]:
+        raise AssertionError(f"XLA route off the numpy path by {worst:.3g}")
     return worst
 
 
 def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str) -> dict:
     """In this (fresh) process, with XLA's persistent cache in ``cache``: build, trace, compile
     and time ``jit(vmap(G))`` of ``case``; with ``compare``, time the generated C's batched call
-    and the FFI route beside it."""
+    (1 and 2 threads) and the FFI route beside it."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_compilation_cache_dir", cache)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # cache quick ones too
-    from pvosimr import zoo
+    from pvosimr import codegen, zoo
+    from pvosimr.jax import delassus
     from pvosimr.jax.xla import compile_xla
 
     out: dict[str, Any] = {"case": case, "batch": batch}
@@ -98,59 +102,40 @@ def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str)
     compiled = lowered.compile()  # or loaded from the persistent cache
     out["compile_s"] = time.perf_counter() - start - out["graph_s"] - out["trace_s"]
     x = jax.device_put(qs)
-    out["xla_f64_error"] = _checked(compiled(x), robot, qs, TOLERANCES["xla"])
+    out["xla_f64_error"] = _checked(compiled(x), robot, qs)
     out["xla_f64_s"] = median_seconds(lambda: compiled(x).block_until_ready(), repeats) / batch
-    if compare:
-        out.update(_compare(robot, qs, repeats))
-    return out
-
-
-def _compare(robot, qs: np.ndarray, repeats: int) -> dict:
-    """The generated C's batched call (1 and 2 threads) and the FFI route, per configuration."""
-    from pvosimr import codegen
-    from pvosimr.jax import delassus
-
-    f, batch = codegen.compile(robot.model, robot.constraints), len(qs)
-    out = {f"c_t{t}_s": median_seconds(lambda t=t: f(qs, threads=t), repeats) / batch
-           for t in (1, 2)}  # fmt: skip
+    if not compare:
+        return out
+    f = codegen.compile(robot.model, robot.constraints)
+    for t in (1, 2):
+        out[f"c_t{t}_s"] = median_seconds(lambda t=t: f(qs, threads=t), repeats) / batch
     try:
-        import jax
-
         ffi = jax.jit(delassus(robot.model, robot.constraints, route="ffi"))
-        x = jax.device_put(qs)
-        _checked(ffi(x), robot, qs, TOLERANCES["xla"])
+        _checked(ffi(x), robot, qs)
         out["ffi_s"] = median_seconds(lambda: ffi(x).block_until_ready(), repeats) / batch
     except (ImportError, TypeError) as exc:  # no C++ compiler or jaxlib headers for the FFI
         out["ffi_error"] = f"not measured: {type(exc).__name__}: {exc}"
     return out
 
 
-def worker(case: str, batch: str, repeats: str, compare: str, cache: str) -> None:
-    """:func:`_xla_process` with its arguments as text, its result printed as JSON (what
-    :func:`_fresh_process` runs in a new interpreter)."""
-    print(json.dumps(_xla_process(case, int(batch), int(repeats), compare == "1", cache)))
-
-
-def _fresh_process(*args: str) -> dict:
-    """:func:`_xla_process` in a new interpreter."""
+def _fresh_process(*args: Any) -> dict:
+    """:func:`_xla_process` in a new interpreter, its result read back as JSON."""
     checkout = str(Path(__file__).resolve().parents[1])  # benchmarks/ is not installed
     path = os.pathsep.join(filter(None, (checkout, os.environ.get("PYTHONPATH"))))
     env = {**os.environ, "PVOSIMR_QUIET": "1", "PYTHONPATH": path}
-    call = f"from benchmarks.gpu import worker; worker(*{list(args)!r})"
-    command = [sys.executable, "-c", call]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    call = f"import json; from benchmarks.gpu import _xla_process as f; print(json.dumps(f{args}))"
+    done = subprocess.run([sys.executable, "-c", call], env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{sys.executable} -c {call!r} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def cpu_compile(case: str = CPU_CASE, batch: int = CPU_BATCH, repeats: int = 10) -> dict:
+def cpu_compile(case: str = ATLAS_6D, batch: int = CPU_BATCH, repeats: int = 10) -> dict:
     """Cold and warm builds of ``jit(vmap(G))`` in two fresh processes sharing a new cache
     folder, and the warm one's times per configuration (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="pvosimr-xla-cache-") as folder:
-        args = (case, str(batch), str(repeats))
-        cold = _fresh_process(*args, "0", folder)
-        warm = _fresh_process(*args, "1", folder)
+        cold = _fresh_process(case, batch, repeats, False, folder)
+        warm = _fresh_process(case, batch, repeats, True, folder)
     return {"cold": cold, "warm": warm, "load": os.getloadavg()}
 
 
@@ -172,58 +157,37 @@ def float32_errors(names: Sequence[str] = FLOAT32_ROBOTS, n_q: int = 4) -> list[
             continue
         G = compile_xla(robot.model, robot.constraints)
         qs = configurations(robot.model, n_q, 1)
-        error = _numpy_error(G(qs.astype(np.float32)), robot, qs, range(n_q))
+        error = numpy_error(G(qs.astype(np.float32)), robot, qs, range(n_q))
         rows.append({"robot": name, "nq": robot.model.nq, "m": G.m, "error": error})
     return rows
 
 
-# --------------------------------------------------------------------------- the GPU
-
-
-def gpu_devices() -> list[str]:
-    """The GPUs JAX sees (empty without one, or without JAX's CUDA plugin)."""
-    import jax
-
-    try:
-        return [str(d) for d in jax.devices("gpu")]
-    except RuntimeError:
-        return []
-
-
 def measured_here(cases: Sequence[str] = GPU_CASES, batches: Sequence[int] = GPU_BATCHES):
     """The GPU part on this machine's GPU: the folder exported and run by its ``run.py`` in a
-    fresh interpreter, as on a GPU machine without pvosimr; then JAX's CUDA route."""
+    fresh interpreter, as on a GPU machine without pvosimr; then JAX's CUDA route at B = 1,024,
+    float64, its output checked (or why it was not measured)."""
+    import jax
+
+    from pvosimr import zoo
+    from pvosimr.jax import delassus
+
     from .gpu_export import export
 
     with tempfile.TemporaryDirectory(prefix="pvosimr-gpu-") as folder:
         export(Path(folder), cases, batches)
-        command = [sys.executable, str(Path(folder) / "run.py"), "--out", folder]
-        subprocess.run(command, check=True)
+        subprocess.run([sys.executable, str(Path(folder) / "run.py"), "--out", folder], check=True)
         out = json.loads((Path(folder) / "gpu_rows.json").read_text(encoding="utf-8"))
-    return {**out, **jax_cuda_call()}
-
-
-def jax_cuda_call(case: str = ATLAS_6D, batch: int = 1024, repeats: int = 50) -> dict:
-    """Seconds of one jitted call of ``pvosimr.jax.delassus(route="cuda")`` at ``batch``,
-    float64, its output checked; or why not measured (no such route in this pvosimr)."""
-    import jax
-
-    from pvosimr import zoo
-
-    robot = zoo.load_case(case)
-    qs = configurations(robot.model, batch, 0)
+    robot = zoo.load_case(ATLAS_6D)
+    qs = configurations(robot.model, 1024, 0)
     try:
-        from pvosimr.jax import delassus
-
         G = jax.jit(delassus(robot.model, robot.constraints, route="cuda"))
         x = jax.device_put(qs, jax.devices("gpu")[0])
-        out = G(x)
+        if {d.platform for d in G(x).devices()} != {"gpu"}:
+            return {**out, "jax_cuda": "this pvosimr's JAX route 'cuda' does not run on the GPU"}
     except (ImportError, ValueError, TypeError, RuntimeError) as exc:
-        return {"jax_cuda": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
-    if {d.platform for d in out.devices()} != {"gpu"}:
-        return {"jax_cuda": "this pvosimr's JAX route 'cuda' does not run on the GPU"}
-    _checked(out, robot, qs, TOLERANCES["xla"])
-    return {"jax_cuda_call_s": median_seconds(lambda: G(x).block_until_ready(), repeats)}
+        return {**out, "jax_cuda": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+    _checked(G(x), robot, qs)
+    return {**out, "jax_cuda_call_s": median_seconds(lambda: G(x).block_until_ready(), 50)}
 
 
 # --------------------------------------------------------------------------- the report
@@ -231,6 +195,64 @@ def jax_cuda_call(case: str = ATLAS_6D, batch: int = 1024, repeats: int = 50) ->
 
 def _us(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1e6:.3g} µs"
+
+
+def _frax_cell(key: str) -> Callable[[dict], str]:
+    """A time of a frax row, with the dtype its route computed G in where it is not q's."""
+    route = key.removesuffix("grad").removesuffix("G")  # "frax_" or pvosimr's ""
+
+    def cell(r: dict) -> str:
+        dtype = r.get(f"{route}G_dtype", r["dtype"])
+        return _us(r[f"{key}_s"]) + ("" if dtype == r["dtype"] else f" ({dtype})")
+
+    return cell
+
+
+def _steps(r: dict) -> list[str]:
+    steps = [r[k] for k in ("graph_s", "trace_s", "compile_s")]
+    return [f"{s:.2f} s" for s in (*steps, sum(steps))]
+
+
+#: Every table of the section: per column a header, an alignment (``l``/``r``) and its cell.
+TABLES: dict[str, tuple[tuple[str, str, Callable[[Any], str]], ...]] = {
+    "gpu": (
+        ("case", "l", lambda r: r["case"]),
+        ("B", "r", lambda r: f"{r['batch']:,}"),
+        ("dtype", "l", lambda r: r["dtype"]),
+        *((head, "r", lambda r, k=k: _us(r.get(f"{k}_s"))) for head, k in (
+            ("kernel G", "cuda_G"), ("kernel gradient", "cuda_grad"), ("XLA G", "G"),
+            ("XLA gradient", "grad"), ("host's batched C (every core)", "cpu_c"))),
+    ),
+    "frax": (
+        ("B", "r", lambda r: f"{r['batch']:,}"),
+        ("q", "l", lambda r: r["dtype"]),
+        ("frax G", "r", _frax_cell("frax_G")),
+        ("pvosimr G", "r", _frax_cell("G")),
+        ("frax ÷ pvosimr", "r", lambda r: f"{r['frax_G_s'] / r['G_s']:.1f}×"),
+        ("frax gradient", "r", _frax_cell("frax_grad")),
+        ("pvosimr gradient", "r", _frax_cell("grad")),
+        ("frax ÷ pvosimr", "r", lambda r: f"{r['frax_grad_s'] / r['grad_s']:.1f}×"),
+    ),
+    "steps": (
+        ("process", "l", lambda r: r[0]),
+        *((head, "r", lambda r, i=i: _steps(r[1])[i])
+          for i, head in enumerate(("build", "trace", "XLA compile", "total"))),
+    ),
+    "routes": (("route", "l", lambda r: r[0]), ("per q", "r", lambda r: r[1])),
+    "float32": (
+        ("robot", "l", lambda r: r["robot"]),
+        ("nq", "r", lambda r: str(r.get("nq", ""))),
+        ("m", "r", lambda r: str(r.get("m", ""))),
+        ("float32 error", "r",
+         lambda r: f"skipped: {r['skipped']}" if "skipped" in r else f"{r['error']:.2g}"),
+    ),
+}  # fmt: skip
+
+
+def render(name: str, rows: Sequence) -> list[str]:
+    """The table ``name`` of :data:`TABLES` over ``rows``."""
+    heads, align, cells = zip(*TABLES[name], strict=True)
+    return table(heads, [[cell(r) for cell in cells] for r in rows], "".join(align))
 
 
 def markdown(result: dict) -> str:
@@ -242,43 +264,23 @@ def markdown(result: dict) -> str:
     else:
         lines += [f"On {', '.join(result['gpus'])}{_elsewhere(result)}.", ""]
         lines += [_checks(result.get("kernel_checks")), ""]
-        cells = [
-            (r["case"], f"{r['batch']:,}", r["dtype"],
-             *(_us(r.get(f"{k}_s")) for k in ("cuda_G", "cuda_grad", "G", "grad", "cpu_c")))
-            for r in result["gpu"]
-        ]  # fmt: skip
-        head = ("case", "B", "dtype", "kernel G", "kernel gradient", "XLA G", "XLA gradient",
-                "host's batched C (every core)")  # fmt: skip
-        lines += [prose("gpu", "per-q"), "", *table(head, cells, "lrlrrrrr"), ""]
-    lines += _frax_lines(result)
-    lines += [prose("gpu", "grid"), "", *target_lines(gpu_targets(result))]
+        lines += [prose("gpu", "per-q"), "", *render("gpu", result["gpu"]), ""]
+    lines += [*_frax_lines(result), prose("gpu", "grid"), "", *target_lines(gpu_targets(result))]
     lines.append("")
-    cpu = result.get("cpu")
-    if cpu:
+    if cpu := result.get("cpu"):
         cold, warm = cpu["cold"], cpu["warm"]
         lines += ["## The XLA route on this CPU", "", prose("gpu", "cpu", case=cold["case"]), ""]
-        steps = [
-            (label, *(f"{r[k]:.2f} s" for k in ("graph_s", "trace_s", "compile_s")),
-             f"{r['graph_s'] + r['trace_s'] + r['compile_s']:.2f} s")
-            for label, r in (("cold (empty cache)", cold), ("warm (persistent cache)", warm))
-        ]  # fmt: skip
-        lines += table(("process", "build", "trace", "XLA compile", "total"), steps, "lrrrr")
-        lines += ["", f"Load average at the end {cpu['load'][0]:.2f}.", ""]
-        lines += [f"Time per configuration at B = {warm['batch']:,}:", ""]
+        steps = [("cold (empty cache)", cold), ("warm (persistent cache)", warm)]
+        lines += [*render("steps", steps), "", f"Load average at the end {cpu['load'][0]:.2f}."]
         routes = [("XLA, float64 (`jit(vmap(G))`)", _us(warm["xla_f64_s"]))]
-        routes += [
-            (f"generated C, `f(qs, threads={t})`", _us(warm.get(f"c_t{t}_s"))) for t in (1, 2)
-        ]
+        routes += [(f"generated C, `f(qs, threads={t})`", _us(warm.get(f"c_t{t}_s")))
+                   for t in (1, 2)]  # fmt: skip
         routes.append(("FFI", _us(warm["ffi_s"]) if "ffi_s" in warm else warm.get("ffi_error")))
-        lines += [*table(("route", "per q"), routes, "lr"), ""]
+        lines += ["", f"Time per configuration at B = {warm['batch']:,}:", ""]
+        lines += [*render("routes", routes), ""]
     if result.get("float32"):
         lines += ["## float32 on the zoo", "", prose("gpu", "float32"), ""]
-        errors = [
-            (r["robot"], "", "", f"skipped: {r['skipped']}") if "skipped" in r
-            else (r["robot"], str(r["nq"]), str(r["m"]), f"{r['error']:.2g}")
-            for r in result["float32"]
-        ]  # fmt: skip
-        lines += [*table(("robot", "nq", "m", "float32 error"), errors, "lrrr"), ""]
+        lines += [*render("float32", result["float32"]), ""]
     return "\n".join(lines)
 
 
@@ -298,24 +300,14 @@ def _checks(checks: dict | None) -> str:
 def _frax_lines(result: dict) -> list[str]:
     """frax's dense route on the GPU beside pvosimr's, or why it was not measured."""
     frax = result.get("frax")
-    if not result.get("gpus"):
-        return ["frax's dense route on the GPU: not measured (no GPU present).", ""]
-    if frax is None or "unavailable" in frax:
-        why = "not run" if frax is None else frax["unavailable"]
-        return [f"frax's dense route on the GPU: not measured ({why}).", ""]
+    why = "no GPU present" if not result.get("gpus") else "not run" if frax is None else None
+    if why or "unavailable" in frax:
+        return [f"frax's dense route on the GPU: not measured ({why or frax['unavailable']}).", ""]
     head = f"frax's dense G = J M⁻¹ Jᵀ on {frax['robot']} beside pvosimr's XLA route"
     if not frax["rows"]:
         return [f"{head}: not timed, the two disagree ({frax['agreement']:.1e}).", ""]
-    cells = [
-        (f"{r['batch']:,}", r["dtype"], _frax_cell(r, "frax_G_s"), _frax_cell(r, "G_s"),
-         f"{r['frax_G_s'] / r['G_s']:.1f}×", _frax_cell(r, "frax_grad_s"),
-         _frax_cell(r, "grad_s"), f"{r['frax_grad_s'] / r['grad_s']:.1f}×")
-        for r in frax["rows"]
-    ]  # fmt: skip
-    head_row = ("B", "q", "frax G", "pvosimr G", "frax ÷ pvosimr", "frax gradient",
-                "pvosimr gradient", "frax ÷ pvosimr")  # fmt: skip
     intro = prose("gpu", "frax", head=head, agreement=f"{frax['agreement']:.1e}")
-    return [intro, "", *table(head_row, cells, "rlrrrrrr"), ""]
+    return [intro, "", *render("frax", frax["rows"]), ""]
 
 
 def _elsewhere(result: dict) -> str:
@@ -328,13 +320,6 @@ def _elsewhere(result: dict) -> str:
         cpus=host.get("cores", host.get("cpus")), host_jax=host["jax"], date=exported["date"],
         exported_jax=exported["jax"],
     )  # fmt: skip
-
-
-def _frax_cell(row: dict, key: str) -> str:
-    """A time of a frax row, with the dtype its route computed G in where it is not q's."""
-    route = key.removesuffix("grad_s").removesuffix("G_s")  # "frax_" or pvosimr's ""
-    dtype = row.get(f"{route}G_dtype", row["dtype"])
-    return _us(row[key]) + ("" if dtype == row["dtype"] else f" ({dtype})")
 
 
 def write(result: dict, out: Path) -> list[Path]:
@@ -356,19 +341,19 @@ def run(cpu: bool = True, float32: bool = True, device_rows: Path | None = None)
     from .environment import machine
 
     require("pvosimr bench: the section GPU", "jax", "casadi")
-    result: dict[str, Any] = {"machine": machine(), "gpus": gpu_devices()}
+    import jax
+
+    try:
+        gpus = [str(d) for d in jax.devices("gpu")]
+    except RuntimeError:  # no GPU, or no JAX CUDA plugin
+        gpus = []
+    result: dict[str, Any] = {"machine": machine(), "gpus": gpus}
     if device_rows is not None:
-        measured = json.loads(Path(device_rows).read_text(encoding="utf-8"))
-        result.update({k: measured[k] for k in DEVICE_KEYS if k in measured})
-    elif result["gpus"]:
+        result.update(json.loads(Path(device_rows).read_text(encoding="utf-8")))
+    elif gpus:
         result.update(measured_here())
     if cpu:
         result["cpu"] = cpu_compile()
     if float32:
         result["float32"] = float32_errors()
     return result
-
-
-#: What :func:`run` takes from :mod:`.gpu_runner`'s ``gpu_rows.json``.
-DEVICE_KEYS = ("gpus", "gpu", "frax", "host", "exported", "records", "kernel_checks",
-               "tolerances", "jax_cuda", "jax_cuda_call_s")  # fmt: skip

@@ -7,8 +7,8 @@ for :data:`CUBIN_ARCH`, the PTX, ``ptxas``'s figures; no gradient kernel beyond 
 the CPU library's G and tangent gradient in their layout; per dtype, the XLA route's
 ``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` serialized by ``jax.export`` with their
 outputs here (G checked against the numpy path first); the generated C for the host's batched
-call.  Then frax's dense route beside the XLA route on frax's G1, the manifest, ``run.py`` and
-``machine.py`` (:mod:`pvosimr.study.machine`).
+call.  Then frax's dense route beside the XLA route on frax's G1 (a case with two XLA routes),
+the manifest, ``run.py`` and ``machine.py`` (:mod:`pvosimr.study.machine`).
 """
 
 from __future__ import annotations
@@ -59,19 +59,28 @@ def export(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    manifest: dict = {"batches": list(batches), "frax_batches": list(frax_batches or ())}
-    manifest["exported"] = {"date": stamp, "pvosimr": __version__, "jax": jax.__version__,
-                            "platforms": list(PLATFORMS)}  # fmt: skip
-    manifest.update(block=BLOCK, tolerances=CHECKS)
-    manifest["cases"] = [_case(out, spec) for spec in cases]
-    manifest["frax"] = _frax(out) if frax_batches else None
+    exported = {"date": stamp, "pvosimr": __version__, "jax": jax.__version__}
+    manifest = {
+        "batches": list(batches),
+        "frax_batches": list(frax_batches or ()),
+        "exported": {**exported, "platforms": list(PLATFORMS)},
+        "block": BLOCK,
+        "tolerances": CHECKS,
+        "cases": [_case(out, spec) for spec in cases],
+        "frax": _frax(out) if frax_batches else None,
+    }
     shutil.copyfile(Path(__file__).with_name("gpu_runner.py"), out / "run.py")
     shutil.copyfile(machine.__file__, out / "machine.py")
     return write_json(out / "manifest.json", manifest)
 
 
+def _save(out: Path, stem: str, array: np.ndarray) -> str:
+    np.save(out / f"{stem}.npy", array)
+    return f"{stem}.npy"
+
+
 def _case(out: Path, spec: str) -> dict:
-    """One zoo case: its kernels, functions, configurations, references and generated C."""
+    """One zoo case: its configurations, XLA route, generated C and kernels."""
     import pvosimr
     from pvosimr import codegen, zoo
     from pvosimr.jax.xla import compile_xla
@@ -80,21 +89,17 @@ def _case(out: Path, spec: str) -> dict:
     G = compile_xla(robot.model, robot.constraints)
     qs, W = configurations(robot.model, CONFIGS, 0), weights(G.m)
     data = robot.model.createData()
-    truth = np.stack(
-        [pvosimr.compute_delassus(robot.model, data, q, robot.constraints) for q in qs]
-    )
+    truth = [pvosimr.compute_delassus(robot.model, data, q, robot.constraints) for q in qs]
     slug = spec.replace("/", "__")
-    np.save(out / f"{slug}_q.npy", qs)
-    np.save(out / f"{slug}_W.npy", W)
-    functions = {d: _exported(out, f"{slug}_{d}", G, qs.astype(d), W) for d in DTYPES}
+    case = {"name": spec, "q": _save(out, f"{slug}_q", qs), "W": _save(out, f"{slug}_W", W)}
+    case["xla"] = {"": _route(out, f"{slug}_", G, case["q"], qs, W)}
     for dtype in DTYPES:
-        G_xla = np.load(out / functions[dtype]["G_reference"])
-        _check(G_xla, truth, CHECKS[dtype], f"{spec}, {dtype}")
-    name = slug.replace("-", "_")
-    codegen.export(robot.model, robot.constraints, out / f"{slug}_c", name=f"c_{name}")
-    kernels = _kernels(out, slug, robot, qs, W)
-    return {"name": spec, "q": f"{slug}_q.npy", "W": f"{slug}_W.npy", "c": f"{slug}_c",
-            "functions": functions, "kernels": kernels}  # fmt: skip
+        error = relative_error(np.load(out / case["xla"][""][dtype]["G_reference"]), truth)
+        if not error <= CHECKS[dtype]:
+            raise AssertionError(f"{spec}, {dtype}: the exported G is off by {error:.3g}")
+    name = f"c_{slug.replace('-', '_')}"
+    codegen.export(robot.model, robot.constraints, out / f"{slug}_c", name=name)
+    return {**case, "c": f"{slug}_c", "kernels": _kernels(out, slug, robot, qs, W)}
 
 
 def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict:
@@ -103,33 +108,34 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
     from pvosimr import codegen
     from pvosimr.codegen.cuda import CudaError, compile_cuda
 
-    kernels, made = {}, {}
+    made, why = {}, None
     for dtype in DTYPES:
-        why = None
         try:
             made[dtype] = compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
         except CudaError as exc:  # the gradient beyond the kernel's size: G alone
             made[dtype], why = compile_cuda(robot.model, robot.constraints, dtype=dtype), str(exc)
-        stem = f"{slug}_cuda_{dtype}"
-        (out / f"{stem}.ptx").write_text(made[dtype].ptx)
-        (out / f"{stem}.cubin").write_bytes(made[dtype].image(CUBIN_ARCH))
-        kernels[dtype] = {
-            "dtype": dtype, "kernels": list(made[dtype].kernels), "no_gradient": why,
-            "nv": made[dtype].nv, "n_out": made[dtype].n_out,
-            "images": {CUBIN_ARCH: f"{stem}.cubin", "ptx": f"{stem}.ptx"},
-            "resources": [dataclasses.asdict(r) for r in made[dtype].resources(CUBIN_ARCH)],
-            "G_reference": f"{slug}_cuda_G.npy", "grad_reference": f"{slug}_cuda_grad.npy",
-        }  # fmt: skip
     gradient = all(len(k.kernels) == 2 for k in made.values())
     f = codegen.compile(robot.model, robot.constraints, vjp=gradient)  # the CPU library
-    np.save(out / f"{slug}_cuda_G.npy", f(qs).transpose(0, 2, 1).reshape(len(qs), -1))
-    if gradient:
-        np.save(out / f"{slug}_cuda_grad.npy", f.vjp(qs, W))
+    G_ref = _save(out, f"{slug}_cuda_G", f(qs).transpose(0, 2, 1).reshape(len(qs), -1))
+    grad_ref = _save(out, f"{slug}_cuda_grad", f.vjp(qs, W)) if gradient else None
+    kernels = {}
+    for dtype, k in made.items():
+        stem = f"{slug}_cuda_{dtype}"
+        (out / f"{stem}.ptx").write_text(k.ptx)
+        (out / f"{stem}.cubin").write_bytes(k.image(CUBIN_ARCH))
+        kernels[dtype] = {
+            "dtype": dtype, "kernels": list(k.kernels), "nv": k.nv,
+            "no_gradient": None if len(k.kernels) == 2 else why,
+            "n_out": k.n_out, "images": {CUBIN_ARCH: f"{stem}.cubin", "ptx": f"{stem}.ptx"},
+            "resources": [dataclasses.asdict(r) for r in k.resources(CUBIN_ARCH)],
+            "G_reference": G_ref, "grad_reference": grad_ref,
+        }  # fmt: skip
     return kernels
 
 
 def _frax(out: Path) -> dict:
-    """frax's dense route and pvosimr's XLA route on frax's G1, or what to install."""
+    """frax's G1 as a case of two XLA routes, frax's dense one (``frax_``) and pvosimr's, or
+    what to install."""
     from pvosimr.extras import install_hint, missing_extra
 
     if missing_extra("frax") is not None:
@@ -140,46 +146,41 @@ def _frax(out: Path) -> dict:
 
     case = frax_route.load()
     q_frax = case.random_q(np.random.default_rng(0), CONFIGS)
-    agreement = frax_route.agreement(case, q_frax)
+    q, W = case.pinocchio_q(q_frax), weights(case.m)
+    routes = {
+        "frax_": _route(out, "frax_frax_", case.dense_g, _save(out, "frax_q_frax", q_frax),
+                        q_frax, W),
+        "": _route(out, "frax_pvosimr_", compile_xla(case.model, case.cms),
+                   _save(out, "frax_q", q), q, W),
+    }  # fmt: skip
+    G_frax = np.load(out / routes["frax_"]["float64"]["G_reference"])  # the exported dense G
+    agreement = frax_route.agreement(case, q_frax, G_frax)
     if not agreement <= frax_route.AGREEMENT_TOLERANCE:
         raise AssertionError(f"frax's G and pvosimr's disagree by {agreement:.3g}")
-    q = case.pinocchio_q(q_frax)
-    np.save(out / "frax_q_frax.npy", q_frax)
-    np.save(out / "frax_q.npy", q)
-    W = weights(case.m)
-    functions = {}
-    routes = (("frax_", case.dense_g, q_frax), ("", compile_xla(case.model, case.cms), q))
-    for prefix, G, x in routes:
-        for d in DTYPES:
-            stem = f"frax_{prefix or 'pvosimr_'}{d}"
-            functions[prefix + d] = _exported(out, stem, G, x.astype(d), W)
-    return {"robot": frax_route.ROBOT, "agreement": agreement, "q_frax": "frax_q_frax.npy",
-            "q": "frax_q.npy", "functions": functions}  # fmt: skip
+    return {"name": frax_route.ROBOT, "agreement": agreement, "xla": routes, "kernels": {}}
 
 
-def _exported(out: Path, stem: str, G: Callable, qs: np.ndarray, W: np.ndarray) -> dict:
-    """``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` in ``qs``'s dtype, serialized into
-    ``out``, with their outputs at ``qs`` (run here from the serialized functions)."""
+def _route(out: Path, stem: str, G: Callable, q: str, qs: np.ndarray, W: np.ndarray) -> dict:
+    """An XLA route: its configurations' file ``q`` and, per dtype, ``jit(vmap(G))`` and
+    ``jit(vmap(grad ⟨W, G⟩))`` in that dtype, serialized into ``out``, with their outputs at
+    ``qs`` (run here from the serialized functions)."""
     import jax
     import jax.numpy as jnp
     from jax import export
 
-    Wd = jnp.asarray(W.astype(qs.dtype))
-    (batch,) = export.symbolic_shape("b")
-    spec = jax.ShapeDtypeStruct((batch, qs.shape[1]), qs.dtype)
-    entry: dict = {}
-    grad = jax.vmap(jax.grad(lambda q: jnp.sum(Wd * G(q))))
-    for kind, f in (("G", jax.vmap(G)), ("grad", grad)):
-        name = f"{stem}_{kind}.jax"
-        (out / name).write_bytes(export.export(jax.jit(f), platforms=PLATFORMS)(spec).serialize())
-        again = export.deserialize(bytearray((out / name).read_bytes()))
-        np.save(out / f"{stem}_{kind}_reference.npy", np.asarray(jax.jit(again.call)(qs)))
-        entry[kind], entry[f"{kind}_reference"] = name, f"{stem}_{kind}_reference.npy"
-    entry["G_dtype"] = np.load(out / entry["G_reference"]).dtype.name
-    return entry
-
-
-def _check(G: np.ndarray, truth: np.ndarray, tolerance: float, what: str) -> None:
-    error = relative_error(G, truth)
-    if not error <= tolerance:
-        raise AssertionError(f"{what}: the exported G is off the numpy path by {error:.3g}")
+    route: dict = {"q": q}
+    for dtype in DTYPES:
+        x, Wd = qs.astype(dtype), jnp.asarray(W.astype(dtype))
+        (batch,) = export.symbolic_shape("b")
+        spec = jax.ShapeDtypeStruct((batch, qs.shape[1]), dtype)
+        grad = jax.vmap(jax.grad(lambda q, Wd=Wd: jnp.sum(Wd * G(q))))
+        route[dtype] = entry = {}
+        for kind, f in (("G", jax.vmap(G)), ("grad", grad)):
+            name = f"{stem}{dtype}_{kind}"
+            serialized = export.export(jax.jit(f), platforms=PLATFORMS)(spec).serialize()
+            (out / f"{name}.jax").write_bytes(serialized)
+            again = export.deserialize(bytearray((out / f"{name}.jax").read_bytes()))
+            entry[kind] = f"{name}.jax"
+            entry[f"{kind}_reference"] = _save(out, f"{name}_reference", jax.jit(again.call)(x))
+        entry["G_dtype"] = np.load(out / entry["G_reference"]).dtype.name
+    return route

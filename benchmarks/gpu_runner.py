@@ -5,9 +5,9 @@ it is :mod:`pvosimr.study.machine`, loaded by path).
 ``python run.py --out OUT`` checks every CUDA kernel on the GPU against the CPU library's output
 recorded at export (a kernel that fails is reported, not timed) and every ``jax.export``
 function against its output there; then times, per case, B and dtype, the kernels (CUDA events
-around each launch), the XLA route and frax's (blocking), interleaved, beside the host's
-batched C; and writes ``OUT/gpu_rows.json`` after each row.  ``--dry-run`` checks the folder
-and lists what would be timed, touching no device.
+around each launch) and the XLA route (blocking), interleaved, beside the host's batched C,
+then frax's dense route beside the XLA route; it writes ``OUT/gpu_rows.json`` after each row.
+``--dry-run`` checks the folder and lists what would be timed, touching no device.
 """
 
 from __future__ import annotations
@@ -23,15 +23,18 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROUNDS = 20
+DTYPES = ("float64", "float32")
 #: The rows' keys of the kernels: G, and the gradient of ⟨W, G⟩ where the case has its kernel.
 KERNELS = {"G": "pvosimr_G", "grad": "pvosimr_vjp"}
+#: The keys of a manifest's entries that name a file of the folder.
+FILE_KEYS = {"q", "W", "c", "G", "grad", "G_reference", "grad_reference"}
 
 
 def records(rows: list[dict], run: str) -> list[dict]:
@@ -49,25 +52,20 @@ def records(rows: list[dict], run: str) -> list[dict]:
     ]  # fmt: skip
 
 
-def interleaved(calls: dict[str, Callable[[], float]], rounds: int = ROUNDS) -> dict[str, float]:
-    """Median seconds of each call (it returns its own seconds), after one warm-up, over
-    ``rounds`` rounds that call each once in turn (the bench's interleaved loop)."""
-    samples: dict[str, list[float]] = {name: [] for name in calls}
+def interleaved(calls: dict[str, Callable[[], float | None]], rounds: int = ROUNDS) -> dict:
+    """Median seconds of each call, after one warm-up, over ``rounds`` rounds that call each
+    once in turn (the bench's interleaved loop); a call that returns a number (a kernel's CUDA
+    events) gives its own seconds, any other is timed around (it blocks until its result)."""
+
+    def seconds(call: Callable[[], float | None]) -> float:
+        start = time.perf_counter()
+        own = call()
+        return own if isinstance(own, float) else time.perf_counter() - start
+
     for call in calls.values():
         call()
-    for _ in range(rounds):
-        for name, call in calls.items():
-            samples[name].append(call())
-    return {name: statistics.median(s) for name, s in samples.items()}
-
-
-def blocking(call: Callable[[], object]) -> Callable[[], float]:
-    def timed() -> float:
-        start = time.perf_counter()
-        call()
-        return time.perf_counter() - start
-
-    return timed
+    samples = [{name: seconds(call) for name, call in calls.items()} for _ in range(rounds)]
+    return {name: statistics.median(s[name] for s in samples) for name in calls}
 
 
 def relative(a: np.ndarray, b: np.ndarray) -> float:
@@ -75,7 +73,16 @@ def relative(a: np.ndarray, b: np.ndarray) -> float:
     return error if np.isfinite(error) else float("inf")
 
 
-def host_batch(folder: Path):
+def load(name: str) -> np.ndarray:
+    return np.load(HERE / name)
+
+
+def repeated(q: np.ndarray, B: int) -> np.ndarray:
+    """B configurations: the rows of ``q`` repeated (the time does not depend on which)."""
+    return np.resize(q, (B, q.shape[1]))
+
+
+def host_batch(folder: Path) -> Callable[[np.ndarray], None]:
     """``f(qs)`` of the exported C in ``folder``, built here, on every online CPU."""
     spec = json.loads((folder / "export.json").read_text(encoding="utf-8"))
     name, m = spec["name"], spec["m"]
@@ -84,8 +91,7 @@ def host_batch(folder: Path):
                str(folder / f"{name}.c"), "-o", str(library)]  # fmt: skip
     subprocess.run(command, check=True, capture_output=True, text=True)
     entry = getattr(ctypes.CDLL(str(library)), f"{name}_eval_batch")
-    entry.restype = ctypes.c_int
-    p = ctypes.c_void_p
+    entry.restype, p = ctypes.c_int, ctypes.c_void_p
     entry.argtypes = [p, ctypes.c_longlong, p, p, ctypes.c_int, p]
 
     def f(qs: np.ndarray) -> None:
@@ -97,32 +103,30 @@ def host_batch(folder: Path):
     return f
 
 
-class Xla:
-    """The folder's ``jax.export`` functions on one device, each deserialized and jitted once."""
+@functools.cache
+def exported(path: Path) -> Callable:
+    """The ``jax.export`` function in ``path``, deserialized and jitted once."""
+    import jax
+    from jax import export
 
-    def __init__(self, device) -> None:
-        self.device, self._jitted = device, {}
+    return jax.jit(export.deserialize(bytearray(path.read_bytes())).call)
 
-    def checked(self, name: str, q: np.ndarray, reference: str, tolerance: float):
-        """``name`` on the device after its output at ``q`` was checked: (f, error)."""
-        import jax
-        from jax import export
 
-        if name not in self._jitted:
-            exported = export.deserialize(bytearray((HERE / name).read_bytes()))
-            self._jitted[name] = jax.jit(exported.call)
-        f = self._jitted[name]
-        error = relative(np.asarray(f(jax.device_put(q, self.device)), float),
-                         np.load(HERE / reference))  # fmt: skip
+def checked_xla(device, function: dict, q: np.ndarray, qs: np.ndarray, tolerance: float):
+    """Timers of an exported route's G and gradient on ``device`` at ``qs``, each checked first
+    at ``q`` against its output at export (raises AssertionError off it); and the larger error."""
+    import jax
+
+    timers, worst = {}, 0.0
+    for key in ("G", "grad"):
+        f = exported(HERE / function[key])
+        out = np.asarray(f(jax.device_put(q, device)), float)
+        error = relative(out, load(function[f"{key}_reference"]))
         if not error <= tolerance:
-            raise AssertionError(f"{name} on {self.device}: off the reference by {error:.3g}")
-        return f, error
-
-    def timer(self, f, qs: np.ndarray) -> Callable[[], float]:
-        import jax
-
-        x = jax.device_put(qs, self.device)
-        return blocking(lambda: f(x).block_until_ready())
+            raise AssertionError(f"{function[key]} on {device}: off the reference by {error:.3g}")
+        x = jax.device_put(qs, device)
+        timers[key], worst = lambda f=f, x=x: f(x).block_until_ready(), max(worst, error)
+    return timers, worst
 
 
 class Cuda:
@@ -143,9 +147,8 @@ class Cuda:
             for a in ("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR",
                       "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
         )  # fmt: skip
-        self.arch = f"sm_{major}{minor}"
+        self.arch, self.stream = f"sm_{major}{minor}", driver.CUstream(0)
         self.start, self.stop = (self.ok(driver.cuEventCreate(0), "cuEventCreate") for _ in "ab")
-        self.stream = driver.CUstream(0)
 
     def ok(self, result, doing: str):
         err, *value = result if isinstance(result, tuple) else (result,)
@@ -175,6 +178,10 @@ class Cuda:
         self.ok(self.d.cuMemcpyDtoH(host.ctypes.data, pointer, host.nbytes), "cuMemcpyDtoH")
         return host
 
+    def free(self, pointers: list[int]) -> None:
+        for pointer in pointers:
+            self.ok(self.d.cuMemFree(pointer), "cuMemFree")
+
     def launch(self, function, pointers: list[int], B: int) -> float:
         """One launch on B configurations (as ``CudaDelassus.launch`` launches), its seconds
         between two CUDA events."""
@@ -189,59 +196,53 @@ class Cuda:
         self.ok(self.d.cuEventSynchronize(self.stop), "cuEventSynchronize")
         return self.ok(self.d.cuEventElapsedTime(self.start, self.stop), "elapsed") / 1e3
 
-    def kernels(self, spec: dict, q: np.ndarray, W: np.ndarray, B: int, check: bool):
-        """Timers of G and the gradient at B (q's rows repeated), or, with ``check``, their
-        largest errors at q against the CPU library's references."""
-        functions = self.functions(spec)
+    def kernels(self, spec: dict, q: np.ndarray, W: np.ndarray, B: int):
+        """Launchers of G and the gradient at B (q's rows repeated, configurations fastest),
+        their outputs (device pointer, host array) and every buffer to free."""
         dtype = np.dtype(spec["dtype"])
-        qs = np.ascontiguousarray(np.resize(q, (B, q.shape[1])).T, dtype=dtype)
+        qs = np.ascontiguousarray(repeated(q, B).T, dtype=dtype)
         ws = np.ascontiguousarray(np.repeat(W.reshape(-1, 1), B, axis=1), dtype=dtype)
         x, w, status = self.array(qs), self.array(ws), self.array(np.full(B, -1, np.int32))
-        outs = {k: np.empty((spec["n_out"] if k == "G" else spec["nv"], B), dtype)
-                for k in functions}  # fmt: skip
-        pointers = {k: self.array(o) for k, o in outs.items()}
-        inputs = {"G": [x, 0], "grad": [x, 0, w]}
-        calls = {k: functools.partial(self.launch, f, [*inputs[k], pointers[k], status], B)
-                 for k, f in functions.items()}  # fmt: skip
-        buffers = [x, w, status, *pointers.values()]
-        if not check:
-            return calls, buffers
+        outs, calls = {}, {}
+        for key, f in self.functions(spec).items():
+            host = np.empty((spec["n_out"] if key == "G" else spec["nv"], B), dtype)
+            outs[key] = (self.array(host), host)
+            inputs = [x, 0] if key == "G" else [x, 0, w]
+            calls[key] = functools.partial(self.launch, f, [*inputs, outs[key][0], status], B)
+        return calls, outs, [x, w, status, *(p for p, _ in outs.values())]
+
+    def check(self, spec: dict, q: np.ndarray, W: np.ndarray) -> dict[str, float]:
+        """The kernels' largest errors at ``q`` against the CPU library's outputs."""
+        calls, outs, buffers = self.kernels(spec, q, W, len(q))
         errors = {}
-        for key, pointer in pointers.items():
-            calls[key]()
-            codes = self.read(status, np.empty(B, np.int32))
-            if codes.any():
+        for key, call in calls.items():
+            call()
+            if (codes := self.read(buffers[2], np.empty(len(q), np.int32))).any():
                 raise AssertionError(f"{spec['images']['ptx']}: status {codes.max()} on the GPU")
-            out = self.read(pointer, outs[key]).T
-            errors[key] = relative(out, np.load(HERE / spec[f"{key}_reference"]))
+            errors[key] = relative(self.read(*outs[key]).T, load(spec[f"{key}_reference"]))
         self.free(buffers)
         return errors
 
-    def free(self, pointers: list[int]) -> None:
-        for pointer in pointers:
-            self.ok(self.d.cuMemFree(pointer), "cuMemFree")
 
-
-def machine(device, kind: str) -> dict:
+def machine(device) -> dict:
     """The one machine description (``machine.py`` beside this file), with the device."""
     spec = importlib.util.spec_from_file_location("machine", HERE / "machine.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.describe(("jax", "jaxlib", "numpy", "cuda-bindings"), device=str(device),
-                           device_kind=kind)  # fmt: skip
+                           device_kind=device.device_kind)  # fmt: skip
 
 
 def check_kernels(manifest: dict, cases: list[dict], cuda: Cuda | None) -> dict:
     """Every kernel checked on the GPU first: ``{case: {dtype: errors or why not}}``."""
     checks: dict = {}
     for case in cases:
-        q, W = np.load(HERE / case["q"]), np.load(HERE / case["W"])
         for dtype, spec in case["kernels"].items():
             tolerance = manifest["tolerances"][dtype]
             try:
                 if cuda is None:
                     raise RuntimeError("not measured: no CUDA driver or GPU here")
-                result = cuda.kernels(spec, q, W, len(q), check=True)
+                result = cuda.check(spec, load(case["q"]), load(case["W"]))
                 if not (worst := max(result.values())) <= tolerance:
                     result["error"] = f"off the CPU library by {worst:.3g} (> {tolerance:g})"
             except (AssertionError, RuntimeError) as exc:
@@ -251,56 +252,39 @@ def check_kernels(manifest: dict, cases: list[dict], cuda: Cuda | None) -> dict:
     return checks
 
 
-def case_rows(manifest, case, batches, xla: Xla, cuda: Cuda | None, checks: dict, until: float):
-    """The rows of one case, one (B, dtype) at a time: the kernels and the XLA route
-    interleaved (the XLA route, whose compile per shape costs seconds, only until the
-    ``time.monotonic()`` of ``until``), beside the host's C (None without a C compiler)."""
-    q, W = np.load(HERE / case["q"]), np.load(HERE / case["W"])
+def case_rows(manifest: dict, case: dict, batches, device, cuda: Cuda | None, checks: dict,
+              until: float) -> Iterator[dict]:  # fmt: skip
+    """The rows of one case, one (B, dtype) at a time: its XLA routes (``case["xla"]``, by
+    the prefix of their keys; compiled per shape for seconds, so only until the
+    ``time.monotonic()`` of ``until``) and its checked kernels interleaved, beside the host's
+    C (None without a C compiler or where the case has none)."""
+    c = None
     try:
-        c = host_batch(HERE / case["c"])
+        c = case.get("c") and host_batch(HERE / case["c"])
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"{case['name']}: no batched C on this host ({exc})", file=sys.stderr)
-        c = None
     for B in batches:
-        qs = np.resize(q, (B, q.shape[1]))
-        c_s = None if c is None else interleaved({"c": blocking(lambda qs=qs: c(qs))}, 5)["c"]
-        for dtype in ("float64", "float32"):
-            x, f = qs.astype(dtype), case["functions"][dtype]
+        qs = repeated(load(case["q"]), B) if c else None
+        c_s = interleaved({"c": lambda qs=qs: c(qs)}, 5)["c"] / B if c else None
+        for dtype in DTYPES:
+            calls, row = {}, {"case": case["name"], "batch": B, "dtype": dtype, "error": None}
             tolerance = manifest["tolerances"][f"xla-{dtype}"]
-            calls, error = {}, None
-            for key in ("G", "grad") if time.monotonic() < until else ():
-                g, error = xla.checked(f[key], q.astype(dtype), f[f"{key}_reference"], tolerance)
-                calls[key] = xla.timer(g, x)
+            for prefix, route in case["xla"].items() if time.monotonic() < until else ():
+                q = load(route["q"]).astype(dtype)
+                timers, error = checked_xla(device, route[dtype], q, repeated(q, B), tolerance)
+                calls.update({prefix + k: t for k, t in timers.items()})
+                row["error"] = max(row["error"] or 0.0, error)
+                if route[dtype]["G_dtype"] != dtype:
+                    row[f"{prefix}G_dtype"] = route[dtype]["G_dtype"]
             buffers = []
             if cuda is not None and "error" not in checks[case["name"]][dtype]:
-                kernel_calls, buffers = cuda.kernels(case["kernels"][dtype], q, W, B, False)
-                calls.update({f"cuda_{k}": call for k, call in kernel_calls.items()})
+                W = load(case["W"])
+                kernels, _, buffers = cuda.kernels(case["kernels"][dtype], load(case["q"]), W, B)
+                calls.update({f"cuda_{k}": call for k, call in kernels.items()})
             seconds = interleaved(calls)
             if buffers:
                 cuda.free(buffers)
-            yield {"case": case["name"], "batch": B, "dtype": dtype, "error": error,
-                   **{f"{k}_s": s / B for k, s in seconds.items()},
-                   "cpu_c_s": None if c_s is None else c_s / B}  # fmt: skip
-
-
-def frax_rows(frax: dict, batches: list[int], xla: Xla, tolerances: dict) -> dict:
-    """frax's dense route and pvosimr's XLA route on the G1, per B and dtype, interleaved."""
-    inputs = {"frax_": np.load(HERE / frax["q_frax"]), "": np.load(HERE / frax["q"])}
-    rows = []
-    for B in batches:
-        for dtype in ("float64", "float32"):
-            row: dict = {"batch": B, "dtype": dtype}
-            calls = {}
-            for prefix, q in inputs.items():
-                f = frax["functions"][prefix + dtype]
-                x = np.resize(q, (B, q.shape[1])).astype(dtype)
-                for key in ("G", "grad"):
-                    g, _ = xla.checked(f[key], q.astype(dtype), f[f"{key}_reference"],
-                                       tolerances[f"xla-{dtype}"])  # fmt: skip
-                    calls[f"{prefix}{key}_s"] = xla.timer(g, x)
-                row[prefix + "G_dtype"] = f["G_dtype"]
-            rows.append({**row, **{k: s / B for k, s in interleaved(calls).items()}})
-    return {"robot": frax["robot"], "agreement": frax["agreement"], "rows": rows}
+            yield {**row, **{f"{k}_s": s / B for k, s in seconds.items()}, "cpu_c_s": c_s}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,10 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="gpu", help="the JAX platform to time on")
     parser.add_argument("--cases", nargs="*", help="these of the manifest's cases only")
     parser.add_argument("--batches", nargs="*", type=int, help="these batch sizes only")
-    parser.add_argument("--no-frax", action="store_true", help="leave frax's comparison out")
     parser.add_argument("--dry-run", action="store_true", help="list what would be timed")
     parser.add_argument("--budget", type=float, default=360.0,
-                        help="seconds after which no XLA function or frax is compiled")  # fmt: skip
+                        help="seconds after which no XLA function is compiled")  # fmt: skip
     args = parser.parse_args(argv)
     manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
     cases = [c for c in manifest["cases"] if not args.cases or c["name"] in args.cases]
@@ -330,10 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ImportError, OSError, RuntimeError) as exc:
         print(f"no CUDA kernels timed: {exc}", file=sys.stderr)
         cuda = None
-    xla = Xla(devices[0])
     result = {
         "gpus": [str(d) for d in devices] if args.device == "gpu" else [],
-        "host": machine(devices[0], devices[0].device_kind),
+        "host": machine(devices[0]),
         "exported": manifest["exported"],
         "tolerances": manifest["tolerances"],
         "jax_cuda": "JAX's CUDA route is timed where pvosimr runs on the GPU machine",
@@ -343,41 +325,45 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "gpu_rows.json"
     for case in cases:
-        for row in case_rows(manifest, case, batches, xla, cuda, result["kernel_checks"], until):
+        for row in case_rows(manifest, case, batches, devices[0], cuda, result["kernel_checks"],
+                             until):  # fmt: skip
             result["gpu"].append(row)
             result["records"] = records(result["gpu"], str(devices[0]))
             path.write_text(json.dumps(result, indent=1), encoding="utf-8")  # what is done
             print(json.dumps(row), flush=True)
     frax = manifest.get("frax")
-    if frax and time.monotonic() > until:
-        result["frax"] = {"unavailable": f"past the run's --budget of {args.budget:g} s"}
-    elif frax and "unavailable" in frax:
-        result["frax"] = frax
-    elif frax and not args.no_frax:
-        result["frax"] = frax_rows(manifest["frax"], manifest["frax_batches"], xla,
-                                   manifest["tolerances"])  # fmt: skip
-        path.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if frax and "unavailable" not in frax and time.monotonic() > until:
+        frax = {"unavailable": f"past the run's --budget of {args.budget:g} s"}
+    elif frax and "unavailable" not in frax:
+        rows = case_rows(manifest, frax, manifest["frax_batches"], devices[0], None, {}, np.inf)
+        frax = {"robot": frax["name"], "agreement": frax["agreement"], "rows": list(rows)}
+    result["frax"] = frax
+    path.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(path)
     return 0
+
+
+def files(entry: dict) -> Iterator[str]:
+    """Every file a manifest entry names: under :data:`FILE_KEYS` and its images."""
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            yield from value.values() if key == "images" else files(value)
+        elif key in FILE_KEYS and value is not None:
+            yield value
 
 
 def dry_run(manifest: dict, cases: list[dict], batches: list[int]) -> int:
     """Every file the run reads present; what it would check and time, printed."""
     for case in cases:
-        names = [case["q"], case["W"], case["c"]]
         for dtype, spec in case["kernels"].items():
-            keys = [k for k, name in KERNELS.items() if name in spec["kernels"]]
-            names += [*spec["images"].values(), *(spec[f"{k}_reference"] for k in keys)]
-            names += [v for k, v in case["functions"][dtype].items() if k != "G_dtype"]
             usage = ", ".join(f"{r['kernel']} {r['registers']} registers, {r['spill_loads']} B "
                               "spill loads" for r in spec["resources"])  # fmt: skip
             print(f"{case['name']} {dtype}: kernels for {', '.join(spec['images'])} ({usage})")
-        missing = [n for n in names if not (HERE / n).exists()]
+        missing = [n for n in files(case) if not (HERE / n).exists()]
         if missing:
             raise FileNotFoundError(f"{case['name']}: missing {', '.join(missing)}")
-        at = ", ".join(map(str, batches))
         print(f"{case['name']}: check the kernels, then time them, the XLA route and the "
-              f"host's C at B = {at}, float64 and float32")  # fmt: skip
+              f"host's C at B = {', '.join(map(str, batches))}, float64 and float32")  # fmt: skip
     frax = manifest.get("frax") or {"unavailable": "not exported"}
     print("frax:", frax.get("unavailable", "its dense route beside pvosimr's XLA route"))
     return 0

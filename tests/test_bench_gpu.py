@@ -37,6 +37,21 @@ def test_the_bench_section_says_when_no_gpu_is_present(tmp_path):
     assert [v for _, _, v in targets.gpu_targets(result)] == ["not measured"] * 10
 
 
+def test_the_committed_gpu_report_renders_from_its_json(tmp_path):
+    """figures/gpu.md is what the writer makes of figures/gpu.json, byte for byte (so a report
+    is rendered from its measurements alone, and the writer keeps the committed format)."""
+    import json
+    from pathlib import Path
+
+    from benchmarks import gpu
+
+    figures = Path(__file__).resolve().parents[1] / "figures"
+    result = json.loads((figures / "gpu.json").read_text(encoding="utf-8"))
+    md, js = gpu.write(result, tmp_path)
+    assert md.read_text(encoding="utf-8") == (figures / "gpu.md").read_text(encoding="utf-8")
+    assert js.read_text(encoding="utf-8") == (figures / "gpu.json").read_text(encoding="utf-8")
+
+
 def test_the_bench_section_tables(tmp_path):
     from benchmarks import gpu
 
@@ -241,8 +256,8 @@ def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkey
     checks = gpu_runner.check_kernels(spec, spec["cases"], cuda)["four_bar"]
     assert "error" not in checks["float64"] and "error" not in checks["float32"], checks
     assert max(checks["float64"].values()) <= 1e-12 and max(checks["float32"].values()) <= 1e-4
-    xla = gpu_runner.Xla(jax.devices("cpu")[0])
-    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], xla, cuda,
+    cpu = jax.devices("cpu")[0]
+    rows = list(gpu_runner.case_rows(spec, spec["cases"][0], [5], cpu, cuda,
                                      {"four_bar": checks}, until=0.0))  # fmt: skip
     assert all(r["cuda_G_s"] == r["cuda_grad_s"] == 1e-3 / 5 for r in rows)
     assert all("G_s" not in r for r in rows)  # past the budget: no XLA compile
@@ -256,15 +271,20 @@ def test_the_runner_checks_and_launches_the_kernels_as_exported(tmp_path, monkey
 @pytest.mark.slow  # exports, runs the runner in a fresh interpreter, builds its C
 def test_the_gpu_part_runs_from_an_export_without_pvosimr(tmp_path, x64):
     """gpu_export → run.py (no pvosimr or Pinocchio; here on the CPU device, no kernels) → the
-    section with its rows, frax's dense route beside pvosimr's where frax is installed; a
+    section with its rows, and frax's comparison: a case of two XLA routes (here the double
+    pendulum's twice; frax's own is the next test's) with its rows beside each other; a
     function whose output is off the recorded reference is refused, not timed."""
     import json
 
     from benchmarks import gpu, gpu_export
 
     folder, out = tmp_path / "export", tmp_path / "out"
-    frax = None if importlib.util.find_spec("frax") is None else (2,)
-    gpu_export.export(folder, cases=("double_pendulum",), batches=(8,), frax_batches=frax)
+    manifest = gpu_export.export(folder, cases=("double_pendulum",), batches=(8,),
+                                 frax_batches=None)  # fmt: skip
+    spec = json.loads(manifest.read_text(encoding="utf-8"))
+    route = spec["cases"][0]["xla"][""]
+    pair = {"name": "G1", "agreement": 1e-13, "xla": {"frax_": route, "": route}, "kernels": {}}
+    manifest.write_text(json.dumps({**spec, "frax": pair, "frax_batches": [2]}), "utf-8")
     done = _standalone(folder, "--out", str(out), "--device", "cpu")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads((out / "gpu_rows.json").read_text(encoding="utf-8"))
@@ -272,18 +292,40 @@ def test_the_gpu_part_runs_from_an_export_without_pvosimr(tmp_path, x64):
     assert all(r["error"] <= 1e-12 for r in rows["gpu"])
     assert np.isfinite([r[k] for r in rows["gpu"] for k in ("G_s", "grad_s", "cpu_c_s")]).all()
     assert rows["host"]["device"] == "cpu:0" and "cores" in rows["host"]  # machine.describe
-    if frax:
-        assert rows["frax"]["agreement"] <= 1e-10 and len(rows["frax"]["rows"]) == 2
-    result = {**{k: rows[k] for k in gpu.DEVICE_KEYS if k in rows}, "gpus": ["cuda:0"]}
-    text = gpu.markdown(result)
+    assert [r["batch"] for r in rows["frax"]["rows"]] == [2, 2]
+    frax_times = [r[k] for r in rows["frax"]["rows"] for k in ("frax_G_s", "frax_grad_s", "G_s")]
+    assert np.isfinite(frax_times).all()
+    text = gpu.markdown({**rows, "gpus": ["cuda:0"]})
     assert "| double_pendulum | 8 | float64 | — | — |" in text and "--sections gpu-export" in text
     assert "double_pendulum float64: not measured: no CUDA driver or GPU here" in text
+    assert "on G1 beside pvosimr's XLA route, same configurations" in text
+    assert "| 2 | float32 |" in text
     reference = folder / "double_pendulum_float64_G_reference.npy"
     wrong = np.load(reference)
     wrong[0, 0, 0] += 1e-6
     np.save(reference, wrong)
     again = _standalone(folder, "--out", str(out), "--device", "cpu")
     assert again.returncode != 0 and "off the reference" in again.stderr
+
+
+@pytest.mark.slow  # loads frax's G1, compiles its dense G once
+def test_frax_is_exported_as_a_case_of_two_routes_that_agree(tmp_path, monkeypatch, x64):
+    """frax's G1 as the GPU machine gets it: frax's dense route on frax's q and pvosimr's on
+    Pinocchio's, agreeing on the output recorded for frax's route.  (Serializing a route and
+    running it from the folder is the double pendulum's above: here each route is only run,
+    float64, for its recorded G; serializing the G1's eight functions takes minutes.)"""
+    pytest.importorskip("frax")
+    from benchmarks import gpu_export
+
+    def run_only(out, stem, G, q, qs, W):
+        G_ref = gpu_export._save(out, f"{stem}G", jax.jit(jax.vmap(G))(qs))
+        return {"q": q, "float64": {"G_reference": G_ref}, "m": len(W)}
+
+    monkeypatch.setattr(gpu_export, "_route", run_only)
+    frax = gpu_export._frax(tmp_path)
+    assert frax["agreement"] <= 1e-10 and set(frax["xla"]) == {"frax_", ""}
+    q_frax, q = (np.load(tmp_path / frax["xla"][k]["q"]) for k in ("frax_", ""))
+    assert len(q_frax) == len(q) == gpu_export.CONFIGS and frax["xla"][""]["m"] == 12
 
 
 def _gpu() -> bool:

@@ -16,7 +16,6 @@ import pinocchio as pin
 import pytest
 from _codegen import codegen_or_skip
 from _jax import every_kind_of_joint_held, on_and_off_the_sphere, planar_chain_held
-from _slow import slow_ones
 
 from pvosimr.codegen.c_source import BAD_Q
 from pvosimr.codegen.contract import FAILURE_WORDS
@@ -305,14 +304,10 @@ def _rel(a, b) -> float:
 _TREES = {"planar chain": planar_chain_held, "every kind of joint": every_kind_of_joint_held}
 
 
+@pytest.mark.slow  # the FFI route's library with its gradient, the kernels' host double, jit
 @pytest.mark.parametrize(
-    ("tree", "dtype"),
-    slow_ones(
-        [(t, d) for t in _TREES for d in ("float64", "float32")],
-        {("planar chain", "float32"), ("every kind of joint", "float64"),
-         ("every kind of joint", "float32")},
-    ),
-)  # fmt: skip
+    ("tree", "dtype"), [(t, d) for t in _TREES for d in ("float64", "float32")]
+)
 def test_on_the_host_the_route_is_the_ffi_routes_g_and_gradient(host_route, tree, dtype):
     """Everything but the GPU: normalising, transposing, the handler's arguments and launch
     arithmetic, the status copied back, the gradient's map to q's coordinates (quaternions,

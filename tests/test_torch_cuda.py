@@ -3,8 +3,9 @@ handling, dtypes and autograd of the CUDA route, run on CPU tensors with the ker
 standing in for the launch (:class:`HostKernels`); on a GPU, the kernels themselves against the
 CPU library on Atlas 2×6D.
 
-The default suite compiles the sample humanoid's kernels for the host (float64 and float32);
-the tree with every kind of joint is in ``-m slow``.
+The default suite compiles the kernels of a small free-flyer tree for the host (float64 and
+float32): the humanoid's kinds of coordinates and constraints in seconds; the tree with every
+kind of joint is in ``-m slow``.
 """
 
 import ctypes
@@ -17,7 +18,8 @@ torch = pytest.importorskip("torch", reason='needs PyTorch: pip install "pvosimr
 pytest.importorskip("casadi", reason='needs CasADi: pip install "pvosimr[symbolic]"')
 pytest.importorskip("cuda.bindings", reason='needs the cuda extra: pip install "pvosimr[cuda]"')
 
-from test_torch import configurations, humanoid  # noqa: E402
+from _trees import CONTACT_TYPES, TreeSpec, build_tree  # noqa: E402
+from test_torch import configurations  # noqa: E402
 
 import pvosimr.torch.cuda as route  # noqa: E402
 from pvosimr.codegen.contract import library_with_gradient  # noqa: E402
@@ -67,9 +69,17 @@ def _route(model, cms, given=False):
     return route.cuda_delassus(model, cms, "pv-osimr", given, lambda: f), f
 
 
+def small_tree():
+    """A free flyer (a unit quaternion in q) with two branches of two revolutes, a weld on one
+    and a point on the other: the sample humanoid's kinds, its kernels built in seconds."""
+    point, weld = CONTACT_TYPES
+    return build_tree(TreeSpec([0, 1, 2, 1, 4], ["FreeFlyer", "RX", "RY", "RZ", "RX"],
+                               [(3, weld), (5, point)], False, 3))  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def humanoid_f():
-    model, cms = humanoid()
+def tree_f():
+    model, cms = small_tree()
     return model, cms, library_with_gradient(model, cms, "pv-osimr", False)
 
 
@@ -91,12 +101,12 @@ def _gradient_check(G, f, qs: np.ndarray, dtype, atol: float) -> None:
 
 
 @pytest.mark.parametrize("dtype, atol", [("float64", 1e-12), ("float32", 1e-4)])
-def test_the_cuda_route_is_the_cpu_route(on_the_host, humanoid_f, dtype, atol):
+def test_the_cuda_route_is_the_cpu_route(on_the_host, tree_f, dtype, atol):
     """Every row on the sphere, off it (the kernel rejects it: normalised and launched again)
     and at a batch of two axes; the gradient mapped to q's coordinates."""
     from _jax import on_and_off_the_sphere
 
-    model, cms, f = humanoid_f
+    model, cms, f = tree_f
     G = route.cuda_delassus(model, cms, "pv-osimr", False, lambda: f)
     dtype = getattr(torch, dtype)
     qs = configurations(model, 6, seed=3)
@@ -108,18 +118,18 @@ def test_the_cuda_route_is_the_cpu_route(on_the_host, humanoid_f, dtype, atol):
     assert G(two_axes, None).shape == (2, 3, f.m, f.m)
 
 
-def test_gradcheck_in_float64(on_the_host, humanoid_f):
-    model, cms, f = humanoid_f
+def test_gradcheck_in_float64(on_the_host, tree_f):
+    model, cms, f = tree_f
     G = route.cuda_delassus(model, cms, "pv-osimr", False, lambda: f)
     q = torch.tensor(configurations(model, 2, seed=5), requires_grad=True)
     assert torch.autograd.gradcheck(lambda x: G(x, None)[..., :4, :4], (q,))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_a_rejected_row_is_the_cpu_routes_error(on_the_host, humanoid_f, dtype):
+def test_a_rejected_row_is_the_cpu_routes_error(on_the_host, tree_f, dtype):
     """The kernel's status read back: the CPU route's one-line error naming the row and entry
     (the library runs the batch on the host for it); never a matrix."""
-    model, cms, f = humanoid_f
+    model, cms, f = tree_f
     G = route.cuda_delassus(model, cms, "pv-osimr", False, lambda: f)
     qs = configurations(model, 4, seed=6)
     qs[2, model.nq - 1] = np.nan
@@ -131,12 +141,12 @@ def test_a_rejected_row_is_the_cpu_routes_error(on_the_host, humanoid_f, dtype):
         G(torch.tensor(zero, dtype=getattr(torch, dtype)), None)
 
 
-def test_a_failure_the_library_does_not_share_is_named_by_its_words(on_the_host, humanoid_f):
+def test_a_failure_the_library_does_not_share_is_named_by_its_words(on_the_host, tree_f):
     """Where the CPU library accepts the batch (a float32 G lost precision), the kernel's
     code in :data:`~pvosimr.codegen.contract.FAILURE_WORDS`, with the row."""
     from pvosimr.codegen.c_source import NON_FINITE
 
-    model, cms, f = humanoid_f
+    model, cms, f = tree_f
     G = route.cuda_delassus(model, cms, "pv-osimr", False, lambda: f)
     q = torch.tensor(configurations(model, 3, seed=8), dtype=torch.float32)
     G(q, None)
@@ -153,7 +163,7 @@ def test_a_failure_the_library_does_not_share_is_named_by_its_words(on_the_host,
 
 
 def test_placements_as_inputs_one_vector_for_every_row(on_the_host):
-    model, cms = humanoid()
+    model, cms = small_tree()
     G, f = _route(model, cms, given=True)
     placements = [pin.SE3.Identity(), pin.SE3(pin.utils.rpyToMatrix(0.1, 0.2, 0.3), np.ones(3))]
     p = f.placement_vector(placements)
@@ -170,10 +180,10 @@ def test_placements_as_inputs_one_vector_for_every_row(on_the_host):
         G(torch.from_numpy(qs), torch.from_numpy(bad))
 
 
-def test_without_the_cuda_extra_one_line(monkeypatch, humanoid_f):
+def test_without_the_cuda_extra_one_line(monkeypatch, tree_f):
     import pvosimr.extras
 
-    model, cms, f = humanoid_f
+    model, cms, f = tree_f
     real = pvosimr.extras.missing_extra
 
     def missing(*modules):

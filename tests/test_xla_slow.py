@@ -56,9 +56,8 @@ def test_the_bench_worker_compiles_once_across_processes(tmp_path):
     """Two fresh processes sharing one cache folder: the second loads XLA's executable."""
     from benchmarks.gpu import _fresh_process
 
-    args = ("ur5", "256", "3")
-    cold = _fresh_process(*args, "0", str(tmp_path))
-    warm = _fresh_process(*args, "0", str(tmp_path))
+    args = ("ur5", 256, 3, False, str(tmp_path))
+    cold, warm = _fresh_process(*args), _fresh_process(*args)
     assert cold["xla_f64_error"] <= TOLERANCE and warm["xla_f64_error"] <= TOLERANCE
     assert any(tmp_path.iterdir()), "XLA wrote nothing to the persistent cache"
     assert warm["compile_s"] < cold["compile_s"] / 3, (cold["compile_s"], warm["compile_s"])
