@@ -49,6 +49,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..constraints import as_constraint_list
+from ..coordinates import coordinate_plan
 from ..extras import require
 from ..notices import announce
 from . import compiler as toolchain
@@ -379,7 +380,7 @@ class CudaDelassus:
             if "pvosimr_vjp" not in self.kernels:
                 raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
             ws = np.ascontiguousarray(np.reshape(W, (B, self.m * self.m)).T, dtype=ctype)
-            out = np.full((self.nv, B), np.nan, dtype=ctype)
+            out = np.full((self.nq, B), np.nan, dtype=ctype)
             args = [qs.ctypes.data, p.ctypes.data, ws.ctypes.data, out.ctypes.data]
             function = lib.pvosimr_vjp
         function.restype = None
@@ -488,7 +489,8 @@ def compile_cuda(
         infos.append(info)
     algorithm = infos[0]["fname"].removeprefix("delassus_").removesuffix("_placed")
     sizes = {**infos[0], "vjp": vjp}
-    source = kernel_source(infos[0], infos[1] if vjp else None, dtype)
+    plan = coordinate_plan(model).packed()
+    source = kernel_source(infos[0], infos[1] if vjp else None, dtype, plan)
     return CudaDelassus(source, sizes, algorithm.replace("_", "-"), dtype, cache_dir)
 
 
