@@ -100,8 +100,9 @@ def _case(out: Path, spec: str) -> dict:
 
 def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict:
     """Per dtype, the CUDA kernels' CUBIN, PTX and ``ptxas`` figures, and the CPU library's
-    outputs in their layout (G's entries column-major; the tangent gradient)."""
+    outputs in their layout (G's entries column-major; the gradient in q's coordinates)."""
     from pvosimr import codegen
+    from pvosimr.codegen.contract import evaluate
     from pvosimr.codegen.cuda import CudaError, compile_cuda
 
     kernels, made = {}, {}
@@ -116,7 +117,7 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
         (out / f"{stem}.cubin").write_bytes(made[dtype].image(CUBIN_ARCH))
         kernels[dtype] = {
             "dtype": dtype, "kernels": list(made[dtype].kernels), "no_gradient": why,
-            "nv": made[dtype].nv, "n_out": made[dtype].n_out,
+            "nq": made[dtype].nq, "n_out": made[dtype].n_out,
             "images": {CUBIN_ARCH: f"{stem}.cubin", "ptx": f"{stem}.ptx"},
             "resources": [dataclasses.asdict(r) for r in made[dtype].resources(CUBIN_ARCH)],
             "G_reference": f"{slug}_cuda_G.npy", "grad_reference": f"{slug}_cuda_grad.npy",
@@ -125,7 +126,7 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
     f = codegen.compile(robot.model, robot.constraints, vjp=gradient)  # the CPU library
     np.save(out / f"{slug}_cuda_G.npy", f(qs).transpose(0, 2, 1).reshape(len(qs), -1))
     if gradient:
-        np.save(out / f"{slug}_cuda_grad.npy", f.vjp(qs, W))
+        np.save(out / f"{slug}_cuda_grad.npy", evaluate(f, qs, None, W))
     return kernels
 
 

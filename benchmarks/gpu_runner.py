@@ -197,7 +197,7 @@ class Cuda:
         qs = np.ascontiguousarray(np.resize(q, (B, q.shape[1])).T, dtype=dtype)
         ws = np.ascontiguousarray(np.repeat(W.reshape(-1, 1), B, axis=1), dtype=dtype)
         x, w, status = self.array(qs), self.array(ws), self.array(np.full(B, -1, np.int32))
-        outs = {k: np.empty((spec["n_out"] if k == "G" else spec["nv"], B), dtype)
+        outs = {k: np.empty((spec["n_out"] if k == "G" else spec["nq"], B), dtype)
                 for k in functions}  # fmt: skip
         pointers = {k: self.array(o) for k, o in outs.items()}
         inputs = {"G": [x, 0], "grad": [x, 0, w]}
