@@ -4,8 +4,8 @@
 ``pvosimr bench --sections gpu-export --export-dir DIR`` writes into DIR (:func:`export`), per
 case of :data:`~.gpu.GPU_CASES`: its configurations and W; per dtype, the CUDA kernels (a CUBIN
 for :data:`CUBIN_ARCH`, the PTX, ``ptxas``'s figures; no gradient kernel beyond its size) and
-the CPU library's G and tangent gradient in their layout; per dtype, the XLA route's
-``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` serialized by ``jax.export`` with their
+the CPU library's G and its gradient in q's coordinates in their layout; per dtype, the XLA
+route's ``jit(vmap(G))`` and ``jit(vmap(grad ⟨W, G⟩))`` serialized by ``jax.export`` with their
 outputs here (G checked against the numpy path first); the generated C for the host's batched
 call.  Then frax's dense route beside the XLA route on frax's G1 (a case with two XLA routes),
 the manifest, ``run.py`` and ``machine.py`` (:mod:`pvosimr.study.machine`).
@@ -104,8 +104,9 @@ def _case(out: Path, spec: str) -> dict:
 
 def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict:
     """Per dtype, the CUDA kernels' CUBIN, PTX and ``ptxas`` figures, and the CPU library's
-    outputs in their layout (G's entries column-major; the tangent gradient)."""
+    outputs in their layout (G's entries column-major; the gradient in q's coordinates)."""
     from pvosimr import codegen
+    from pvosimr.codegen.contract import evaluate
     from pvosimr.codegen.cuda import CudaError, compile_cuda
 
     made, why = {}, None
@@ -117,14 +118,14 @@ def _kernels(out: Path, slug: str, robot, qs: np.ndarray, W: np.ndarray) -> dict
     gradient = all(len(k.kernels) == 2 for k in made.values())
     f = codegen.compile(robot.model, robot.constraints, vjp=gradient)  # the CPU library
     G_ref = _save(out, f"{slug}_cuda_G", f(qs).transpose(0, 2, 1).reshape(len(qs), -1))
-    grad_ref = _save(out, f"{slug}_cuda_grad", f.vjp(qs, W)) if gradient else None
+    grad_ref = _save(out, f"{slug}_cuda_grad", evaluate(f, qs, None, W)) if gradient else None
     kernels = {}
     for dtype, k in made.items():
         stem = f"{slug}_cuda_{dtype}"
         (out / f"{stem}.ptx").write_text(k.ptx)
         (out / f"{stem}.cubin").write_bytes(k.image(CUBIN_ARCH))
         kernels[dtype] = {
-            "dtype": dtype, "kernels": list(k.kernels), "nv": k.nv,
+            "dtype": dtype, "kernels": list(k.kernels), "nq": k.nq,
             "no_gradient": None if len(k.kernels) == 2 else why,
             "n_out": k.n_out, "images": {CUBIN_ARCH: f"{stem}.cubin", "ptx": f"{stem}.ptx"},
             "resources": [dataclasses.asdict(r) for r in k.resources(CUBIN_ARCH)],

@@ -205,7 +205,7 @@ class Cuda:
         x, w, status = self.array(qs), self.array(ws), self.array(np.full(B, -1, np.int32))
         outs, calls = {}, {}
         for key, f in self.functions(spec).items():
-            host = np.empty((spec["n_out"] if key == "G" else spec["nv"], B), dtype)
+            host = np.empty((spec["n_out"] if key == "G" else spec["nq"], B), dtype)
             outs[key] = (self.array(host), host)
             inputs = [x, 0] if key == "G" else [x, 0, w]
             calls[key] = functools.partial(self.launch, f, [*inputs, outs[key][0], status], B)

@@ -18,8 +18,8 @@ that is ``g_q(q̂) = T (Tᵀ T)⁻¹ g`` at ``q̂`` and, off the sphere, each un
 by that part's norm (the derivative of ``u/|u|`` is ``(1 − n nᵀ)/|u|``).
 
 :func:`tangent_to_coordinates` and :func:`coordinates_to_tangent` map one to the other in
-numpy (the reference).  :class:`CoordinatePlan` does the same on any array library (numpy, JAX,
-PyTorch) with a few vectorised gathers: the front ends' backward passes use it.
+numpy (the reference).  :class:`CoordinatePlan` says where each joint's coordinates are, packed
+for the C of the map (the gradient library's, which the CUDA gradient kernel holds too).
 
 **The unit-part rule** (every route: ``pvosimr.compute_delassus`` and the batch, the compiled
 ``f(q)`` and the standalone export through the C of :mod:`pvosimr.codegen.c_source`, the JAX
@@ -35,7 +35,6 @@ whose change along ``q`` the gradient does not contain.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,17 +130,10 @@ def coordinates_to_tangent(model: pin.Model, q, g_q) -> np.ndarray:
     return configuration_tangent(NUMPY, model, q_hat).T @ g_q
 
 
-Setter = Callable[[Any, np.ndarray, Any], Any]
-"""``set_(a, index, values)``: ``a`` with ``a[..., index] = values`` (a new array where the
-library's arrays are immutable)."""
-
-
 @dataclass(frozen=True)
 class CoordinatePlan:
-    """Where each joint's coordinates are: :meth:`normalize` on any array library (leading
-    batch axes allowed, its ``where`` and ``sqrt`` passed as ``xp`` and its indexed assignment
-    as ``set_``), and :meth:`packed` for the generated gradient library's map of the tangent
-    gradient to q's coordinates (:data:`pvosimr.codegen.c_source.COORDINATES_C`, the C of
+    """Where each joint's coordinates are, :meth:`packed` for the generated map of the tangent
+    gradient to q's coordinates (:data:`pvosimr.codegen.c_source.COORDINATES_ROW_C`, the C of
     :func:`tangent_to_coordinates`).
 
     Index arrays (rows of q, columns of v): ``identity`` (vector-space coordinates),
@@ -161,7 +153,8 @@ class CoordinatePlan:
     unit: dict[int, np.ndarray] = field(default_factory=dict)
 
     def packed(self) -> np.ndarray:
-        """The plan as one int64 array, for C (:mod:`pvosimr.jax`'s FFI handler): ``nq, nv``,
+        """The plan as one int64 array, for C (the map's, in the gradient library and the CUDA
+        gradient kernel): ``nq, nv``,
         then six sections, each its count of records and the records, row-major:
         ``identity`` (row, column), ``quaternions`` (4 rows, 3 columns), ``se3`` (3 rows,
         3 columns, the quaternion's 4 rows), ``complexes`` (2 rows, 1 column), ``se2`` (2 rows,
@@ -179,17 +172,6 @@ class CoordinatePlan:
         for records in sections:
             out += [np.array([len(records)]), records.ravel()]
         return np.concatenate(out).astype(np.int64)
-
-    def normalize(self, q, xp: Any, set_: Setter):
-        """``N(q)``: every unit part divided by its norm, as given within
-        :data:`AS_GIVEN_TOLERANCE` (a non-finite or zero part gives NaN, which the library
-        rejects)."""
-        for rows in self.unit.values():
-            u = q[..., rows]
-            squared = squared_norm(u)[..., None]
-            as_given = abs(squared - 1.0) <= AS_GIVEN_TOLERANCE
-            q = set_(q, rows, xp.where(as_given, u, u / xp.sqrt(squared)))
-        return q
 
 
 def coordinate_plan(model: pin.Model) -> CoordinatePlan:

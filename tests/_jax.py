@@ -142,3 +142,18 @@ def import_error_without(dependency: str, module: str) -> str:
     done = fresh_python(f"import sys\nsys.modules[{dependency!r}] = None\nimport {module}")
     assert done.returncode == 1, done.stderr
     return done.stderr.strip().splitlines()[-1]
+
+
+#: Norms of unit parts far from 1 (and one within pin.isNormalized's 1e-6 of it).
+FAR_NORMS = (3.7, 0.4, 1 + 5e-7, 2.5, 0.05, 1.0)
+
+
+def far_off_the_sphere(model: pin.Model, qs: np.ndarray) -> np.ndarray:
+    """``qs`` with row ``r``'s unit parts scaled by :data:`FAR_NORMS`, alternately by a factor
+    and its inverse: the same configurations, ``G(N(q))`` at norms from 0.05 to 20."""
+    qs = qs.copy()
+    for r in range(len(qs)):
+        factor = FAR_NORMS[r % len(FAR_NORMS)]
+        for j, (start, length) in enumerate(unit_part_spans(model)):
+            qs[r, start : start + length] *= factor if j % 2 == 0 else 1 / factor
+    return qs

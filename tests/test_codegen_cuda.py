@@ -12,6 +12,7 @@ from _codegen import FAST, FAST_DERIVATIVES, codegen_or_skip
 
 from pvosimr.codegen import chunks
 from pvosimr.codegen.c_source import BAD_Q, BAD_W, OK
+from pvosimr.codegen.contract import evaluate
 from pvosimr.zoo import registry
 
 build = codegen_or_skip()
@@ -43,7 +44,8 @@ def _configurations(robot, count: int) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_the_kernels_c_on_the_host_gives_the_cpu_librarys_g_and_gradient(robot, cpu, dtype):
     """The kernels' own source, compiled as C for this CPU and run over the configurations,
-    against the CPU library of the same generated C: G and the gradient of <W, G>."""
+    against the CPU library of the same generated C: G and the gradient of <W, G> in q's
+    coordinates."""
     kernel = cuda.compile_cuda(robot.model, robot.constraints, dtype=dtype, vjp=True)
     qs = _configurations(robot, 9)
     if dtype == "float32":  # q as the kernel sees it, normalized in float32
@@ -56,16 +58,46 @@ def test_the_kernels_c_on_the_host_gives_the_cpu_librarys_g_and_gradient(robot, 
     W = np.random.default_rng(3).standard_normal((len(qs), kernel.m, kernel.m))
     gradient, status = kernel.host(qs, W=W)
     assert (status == OK).all()
-    expected = cpu.vjp(qs, W)
+    expected = evaluate(cpu, qs, None, W)
     assert np.abs(gradient - expected).max() <= TOLERANCE[dtype] * np.abs(expected).max()
 
 
+@pytest.mark.parametrize(
+    "tree", [pytest.param("atlas", marks=pytest.mark.slow), "free flyer and continuous joint"]
+)
+def test_the_kernels_follow_the_cpu_contract_at_any_norm(tree):
+    """Unit parts (a free flyer's quaternion, a continuous joint's (cos, sin)) at norms from
+    0.05 to 20: G(N(q)) and the gradient in q's coordinates, as the CPU library gives them."""
+    from _jax import far_off_the_sphere, tree_with_unit_parts
+
+    if tree == "atlas":
+        atlas = registry.load("atlas")
+        model, cms = atlas.model, atlas.constraints
+    else:
+        model, cms = tree_with_unit_parts()
+    f = build.compile(model, cms, vjp=True, flags=FAST, derivative_flags=FAST_DERIVATIVES)
+    kernel = cuda.compile_cuda(model, cms, vjp=True)
+    rng = np.random.default_rng(4)
+    steps = rng.uniform(-1.0, 1.0, (6, model.nv))
+    qs = far_off_the_sphere(model, np.array([pin.integrate(model, pin.neutral(model), v)
+                                             for v in steps]))  # fmt: skip
+    G, status = kernel.host(qs)
+    assert (status == OK).all()
+    expected = evaluate(f, qs).reshape(len(qs), -1)
+    assert np.abs(G - expected).max() <= 1e-12 * np.abs(expected).max()
+    W = rng.standard_normal((len(qs), kernel.m, kernel.m))
+    gradient, status = kernel.host(qs, W=W)
+    expected = evaluate(f, qs, None, W)
+    assert (status == OK).all() and gradient.shape == (len(qs), model.nq)
+    assert np.abs(gradient - expected).max() <= 1e-12 * np.abs(expected).max()
+
+
 def test_a_rejected_configuration_gets_its_status_and_no_g(robot):
-    """A q off the unit sphere, beyond the model's range or not finite, and weights that are not
-    finite, are named per configuration; the others are computed."""
+    """A q with a unit part of norm 0, beyond the model's range or not finite, and weights that
+    are not finite, are named per configuration; the others are computed."""
     kernel = cuda.compile_cuda(robot.model, robot.constraints, vjp=True)
     qs = _configurations(robot, 4)
-    qs[1, 3:7] *= 1.01  # the free flyer's quaternion
+    qs[1, 3:7] = 0.0  # the free flyer's quaternion
     qs[2, 8] = np.nan
     qs[3, 9] = 1e300
     G, status = kernel.host(qs)  # what the kernel did not write is NaN
@@ -229,7 +261,7 @@ def test_on_the_gpu_the_kernels_give_the_cpu_librarys_g_and_gradient(robot, cpu,
         "qs": np.ascontiguousarray(qs.T, dtype=dtype),
         "W": np.ascontiguousarray(W.reshape(B, -1).T, dtype=dtype),
         "G": np.zeros((kernel.n_out, B), dtype=dtype),
-        "gradient": np.zeros((kernel.nv, B), dtype=dtype),
+        "gradient": np.zeros((kernel.nq, B), dtype=dtype),
         "status": np.full(B, -1, dtype=np.int32),
         "status_vjp": np.full(B, -1, dtype=np.int32),
     }
@@ -255,7 +287,7 @@ def test_on_the_gpu_the_kernels_give_the_cpu_librarys_g_and_gradient(robot, cpu,
     expected = cpu(qs).reshape(B, -1)
     error = np.abs(host["G"].T - expected).max() / np.abs(expected).max()
     assert error <= GPU_TOLERANCE[dtype]
-    expected = cpu.vjp(qs, W)
+    expected = evaluate(cpu, qs, None, W)
     error = np.abs(host["gradient"].T - expected).max() / np.abs(expected).max()
     assert error <= GPU_TOLERANCE[dtype]
 
@@ -278,7 +310,7 @@ def test_placements_as_inputs_on_the_host(robot):
     assert np.abs(G - expected).max() <= TOLERANCE["float64"] * np.abs(expected).max()
     W = rng.standard_normal((len(qs), kernel.m, kernel.m))
     gradient, status = kernel.host(qs, placements=p, W=W)
-    expected = placed.vjp(qs, W, placements=moved)
+    expected = evaluate(placed, qs, p, W)
     assert (status == OK).all()
     assert np.abs(gradient - expected).max() <= TOLERANCE["float64"] * np.abs(expected).max()
     with pytest.raises(ValueError, match="p must point to its"):

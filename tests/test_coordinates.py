@@ -12,10 +12,10 @@ import pvosimr
 from pvosimr.backends import NUMPY
 from pvosimr.constraints import point, weld
 from pvosimr.coordinates import (
-    coordinate_plan,
     coordinates_to_tangent,
     normalized,
     tangent_to_coordinates,
+    unit_normalized,
     unit_part_spans,
 )
 from pvosimr.kinematics.joints import configuration_tangent
@@ -45,26 +45,20 @@ def test_the_map_is_the_chain_rule_with_no_radial_part(name):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_the_plan_normalises_as_the_reference(name):
-    """(The plan's map, in the generated gradient library, is tested by tests/test_jax.py and
-    tests/test_torch.py against :func:`tangent_to_coordinates`.)"""
+def test_the_rule_normalises_as_the_reference(name):
+    """(The plan's map, in the generated gradient library and the CUDA gradient kernel, is
+    tested by tests/test_jax.py, tests/test_torch.py and tests/test_codegen_cuda.py against
+    :func:`tangent_to_coordinates`.)"""
     model = MODELS[name]()
-    plan = coordinate_plan(model)
     rng = np.random.default_rng(1)
-
-    def set_(a, index, values):
-        a = a.copy()
-        a[..., index] = values
-        return a
-
     qs = np.stack([random_q(model, rng) for _ in range(4)])
-    # off the sphere: normalize divides each unit part by its norm, and nothing else moves
+    # off the sphere: N divides each unit part by its norm, and nothing else moves
     scaled = qs.copy()
-    for start, length in unit_part_spans(model):
+    spans = unit_part_spans(model)
+    for start, length in spans:
         scaled[:, start : start + length] *= rng.uniform(0.5, 2.0, (4, 1))
-    back = plan.normalize(scaled, np, set_)
-    np.testing.assert_allclose(back, qs, rtol=0, atol=1e-15)
-    assert np.array_equal(plan.normalize(qs, np, set_)[0], normalized(model, qs[0])[0])
+    np.testing.assert_allclose(unit_normalized(scaled, spans), qs, rtol=0, atol=1e-15)
+    assert np.array_equal(unit_normalized(qs, spans)[0], normalized(model, qs[0])[0])
 
 
 def test_a_q_normalised_to_rounding_is_used_as_given():

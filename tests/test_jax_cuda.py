@@ -15,7 +15,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _codegen import codegen_or_skip
-from _jax import every_kind_of_joint_held, on_and_off_the_sphere, planar_chain_held
+from _jax import (
+    every_kind_of_joint_held,
+    far_off_the_sphere,
+    on_and_off_the_sphere,
+    planar_chain_held,
+    tree_with_unit_parts,
+)
 
 from pvosimr.codegen.c_source import BAD_Q
 from pvosimr.codegen.contract import FAILURE_WORDS
@@ -108,15 +114,15 @@ def _calls(f, x) -> list[dict]:
 def test_lowered_for_cuda_g_is_one_call_on_configurations_fastest(robot, gpu_stand_in, dtype):
     G = pj.delassus(robot.model, robot.constraints, route="cuda")
     t = {"float64": "f64", "float32": "f32"}[dtype]
-    nq, nv, m = robot.model.nq, robot.model.nv, 6
+    nq, m = robot.model.nq, 6
     qs = _configurations(robot, 12).astype(dtype).reshape(3, 4, nq)
     loss = lambda q: jnp.sum(G(q) ** 2)  # noqa: E731
     cases = {  # function, input -> the one call's operands and results
         "G": (G, qs[0, 0], [f"{nq}x1"], [f"{m * m}x1"], 1),
         "vmap": (jax.vmap(jax.vmap(G)), qs, [f"{nq}x12"], [f"{m * m}x12"], 12),
         "batch": (G, qs, [f"{nq}x12"], [f"{m * m}x12"], 12),
-        "grad": (jax.grad(loss), qs[0, 0], [f"{nq}x1", f"{m * m}x1"], [f"{nv}x1"], 1),
-        "vmap grad": (jax.vmap(jax.grad(loss)), qs[0], [f"{nq}x4", f"{m * m}x4"], [f"{nv}x4"], 4),
+        "grad": (jax.grad(loss), qs[0, 0], [f"{nq}x1", f"{m * m}x1"], [f"{nq}x1"], 1),
+        "vmap grad": (jax.vmap(jax.grad(loss)), qs[0], [f"{nq}x4", f"{m * m}x4"], [f"{nq}x4"], 4),
     }
     for name, (f, x, operands, results, B) in cases.items():
         calls = _calls(f, x)
@@ -351,6 +357,26 @@ def test_on_the_host_the_route_is_the_ffi_routes_g_and_gradient(host_route, tree
 def _unit_rows(model):
     for start, length in unit_part_spans(model):
         yield from range(start, start + length)
+
+
+def test_on_the_host_the_kernels_take_q_at_any_norm(host_route):
+    """A free flyer and a continuous joint, their unit parts at norms from 0.05 to 20, go to the
+    kernels as given (no normalising or mapping in XLA ops around them): G(N(q)) and the
+    gradient in q's coordinates are the FFI route's."""
+    model, cms = tree_with_unit_parts()
+    G_host, ffi_route = host_route(model, cms), pj.delassus(model, cms, route="ffi")
+    qs = far_off_the_sphere(model, configurations(model, 6, seed=12))
+    W = np.random.default_rng(12).standard_normal((6, ffi_route.compiled.m, ffi_route.compiled.m))
+    loss = lambda G: lambda q, W: jnp.sum(W * G(q))  # noqa: E731
+    for f, args in ((jax.vmap(G_host), (qs,)), (jax.vmap(jax.grad(loss(G_host))), (qs, W))):
+        text = jax.jit(f).lower(*args).as_text()
+        assert "custom_call @pvosimr_cuda" in text
+        assert not re.search(r"stablehlo\.(r?sqrt|divide)", text)
+    assert _rel(jax.vmap(G_host)(qs), jax.vmap(ffi_route)(qs)) <= 1e-12
+    gradient = jax.vmap(jax.grad(loss(G_host)))(qs, W)
+    expected = jax.vmap(jax.grad(loss(ffi_route)))(qs, W)
+    assert _rel(gradient, expected) <= 1e-12
+    assert np.abs(expected[..., list(_unit_rows(model))]).max() > 1e-3  # the map is exercised
 
 
 def test_on_the_host_a_rejected_row_is_named_in_the_cpu_routes_words(robot, G_on_host):

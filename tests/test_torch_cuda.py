@@ -102,8 +102,8 @@ def _gradient_check(G, f, qs: np.ndarray, dtype, atol: float) -> None:
 
 @pytest.mark.parametrize("dtype, atol", [("float64", 1e-12), ("float32", 1e-4)])
 def test_the_cuda_route_is_the_cpu_route(on_the_host, tree_f, dtype, atol):
-    """Every row on the sphere, off it (the kernel rejects it: normalised and launched again)
-    and at a batch of two axes; the gradient mapped to q's coordinates."""
+    """Every row on the sphere, off it and at a batch of two axes; the gradient in q's
+    coordinates."""
     from _jax import on_and_off_the_sphere
 
     model, cms, f = tree_f
@@ -116,6 +116,19 @@ def test_the_cuda_route_is_the_cpu_route(on_the_host, tree_f, dtype, atol):
     _gradient_check(G, f, off, dtype, atol)
     two_axes = torch.tensor(qs.reshape(2, 3, -1), dtype=dtype)
     assert G(two_axes, None).shape == (2, 3, f.m, f.m)
+
+
+def test_q_at_any_norm_is_one_launch_of_each_kernel(on_the_host):
+    """A free flyer and a continuous joint, their unit parts at norms from 0.05 to 20, go to the
+    kernels as given, once each (no launch again after normalising here): G(N(q)) and the
+    gradient in q's coordinates are the CPU route's."""
+    from _jax import far_off_the_sphere, tree_with_unit_parts
+
+    model, cms = tree_with_unit_parts()
+    G, f = _route(model, cms)
+    qs = far_off_the_sphere(model, configurations(model, 6, seed=12))
+    _gradient_check(G, f, qs, torch.float64, 1e-12)
+    assert on_the_host[-1].launches == 2
 
 
 def test_gradcheck_in_float64(on_the_host, tree_f):

@@ -51,6 +51,7 @@ __all__ = [
     "BAD_Q",
     "BAD_W",
     "COORDINATES_C",
+    "COORDINATES_ROW_C",
     "EVAL_FAILED",
     "FINITE_C",
     "NON_FINITE",
@@ -88,14 +89,18 @@ SPAWN_SECONDS = 1e-4
 BLOCK = 8
 assert all(BLOCK % lanes == 0 for lanes in FEATURES)
 
-#: C of ``pvosimr_to_coordinates(plan, B, qs, q_hats, gs, outs, tolerance)``: for each of ``B``
-#: rows, the tangent gradient ``g`` (nv) in q's coordinates (nq) at ``q`` (as given) and its
+#: C of ``pvosimr_coordinates_row(plan, q, q_hat, g, out, stride, tolerance)``: one
+#: configuration's tangent gradient ``g`` (nv) in q's coordinates (nq) at ``q`` and its
 #: normalised ``q_hat``: ``T (Tᵀ T)⁻¹ g`` at ``q_hat``
 #: (:func:`pvosimr.coordinates.tangent_to_coordinates` is its reference), each unit part's rows
 #: then divided by that part's norm in ``q`` (1 where its squared norm is within ``tolerance``
-#: of 1).  ``plan`` is :meth:`~pvosimr.coordinates.CoordinatePlan.packed`.  The JAX handler
-#: and the PyTorch ops call it, one map for both.
-COORDINATES_C = template("coordinates.c")
+#: of 1).  ``plan`` is :meth:`~pvosimr.coordinates.CoordinatePlan.packed`.  The gradient
+#: library and the CUDA gradient kernel (:mod:`pvosimr.codegen.cuda_source`) hold it: one map.
+COORDINATES_ROW_C = template("coordinates_row.c")
+
+#: C of ``pvosimr_to_coordinates(plan, B, qs, q_hats, gs, outs, tolerance)``: the map of
+#: :data:`COORDINATES_ROW_C` on ``B`` rows (row-major), for the front ends over the library.
+COORDINATES_C = COORDINATES_ROW_C + template("coordinates.c")
 
 
 def _squared(start: int, length: int) -> str:

@@ -7,14 +7,16 @@ locals, model constants folded in), each line rewritten one for one (:func:`kern
 its locals stay locals (registers, spilled by ``ptxas`` where they do not fit), an input is
 read where CasADi reads it and an output stored where CasADi writes it.  Configurations lie
 fastest in memory: ``qs`` is (nq, B), G (n_out, B) with row ``k`` CasADi's entry ``k`` of the
-column-major m × m matrix, the gradient's weights ``Ws`` (m·m, B) and its result (nv, B), so
-a warp's 32 threads load and store 32 consecutive numbers.  Constraint placements as inputs
+column-major m × m matrix, the gradient's weights ``Ws`` (m·m, B) and its result (nq, B), so
+a warp's 32 threads load and store 32 consecutive numbers (:mod:`pvosimr.codegen.cuda_layout`
+lays a front end's arrays out so).  Constraint placements as inputs
 (``placements="input"``) are one vector ``p`` for every configuration.
 
-Each thread checks its ``q`` first (every entry within the model's range, every unit-norm part
-normalized to :data:`pvosimr.checks.NORMALIZED_TOLERANCE`) and applies the unit-part rule of every
-route (:mod:`pvosimr.coordinates`, G at ``N(q)``), then checks the weights (finite) and the
-result (finite), and writes its code to ``status`` (:data:`pvosimr.codegen.c_source.OK`,
+The kernels follow the CPU library's contract (:mod:`pvosimr.codegen.contract`): each thread
+checks its ``q`` first (every entry within the model's range, every unit part of non-zero norm),
+computes G at ``N(q)`` (the unit-part rule of every route, :mod:`pvosimr.coordinates`) and the
+gradient in q's coordinates (the gradient library's own map), checks the weights (finite) and
+the result (finite), and writes its code to ``status`` (:data:`pvosimr.codegen.c_source.OK`,
 ``BAD_Q``, ``BAD_W``, ``NON_FINITE``): a rejected configuration's G is not written.
 
 :func:`compile_cuda` returns a :class:`CudaDelassus`: ``source`` (CUDA C, with the kernels
@@ -49,6 +51,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..constraints import as_constraint_list
+from ..coordinates import coordinate_plan
 from ..extras import require
 from ..notices import announce
 from . import compiler as toolchain
@@ -76,7 +79,7 @@ PTX_TARGET = "compute_80"
 ARCHITECTURES = ("sm_80", "sm_90", "sm_100")
 
 #: Bumped whenever the kernel's C changes meaning (part of the PTX's cache key).
-KERNEL_VERSION = "2"
+KERNEL_VERSION = "3"
 
 
 # --------------------------------------------------------------------------- NVRTC and ptxas
@@ -272,7 +275,7 @@ class CudaDelassus:
     ):
         """Run ``pvosimr_vjp`` as :meth:`launch` runs G: ``W`` (m·m, B) the weights (row
         ``k`` entry ``k`` of each configuration's C-ordered W, as ``f.vjp`` reads it), ``out``
-        (nv, B) the gradient of ``⟨W, G⟩`` along ``pin.integrate``."""
+        (nq, B) the gradient of ``⟨W, G(N(q))⟩`` in q's coordinates."""
         if "pvosimr_vjp" not in self.kernels:
             raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
         self._launch("pvosimr_vjp", [qs, p, W, out, status], B, stream, p)
@@ -356,7 +359,7 @@ class CudaDelassus:
 
     def host(self, qs, placements: np.ndarray | None = None, W=None):
         """The kernels' own C run on this CPU, one configuration after the other: ``qs`` (B,
-        nq) -> (G (B, n_out), status (B,)); with ``W`` (B, m·m): the gradient (B, nv) in
+        nq) -> (G (B, n_out), status (B,)); with ``W`` (B, m·m): the gradient (B, nq) in
         place of G.  ``placements``: the ``p`` vector where the placements are inputs."""
         ctype = np.dtype(self.dtype)
         qs = np.ascontiguousarray(np.atleast_2d(qs).T, dtype=ctype)
@@ -379,7 +382,7 @@ class CudaDelassus:
             if "pvosimr_vjp" not in self.kernels:
                 raise ValueError("this CudaDelassus has no gradient: compile_cuda(..., vjp=True)")
             ws = np.ascontiguousarray(np.reshape(W, (B, self.m * self.m)).T, dtype=ctype)
-            out = np.full((self.nv, B), np.nan, dtype=ctype)
+            out = np.full((self.nq, B), np.nan, dtype=ctype)
             args = [qs.ctypes.data, p.ctypes.data, ws.ctypes.data, out.ctypes.data]
             function = lib.pvosimr_vjp
         function.restype = None
@@ -488,7 +491,8 @@ def compile_cuda(
         infos.append(info)
     algorithm = infos[0]["fname"].removeprefix("delassus_").removesuffix("_placed")
     sizes = {**infos[0], "vjp": vjp}
-    source = kernel_source(infos[0], infos[1] if vjp else None, dtype)
+    plan = coordinate_plan(model).packed()
+    source = kernel_source(infos[0], infos[1] if vjp else None, dtype, plan)
     return CudaDelassus(source, sizes, algorithm.replace("_", "-"), dtype, cache_dir)
 
 

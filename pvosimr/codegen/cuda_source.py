@@ -2,20 +2,24 @@
 of G or of its gradient, line for line, in a kernel with one configuration per thread.
 
 Configurations lie fastest in memory: entry ``i`` of a configuration's array at ``[i * B]``.
-Each thread checks its ``q`` (every entry within the model's range, every unit-norm part
-normalized to :data:`pvosimr.checks.NORMALIZED_TOLERANCE`) and applies the unit-part rule of every
-route (:mod:`pvosimr.coordinates`): the body reads ``N(q)``.  The same source compiles as C for
-the host (``__device__`` empty, the kernel a loop over configurations).
+Each thread checks its ``q`` as the front ends over the CPU library do
+(:func:`pvosimr.checks.check_configuration_rows`: every entry within the model's range, every
+unit part of non-zero norm) and applies the unit-part rule of every route
+(:mod:`pvosimr.coordinates`): the body reads ``N(q)``, G is ``G(N(q))``.  The gradient kernel
+maps its tangent gradient to q's coordinates with the gradient library's own C
+(:data:`pvosimr.codegen.c_source.COORDINATES_ROW_C`).  The same source compiles as C for the
+host (``__device__`` empty, the kernel a loop over configurations).
 """
 
 from __future__ import annotations
 
 import re
 
-from ..checks import NORMALIZED_TOLERANCE
+import numpy as np
+
 from ..coordinates import AS_GIVEN_TOLERANCE
 from . import casadi_statements as statements
-from .c_source import BAD_Q, BAD_W, NON_FINITE, OK
+from .c_source import BAD_Q, BAD_W, COORDINATES_ROW_C, NON_FINITE, OK
 from .call import CodegenError
 
 __all__ = ["DTYPES", "CudaError", "kernel_body", "kernel_source"]
@@ -68,10 +72,13 @@ _PRELUDE = """/* pvosimr: G = J M^-1 J^T as CUDA kernels, one configuration per 
 #include <math.h>
 #define __device__
 #define __global__
+#define __constant__
 #define PV_EXTERN
 #define PV_FORCEINLINE inline
 #endif
 typedef {ctype} pv_t;
+typedef pv_t casadi_real;  /* the type of the gradient library's map to q's coordinates */
+#define PVOSIMR_DEVICE __device__
 #define PV_C(x) ((pv_t)(x))
 #define pv_casadi_sq(x) ((x) * (x))
 {math}
@@ -83,32 +90,25 @@ _MATH = {  # the C library's functions of pv_t
 }
 
 
-def _unit_slots(parts: list[tuple[int, int]]) -> dict[int, int]:
-    """Entry of ``q`` -> its slot in ``u``, the unit parts after the unit-part rule."""
-    entries = [start + k for start, length in parts for k in range(length)]
-    return {entry: slot for slot, entry in enumerate(entries)}
-
-
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
     """``pvosimr_bad_q(q, B, u)``: 1 where an entry of ``q`` is beyond the model's range or a
-    unit-norm part is not normalized (computed in double, whatever ``pv_t``); else 0, with
-    ``u`` the unit parts of ``N(q)`` by the CPU library's unit-part rule
-    (:mod:`pvosimr.coordinates`: as given within ``AS_GIVEN_TOLERANCE`` of a unit squared norm,
-    else divided by their norm, the squared norm summed in index order), and ``PV_Q_i``, entry
-    ``i`` of ``N(q)`` as the body reads it: ``u``'s slot for a unit part, else ``q`` in memory."""
-    checks, slots = [], _unit_slots(parts)
+    unit part's squared norm is not positive and finite (computed in double, whatever ``pv_t``);
+    else 0, with ``u[i]`` entry ``i`` of ``N(q)`` for each unit part by the CPU library's
+    unit-part rule (:mod:`pvosimr.coordinates`: as given within ``AS_GIVEN_TOLERANCE`` of a
+    unit squared norm, else divided by their norm, the squared norm summed in index order), and
+    ``PV_Q_i``, entry ``i`` of ``N(q)`` as the body reads it: ``u[i]`` in a unit part, else
+    ``q`` in memory."""
+    checks, unit = [], {start + k for start, length in parts for k in range(length)}
     for start, length in parts:
         squared = " + ".join(f"x[{start + k}] * x[{start + k}]" for k in range(length))
         checks.append(
             f"  s = {squared};\n"
-            f"  if (!(fabs(sqrt(s) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;\n"
+            "  if (!(s > 0.0 && s - s == 0.0)) return 1;\n"
             f"  s = fabs(s - 1.0) <= {AS_GIVEN_TOLERANCE!r} ? 1.0 : sqrt(s);\n"
-            + "".join(
-                f"  u[{slots[start + k]}] = (pv_t)(x[{start + k}] / s);\n" for k in range(length)
-            )
+            + "".join(f"  u[{start + k}] = (pv_t)(x[{start + k}] / s);\n" for k in range(length))
         )
     reads = "\n".join(
-        f"#define PV_Q_{i} u[{slots[i]}]" if i in slots else f"#define PV_Q_{i} q[{i}LL * B]"
+        f"#define PV_Q_{i} u[{i}]" if i in unit else f"#define PV_Q_{i} q[{i}LL * B]"
         for i in range(nq)
     )
     return f"""
@@ -137,38 +137,46 @@ __device__ static PV_FORCEINLINE int pvosimr_finite(const pv_t* v, int n, long l
 """
 
 
-def _function(name: str, body: str, info: dict) -> str:
-    """The kernel ``name`` around ``body`` (:func:`kernel_body` of G or of the gradient)."""
-    inputs = ["q"] + (["p"] if info["n_p"] else []) + (["w"] if info["n_w"] else [])
+def _function(name: str, info: dict) -> str:
+    """The kernel ``name`` around the :func:`kernel_body` of ``info``'s function (G or its
+    gradient): G stored where CasADi writes it, the tangent gradient into ``g`` and mapped to
+    q's coordinates (:data:`~pvosimr.codegen.c_source.COORDINATES_ROW_C`)."""
+    vjp, body = bool(info["n_w"]), kernel_body(info["generated"], info["fname"])
+    inputs = ["q"] + (["p"] if info["n_p"] else []) + (["w"] if vjp else [])
     # q's entries through PV_Q_i (pvosimr_bad_q's N(q)), the others from memory
     macros = {"q": "PV_Q_##i", "p": "(pv_t)p[i]", "w": "w[(long long)(i) * B]"}
-    n_unit = max(1, sum(length for _, length in info["unit_parts"]))
     defines = "\n".join(f"#define PV_IN{k}(i) {macros[x]}" for k, x in enumerate(inputs))
     undefines = "\n".join(f"#undef PV_IN{k}" for k in range(len(inputs)))
-    weights = "const pv_t* __restrict__ ws, " if info["n_w"] else ""
-    w_param = "const pv_t* __restrict__ w, " if info["n_w"] else ""
-    w_row = "  const pv_t* w = ws + b;\n" if info["n_w"] else ""
-    w_check = (
-        f"  if (!pvosimr_finite(w, {info['n_w']}, B)) {{ status[b] = {BAD_W}; return; }}\n"
-        if info["n_w"]
-        else ""
-    )
-    w_arg = "w, " if info["n_w"] else ""
+    w_param = "const pv_t* __restrict__ w, " if vjp else ""
     params = (
-        f"const pv_t* __restrict__ qs, const pv_t* __restrict__ p, {weights}"
-        "pv_t* __restrict__ outs, int* __restrict__ status, long long B"
+        "const pv_t* __restrict__ qs, const pv_t* __restrict__ p, "
+        + ("const pv_t* __restrict__ ws, " if vjp else "")
+        + "pv_t* __restrict__ outs, int* __restrict__ status, long long B"
     )
-    args = "qs, p, " + ("ws, " if info["n_w"] else "") + "outs, status, B"
+    args = "qs, p, " + ("ws, " if vjp else "") + "outs, status, B"
+    if vjp:
+        row = f"""  const pv_t* w = ws + b;
+  pv_t g[{info["n_out"]}];
+  if (pvosimr_bad_q(q, B, u)) {{ status[b] = {BAD_Q}; return; }}
+  if (!pvosimr_finite(w, {info["n_w"]}, B)) {{ status[b] = {BAD_W}; return; }}
+  {name}_body(q, u, p, w, g, B);
+  pvosimr_coordinates_row(pvosimr_plan, q, u, g, out, B, {AS_GIVEN_TOLERANCE!r});
+  status[b] = pvosimr_finite(out, {info["nq"]}, B) ? {OK} : {NON_FINITE};"""
+    else:
+        row = f"""  if (pvosimr_bad_q(q, B, u)) {{ status[b] = {BAD_Q}; return; }}
+  {name}_body(q, u, p, out, B);
+  status[b] = pvosimr_finite(out, {info["n_out"]}, B) ? {OK} : {NON_FINITE};"""
     return f"""
 /* ---- {name}: {info["fname"]}, {info["n_instructions"]:,} CasADi instructions ---- */
 {defines}
-#define PV_OUT(i) out[(long long)(i) * B]
+#define PV_OUT(i) out[{"i" if vjp else "(long long)(i) * B"}]
 __device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
     const pv_t* __restrict__ u, const pv_t* __restrict__ p, {w_param}
     pv_t* __restrict__ out, long long B) {{
   (void)q;
   (void)u;
   (void)p;
+  (void)B;
 {body}
 }}
 {undefines}
@@ -177,10 +185,8 @@ __device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
 __device__ static PV_FORCEINLINE void {name}_row({params}, long long b) {{
   const pv_t* q = qs + b;
   pv_t* out = outs + b;
-  pv_t u[{n_unit}];
-{w_row}  if (pvosimr_bad_q(q, B, u)) {{ status[b] = {BAD_Q}; return; }}
-{w_check}  {name}_body(q, u, p, {w_arg}out, B);
-  status[b] = pvosimr_finite(out, {info["n_out"]}, B) ? {OK} : {NON_FINITE};
+  pv_t u[{max(info["nq"], 1)}];
+{row}
 }}
 
 #ifdef __CUDACC__
@@ -197,14 +203,21 @@ PV_EXTERN void {name}({params}) {{
 """
 
 
-def kernel_source(g_info: dict, vjp_info: dict | None, dtype: str) -> str:
+def kernel_source(
+    g_info: dict, vjp_info: dict | None, dtype: str, plan: np.ndarray | None = None
+) -> str:
     """The CUDA C of ``pvosimr_G`` (G of :func:`~pvosimr.codegen.build.generate_source`'s
-    ``g_info``) and, with ``vjp_info``, ``pvosimr_vjp`` (the gradient of ``⟨W, G⟩``), in
-    ``dtype`` (:data:`DTYPES`); also C for the host."""
+    ``g_info``) and, with ``vjp_info`` and the model's ``plan``
+    (:meth:`~pvosimr.coordinates.CoordinatePlan.packed`), ``pvosimr_vjp`` (the gradient of
+    ``⟨W, G⟩`` in q's coordinates), in ``dtype`` (:data:`DTYPES`); also C for the host."""
     prelude = _PRELUDE.format(dtype=dtype, ctype=DTYPES[dtype], math=_MATH[dtype])
     check = _q_check(g_info["nq"], g_info["unit_parts"], g_info["q_bound"])
-    parts = [prelude, check]
-    for name, info in (("pvosimr_G", g_info), ("pvosimr_vjp", vjp_info)):
-        if info is not None:
-            parts.append(_function(name, kernel_body(info["generated"], info["fname"]), info))
+    parts = [prelude, check, _function("pvosimr_G", g_info)]
+    if vjp_info is not None:
+        numbers = ", ".join(str(int(x)) for x in plan)
+        parts += [
+            COORDINATES_ROW_C,
+            f"static __constant__ const long long pvosimr_plan[{len(plan)}] = {{{numbers}}};\n",
+            _function("pvosimr_vjp", vjp_info),
+        ]
     return "".join(parts)

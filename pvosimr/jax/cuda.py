@@ -8,14 +8,13 @@ context (the one XLA uses; :meth:`~pvosimr.codegen.cuda.CudaDelassus.functions` 
 module at the first trace) and the driver's ``cuLaunchKernel``, ``cuMemcpyDtoHAsync_v2``,
 ``cuStreamSynchronize`` and ``cuGetErrorName`` are attributes of the call.
 
-Around the call, XLA ops on the GPU: q's batch flattened to B rows and its unit parts
-normalised (the unit-part rule, :mod:`pvosimr.coordinates`: G is ``G(N(q))`` at any non-zero
-norm), then transposed to the kernels' layout (configurations fastest: q (nq, B), G (m·m, B),
-W (m·m, B), the gradient (nv, B)) and back.  ``vmap`` folds its axis into B (one launch at any
-nesting).  The gradient is a ``jax.custom_vjp`` whose backward pass launches the gradient
-kernel (tangent, at ``N(q)``) and maps it to q's coordinates as the CPU route's C does
-(:func:`to_coordinates`).  Each kernel checks its configurations; the handler copies the
-status back and waits for the stream: a rejected row is an error with the CPU route's words.
+Around the call, XLA ops on the GPU lay q's batch out for the kernels and G back
+(:mod:`pvosimr.codegen.cuda_layout`); the kernels compute ``G(N(q))`` at any non-zero norm of
+q's unit parts and the gradient in q's coordinates, as the CPU library does.  ``vmap`` folds
+its axis into B (one launch at any nesting).  The gradient is a ``jax.custom_vjp`` whose
+backward pass launches the gradient kernel.  Each kernel checks its configurations; the
+handler copies the status back and waits for the stream: a rejected row is an error with the
+CPU route's words.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..codegen.cuda import BLOCK, CudaDelassus, compile_cuda
-from ..coordinates import AS_GIVEN_TOLERANCE, CoordinatePlan, coordinate_plan, squared_norm
+from ..codegen.cuda_layout import columns, matrices, rows
 from ..extras import missing_extra, require
 from . import ffi
 from .arrays import checked_input
@@ -43,7 +42,6 @@ __all__ = [
     "kernel_functions",
     "nvidia_gpu",
     "register",
-    "to_coordinates",
 ]
 
 #: The name the handler is registered under (platform CUDA).
@@ -113,49 +111,6 @@ def kernel_functions(kernel: CudaDelassus) -> dict[str, np.ndarray]:
     return table
 
 
-def to_coordinates(plan: CoordinatePlan, q, q_hat, g):
-    """The tangent gradient ``g`` (B, nv) at ``q_hat = N(q)`` in q's coordinates (B, nq), in
-    JAX: ``T (Tᵀ T)⁻¹ g`` at ``q_hat``, each unit part's rows divided by its norm in ``q`` (1
-    within :data:`~pvosimr.coordinates.AS_GIVEN_TOLERANCE` of a unit squared norm), the map of
-    the CPU route's C (:data:`pvosimr.codegen.c_source.COORDINATES_C`) term for term."""
-    out = jnp.zeros((*g.shape[:-1], plan.nq), g.dtype)
-    rows, columns = plan.identity
-    if len(rows):
-        out = out.at[:, rows].set(g[:, columns])
-    rows, columns = plan.quaternions
-    if len(rows):
-        x, y, z, w = (q_hat[:, rows[:, k]] for k in range(4))
-        u, v, t = (g[:, columns[:, k]] for k in range(3))
-        turned = [w * u - z * v + y * t, z * u + w * v - x * t, -y * u + x * v + w * t,
-                  -x * u - y * v - z * t]  # fmt: skip
-        out = out.at[:, rows].set(2.0 * jnp.stack(turned, axis=-1))
-    rows, columns, quaternion = plan.se3
-    if len(rows):  # the translation: R(Q) g
-        x, y, z, w = (q_hat[:, quaternion[:, k]] for k in range(4))
-        u, v, t = (g[:, columns[:, k]] for k in range(3))
-        xx, yy, zz = 2 * x * x, 2 * y * y, 2 * z * z
-        xy, xz, yz, xw, yw, zw = 2 * x * y, 2 * x * z, 2 * y * z, 2 * x * w, 2 * y * w, 2 * z * w
-        moved = [(1 - yy - zz) * u + (xy - zw) * v + (xz + yw) * t,
-                 (xy + zw) * u + (1 - xx - zz) * v + (yz - xw) * t,
-                 (xz - yw) * u + (yz + xw) * v + (1 - xx - yy) * t]  # fmt: skip
-        out = out.at[:, rows].set(jnp.stack(moved, axis=-1))
-    rows, columns = plan.complexes
-    if len(rows):  # (cos, sin) turned: (-sin, cos) g
-        gc = g[:, columns]
-        out = out.at[:, rows].set(jnp.stack([-q_hat[:, rows[:, 1]] * gc,
-                                             q_hat[:, rows[:, 0]] * gc], axis=-1))  # fmt: skip
-    rows, columns, angle = plan.se2
-    if len(rows):  # the planar translation: R(theta) g
-        c, s = q_hat[:, angle[:, 0]], q_hat[:, angle[:, 1]]
-        u, v = g[:, columns[:, 0]], g[:, columns[:, 1]]
-        out = out.at[:, rows].set(jnp.stack([c * u - s * v, s * u + c * v], axis=-1))
-    for rows in plan.unit.values():
-        squared = squared_norm(q[:, rows])
-        divisor = jnp.where(jnp.abs(squared - 1.0) <= AS_GIVEN_TOLERANCE, 1.0, jnp.sqrt(squared))
-        out = out.at[:, rows].divide(divisor[..., None])
-    return out
-
-
 class _Kernels:
     """The kernels of one model in each dtype, compiled and loaded at first use."""
 
@@ -186,40 +141,32 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
     _check_available()
     register()
     kernels = _Kernels(model, cms, algorithm, cache_dir)
-    plan = coordinate_plan(model)
     nq = model.nq
 
-    def launch(name: str, columns: list, rows: int):
-        """The handler on ``columns`` (q's, then W's; each (·, B)): the kernel's (rows, B)."""
-        kernel, functions, driver = kernels.of(columns[0].dtype)
-        B = columns[0].shape[1]
-        out = (jax.ShapeDtypeStruct((rows, B), columns[0].dtype),
+    def launch(name: str, inputs: list, n_out: int):
+        """The handler on ``inputs`` (q's, then W's; each (·, B)): the kernel's (n_out, B)."""
+        kernel, functions, driver = kernels.of(inputs[0].dtype)
+        B = inputs[0].shape[1]
+        out = (jax.ShapeDtypeStruct((n_out, B), inputs[0].dtype),
                jax.ShapeDtypeStruct((B,), jnp.int32))  # fmt: skip
         n_w = kernel.m * kernel.m if name == "pvosimr_vjp" else 0
         result, _ = jax.ffi.ffi_call(TARGET, out)(
-            *columns,
+            *inputs,
             functions=functions[name],
             driver=driver,
-            sizes=np.array([nq, n_w, rows], dtype=np.int64),
+            sizes=np.array([nq, n_w, n_out], dtype=np.int64),
             block=np.int64(BLOCK),
         )
         return result
 
     def evaluate(q):
-        kernel = kernels.of(q.dtype)[0]
-        m, batch = kernel.m, q.shape[:-1]
-        q_hat = _normalized(plan, q.reshape(-1, nq))
-        G = launch("pvosimr_G", [q_hat.T], m * m)  # row k: entry k of the column-major G
-        return G.T.reshape(-1, m, m).swapaxes(-1, -2).reshape(*batch, m, m)
+        m = kernels.of(q.dtype)[0].m
+        return matrices(launch("pvosimr_G", [columns(q, nq)], m * m), q.shape[:-1], m)
 
     def gradient(q, W):
-        kernel = kernels.of(q.dtype)[0]
-        m, batch = kernel.m, q.shape[:-1]
-        q = q.reshape(-1, nq)
-        q_hat = _normalized(plan, q)
-        weights = jnp.broadcast_to(W, (*batch, m, m)).reshape(-1, m * m).T  # row k: C order
-        g = launch("pvosimr_vjp", [q_hat.T, weights.astype(q.dtype)], kernel.nv).T
-        return to_coordinates(plan, q, q_hat, g).reshape(*batch, nq)
+        m, batch = kernels.of(q.dtype)[0].m, q.shape[:-1]
+        weights = columns(jnp.broadcast_to(W, (*batch, m, m)).astype(q.dtype), m * m)
+        return rows(launch("pvosimr_vjp", [columns(q, nq), weights], nq), batch)
 
     evaluate, gradient = _one_launch(evaluate), _one_launch(gradient)
 
@@ -243,11 +190,6 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
     G.__doc__ = f"G(q) of {model.name or 'the model'} on the CUDA route (pvosimr.jax.delassus)."
     G.kernels = kernels
     return G
-
-
-def _normalized(plan: CoordinatePlan, q):
-    """``N(q)`` (the unit-part rule, :meth:`CoordinatePlan.normalize`) in XLA ops."""
-    return plan.normalize(q, jnp, lambda a, index, values: a.at[..., index].set(values))
 
 
 def _one_launch(fn: Callable) -> Callable:
