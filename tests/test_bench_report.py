@@ -18,12 +18,11 @@ def test_the_committed_report_renders_again_from_its_json():
 
 
 def test_the_committed_frameworks_report_renders_again_from_its_json():
-    """The section "JAX and PyTorch" alone (figures/jax-torch): the same but for the name of
-    the benchmarks' package, which has moved since that report was written."""
+    """The section "JAX and PyTorch" alone (figures/jax-torch)."""
     folder = FIGURES / "jax-torch"
     committed = (folder / "timings.md").read_text(encoding="utf-8")
     md = report.markdown(figure.load(folder / "timings.json"))
-    assert md == committed.replace("pvosimr.study.bench", "benchmarks")
+    assert md == committed
 
 
 @pytest.mark.slow  # seconds: matplotlib draws both figures
