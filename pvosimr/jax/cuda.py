@@ -31,7 +31,7 @@ from ..codegen.cuda import BLOCK, CudaDelassus, compile_cuda
 from ..codegen.cuda_layout import columns, matrices, rows
 from ..extras import missing_extra, require
 from . import ffi
-from .arrays import checked_input
+from .arrays import checked_inputs
 
 __all__ = [
     "SOURCE",
@@ -183,9 +183,8 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
     delassus_q.defvjp(forward, backward)
 
     def G(q, placements=None):
-        if placements is not None:
-            raise TypeError("this function has fixed placements: call G(q)")
-        return delassus_q(checked_input(q, "q", nq))
+        (q,), _ = checked_inputs(q, placements, "fixed", nq, 0)
+        return delassus_q(q)
 
     G.__doc__ = f"G(q) of {model.name or 'the model'} on the CUDA route (pvosimr.jax.delassus)."
     G.kernels = kernels
