@@ -8,7 +8,7 @@ G in float64 meets the project's tolerance (``rel_err ≤ TOLERANCE``); the grad
 ``⟨W, G(N(q))⟩`` in q's coordinates (float64) meets it against central differences of the
 truth's G in q's own coordinates, ``N`` dividing each unit part by its norm; G in float32 meets
 :func:`float32_bound`, float32's epsilon times the conditioning of M, which the measured
-errors (docs/cuda.md, "float32") stay far below.
+errors (docs/cuda.md, "Against the truth, and where float32 ends") stay far below.
 """
 
 from __future__ import annotations
