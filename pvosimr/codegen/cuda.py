@@ -54,6 +54,7 @@ from ..constraints import as_constraint_list
 from ..coordinates import coordinate_plan
 from ..extras import require
 from ..notices import announce
+from . import chunks
 from . import compiler as toolchain
 from .cache import building, cache_dir_origin, install, make_folder, usable
 from .cuda_source import DTYPES, CudaError, kernel_body, kernel_source
@@ -481,10 +482,10 @@ def compile_cuda(
     for output in ("G", "vjp") if vjp else ("G",):
         _, info = generate_source(model, cms, algorithm, placements=placements, output=output)
         if info["chunked"]:
-            raise CudaError(
-                f"{info['fname']} has {info['n_instructions']:,} CasADi instructions: beyond "
-                "pvosimr.codegen.chunks.CHUNKED_FROM it is written in chunks, which the CUDA "
-                "kernel does not take"
+            raise CudaError(  # info's count is of the outlined function, below the line
+                f"{info['fname']} has more than {chunks.CHUNKED_FROM:,} CasADi instructions "
+                "(pvosimr.codegen.chunks.CHUNKED_FROM): it is written in chunks, which the "
+                "CUDA kernel does not take"
             )
         if info["m"] == 0:
             raise ValueError("the constraints have no rows: G is empty, there is no kernel")
