@@ -33,25 +33,10 @@ class _Entry:
     constants: Kinematics
 
 
-class _Kept:
-    """The constants kept with a topology: the last :class:`_Entry` read for it, if any."""
-
-    __slots__ = ("entry",)
-
-    def __init__(self, topology: Topology) -> None:
-        self.entry: _Entry | None = None
-
-
 def _placements(constraint_models) -> tuple[pin.SE3, ...]:
     """Both placements of every constraint (``joint2_placement`` of a one-body constraint is
     read too: a point anchor's is its fixed point in the world)."""
     return tuple(P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement))
-
-
-def _same(placements: tuple[pin.SE3, ...], kept: tuple[pin.SE3, ...]) -> bool:
-    return len(placements) == len(kept) and all(
-        P == Q for P, Q in zip(placements, kept, strict=True)
-    )
 
 
 def _fixed_subspaces(
@@ -135,8 +120,7 @@ def numeric_constants(
     ``model.createData()`` the constants may be read with (its contents are overwritten)."""
     check = check_model(model) if checked is None else checked
     placements = _placements(constraint_models)
-    kept = topology.prepared("numpy constants", _Kept)
-    entry = kept.entry
-    if entry is None or entry.check is not check or not _same(placements, entry.placements):
-        entry = kept.entry = _read(model, data, topology, constraint_models, check, placements)
-    return entry.constants
+    kept: list[_Entry] = topology.prepared("numpy constants", lambda t: [])  # the last read
+    if not kept or kept[0].check is not check or kept[0].placements != placements:
+        kept[:] = [_read(model, data, topology, constraint_models, check, placements)]
+    return kept[0].constants

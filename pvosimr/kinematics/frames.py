@@ -13,7 +13,7 @@ builder runs on CasADi SX.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pinocchio as pin
@@ -26,8 +26,10 @@ from ..topology import Topology
 __all__ = [
     "Kinematics",
     "backend_kinematics",
+    "constant_kinematics",
     "frame_transforms",
     "link_constants",
+    "link_world",
     "model_constants",
     "numeric_kinematics",
     "pinocchio_joint_kinematics",
@@ -130,6 +132,20 @@ def model_constants(
     return H, armature, K
 
 
+def link_world(
+    X: list[SpatialTransform], topology: Topology, i: int, world: dict[int, Matrix]
+) -> Matrix:
+    """``^{i}X_0 = X_up(i) ^{π(i)}X_0``, composed only down from the nearest link in ``world``
+    (``{0: B.eye(6)}`` at first), which keeps every link composed on the way."""
+    path, j = [], i
+    while j not in world:  # the links down to this one not composed yet
+        path.append(j)
+        j = topology.parent[j]
+    for j in reversed(path):
+        world[j] = X[j].motion(world[topology.parent[j]])
+    return world[i]
+
+
 def frame_transforms(
     B: Backend,
     X: list[SpatialTransform],
@@ -146,14 +162,8 @@ def frame_transforms(
     world: dict[int, Matrix] = {0: B.eye(6)}
     out = {}
     for e in topology.framed:
-        path, i = [], topology.link_of[e]
-        while i not in world:  # the links down to this one not composed yet
-            path.append(i)
-            i = topology.parent[i]
-        for i in reversed(path):
-            world[i] = X[i].motion(world[topology.parent[i]])
         A = B.const(placed[e][0].actionInverse) if actions is None else actions[e]
-        out[e] = A @ world[topology.link_of[e]]
+        out[e] = A @ link_world(X, topology, topology.link_of[e], world)
     if actions is None:
         out.update((key, B.const(W)) for key, W in _anchors(topology, constraint_models).items())
     else:
@@ -174,13 +184,28 @@ def backend_kinematics(
     traced), with the model's constants made ``B``'s constants.  ``actions``: as for
     :func:`model_constants` (a ``K`` built from them is ``B``'s already)."""
     H, armature, K = model_constants(model, topology, constraint_models, actions)
+    world = frame_transforms(B, X, topology, constraint_models, actions)
+    return constant_kinematics(B, X, S, H, armature, K, world)
+
+
+def constant_kinematics(
+    B: Backend,
+    X: list[SpatialTransform],
+    S: list[Matrix],
+    H: list[np.ndarray],
+    armature: list[np.ndarray | None],
+    K: dict[int, Matrix],
+    world: dict[int, Matrix],
+) -> Kinematics:
+    """The :class:`Kinematics` of these fields, the numpy constants among ``H``, ``armature``
+    and ``K`` made ``B``'s constants."""
     return Kinematics(
         X=X,
         S=S,
         H=[B.const(h) for h in H],
         armature=[None if a is None else B.const(a) for a in armature],
         K={e: B.const(k) if isinstance(k, np.ndarray) else k for e, k in K.items()},
-        world=frame_transforms(B, X, topology, constraint_models, actions),
+        world=world,
     )
 
 
@@ -236,13 +261,4 @@ def numeric_kinematics(
         for e in topology.framed:
             P, _ = placed[e]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
-    return Kinematics(
-        X=X,
-        S=S,
-        H=constants.H,
-        armature=constants.armature,
-        K=constants.K,
-        world=world,
-        axis=constants.axis,
-        identity=constants.identity,
-    )
+    return replace(constants, X=X, S=S, world=world)
