@@ -13,7 +13,7 @@ builder runs on CasADi SX.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
@@ -261,4 +261,13 @@ def numeric_kinematics(
         for e in topology.framed:
             P, _ = placed[e]
             world[e] = (data.oMi[topology.link_of[e]] * P).actionInverse
-    return replace(constants, X=X, S=S, world=world)
+    return Kinematics(
+        X=X,
+        S=S,
+        H=constants.H,
+        armature=constants.armature,
+        K=constants.K,
+        world=world,
+        axis=constants.axis,
+        identity=constants.identity,
+    )
