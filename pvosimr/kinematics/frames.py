@@ -26,7 +26,6 @@ from ..topology import Topology
 __all__ = [
     "Kinematics",
     "backend_kinematics",
-    "constant_kinematics",
     "frame_transforms",
     "link_constants",
     "link_world",
@@ -185,20 +184,6 @@ def backend_kinematics(
     :func:`model_constants` (a ``K`` built from them is ``B``'s already)."""
     H, armature, K = model_constants(model, topology, constraint_models, actions)
     world = frame_transforms(B, X, topology, constraint_models, actions)
-    return constant_kinematics(B, X, S, H, armature, K, world)
-
-
-def constant_kinematics(
-    B: Backend,
-    X: list[SpatialTransform],
-    S: list[Matrix],
-    H: list[np.ndarray],
-    armature: list[np.ndarray | None],
-    K: dict[int, Matrix],
-    world: dict[int, Matrix],
-) -> Kinematics:
-    """The :class:`Kinematics` of these fields, the numpy constants among ``H``, ``armature``
-    and ``K`` made ``B``'s constants."""
     return Kinematics(
         X=X,
         S=S,

@@ -21,7 +21,6 @@ from ..topology import Topology
 from .frames import (
     Kinematics,
     backend_kinematics,
-    constant_kinematics,
     link_constants,
     link_world,
 )
@@ -49,7 +48,14 @@ def structure_kinematics(
         return backend_kinematics(B, model, X, S, topology, cms)
     H, armature = link_constants(model, topology)
     K, world = _generic_rows(B, X, topology)
-    return constant_kinematics(B, X, S, H, armature, K, world)
+    return Kinematics(
+        X=X,
+        S=S,
+        H=[B.const(h) for h in H],
+        armature=[None if a is None else B.const(a) for a in armature],
+        K={e: B.const(k) for e, k in K.items()},
+        world=world,
+    )
 
 
 def _generic_rows(B: CountingBackend, X: list, topo: Topology) -> tuple[dict, dict]:
