@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 import pinocchio as pin
 
 from .algorithms import sweeps_for
-from .backends.casadi import CASADI, FOLD_TOLERANCE, SX, CasadiBackend, ca, fold, function_cost
+from .backends.casadi import CASADI, SX, CasadiBackend, ca, fold, function_cost
+from .backends.protocol import FOLD_TOLERANCE
 from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list
 from .kinematics.joints import configuration_tangent

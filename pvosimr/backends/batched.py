@@ -284,9 +284,8 @@ class BatchedNumpyBackend:
         n, m = a.a.shape[0], a.shape[0]
         return MatrixStack(np.take(a.a.reshape(n, m * m), upper_mirror(m), axis=1))
 
+    symmetric = symmetric_from_upper
+
     def permute(self, a: Any, order: list[int]) -> Any:
         idx = np.asarray(order, dtype=int)
         return _apply(lambda x: x[..., idx[:, None], idx], a)
-
-    def symmetric(self, a: Any) -> Any:
-        return self.symmetric_from_upper(a)

@@ -250,9 +250,8 @@ class JaxBackend:
         index = jnp.asarray(upper_mirror(n), dtype=jnp.int32)
         return JaxMatrix(raw.reshape(n * n)[index].reshape(n, n))
 
+    symmetric = symmetric_from_upper
+
     def permute(self, a: Any, order: list[int]) -> JaxMatrix:
         idx = np.asarray(order, dtype=int)
         return JaxMatrix(_raw(a)[idx[:, None], idx])
-
-    def symmetric(self, a: Any) -> JaxMatrix:
-        return self.symmetric_from_upper(a)

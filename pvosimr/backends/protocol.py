@@ -29,6 +29,7 @@ __all__ = [
     "Block",
     "JointStep",
     "Matrix",
+    "folded",
     "implements",
     "joint_step",
     "place_blocks",
@@ -42,6 +43,17 @@ __all__ = [
 #: folded, the function moves by at most about this fraction, far inside the 1e-10 agreement
 #: with numpy.
 FOLD_TOLERANCE = 1e-12
+
+
+def folded(a: Any) -> np.ndarray:
+    """A numeric constant as a float array (2-D at least) with its rounding residue, the entries
+    within :data:`FOLD_TOLERANCE` of its largest, made exact zeros: what the backends that
+    count operations take it as."""
+    a = np.array(np.atleast_2d(np.asarray(a, dtype=float)))
+    if a.size:
+        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
+    return a
+
 
 Matrix = Any
 """A 2-D matrix of the backend in use (``numpy.ndarray``, ``casadi.SX``, ...)."""
