@@ -40,7 +40,15 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .lowering import JOINT_SPACE_MODELS, PIN4_MODELS, LoweredConstraint, RowMap, lower, rows
+from .lowering import (
+    JOINT_SPACE_MODELS,
+    PIN4_MODELS,
+    LoweredConstraint,
+    RowMap,
+    constraint_label,
+    lower,
+    rows,
+)
 
 __all__ = [
     "ORTHONORMAL_TOLERANCE",
@@ -51,6 +59,7 @@ __all__ = [
     "check_placements",
     "constraint_dim",
     "constraint_kind",
+    "constraint_label",
     "constraint_matrix",
     "constraint_shape",
     "contact_cholesky",
@@ -275,8 +284,7 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
                 continue
             problem = check_placement(placement)
             if problem:
-                label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
-                raise ValueError(f"{label}: {name} {problem}")
+                raise ValueError(f"{constraint_label(k, cm)}: {name} {problem}")
             if len(_CHECKED_PLACEMENTS) >= 4096:
                 _CHECKED_PLACEMENTS.clear()
             _CHECKED_PLACEMENTS.add(key)
@@ -308,31 +316,20 @@ def end_effector_placements(cm: pin.RigidConstraintModel) -> tuple[pin.SE3, ...]
 def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShape:
     """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
     other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
-    kind = constraint_kind(cm)
-    if type(cm) is LoweredConstraint:
-        if cm.joint2_id == cm.joint1_id:
-            raise ValueError(f"{label} links joint {cm.joint1_id} to itself: its rows are zero")
-        return ConstraintShape(*cm.key())
-    if kind != "rigid":
-        if cm.joint2_id == cm.joint1_id:
-            raise ValueError(
-                f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its "
-                "rows are zero"
-            )
-        return ConstraintShape(cm.joint1_id, constraint_dim(cm), cm.joint2_id, False, kind)
-    if cm.reference_frame not in _FRAMES:
+    lowered, kind = type(cm) is LoweredConstraint, constraint_kind(cm)
+    rigid = kind == "rigid" and not lowered
+    if rigid and cm.reference_frame not in _FRAMES:
         raise ValueError(
             f"{label} uses reference frame {cm.reference_frame}; pin.LOCAL or "
             "pin.LOCAL_WORLD_ALIGNED are supported"
         )
     if cm.joint2_id == cm.joint1_id:
-        raise ValueError(
-            f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its rows "
-            "are zero"
-        )
-    return ConstraintShape(
-        cm.joint1_id, constraint_dim(cm), cm.joint2_id, _FRAMES[cm.reference_frame]
-    )
+        which = "" if lowered else " (joint1_id = joint2_id)"
+        raise ValueError(f"{label} links joint {cm.joint1_id} to itself{which}: its rows are zero")
+    if lowered:
+        return ConstraintShape(*cm.key())
+    aligned = rigid and _FRAMES[cm.reference_frame]
+    return ConstraintShape(cm.joint1_id, constraint_dim(cm), cm.joint2_id, aligned, kind)
 
 
 def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:

@@ -25,6 +25,7 @@ from .constraints import (
     LoweredConstraint,
     as_constraint_list,
     constraint_kind,
+    constraint_label,
     constraint_shape,
 )
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
@@ -85,7 +86,7 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
     sig = []
     for k, cm in enumerate(as_constraint_list(constraint_models, model)):
         j = cm.joint1_id
-        label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+        label = constraint_label(k, cm)
         if j == 0:
             raise ValueError(f"{label} is on the universe (joint 0); it must be on a moving joint")
         for name, joint in (("joint1_id", j), ("joint2_id", cm.joint2_id)):
@@ -320,13 +321,6 @@ class Topology:
                 j = self.A[j]
             self.n_chain[e] = tuple(chain)
 
-    def _ancestors_or_self(self, i: int) -> list[int]:
-        out = []
-        while i >= 0:
-            out.append(i)
-            i = self.parent[i]
-        return out
-
     def _build_cca(self) -> dict[tuple[int, int], int]:
         """cca of every pair of EEs: the deepest common ancestor of their links.
 
@@ -335,7 +329,10 @@ class Topology:
         cca = {}
         parent, link_of = self.parent, self.link_of
         for a, e1 in enumerate(self.ees[:-1]):
-            anc1 = set(self._ancestors_or_self(link_of[e1]))
+            anc1, i = set(), link_of[e1]  # e1's link and its ancestors
+            while i >= 0:
+                anc1.add(i)
+                i = parent[i]
             meet = [0] * self.njoints  # the world is everyone's ancestor
             for x in range(1, self.njoints):
                 meet[x] = x if x in anc1 else meet[parent[x]]

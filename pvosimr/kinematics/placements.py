@@ -31,6 +31,7 @@ from ..constraints import (
     LoweredConstraint,
     as_constraint_list,
     check_placement,
+    constraint_label,
 )
 from ..lowering import JOINT_SPACE_MODELS
 from ..topology import Topology, constraint_signature
@@ -100,10 +101,6 @@ def placement_keys(topology: Topology) -> list[int]:
     return keys
 
 
-def _label(k: int, cm) -> str:
-    return f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
-
-
 def _pair_or_one(entry, two: bool, label: str) -> tuple:
     """``entry`` as a tuple of ``two + 1`` placements, or ValueError naming the constraint."""
     is_pair = isinstance(entry, (tuple, list))
@@ -145,7 +142,7 @@ def placement_vector(
         )
     out = []
     for k, (cm, shape, entry) in enumerate(zip(cms, signature, placements, strict=True)):
-        label = _label(k, cm)
+        label = constraint_label(k, cm)
         names = ("joint1_placement", "joint2_placement")
         for name, P in zip(names, _pair_or_one(entry, _placed(shape) == 2, label), strict=False):
             if not isinstance(P, pin.SE3):
@@ -164,7 +161,7 @@ def placement_labels(model: pin.Model, constraint_models: Iterable) -> list[str]
     _no_joint_rows(cms)
     names = ("joint1_placement", "joint2_placement")
     return [
-        f"{_label(k, cm)}: {name}"
+        f"{constraint_label(k, cm)}: {name}"
         for k, (cm, shape) in enumerate(zip(cms, constraint_signature(model, cms), strict=True))
         for name in names[: _placed(shape)]
     ]
