@@ -28,6 +28,7 @@ from .constraints import (
     constraint_label,
     constraint_shape,
 )
+from .lowering import CONSTANT_SUBSPACE_JOINTS
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
@@ -36,37 +37,14 @@ T = TypeVar("T")
 
 #: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name,
 #: that the installed pin has (pin 3.4 has neither Mimic nor Ellipsoid, 3.8 no Ellipsoid;
-#: Mimic from pin 3.8 on, see :data:`pvosimr.mimic.MIMIC_JOINTS`).  Composites may nest any
-#: of them, composites included.
+#: Mimic from pin 3.8 on, see :data:`pvosimr.mimic.MIMIC_JOINTS`): those whose motion subspace
+#: is constant, and those whose subspace depends on q.  Composites may nest any of them,
+#: composites included.
 SUPPORTED_JOINTS = frozenset(
     name
-    for name in (
-        "JointModelFreeFlyer",
-        "JointModelSpherical",
-        "JointModelSphericalZYX",
-        "JointModelPlanar",
-        "JointModelTranslation",
-        "JointModelRX",
-        "JointModelRY",
-        "JointModelRZ",
-        "JointModelRevoluteUnaligned",
-        "JointModelRUBX",
-        "JointModelRUBY",
-        "JointModelRUBZ",
-        "JointModelRevoluteUnboundedUnaligned",
-        "JointModelPX",
-        "JointModelPY",
-        "JointModelPZ",
-        "JointModelPrismaticUnaligned",
-        "JointModelHX",
-        "JointModelHY",
-        "JointModelHZ",
-        "JointModelHelicalUnaligned",
-        "JointModelUniversal",
-        "JointModelEllipsoid",
-        "JointModelComposite",
-        "JointModelMimic",
-    )
+    for name in CONSTANT_SUBSPACE_JOINTS
+    | {"JointModel" + kind for kind in ("SphericalZYX", "Universal", "Ellipsoid", "Composite")}
+    | {"JointModelMimic"}
     if hasattr(pin, name) and (name != "JointModelMimic" or MIMIC_JOINTS)
 )
 
