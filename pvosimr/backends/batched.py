@@ -8,6 +8,8 @@ whole batch.  Constants (``S``, inertias, ``K``, ``eye``) stay plain 2-D arrays 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,6 +76,19 @@ def stack_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.matmul(x, y)
 
 
+def _operators(f: Callable[[Any, Any], np.ndarray]) -> tuple[Callable, Callable]:
+    """``x ∘ y`` and ``y ∘ x`` of a stack ``x`` for a binary ``f`` on arrays (``y`` a stack or
+    a plain operand, which broadcasts; a reflected ``y`` is never a stack)."""
+
+    def left(x: MatrixStack, y: Any) -> MatrixStack:
+        return MatrixStack(f(x.a, _raw(y)))
+
+    def right(x: MatrixStack, y: Any) -> MatrixStack:
+        return MatrixStack(f(y, x.a))
+
+    return left, right
+
+
 class MatrixStack:
     """A stack of equally shaped matrices, ``a`` of shape ``(batch, rows, cols)``, that the
     algorithms use as one ``rows × cols`` matrix.
@@ -113,33 +128,11 @@ class MatrixStack:
     def __setitem__(self, key: Any, value: Any) -> None:
         self.a[self._key(key)] = _raw(value)
 
-    def __matmul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(stack_matmul(self.a, _raw(other)))
-
-    def __rmatmul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(stack_matmul(other, self.a))
-
-    def __add__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a + _raw(other))
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a - _raw(other))
-
-    def __rsub__(self, other: Any) -> MatrixStack:
-        return MatrixStack(other - self.a)
-
-    def __mul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a * _raw(other))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a / _raw(other))
-
-    def __rtruediv__(self, other: Any) -> MatrixStack:
-        return MatrixStack(other / self.a)
+    __matmul__, __rmatmul__ = _operators(stack_matmul)
+    __add__, __radd__ = _operators(operator.add)
+    __sub__, __rsub__ = _operators(operator.sub)
+    __mul__, __rmul__ = _operators(operator.mul)
+    __truediv__, __rtruediv__ = _operators(operator.truediv)
 
     def __neg__(self) -> MatrixStack:
         return MatrixStack(-self.a)
