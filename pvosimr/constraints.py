@@ -41,6 +41,7 @@ import numpy as np
 import pinocchio as pin
 
 from .lowering import (
+    CONTACT_DIMS,
     JOINT_SPACE_MODELS,
     PIN4_MODELS,
     LoweredConstraint,
@@ -71,8 +72,6 @@ __all__ = [
     "rows",
     "weld",
 ]
-
-_DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
 _ACCEPTED = (pin.RigidConstraintModel, *PIN4_MODELS)
 
@@ -232,7 +231,7 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     if spec is not None:
         return spec[1]
     try:
-        return _DIM[cm.type]
+        return CONTACT_DIMS[cm.type]
     except KeyError:
         raise ValueError(
             f"unsupported constraint type {cm.type} (CONTACT_3D or CONTACT_6D)"

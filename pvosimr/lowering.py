@@ -42,6 +42,8 @@ mimic joint is refused by name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -50,6 +52,7 @@ from ._lru import LRU
 
 __all__ = [
     "CONSTANT_SUBSPACE_JOINTS",
+    "CONTACT_DIMS",
     "JOINT_SPACE_MODELS",
     "PIN4_MODELS",
     "LoweredConstraint",
@@ -80,14 +83,15 @@ CONSTANT_SUBSPACE_JOINTS = frozenset(
         "PZ", "PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned",
     )
 )  # fmt: skip
-_DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
+#: Rows of a ``RigidConstraintModel`` by its contact type.
+CONTACT_DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
 
 def _kind_and_dim(cm) -> tuple[str, int]:
     """The kind and rows of a rigid constraint or pin 4's anchor (``constraint_kind``,
     ``constraint_dim`` of :mod:`pvosimr.constraints`)."""
     spec = PIN4_MODELS.get(type(cm))
-    return spec if spec is not None else ("rigid", _DIMS.get(cm.type, 0))
+    return spec if spec is not None else ("rigid", CONTACT_DIMS.get(cm.type, 0))
 
 
 #: pin 4's joint-space constraint models (absent from pin 3).
@@ -102,6 +106,7 @@ _IDENTITY = pin.SE3.Identity()
 _ROWS: LRU = LRU(64)  # joint-space rows per (model, model of constraint): one Data each
 
 
+@dataclass(slots=True, eq=False)
 class RowMap:
     """A linear map ``A`` (``r × d``) of the ``d`` rows of a constraint model: its rows in G
     are ``A`` times the model's (those of ``pin.getConstraintJacobian``), ``G_A = A G Aᵀ``.
@@ -112,12 +117,9 @@ class RowMap:
     the constraint list is read, and a bad one named by its index in the list.
     """
 
-    __slots__ = ("matrix", "model", "selection")
-
-    def __init__(self, model, selection=None, matrix=None) -> None:
-        self.model = model
-        self.selection = selection
-        self.matrix = matrix
+    model: Any
+    selection: tuple[int, ...] | None = None
+    matrix: np.ndarray | None = None
 
     @property
     def name(self) -> str:
