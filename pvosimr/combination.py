@@ -102,8 +102,7 @@ def _sandwich(left: Block, G: Matrix, right: Block) -> Matrix:
 def combine(B: Backend, topo: Topology, kin: Kinematics, G_v: Matrix) -> Matrix:
     """G (m × m) from ``G_v``, the swept matrix of the constraints' EEs (symmetric)."""
     T = combination(B, topo, kin)
-    rows = dict(zip(topo.ees, zip(topo.offsets, topo.dims, strict=False), strict=False))
-    span = {e: slice(rows[e][0], rows[e][0] + rows[e][1]) for ends in topo.ends for e in ends}
+    span = {e: slice(o, o + d) for e, o, d in zip(topo.ees, topo.offsets, topo.dims, strict=True)}
     G = B.zeros(topo.m, topo.m)
     starts, dims = topo.constraint_offsets, [s.dim for s in topo.signature]
     for k, (Tk, ends_k) in enumerate(zip(T, topo.ends, strict=True)):

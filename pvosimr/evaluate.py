@@ -17,6 +17,7 @@ computes it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 import numpy as np
 import pinocchio as pin
@@ -40,9 +41,8 @@ from .topology import Topology
 
 __all__ = ["compute_delassus_batch", "delassus_at", "sweep_stack"]
 
-_allocator_warm = False
 
-
+@cache
 def _warm_allocator() -> None:
     """Once per process, let glibc's malloc serve the batch's temporaries from its heap.
 
@@ -54,10 +54,7 @@ def _warm_allocator() -> None:
     Nothing changes on other allocators (``pvosimr bench`` times the batch:
     figures/timings.md).
     """
-    global _allocator_warm
-    if not _allocator_warm:
-        np.empty(3 << 20)  # 24 MiB, freed at once
-        _allocator_warm = True
+    np.empty(3 << 20)  # 24 MiB, freed at once
 
 
 def compute_delassus_batch(

@@ -249,14 +249,11 @@ def place_blocks(B: Backend, rows: int, cols: int, blocks: Sequence[Block]) -> M
     return G
 
 
-_OWN_JOINT_STEP: dict[type, Callable[..., Any]] = {}
-_OWN_ROWS_THROUGH: dict[type, Callable[..., Any]] = {}
-_OWN_PLACE_BLOCKS: dict[type, Callable[..., Any]] = {}
-_OWN = {
-    joint_step: _OWN_JOINT_STEP,
-    rows_through: _OWN_ROWS_THROUGH,
-    place_blocks: _OWN_PLACE_BLOCKS,
-}
+#: Each hook's backends' own forms, by backend class (:func:`implements`).
+_OWN: dict[Callable[..., Any], dict[type, Callable[..., Any]]] = {}
+_OWN_JOINT_STEP = _OWN[joint_step] = {}
+_OWN_ROWS_THROUGH = _OWN[rows_through] = {}
+_OWN_PLACE_BLOCKS = _OWN[place_blocks] = {}
 
 F = TypeVar("F", bound=Callable[..., Any])
 

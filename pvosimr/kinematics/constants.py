@@ -39,35 +39,13 @@ def _placements(constraint_models) -> tuple[pin.SE3, ...]:
     return tuple(P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement))
 
 
-def _fixed_subspaces(
-    model: pin.Model, data: pin.Data, topology: Topology
-) -> list[np.ndarray | None]:
-    """``S_i`` of every link whose joint type is in :data:`CONSTANT_SUBSPACE_JOINTS`, None for
-    the others (and for the world); ``data`` holds the kinematics at some configuration."""
-    S: list[np.ndarray | None] = [None] * topology.njoints
-    joints, joint_datas = model.joints, data.joints
-    for i in topology.links:
-        if joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
-            S[i] = np.reshape(joint_datas[i].S, (6, -1))
-    return S
-
-
-def _unit_axes(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
-    """``(i, k)`` for every link whose constant ``S_i`` (after the mimic couplings' screws) is
-    the unit vector ``e_k``."""
-    for i in topology.links:
-        if fixed[i] is not None and S[i].shape == (6, 1):
-            nonzero = np.flatnonzero(S[i])
-            if nonzero.size == 1 and S[i][nonzero[0], 0] == 1.0:
+def _unit_axes(fixed: list[np.ndarray | None]):
+    """``(i, k)`` for every link whose constant ``S_i`` is the unit vector ``e_k``."""
+    for i, S in enumerate(fixed):
+        if S is not None and S.shape == (6, 1):
+            nonzero = np.flatnonzero(S)
+            if nonzero.size == 1 and S[nonzero[0], 0] == 1.0:
                 yield i, int(nonzero[0])
-
-
-def _identities(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
-    """Every link whose constant ``S_i`` is the 6×6 identity (a free-flyer)."""
-    identity = np.eye(6)
-    for i in topology.links:
-        if fixed[i] is not None and np.array_equal(S[i], identity):
-            yield i
 
 
 def _frozen(a: np.ndarray | None) -> np.ndarray | None:
@@ -91,16 +69,23 @@ def _read(
     if data is None:  # a pin.Data costs O(nv³) memory and time to make: the caller's if any
         data = model.createData()
     kin = numeric_kinematics(model, data, pin.neutral(model), topology, constraint_models)
+    joints = model.joints  # S_i of the joint types in CONSTANT_SUBSPACE_JOINTS, None elsewhere
+    fixed = [
+        _frozen(S) if i and joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS else None
+        for i, S in enumerate(kin.S)
+    ]
     constants = Kinematics(
         X=[],
-        S=[_frozen(S) for S in _fixed_subspaces(model, data, topology)],
+        S=fixed,
         H=[_frozen(H) for H in kin.H],
         armature=[_frozen(a) for a in kin.armature],
         K={e: _frozen(K) for e, K in kin.K.items()},
         world={key: _frozen(kin.world[key]) for key in topology.anchors.values()},
     )
-    constants.axis.update(_unit_axes(kin.S, constants.S, topology))
-    constants.identity.update(_identities(kin.S, constants.S, topology))
+    constants.axis.update(_unit_axes(fixed))
+    constants.identity.update(
+        i for i, S in enumerate(fixed) if S is not None and np.array_equal(S, np.eye(6))
+    )
     kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
     return _Entry(check, kept, constants)
 
