@@ -215,8 +215,7 @@ class BatchedNumpyBackend:
     def zeros(self, rows: int, cols: int) -> MatrixStack:
         return MatrixStack(np.zeros((self.batch, rows, cols)))
 
-    def eye(self, n: int) -> np.ndarray:
-        return np.eye(n)
+    eye = staticmethod(np.eye)
 
     def sqrt(self, x: Any) -> Any:
         return _apply(np.sqrt, x)
@@ -227,8 +226,7 @@ class BatchedNumpyBackend:
     def sin(self, x: Any) -> Any:
         return _apply(np.sin, x)
 
-    def column(self, a: np.ndarray) -> np.ndarray:
-        return NUMPY.column(a)
+    column = staticmethod(NUMPY.column)
 
     def inv(self, a: Any) -> Any:
         if type(a) is not MatrixStack:

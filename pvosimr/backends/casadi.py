@@ -38,14 +38,11 @@ class CasadiBackend:
     def const(self, a: np.ndarray) -> Any:
         return fold(a)
 
-    def zeros(self, rows: int, cols: int) -> Any:
-        return SX(rows, cols)
-
-    def eye(self, n: int) -> Any:
-        return SX.eye(n)
-
-    def sqrt(self, x: Any) -> Any:
-        return ca.sqrt(x)
+    zeros = staticmethod(SX)
+    eye = staticmethod(SX.eye)
+    sqrt = staticmethod(ca.sqrt)
+    cos = staticmethod(ca.cos)
+    sin = staticmethod(ca.sin)
 
     def inv(self, a: Any) -> Any:
         if a.shape == (1, 1):
@@ -74,12 +71,6 @@ class CasadiBackend:
                 acc = acc - lower[i, k] * x[k, :]
             x[i, :] = acc / lower[i, i]
         return x
-
-    def cos(self, x: Any) -> Any:
-        return ca.cos(x)
-
-    def sin(self, x: Any) -> Any:
-        return ca.sin(x)
 
     def column(self, a: np.ndarray) -> Any:
         return fold(np.reshape(a, (-1, 1)))

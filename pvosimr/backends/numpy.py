@@ -117,11 +117,14 @@ class NumpyBackend:
     def zeros(self, rows: int, cols: int) -> np.ndarray:
         return np.zeros((rows, cols))
 
-    def eye(self, n: int) -> np.ndarray:
-        return np.eye(n)
-
-    def sqrt(self, x: float) -> float:
-        return np.sqrt(x)
+    eye = staticmethod(np.eye)
+    sqrt = staticmethod(np.sqrt)
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
+    cholesky = staticmethod(np.linalg.cholesky)
+    solve_lower = staticmethod(np.linalg.solve)
+    vstack = staticmethod(np.vstack)
+    hstack = staticmethod(np.hstack)
 
     def inv(self, a: np.ndarray) -> np.ndarray:
         if a.shape == (1, 1):
@@ -129,26 +132,8 @@ class NumpyBackend:
         lower_inv = np.linalg.inv(np.linalg.cholesky(a))  # LinAlgError unless positive definite
         return mirror_upper(lower_inv.T.dot(lower_inv))  # .dot: no ufunc dispatch on 6×6
 
-    def cholesky(self, a: np.ndarray) -> np.ndarray:
-        return np.linalg.cholesky(a)
-
-    def solve_lower(self, lower: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(lower, b)
-
-    def cos(self, x: np.ndarray) -> np.ndarray:
-        return np.cos(x)
-
-    def sin(self, x: np.ndarray) -> np.ndarray:
-        return np.sin(x)
-
     def column(self, a: np.ndarray) -> np.ndarray:
         return np.reshape(np.asarray(a, dtype=float), (-1, 1))
-
-    def vstack(self, blocks: list[np.ndarray]) -> np.ndarray:
-        return np.vstack(blocks)
-
-    def hstack(self, blocks: list[np.ndarray]) -> np.ndarray:
-        return np.hstack(blocks)
 
     def hat(self, p: np.ndarray) -> np.ndarray:
         x, y, z = np.ravel(p)
