@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -96,13 +97,10 @@ def mirror_upper(a: np.ndarray) -> np.ndarray:
 
 def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
     """The block-diagonal matrix of square ``blocks``, by slice assignment into ``B.zeros``."""
-    size = sum(b.shape[0] for b in blocks)
-    out = B.zeros(size, size)
-    start = 0
-    for b in blocks:
-        stop = start + b.shape[0]
+    ends = list(accumulate((b.shape[0] for b in blocks), initial=0))
+    out = B.zeros(ends[-1], ends[-1])
+    for b, (start, stop) in zip(blocks, pairwise(ends), strict=True):
         out[start:stop, start:stop] = b
-        start = stop
     return out
 
 
@@ -198,12 +196,8 @@ def _rows_through(
     if len(blocks) == 1:
         return [product(blocks[0])]
     R = product(np.concatenate(blocks))
-    out, start = [], 0
-    for K in blocks:
-        stop = start + K.shape[0]
-        out.append(R[start:stop])
-        start = stop
-    return out
+    ends = accumulate((K.shape[0] for K in blocks), initial=0)
+    return [R[start:stop] for start, stop in pairwise(ends)]
 
 
 class OneDofStep:
