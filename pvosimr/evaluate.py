@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import sweeps_for
+from .algorithms import attempt, sweeps_for
 from .backends import NUMPY
 from .backends.batched import BatchedNumpyBackend, MatrixStack
 from .checks import (
@@ -147,22 +147,12 @@ def delassus_at(
     sweeps = sweeps_for(algorithm)
     constants = numeric_constants(model, topology, cms, checked, data)
     kin = numeric_kinematics(model, data, q, topology, cms, constants)
-    G = _sweep(sweeps, NUMPY, topology, kin)
-    if G is None:
+    G = attempt(sweeps, NUMPY, topology, kin)
+    if G is None or not np.isfinite(G).all():
         G = sweep_stack(sweeps, model, q[None], topology, cms)[0]
         if not np.isfinite(G).all():
             raise undefined_error(algorithm, model, q, topology, cms)
     return G
-
-
-def _sweep(sweeps, B, topology: Topology, kin) -> np.ndarray | None:
-    """The algorithm body on one configuration; None where a pivot is not positive definite."""
-    try:
-        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
-        return None
-    return G if np.isfinite(G).all() else None
 
 
 def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cms) -> np.ndarray:
@@ -170,10 +160,7 @@ def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cm
     whose pivots failed are non-finite."""
     n, m = qs.shape[0], topology.m
     B = BatchedNumpyBackend(n)
-    kin = batched_kinematics(B, model, qs, topology, cms)
-    try:
-        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
+    G = attempt(sweeps, B, topology, batched_kinematics(B, model, qs, topology, cms))
+    if G is None:
         return np.full((n, m, m), np.nan)
     return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))
