@@ -137,19 +137,14 @@ class JaxMatrix:
         return f"JaxMatrix(shape={self.shape}, dtype={self.a.dtype})"
 
 
-def _entrywise(f_numpy: Any, f_jax: Any) -> Callable[[Any, Any], Any]:
-    """The backend's ``f`` of a matrix: numpy's on a constant, JAX's otherwise; plain numbers
-    stay plain."""
-
-    def f(self: JaxBackend, x: Any) -> Any:
-        raw = _raw(x)
-        if isinstance(raw, np.ndarray):
-            return JaxMatrix(f_numpy(raw))
-        if _numeric(raw):
-            return f_numpy(raw)
-        return JaxMatrix(f_jax(raw))
-
-    return f
+def _apply(f_numpy: Any, f_jax: Any, x: Any) -> Any:
+    """``f`` on a matrix: numpy's on a constant, JAX's otherwise; plain numbers stay plain."""
+    raw = _raw(x)
+    if isinstance(raw, np.ndarray):
+        return JaxMatrix(f_numpy(raw))
+    if _numeric(raw):
+        return f_numpy(raw)
+    return JaxMatrix(f_jax(raw))
 
 
 class JaxBackend:
@@ -170,9 +165,14 @@ class JaxBackend:
     def eye(self, n: int) -> JaxMatrix:
         return JaxMatrix(np.eye(n))
 
-    sqrt = _entrywise(np.sqrt, lax.sqrt)
-    cos = _entrywise(np.cos, lax.cos)
-    sin = _entrywise(np.sin, lax.sin)
+    def sqrt(self, x: Any) -> Any:
+        return _apply(np.sqrt, lax.sqrt, x)
+
+    def cos(self, x: Any) -> Any:
+        return _apply(np.cos, lax.cos, x)
+
+    def sin(self, x: Any) -> Any:
+        return _apply(np.sin, lax.sin, x)
 
     def column(self, a: np.ndarray) -> JaxMatrix:
         return JaxMatrix(NUMPY.column(a))
