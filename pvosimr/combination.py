@@ -114,8 +114,5 @@ def combine(B: Backend, topo: Topology, kin: Kinematics, G_v: Matrix) -> Matrix:
                 for Ta, a in zip(Tk, ends_k, strict=True)
                 for Tb, b in zip(T[j], topo.ends[j], strict=True)
             ]
-            block = terms[0]
-            for t in terms[1:]:
-                block = block + t
-            G[rk, rj] = block
+            G[rk, rj] = sum(terms[1:], terms[0])  # Σ_a Σ_b T_ka G_v[a, b] T_jbᵀ, in order
     return B.symmetric_from_upper(G)

@@ -86,16 +86,14 @@ def compute_delassus_batch(
     cms = as_constraint_list(constraint_models, model)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
-    algorithm = (
-        resolve_algorithm(algorithm, model, topology, cms, "batch") if topology.m else algorithm
-    )
-    sweeps = sweeps_for(algorithm) if topology.m else None
     if block_size < 1:
         raise ValueError(f"block_size must be positive, not {block_size}")
     n, m = qs.shape[0], topology.m
     G = np.zeros((n, m, m))
     if n == 0 or m == 0:
         return G
+    algorithm = resolve_algorithm(algorithm, model, topology, cms, "batch")
+    sweeps = sweeps_for(algorithm)
     _warm_allocator()
     for start in range(0, n, block_size):
         block = qs[start : start + block_size]

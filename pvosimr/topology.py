@@ -321,12 +321,8 @@ class Topology:
     @cached_property
     def coupling_matrix(self) -> np.ndarray:
         """``T`` (couplings × coupling EEs): coupling ``k``'s row is the sum of its EEs' rows."""
-        T = np.zeros((len(self.couplings), self.m_relaxed - self.m_virtual))
-        start = 0
-        for k, c in enumerate(self.couplings):
-            T[k, start : start + len(c.rows)] = 1.0
-            start += len(c.rows)
-        return T
+        n_rows = [len(c.rows) for c in self.couplings]  # column k of I once per EE of coupling k
+        return np.repeat(np.eye(len(n_rows)), n_rows, axis=1)
 
     def cca(self, e1: int, e2: int) -> int:
         """Closest common ancestor of two different EEs (in N; 0 if only the world)."""
