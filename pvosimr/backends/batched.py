@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -217,14 +218,9 @@ class BatchedNumpyBackend:
 
     eye = staticmethod(np.eye)
 
-    def sqrt(self, x: Any) -> Any:
-        return _apply(np.sqrt, x)
-
-    def cos(self, x: Any) -> Any:
-        return _apply(np.cos, x)
-
-    def sin(self, x: Any) -> Any:
-        return _apply(np.sin, x)
+    sqrt = staticmethod(partial(_apply, np.sqrt))
+    cos = staticmethod(partial(_apply, np.cos))
+    sin = staticmethod(partial(_apply, np.sin))
 
     column = staticmethod(NUMPY.column)
 
@@ -235,8 +231,7 @@ class BatchedNumpyBackend:
             return MatrixStack(1.0 / a.a)
         return MatrixStack(inv_spd(a.a))
 
-    def cholesky(self, a: Any) -> Any:
-        return _apply(_cholesky, a)
+    cholesky = staticmethod(partial(_apply, _cholesky))
 
     def solve_lower(self, lower: Any, b: Any) -> Any:
         x = np.linalg.solve(_raw(lower), _raw(b))

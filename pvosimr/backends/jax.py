@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -165,14 +166,9 @@ class JaxBackend:
     def eye(self, n: int) -> JaxMatrix:
         return JaxMatrix(np.eye(n))
 
-    def sqrt(self, x: Any) -> Any:
-        return _apply(np.sqrt, lax.sqrt, x)
-
-    def cos(self, x: Any) -> Any:
-        return _apply(np.cos, lax.cos, x)
-
-    def sin(self, x: Any) -> Any:
-        return _apply(np.sin, lax.sin, x)
+    sqrt = staticmethod(partial(_apply, np.sqrt, lax.sqrt))
+    cos = staticmethod(partial(_apply, np.cos, lax.cos))
+    sin = staticmethod(partial(_apply, np.sin, lax.sin))
 
     def column(self, a: np.ndarray) -> JaxMatrix:
         return JaxMatrix(NUMPY.column(a))
