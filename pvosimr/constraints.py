@@ -376,19 +376,14 @@ def as_constraint_list(
     returned as is, after one type look-up per entry."""
     if isinstance(constraint_models, (*_ACCEPTED, RowMap)):
         raise TypeError(
-            f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
+            "constraint_models must be a sequence of constraint models, not one "
+            + " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
         )
     out = list(constraint_models)
     for cm in out:
         if type(cm) not in _DIRECT and not isinstance(cm, pin.RigidConstraintModel):
             return lower(out, model)  # only lists with other kinds pay for it
     return out
-
-
-def _accepted() -> str:
-    """The accepted constraint model types, for messages (formed only when one is raised: the
-    check runs on every numeric call)."""
-    return " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
 
 
 def contact_cholesky(

@@ -33,12 +33,6 @@ class _Entry:
     constants: Kinematics
 
 
-def _placements(constraint_models) -> tuple[pin.SE3, ...]:
-    """Both placements of every constraint (``joint2_placement`` of a one-body constraint is
-    read too: a point anchor's is its fixed point in the world)."""
-    return tuple(P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement))
-
-
 def _unit_axes(fixed: list[np.ndarray | None]):
     """``(i, k)`` for every link whose constant ``S_i`` is the unit vector ``e_k``."""
     for i, S in enumerate(fixed):
@@ -104,7 +98,9 @@ def numeric_constants(
     this call (the model's comparison with its copy is not repeated); ``data``: a
     ``model.createData()`` the constants may be read with (its contents are overwritten)."""
     check = check_model(model) if checked is None else checked
-    placements = _placements(constraint_models)
+    placements = tuple(  # both of every constraint: a one-body point anchor's c2 is in the world
+        P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement)
+    )
     kept: list[_Entry] = topology.prepared("numpy constants", lambda t: [])  # the last read
     if not kept or kept[0].check is not check or kept[0].placements != placements:
         kept[:] = [_read(model, data, topology, constraint_models, check, placements)]

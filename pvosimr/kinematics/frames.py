@@ -81,11 +81,6 @@ def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
     return {key: cms[k].joint2_placement.actionInverse for k, key in topology.anchors.items()}
 
 
-def _left(L: np.ndarray, A: Matrix) -> Matrix:
-    """``L A`` for a numpy ``L`` and ``A`` of any backend (CasADi's SX from a placement input)."""
-    return L @ A if isinstance(A, np.ndarray) else type(A)(L) @ A
-
-
 def link_constants(
     model: pin.Model, topology: Topology
 ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
@@ -120,8 +115,8 @@ def model_constants(
     K = {}
     for (e, (P, sign)), L in zip(placed.items(), left, strict=True):
         A = P.actionInverse if actions is None or e not in actions else actions[e]
-        if L is not None:  # a row map or a joint-space row (pvosimr.lowering)
-            K[e] = _left(L, A)
+        if L is not None:  # a row map or a joint-space row (pvosimr.lowering); A may be SX
+            K[e] = L @ A if isinstance(A, np.ndarray) else type(A)(L) @ A
             continue
         K[e] = A[: topology.dim_of[e], :]
         if sign < 0:  # pin 4's models: rows negated
