@@ -149,7 +149,7 @@ def _check_armature(model: pin.Model) -> None:
         k = int(bad[0])
         what = "negative" if np.isfinite(armature[k]) else "not finite"
         raise ValueError(
-            f"model.armature[{k}] = {armature[k]:g} is {what} ({_joint_of_v(model, k)})"
+            f"model.armature[{k}] = {armature[k]:g} is {what} ({_joint_of(model, k, 'v')})"
         )
 
 
@@ -179,19 +179,12 @@ def _q_bound(model: pin.Model) -> np.ndarray:
     return np.full(model.nq, min(bound, _FLOAT_MAX))
 
 
-def _joint_of_v(model: pin.Model, index: int) -> str:
-    """The joint that owns entry ``index`` of a velocity vector (``"joint 3 'elbow'"``)."""
-    return _joint_owning(model, index, lambda j: (j.idx_v, j.nv))
-
-
-def _joint_of_q(model: pin.Model, index: int) -> str:
-    """The joint that owns entry ``index`` of a configuration vector."""
-    return _joint_owning(model, index, lambda j: (j.idx_q, j.nq))
-
-
-def _joint_owning(model: pin.Model, index: int, span) -> str:
+def _joint_of(model: pin.Model, index: int, vector: str) -> str:
+    """The joint that owns entry ``index`` of a configuration (``vector="q"``) or velocity
+    (``"v"``) vector: ``"joint 3 'elbow'"``."""
     for i in range(1, model.njoints):
-        first, size = span(model.joints[i])
+        joint = model.joints[i]
+        first, size = getattr(joint, f"idx_{vector}"), getattr(joint, f"n{vector}")
         if first <= index < first + size:
             return f"joint {i} {model.names[i]!r}"
     return "no joint"
@@ -272,7 +265,7 @@ def _check_any_norm(model: pin.Model, checked: ModelCheck, q: np.ndarray) -> Non
     for start, length in checked.spans:
         if not squared_norm(q[start : start + length]) > 0.0:
             raise ValueError(
-                f"q has a unit part of norm 0 at index {start} ({_joint_of_q(model, start)}): "
+                f"q has a unit part of norm 0 at index {start} ({_joint_of(model, start, 'q')}): "
                 "G(N(q)) divides each quaternion and unit complex (cos, sin) by its norm"
             )
 
@@ -324,9 +317,9 @@ def _where(model: pin.Model, shape: tuple, flat_index: int, label: str) -> str:
     """``index k (joint ...)`` or ``row r, index k (joint ...)`` of an entry of q or qs."""
     if len(shape) == 2 and label == "qs":
         row, index = divmod(flat_index, shape[1])
-        return f"row {row}, index {index} ({_joint_of_q(model, index)})"
+        return f"row {row}, index {index} ({_joint_of(model, index, 'q')})"
     index = flat_index % shape[-1] if shape else 0
-    return f"index {index} ({_joint_of_q(model, index)})"
+    return f"index {index} ({_joint_of(model, index, 'q')})"
 
 
 def _check_values(
@@ -344,7 +337,7 @@ def _check_values(
     if not inside.all():
         row, index = np.argwhere(~inside)[0]
         where = f"index {index}" if single else f"row {row}, index {index}"
-        joint = _joint_of_q(model, index)
+        joint = _joint_of(model, index, "q")
         if not np.isfinite(qs[row, index]):
             raise ValueError(f"{label} is not finite at {where} ({joint})")
         raise ValueError(
@@ -385,9 +378,9 @@ def resolve_topology(model: pin.Model, cms: list, topology: Topology | None) -> 
 
 
 def check_data(model: pin.Model, data: pin.Data) -> None:
+    """TypeError or ValueError unless ``data`` is a ``pin.Data`` created from ``model``."""
     if not isinstance(data, pin.Data):
         raise TypeError(f"data is a {type(data).__name__}, expected pinocchio.Data")
-    """TypeError or ValueError unless ``data`` is a ``pin.Data`` created from ``model``."""
     if not model.check(data):
         if has_mimic_joints(model) and not MIMIC_JOINTS:
             raise NotImplementedError(f"the model has mimic joints: {MIMIC_UNAVAILABLE}")
@@ -439,7 +432,7 @@ def undefined_error(
     if ratio[k] <= model.nv * np.finfo(float).eps:
         return UndefinedError(
             singular,
-            f"{undefined} (the pivot of {_joint_of_v(model, k)} in pin.crba's M is "
+            f"{undefined} (the pivot of {_joint_of(model, k, 'v')} in pin.crba's M is "
             f"{ratio[k]:.1e} of its diagonal: positive only by rounding){_massless_joints(model)}",
         )
     joint, worst = _worst_pivot(model, data, q, topology, cms)

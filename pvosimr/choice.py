@@ -38,7 +38,7 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import SWEEPS, sweeps_for
+from .algorithms import SWEEPS, attempt, sweeps_for
 from .algorithms.pv_osimh import prepare_plan
 from .backends import NUMPY
 from .backends.batched import BatchedNumpyBackend, MatrixStack
@@ -209,13 +209,9 @@ def fastest_call(model: pin.Model, topology: Topology, constraint_models, path: 
 def _timed(run: Callable, body: Callable) -> float:
     """Seconds of one ``run(body)``; infinite where a pivot fails."""
     start = time.perf_counter()
-    try:
-        with np.errstate(all="ignore"):
-            G = run(body)
-    except np.linalg.LinAlgError:
-        return math.inf
+    G = attempt(run, body)
     seconds = time.perf_counter() - start
-    return seconds if np.isfinite(G).all() else math.inf
+    return seconds if G is not None and np.isfinite(G).all() else math.inf
 
 
 def _numpy_call(model: pin.Model, topology: Topology, cms: list) -> Callable:

@@ -102,8 +102,7 @@ def _sandwich(left: Block, G: Matrix, right: Block) -> Matrix:
 def combine(B: Backend, topo: Topology, kin: Kinematics, G_v: Matrix) -> Matrix:
     """G (m × m) from ``G_v``, the swept matrix of the constraints' EEs (symmetric)."""
     T = combination(B, topo, kin)
-    rows = dict(zip(topo.ees, zip(topo.offsets, topo.dims, strict=False), strict=False))
-    span = {e: slice(rows[e][0], rows[e][0] + rows[e][1]) for ends in topo.ends for e in ends}
+    span = {e: slice(o, o + d) for e, o, d in zip(topo.ees, topo.offsets, topo.dims, strict=True)}
     G = B.zeros(topo.m, topo.m)
     starts, dims = topo.constraint_offsets, [s.dim for s in topo.signature]
     for k, (Tk, ends_k) in enumerate(zip(T, topo.ends, strict=True)):
@@ -115,8 +114,5 @@ def combine(B: Backend, topo: Topology, kin: Kinematics, G_v: Matrix) -> Matrix:
                 for Ta, a in zip(Tk, ends_k, strict=True)
                 for Tb, b in zip(T[j], topo.ends[j], strict=True)
             ]
-            block = terms[0]
-            for t in terms[1:]:
-                block = block + t
-            G[rk, rj] = block
+            G[rk, rj] = sum(terms[1:], terms[0])  # Σ_a Σ_b T_ka G_v[a, b] T_jbᵀ, in order
     return B.symmetric_from_upper(G)

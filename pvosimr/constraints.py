@@ -40,7 +40,16 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .lowering import JOINT_SPACE_MODELS, PIN4_MODELS, LoweredConstraint, RowMap, lower, rows
+from .lowering import (
+    CONTACT_DIMS,
+    JOINT_SPACE_MODELS,
+    PIN4_MODELS,
+    LoweredConstraint,
+    RowMap,
+    constraint_label,
+    lower,
+    rows,
+)
 
 __all__ = [
     "ORTHONORMAL_TOLERANCE",
@@ -51,6 +60,7 @@ __all__ = [
     "check_placements",
     "constraint_dim",
     "constraint_kind",
+    "constraint_label",
     "constraint_matrix",
     "constraint_shape",
     "contact_cholesky",
@@ -62,8 +72,6 @@ __all__ = [
     "rows",
     "weld",
 ]
-
-_DIM = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
 _ACCEPTED = (pin.RigidConstraintModel, *PIN4_MODELS)
 
@@ -223,7 +231,7 @@ def constraint_dim(cm: pin.RigidConstraintModel) -> int:
     if spec is not None:
         return spec[1]
     try:
-        return _DIM[cm.type]
+        return CONTACT_DIMS[cm.type]
     except KeyError:
         raise ValueError(
             f"unsupported constraint type {cm.type} (CONTACT_3D or CONTACT_6D)"
@@ -275,8 +283,7 @@ def check_placements(constraint_models: Sequence[pin.RigidConstraintModel]) -> N
                 continue
             problem = check_placement(placement)
             if problem:
-                label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
-                raise ValueError(f"{label}: {name} {problem}")
+                raise ValueError(f"{constraint_label(k, cm)}: {name} {problem}")
             if len(_CHECKED_PLACEMENTS) >= 4096:
                 _CHECKED_PLACEMENTS.clear()
             _CHECKED_PLACEMENTS.add(key)
@@ -308,31 +315,20 @@ def end_effector_placements(cm: pin.RigidConstraintModel) -> tuple[pin.SE3, ...]
 def constraint_shape(cm: pin.RigidConstraintModel, label: str) -> ConstraintShape:
     """The :class:`ConstraintShape` of ``cm``; ValueError (with ``label``) for a reference frame
     other than LOCAL or LOCAL_WORLD_ALIGNED, or two ends on the same joint."""
-    kind = constraint_kind(cm)
-    if type(cm) is LoweredConstraint:
-        if cm.joint2_id == cm.joint1_id:
-            raise ValueError(f"{label} links joint {cm.joint1_id} to itself: its rows are zero")
-        return ConstraintShape(*cm.key())
-    if kind != "rigid":
-        if cm.joint2_id == cm.joint1_id:
-            raise ValueError(
-                f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its "
-                "rows are zero"
-            )
-        return ConstraintShape(cm.joint1_id, constraint_dim(cm), cm.joint2_id, False, kind)
-    if cm.reference_frame not in _FRAMES:
+    lowered, kind = type(cm) is LoweredConstraint, constraint_kind(cm)
+    rigid = kind == "rigid" and not lowered
+    if rigid and cm.reference_frame not in _FRAMES:
         raise ValueError(
             f"{label} uses reference frame {cm.reference_frame}; pin.LOCAL or "
             "pin.LOCAL_WORLD_ALIGNED are supported"
         )
     if cm.joint2_id == cm.joint1_id:
-        raise ValueError(
-            f"{label} links joint {cm.joint1_id} to itself (joint1_id = joint2_id): its rows "
-            "are zero"
-        )
-    return ConstraintShape(
-        cm.joint1_id, constraint_dim(cm), cm.joint2_id, _FRAMES[cm.reference_frame]
-    )
+        which = "" if lowered else " (joint1_id = joint2_id)"
+        raise ValueError(f"{label} links joint {cm.joint1_id} to itself{which}: its rows are zero")
+    if lowered:
+        return ConstraintShape(*cm.key())
+    aligned = rigid and _FRAMES[cm.reference_frame]
+    return ConstraintShape(cm.joint1_id, constraint_dim(cm), cm.joint2_id, aligned, kind)
 
 
 def pinocchio_kind_problem(cm: pin.RigidConstraintModel) -> str:
@@ -380,19 +376,14 @@ def as_constraint_list(
     returned as is, after one type look-up per entry."""
     if isinstance(constraint_models, (*_ACCEPTED, RowMap)):
         raise TypeError(
-            f"constraint_models must be a sequence of constraint models, not one {_accepted()}"
+            "constraint_models must be a sequence of constraint models, not one "
+            + " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
         )
     out = list(constraint_models)
     for cm in out:
         if type(cm) not in _DIRECT and not isinstance(cm, pin.RigidConstraintModel):
             return lower(out, model)  # only lists with other kinds pay for it
     return out
-
-
-def _accepted() -> str:
-    """The accepted constraint model types, for messages (formed only when one is raised: the
-    check runs on every numeric call)."""
-    return " or ".join(f"pinocchio.{t.__name__}" for t in _ACCEPTED)
 
 
 def contact_cholesky(

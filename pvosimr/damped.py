@@ -113,11 +113,6 @@ def cholesky_factor(G: np.ndarray, mu: Damping) -> np.ndarray:
     return L
 
 
-def cholesky_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``x`` with ``L Lᵀ x = b``, two triangular solves."""
-    return np.linalg.solve(L.T, np.linalg.solve(L, b))
-
-
 def cholesky_inverse(L: np.ndarray) -> np.ndarray:
     """``(L Lᵀ)⁻¹ = WᵀW`` with ``W = L⁻¹``, symmetrized against the rounding of the product."""
     W = np.linalg.solve(L, np.eye(L.shape[0]))
@@ -258,8 +253,9 @@ class DelassusOperator:
             where = f"b[{bad[0]}]" if b.ndim == 1 else f"b[{bad[0]}, {bad[1]}]"
             raise ValueError(f"b must be finite: {where} is {b[bad]}")
         mu = check_damping(mu, self.m)
-        if isinstance(mu, np.ndarray):
-            return cholesky_solve(cholesky_factor(self.G, mu), b)
+        if isinstance(mu, np.ndarray):  # L Lᵀ x = b: two triangular solves
+            L = cholesky_factor(self.G, mu)
+            return np.linalg.solve(L.T, np.linalg.solve(L, b))
         shifted = self._shifted(mu)
         x = self._eig_solve(b, shifted)
         if refine:

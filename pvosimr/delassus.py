@@ -44,27 +44,6 @@ __all__ = [
 ALGORITHMS = tuple(SWEEPS)
 
 
-def _evaluate(
-    algorithm: str,
-    model: pin.Model,
-    data: pin.Data,
-    q,
-    constraint_models: Iterable,
-    topology: Topology | None,
-) -> np.ndarray:
-    algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
-    check_data(model, data)
-    checked = check_model(model)
-    q = check_configuration(model, q, checked)
-    cms = as_constraint_list(constraint_models, model)
-    check_placements(cms)
-    topology = resolve_topology(model, cms, topology)
-    if topology.m == 0:
-        return np.zeros((0, 0))
-    algorithm = resolve_algorithm(algorithm, model, topology, cms)
-    return delassus_at(algorithm, model, data, q, topology, cms, checked)
-
-
 def compute_delassus(
     model: pin.Model,
     data: pin.Data,
@@ -92,12 +71,22 @@ def compute_delassus(
     (a :class:`Topology` of this model and constraint structure) is cached transparently when
     not given.
     """
-    return _evaluate(algorithm, model, data, q, constraint_models, topology)
+    algorithm = canonical_algorithm(algorithm)  # an unknown name fails first
+    check_data(model, data)
+    checked = check_model(model)
+    q = check_configuration(model, q, checked)
+    cms = as_constraint_list(constraint_models, model)
+    check_placements(cms)
+    topology = resolve_topology(model, cms, topology)
+    if topology.m == 0:
+        return np.zeros((0, 0))
+    algorithm = resolve_algorithm(algorithm, model, topology, cms)
+    return delassus_at(algorithm, model, data, q, topology, cms, checked)
 
 
 def _named(algorithm: str, doc: str) -> Callable[..., np.ndarray]:
     def run(model, data, q, constraint_models, topology: Topology | None = None) -> np.ndarray:
-        return _evaluate(algorithm, model, data, q, constraint_models, topology)
+        return compute_delassus(model, data, q, constraint_models, algorithm, topology)
 
     run.__name__ = run.__qualname__ = algorithm.replace("-", "_")
     run.__doc__ = f"{doc}\n\nSame signature and semantics as :func:`compute_delassus`."

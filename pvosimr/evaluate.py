@@ -17,11 +17,12 @@ computes it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 import numpy as np
 import pinocchio as pin
 
-from .algorithms import sweeps_for
+from .algorithms import attempt, sweeps_for
 from .backends import NUMPY
 from .backends.batched import BatchedNumpyBackend, MatrixStack
 from .checks import (
@@ -40,9 +41,8 @@ from .topology import Topology
 
 __all__ = ["compute_delassus_batch", "delassus_at", "sweep_stack"]
 
-_allocator_warm = False
 
-
+@cache
 def _warm_allocator() -> None:
     """Once per process, let glibc's malloc serve the batch's temporaries from its heap.
 
@@ -54,10 +54,7 @@ def _warm_allocator() -> None:
     Nothing changes on other allocators (``pvosimr bench`` times the batch:
     figures/timings.md).
     """
-    global _allocator_warm
-    if not _allocator_warm:
-        np.empty(3 << 20)  # 24 MiB, freed at once
-        _allocator_warm = True
+    np.empty(3 << 20)  # 24 MiB, freed at once
 
 
 def compute_delassus_batch(
@@ -89,16 +86,14 @@ def compute_delassus_batch(
     cms = as_constraint_list(constraint_models, model)
     check_placements(cms)
     topology = resolve_topology(model, cms, topology)
-    algorithm = (
-        resolve_algorithm(algorithm, model, topology, cms, "batch") if topology.m else algorithm
-    )
-    sweeps = sweeps_for(algorithm) if topology.m else None
     if block_size < 1:
         raise ValueError(f"block_size must be positive, not {block_size}")
     n, m = qs.shape[0], topology.m
     G = np.zeros((n, m, m))
     if n == 0 or m == 0:
         return G
+    algorithm = resolve_algorithm(algorithm, model, topology, cms, "batch")
+    sweeps = sweeps_for(algorithm)
     _warm_allocator()
     for start in range(0, n, block_size):
         block = qs[start : start + block_size]
@@ -150,22 +145,12 @@ def delassus_at(
     sweeps = sweeps_for(algorithm)
     constants = numeric_constants(model, topology, cms, checked, data)
     kin = numeric_kinematics(model, data, q, topology, cms, constants)
-    G = _sweep(sweeps, NUMPY, topology, kin)
-    if G is None:
+    G = attempt(sweeps, NUMPY, topology, kin)
+    if G is None or not np.isfinite(G).all():
         G = sweep_stack(sweeps, model, q[None], topology, cms)[0]
         if not np.isfinite(G).all():
             raise undefined_error(algorithm, model, q, topology, cms)
     return G
-
-
-def _sweep(sweeps, B, topology: Topology, kin) -> np.ndarray | None:
-    """The algorithm body on one configuration; None where a pivot is not positive definite."""
-    try:
-        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
-        return None
-    return G if np.isfinite(G).all() else None
 
 
 def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cms) -> np.ndarray:
@@ -173,10 +158,7 @@ def sweep_stack(sweeps, model: pin.Model, qs: np.ndarray, topology: Topology, cm
     whose pivots failed are non-finite."""
     n, m = qs.shape[0], topology.m
     B = BatchedNumpyBackend(n)
-    kin = batched_kinematics(B, model, qs, topology, cms)
-    try:
-        with np.errstate(all="ignore"):  # a failed pivot shows up as non-finite G
-            G = sweeps(B, topology, kin)
-    except np.linalg.LinAlgError:
+    G = attempt(sweeps, B, topology, batched_kinematics(B, model, qs, topology, cms))
+    if G is None:
         return np.full((n, m, m), np.nan)
     return np.broadcast_to(G.a if isinstance(G, MatrixStack) else G, (n, m, m))

@@ -42,6 +42,8 @@ mimic joint is refused by name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -50,10 +52,12 @@ from ._lru import LRU
 
 __all__ = [
     "CONSTANT_SUBSPACE_JOINTS",
+    "CONTACT_DIMS",
     "JOINT_SPACE_MODELS",
     "PIN4_MODELS",
     "LoweredConstraint",
     "RowMap",
+    "constraint_label",
     "lower",
     "rows",
 ]
@@ -79,14 +83,15 @@ CONSTANT_SUBSPACE_JOINTS = frozenset(
         "PZ", "PrismaticUnaligned", "HX", "HY", "HZ", "HelicalUnaligned",
     )
 )  # fmt: skip
-_DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
+#: Rows of a ``RigidConstraintModel`` by its contact type.
+CONTACT_DIMS = {pin.ContactType.CONTACT_3D: 3, pin.ContactType.CONTACT_6D: 6}
 
 
 def _kind_and_dim(cm) -> tuple[str, int]:
     """The kind and rows of a rigid constraint or pin 4's anchor (``constraint_kind``,
     ``constraint_dim`` of :mod:`pvosimr.constraints`)."""
     spec = PIN4_MODELS.get(type(cm))
-    return spec if spec is not None else ("rigid", _DIMS.get(cm.type, 0))
+    return spec if spec is not None else ("rigid", CONTACT_DIMS.get(cm.type, 0))
 
 
 #: pin 4's joint-space constraint models (absent from pin 3).
@@ -101,6 +106,7 @@ _IDENTITY = pin.SE3.Identity()
 _ROWS: LRU = LRU(64)  # joint-space rows per (model, model of constraint): one Data each
 
 
+@dataclass(slots=True, eq=False)
 class RowMap:
     """A linear map ``A`` (``r × d``) of the ``d`` rows of a constraint model: its rows in G
     are ``A`` times the model's (those of ``pin.getConstraintJacobian``), ``G_A = A G Aᵀ``.
@@ -111,12 +117,9 @@ class RowMap:
     the constraint list is read, and a bad one named by its index in the list.
     """
 
-    __slots__ = ("matrix", "model", "selection")
-
-    def __init__(self, model, selection=None, matrix=None) -> None:
-        self.model = model
-        self.selection = selection
-        self.matrix = matrix
+    model: Any
+    selection: tuple[int, ...] | None = None
+    matrix: np.ndarray | None = None
 
     @property
     def name(self) -> str:
@@ -177,7 +180,8 @@ class LoweredConstraint:
         )  # fmt: skip
 
 
-def _label(k: int, cm) -> str:
+def constraint_label(k: int, cm) -> str:
+    """``constraint k`` and its name, if it has one: how every error names a constraint."""
     name = getattr(cm, "name", "")
     return f"constraint {k}" + (f" ({name!r})" if name else "")
 
@@ -189,7 +193,7 @@ def _unwrap(cm):
 
 def _refuse(k: int, cm) -> TypeError:
     return TypeError(
-        f"{_label(k, cm)} is a {type(cm).__name__}, which pvosimr cannot take (it takes "
+        f"{constraint_label(k, cm)} is a {type(cm).__name__}, which pvosimr cannot take (it takes "
         "pinocchio.RigidConstraintModel, FrameAnchorConstraintModel, PointAnchorConstraintModel, "
         "PointContactConstraintModel, JointLimitConstraintModel, JointFrictionConstraintModel, "
         "the generic pinocchio.ConstraintModel holding one, and pvosimr.constraints.rows(...))"
@@ -208,7 +212,7 @@ def lower(cms: Sequence, model: pin.Model | None) -> list:
             out.append(_mapped(k, typed))
         elif isinstance(typed, JOINT_SPACE_MODELS):
             if model is None:
-                raise ValueError(f"{_label(k, typed)}: joint-space rows need the model")
+                raise ValueError(f"{constraint_label(k, typed)}: joint-space rows need the model")
             out += _joint_rows(k, typed, model)
         elif type(typed) is LoweredConstraint or _takes(typed):
             out.append(typed)
@@ -223,7 +227,7 @@ def _takes(cm) -> bool:
 
 def _matrix(k: int, rm: RowMap, width: int) -> np.ndarray:
     """The map of ``rm`` as a matrix with ``width`` columns, or ValueError naming it."""
-    label = _label(k, rm)
+    label = constraint_label(k, rm)
     if rm.matrix is None:
         bad = [i for i in rm.selection if not 0 <= i < width]
         if bad:
@@ -247,23 +251,24 @@ def _mapped(k: int, rm: RowMap) -> LoweredConstraint:
         low = _mapped(k, inner)
         A = _matrix(k, rm, low.dim) @ np.array(low.rows)
         return _with_rows(low, A, rm)
-    if isinstance(inner, JOINT_SPACE_MODELS) or not _takes(inner):
-        raise (
-            _refuse(k, inner)
-            if not isinstance(inner, JOINT_SPACE_MODELS)
-            else TypeError(
-                f"{_label(k, rm)}: a row map of a {type(inner).__name__} is not supported "
-                "(map the rows of a rigid constraint or an anchor)"
-            )
+    if isinstance(inner, JOINT_SPACE_MODELS):
+        raise TypeError(
+            f"{constraint_label(k, rm)}: a row map of a {type(inner).__name__} is not supported "
+            "(map the rows of a rigid constraint or an anchor)"
         )
+    if not _takes(inner):
+        raise _refuse(k, inner)
     kind, dim = _kind_and_dim(inner)
-    aligned = kind == "rigid" and inner.reference_frame == _ALIGNED
-    if kind == "rigid" and inner.reference_frame not in (_LOCAL, _ALIGNED):
-        aligned = False  # refused by the shape's check, naming the frame
+    frame = inner.reference_frame if kind == "rigid" else _LOCAL
+    if frame not in (_LOCAL, _ALIGNED):  # as the constraint's own shape refuses it
+        raise ValueError(
+            f"{constraint_label(k, rm)} uses reference frame {frame}; pin.LOCAL or "
+            "pin.LOCAL_WORLD_ALIGNED are supported"
+        )
     low = LoweredConstraint(
         joint1_id=inner.joint1_id, joint2_id=inner.joint2_id,
         joint1_placement=inner.joint1_placement, joint2_placement=inner.joint2_placement,
-        name=inner.name, kind=kind, dim=dim, base=dim, rows=(), world_aligned=aligned,
+        name=inner.name, kind=kind, dim=dim, base=dim, rows=(), world_aligned=frame == _ALIGNED,
         owner=k, source=inner,
     )  # fmt: skip
     return _with_rows(low, _matrix(k, rm, dim), rm)
@@ -310,15 +315,15 @@ def _read_rows(k: int, cm, model: pin.Model) -> tuple:
         (cols,) = np.nonzero(row)
         if len(cols) != 1:
             raise NotImplementedError(
-                f"{_label(k, cm)}: its row {r} touches {len(cols)} velocities; pvosimr takes "
-                "joint-space rows on one velocity each"
+                f"{constraint_label(k, cm)}: its row {r} touches {len(cols)} velocities; "
+                "pvosimr takes joint-space rows on one velocity each"
             )
         v = int(cols[0])
         i = joint_of[v]
         joint = model.joints[i]
         if joint.shortname() not in CONSTANT_SUBSPACE_JOINTS:
             raise NotImplementedError(
-                f"{_label(k, cm)}: its row {r} is on joint {i} ({model.names[i]!r}, "
+                f"{constraint_label(k, cm)}: its row {r} is on joint {i} ({model.names[i]!r}, "
                 f"{joint.shortname()}), whose motion subspace depends on q; pvosimr takes "
                 "joint-space rows on joints with a constant one"
             )

@@ -97,23 +97,19 @@ def screw_axis(model: pin.Model, i: int) -> np.ndarray:
     ``s h a``, although its placement does translate (its Jacobian then disagrees with finite
     differences of its own forward kinematics).
     """
-    joint = model.joints[i]
-    q = pin.neutral(model)
-    if joint.shortname() == "JointModelMimic":
+    joint, q, theta = model.joints[i], pin.neutral(model), 0.5
+    mimic = joint.shortname() == "JointModelMimic"
+    if mimic:
         typed = joint.extract()  # the typed model holds scaling and offset
         if typed.scaling == 0.0:
             raise NotImplementedError(
                 f"mimic joint {i} ({model.names[i]!r}) has scaling 0: it is a fixed joint; "
                 "build the model without it"
             )
-        theta = 0.5
         q[joint.idx_q] = (theta - typed.offset) / typed.scaling
-        jdata = joint.createData()
-        joint.calc(jdata, q)
-        return np.asarray(pin.log6(jdata.M).vector) / theta
     jdata = joint.createData()
     joint.calc(jdata, q)
-    return np.reshape(jdata.S, -1)
+    return np.asarray(pin.log6(jdata.M).vector) / theta if mimic else np.reshape(jdata.S, -1)
 
 
 def _rate_row(model: pin.Model, i: int) -> np.ndarray:

@@ -21,17 +21,19 @@ from typing import Any, NamedTuple
 import pinocchio as pin
 
 from .algorithms import sweeps_for
-from .backends.casadi import CASADI, FOLD_TOLERANCE, SX, CasadiBackend, ca, fold, function_cost
+from .backends.casadi import CASADI, SX, CasadiBackend, ca, fold, function_cost
+from .backends.protocol import FOLD_TOLERANCE
 from .choice import canonical_algorithm, resolve_algorithm
 from .constraints import as_constraint_list
-from .kinematics.joints import configuration_tangent
+from .kinematics.frames import Kinematics, backend_kinematics
+from .kinematics.joints import configuration_tangent, joint_kinematics
 from .kinematics.placements import (
     PLACEMENTS,
+    placement_actions,
     placement_size,
     placement_vector,
     placements_are_inputs,
 )
-from .kinematics.symbolic import symbolic_kinematics
 from .topology import Topology
 
 __all__ = [
@@ -52,6 +54,21 @@ __all__ = [
 OUTPUTS = ("G", "dG", "vjp")
 """What :func:`delassus_function` computes: G, dG/dq, or the gradient of ⟨W, G⟩ (the output's
 name in the CasADi function)."""
+
+
+def symbolic_kinematics(
+    model: pin.Model, q: Any, topology: Topology, constraint_models: Iterable, p: Any = None
+) -> Kinematics:
+    """The :class:`~pvosimr.kinematics.frames.Kinematics` of ``model`` at a symbolic ``q`` (SX,
+    nq × 1), constants folded (the module docstring says how).
+
+    ``p`` (SX, :func:`placement_size` × 1) makes the constraint placements symbolic too
+    (:mod:`pvosimr.kinematics.placements`); by default they are the constraint models' own numbers.
+    """
+    X, S = joint_kinematics(CASADI, model, q, topology)
+    cms = as_constraint_list(constraint_models, model)
+    actions = None if p is None else placement_actions(CASADI, topology, p)
+    return backend_kinematics(CASADI, model, X, S, topology, cms, actions)
 
 
 class _Delassus(NamedTuple):

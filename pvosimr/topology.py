@@ -25,8 +25,10 @@ from .constraints import (
     LoweredConstraint,
     as_constraint_list,
     constraint_kind,
+    constraint_label,
     constraint_shape,
 )
+from .lowering import CONSTANT_SUBSPACE_JOINTS
 from .mimic import MIMIC_JOINTS, MIMIC_UNAVAILABLE, mimic_couplings, relaxed_idx_v, relaxed_nv
 
 __all__ = ["SUPPORTED_JOINTS", "Topology", "constraint_signature"]
@@ -35,37 +37,14 @@ T = TypeVar("T")
 
 #: Joint types the algorithms (and the symbolic kinematics) support, by Pinocchio short name,
 #: that the installed pin has (pin 3.4 has neither Mimic nor Ellipsoid, 3.8 no Ellipsoid;
-#: Mimic from pin 3.8 on, see :data:`pvosimr.mimic.MIMIC_JOINTS`).  Composites may nest any
-#: of them, composites included.
+#: Mimic from pin 3.8 on, see :data:`pvosimr.mimic.MIMIC_JOINTS`): those whose motion subspace
+#: is constant, and those whose subspace depends on q.  Composites may nest any of them,
+#: composites included.
 SUPPORTED_JOINTS = frozenset(
     name
-    for name in (
-        "JointModelFreeFlyer",
-        "JointModelSpherical",
-        "JointModelSphericalZYX",
-        "JointModelPlanar",
-        "JointModelTranslation",
-        "JointModelRX",
-        "JointModelRY",
-        "JointModelRZ",
-        "JointModelRevoluteUnaligned",
-        "JointModelRUBX",
-        "JointModelRUBY",
-        "JointModelRUBZ",
-        "JointModelRevoluteUnboundedUnaligned",
-        "JointModelPX",
-        "JointModelPY",
-        "JointModelPZ",
-        "JointModelPrismaticUnaligned",
-        "JointModelHX",
-        "JointModelHY",
-        "JointModelHZ",
-        "JointModelHelicalUnaligned",
-        "JointModelUniversal",
-        "JointModelEllipsoid",
-        "JointModelComposite",
-        "JointModelMimic",
-    )
+    for name in CONSTANT_SUBSPACE_JOINTS
+    | {"JointModel" + kind for kind in ("SphericalZYX", "Universal", "Ellipsoid", "Composite")}
+    | {"JointModelMimic"}
     if hasattr(pin, name) and (name != "JointModelMimic" or MIMIC_JOINTS)
 )
 
@@ -85,7 +64,7 @@ def constraint_signature(model: pin.Model, constraint_models: Iterable) -> tuple
     sig = []
     for k, cm in enumerate(as_constraint_list(constraint_models, model)):
         j = cm.joint1_id
-        label = f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
+        label = constraint_label(k, cm)
         if j == 0:
             raise ValueError(f"{label} is on the universe (joint 0); it must be on a moving joint")
         for name, joint in (("joint1_id", j), ("joint2_id", cm.joint2_id)):
@@ -320,13 +299,6 @@ class Topology:
                 j = self.A[j]
             self.n_chain[e] = tuple(chain)
 
-    def _ancestors_or_self(self, i: int) -> list[int]:
-        out = []
-        while i >= 0:
-            out.append(i)
-            i = self.parent[i]
-        return out
-
     def _build_cca(self) -> dict[tuple[int, int], int]:
         """cca of every pair of EEs: the deepest common ancestor of their links.
 
@@ -335,7 +307,10 @@ class Topology:
         cca = {}
         parent, link_of = self.parent, self.link_of
         for a, e1 in enumerate(self.ees[:-1]):
-            anc1 = set(self._ancestors_or_self(link_of[e1]))
+            anc1, i = set(), link_of[e1]  # e1's link and its ancestors
+            while i >= 0:
+                anc1.add(i)
+                i = parent[i]
             meet = [0] * self.njoints  # the world is everyone's ancestor
             for x in range(1, self.njoints):
                 meet[x] = x if x in anc1 else meet[parent[x]]
@@ -346,12 +321,8 @@ class Topology:
     @cached_property
     def coupling_matrix(self) -> np.ndarray:
         """``T`` (couplings × coupling EEs): coupling ``k``'s row is the sum of its EEs' rows."""
-        T = np.zeros((len(self.couplings), self.m_relaxed - self.m_virtual))
-        start = 0
-        for k, c in enumerate(self.couplings):
-            T[k, start : start + len(c.rows)] = 1.0
-            start += len(c.rows)
-        return T
+        n_rows = [len(c.rows) for c in self.couplings]  # column k of I once per EE of coupling k
+        return np.repeat(np.eye(len(n_rows)), n_rows, axis=1)
 
     def cca(self, e1: int, e2: int) -> int:
         """Closest common ancestor of two different EEs (in N; 0 if only the world)."""

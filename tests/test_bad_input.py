@@ -79,6 +79,18 @@ def test_reference_frame_world(case):
         pvosimr.pv_osim(model, data, q, cms)
 
 
+def test_row_map_of_a_world_frame_constraint(case):
+    """A row map reads its constraint's frame as the constraint itself does: WORLD is refused,
+    not read as LOCAL."""
+    model, data, q, cms = case
+    cms[1].reference_frame = pin.WORLD
+    mapped = [cms[0], constraints.rows(cms[1], [0, 2])]
+    with pytest.raises(
+        ValueError, match=r"constraint 1 .*reference frame .*pin.LOCAL or pin.LOCAL_WORLD_ALIGNED"
+    ):
+        pvosimr.compute_delassus(model, data, q, mapped)
+
+
 def test_constraint_between_a_joint_and_itself(case):
     model, data, q, cms = case
     cms[0].joint2_id = cms[0].joint1_id

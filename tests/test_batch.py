@@ -393,7 +393,7 @@ def test_failed_recursion_on_a_definite_mass_matrix_is_not_called_singular(monke
     model, cms = mixed_mass_tree(0)
     q = configurations(model, 1)[0]
     nan_stack = lambda sweeps, model, qs, topology, cms: np.full((len(qs), 6, 6), np.nan)  # noqa: E731
-    monkeypatch.setattr(evaluate, "_sweep", lambda *args: None)
+    monkeypatch.setattr(evaluate, "attempt", lambda *args: None)
     monkeypatch.setattr(evaluate, "sweep_stack", nan_stack)
     match = (
         r"the pv-osimr sweeps lost their precision .*positive definite .*cond\(M\) ≈ .*not singular"

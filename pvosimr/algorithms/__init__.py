@@ -1,5 +1,9 @@
 """One module per algorithm; each body ``*_sweeps(B, topology, kinematics)`` runs on any backend."""
 
+from collections.abc import Callable
+
+import numpy as np
+
 from ..backends import Backend, Matrix
 from ..combination import combine
 from ..kinematics.frames import Kinematics
@@ -45,4 +49,15 @@ def sweeps_for(algorithm: str):
     return run
 
 
-__all__ = ["SWEEPS", "sweeps_for", *(f.__name__ for f in SWEEPS.values())]
+def attempt(run: Callable[..., Matrix], *args) -> Matrix | None:
+    """``run(*args)``, numpy's floating-point warnings silenced, or None where it raised
+    ``LinAlgError``: a pivot ``D_i`` that is not positive definite (one that does not raise
+    shows up as non-finite entries instead)."""
+    try:
+        with np.errstate(all="ignore"):
+            return run(*args)
+    except np.linalg.LinAlgError:
+        return None
+
+
+__all__ = ["SWEEPS", "attempt", "sweeps_for", *(f.__name__ for f in SWEEPS.values())]

@@ -65,7 +65,7 @@ class Propagators:
 
     def rows(self, K: Matrix, j: int) -> Matrix:
         """``K ^{A(j)}P_jᵀ``: rows on j's motion → rows on A(j)'s motion (eq. 19)."""
-        return self.step[j].rows_to_parent(K) if j in self.step else K @ self.P[j].T
+        return self.rows_product(j)(K)
 
     def rows_product(self, j: int) -> Callable[[Matrix], Matrix]:
         """``K ↦ K ^{A(j)}P_jᵀ``: :meth:`rows` as a function of ``K`` alone."""

@@ -8,6 +8,9 @@ whole batch.  Constants (``S``, inertias, ``K``, ``eye``) stay plain 2-D arrays 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -74,6 +77,19 @@ def stack_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.matmul(x, y)
 
 
+def _operators(f: Callable[[Any, Any], np.ndarray]) -> tuple[Callable, Callable]:
+    """``x ∘ y`` and ``y ∘ x`` of a stack ``x`` for a binary ``f`` on arrays (``y`` a stack or
+    a plain operand, which broadcasts; a reflected ``y`` is never a stack)."""
+
+    def left(x: MatrixStack, y: Any) -> MatrixStack:
+        return MatrixStack(f(x.a, _raw(y)))
+
+    def right(x: MatrixStack, y: Any) -> MatrixStack:
+        return MatrixStack(f(y, x.a))
+
+    return left, right
+
+
 class MatrixStack:
     """A stack of equally shaped matrices, ``a`` of shape ``(batch, rows, cols)``, that the
     algorithms use as one ``rows × cols`` matrix.
@@ -113,33 +129,11 @@ class MatrixStack:
     def __setitem__(self, key: Any, value: Any) -> None:
         self.a[self._key(key)] = _raw(value)
 
-    def __matmul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(stack_matmul(self.a, _raw(other)))
-
-    def __rmatmul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(stack_matmul(other, self.a))
-
-    def __add__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a + _raw(other))
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a - _raw(other))
-
-    def __rsub__(self, other: Any) -> MatrixStack:
-        return MatrixStack(other - self.a)
-
-    def __mul__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a * _raw(other))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> MatrixStack:
-        return MatrixStack(self.a / _raw(other))
-
-    def __rtruediv__(self, other: Any) -> MatrixStack:
-        return MatrixStack(other / self.a)
+    __matmul__, __rmatmul__ = _operators(stack_matmul)
+    __add__, __radd__ = _operators(operator.add)
+    __sub__, __rsub__ = _operators(operator.sub)
+    __mul__, __rmul__ = _operators(operator.mul)
+    __truediv__, __rtruediv__ = _operators(operator.truediv)
 
     def __neg__(self) -> MatrixStack:
         return MatrixStack(-self.a)
@@ -222,20 +216,13 @@ class BatchedNumpyBackend:
     def zeros(self, rows: int, cols: int) -> MatrixStack:
         return MatrixStack(np.zeros((self.batch, rows, cols)))
 
-    def eye(self, n: int) -> np.ndarray:
-        return np.eye(n)
+    eye = staticmethod(np.eye)
 
-    def sqrt(self, x: Any) -> Any:
-        return _apply(np.sqrt, x)
+    sqrt = staticmethod(partial(_apply, np.sqrt))
+    cos = staticmethod(partial(_apply, np.cos))
+    sin = staticmethod(partial(_apply, np.sin))
 
-    def cos(self, x: Any) -> Any:
-        return _apply(np.cos, x)
-
-    def sin(self, x: Any) -> Any:
-        return _apply(np.sin, x)
-
-    def column(self, a: np.ndarray) -> np.ndarray:
-        return NUMPY.column(a)
+    column = staticmethod(NUMPY.column)
 
     def inv(self, a: Any) -> Any:
         if type(a) is not MatrixStack:
@@ -244,8 +231,7 @@ class BatchedNumpyBackend:
             return MatrixStack(1.0 / a.a)
         return MatrixStack(inv_spd(a.a))
 
-    def cholesky(self, a: Any) -> Any:
-        return _apply(_cholesky, a)
+    cholesky = staticmethod(partial(_apply, _cholesky))
 
     def solve_lower(self, lower: Any, b: Any) -> Any:
         x = np.linalg.solve(_raw(lower), _raw(b))
@@ -284,9 +270,8 @@ class BatchedNumpyBackend:
         n, m = a.a.shape[0], a.shape[0]
         return MatrixStack(np.take(a.a.reshape(n, m * m), upper_mirror(m), axis=1))
 
+    symmetric = symmetric_from_upper
+
     def permute(self, a: Any, order: list[int]) -> Any:
         idx = np.asarray(order, dtype=int)
         return _apply(lambda x: x[..., idx[:, None], idx], a)
-
-    def symmetric(self, a: Any) -> Any:
-        return self.symmetric_from_upper(a)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..extras import require
-from .protocol import FOLD_TOLERANCE, Block, implements, place_blocks
+from .protocol import Block, folded, implements, place_blocks
 
 require("operation counts and code generation", "casadi")  # one line naming the extra
 import casadi as ca  # noqa: E402
@@ -26,11 +26,8 @@ SX = ca.SX
 
 
 def fold(a: np.ndarray) -> ca.DM:
-    """A numeric constant as a sparse DM, with rounding residue (``FOLD_TOLERANCE``) zeroed."""
-    a = np.array(np.atleast_2d(a), dtype=float)
-    if a.size:
-        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
-    return ca.sparsify(ca.DM(a))
+    """A numeric constant as a sparse DM, its rounding residue zeroed (:func:`.protocol.folded`)."""
+    return ca.sparsify(ca.DM(folded(a)))
 
 
 class CasadiBackend:
@@ -41,14 +38,11 @@ class CasadiBackend:
     def const(self, a: np.ndarray) -> Any:
         return fold(a)
 
-    def zeros(self, rows: int, cols: int) -> Any:
-        return SX(rows, cols)
-
-    def eye(self, n: int) -> Any:
-        return SX.eye(n)
-
-    def sqrt(self, x: Any) -> Any:
-        return ca.sqrt(x)
+    zeros = staticmethod(SX)
+    eye = staticmethod(SX.eye)
+    sqrt = staticmethod(ca.sqrt)
+    cos = staticmethod(ca.cos)
+    sin = staticmethod(ca.sin)
 
     def inv(self, a: Any) -> Any:
         if a.shape == (1, 1):
@@ -78,12 +72,6 @@ class CasadiBackend:
             x[i, :] = acc / lower[i, i]
         return x
 
-    def cos(self, x: Any) -> Any:
-        return ca.cos(x)
-
-    def sin(self, x: Any) -> Any:
-        return ca.sin(x)
-
     def column(self, a: np.ndarray) -> Any:
         return fold(np.reshape(a, (-1, 1)))
 
@@ -94,7 +82,9 @@ class CasadiBackend:
         return ca.horzcat(*blocks)
 
     def hat(self, p: Any) -> Any:
-        return _hat(p)
+        return ca.vertcat(
+            ca.horzcat(0, -p[2], p[1]), ca.horzcat(p[2], 0, -p[0]), ca.horzcat(-p[1], p[0], 0)
+        )
 
     def blockdiag(self, blocks: list) -> Any:
         return ca.diagcat(*blocks)
@@ -102,11 +92,10 @@ class CasadiBackend:
     def symmetric_from_upper(self, a: Any) -> Any:
         return ca.triu(a) + ca.triu(a, False).T
 
+    symmetric = symmetric_from_upper
+
     def permute(self, a: Any, order: list[int]) -> Any:
         return a[order, order]
-
-    def symmetric(self, a: Any) -> Any:
-        return self.symmetric_from_upper(a)
 
 
 CASADI = CasadiBackend()
@@ -143,12 +132,6 @@ def _place_blocks(B: CasadiBackend, rows: int, cols: int, blocks: Sequence[Block
          for j in range(len(col_cuts) - 1)]
         for i in range(len(row_cuts) - 1)
     ])  # fmt: skip
-
-
-def _hat(p: Any) -> Any:
-    return ca.vertcat(
-        ca.horzcat(0, -p[2], p[1]), ca.horzcat(p[2], 0, -p[0]), ca.horzcat(-p[1], p[0], 0)
-    )
 
 
 def function_cost(f: ca.Function) -> int:

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from .graph import NONE, ONE, Graph, OverBudgetError
-from .protocol import FOLD_TOLERANCE
+from .numpy import blockdiag_by_assignment
+from .protocol import folded
 
 __all__ = ["CountingBackend", "Graph", "OverBudgetError", "Structure", "constant"]
 
@@ -72,14 +73,6 @@ def _kinds(v: np.ndarray) -> np.ndarray:
     return codes
 
 
-def _folded(a: Any) -> np.ndarray:
-    """A numeric constant folded as :func:`pvosimr.backends.casadi.fold` folds it."""
-    a = np.array(np.atleast_2d(np.asarray(a, dtype=float)))
-    if a.size:
-        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
-    return a
-
-
 def _key(key) -> tuple:
     """A 2-D index that keeps both dimensions."""
     if not isinstance(key, tuple):
@@ -89,7 +82,7 @@ def _key(key) -> tuple:
 
 def constant(g: Graph, a: Any) -> Structure:
     """A numeric constant: one node per distinct value other than 0 and ±1."""
-    v = _folded(a)
+    v = folded(a)
     return _with_constants(g, v, _nones(v.shape))
 
 
@@ -452,14 +445,7 @@ class CountingBackend:
         )
 
     def blockdiag(self, blocks: list) -> Structure:
-        size = sum(b.shape[0] for b in blocks)
-        v, ids = np.zeros((size, size)), np.full((size, size), NONE, dtype=np.int64)
-        start = 0
-        for b in blocks:
-            stop = start + b.shape[0]
-            v[start:stop, start:stop], ids[start:stop, start:stop] = b.v, b.n
-            start = stop
-        return self._s(v, ids)
+        return blockdiag_by_assignment(self, blocks)
 
     def symmetric_from_upper(self, a: Structure) -> Structure:
         """The strictly lower entries of ``a`` are never read: the reverse pass drops them."""

@@ -16,6 +16,9 @@ Only :mod:`pvosimr.jax.xla` imports this module.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -75,6 +78,19 @@ def _key(key: Any) -> tuple:
     return (_keep(rows), _keep(cols))
 
 
+def _operators(f: Callable[[Any, Any], Any]) -> tuple[Callable, Callable]:
+    """``x ∘ y`` and ``y ∘ x`` of a matrix ``x`` for a binary ``f`` on the raw operands, a
+    numpy constant cast to the JAX operand's dtype (:func:`_pair`)."""
+
+    def left(x: JaxMatrix, y: Any) -> JaxMatrix:
+        return JaxMatrix(f(*_pair(x, y)))
+
+    def right(x: JaxMatrix, y: Any) -> JaxMatrix:
+        return JaxMatrix(f(*_pair(y, x)))
+
+    return left, right
+
+
 class JaxMatrix:
     """A 2-D matrix on JAX (or, while it is a constant, numpy) that the algorithms use as the
     backend's matrix: ``@ + - * /`` with broadcasting, ``.T``, ``m[i:j, k:l]`` reads and
@@ -109,39 +125,11 @@ class JaxMatrix:
             self.a = jnp.asarray(self.a, value.dtype)
         self.a = self.a.at[_key(key)].set(jnp.asarray(value, self.a.dtype))
 
-    def __matmul__(self, other: Any) -> JaxMatrix:
-        return JaxMatrix(_product(*_pair(self, other)))
-
-    def __rmatmul__(self, other: Any) -> JaxMatrix:
-        return JaxMatrix(_product(*_pair(other, self)))
-
-    def __add__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(self, other)
-        return JaxMatrix(x + y)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(self, other)
-        return JaxMatrix(x - y)
-
-    def __rsub__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(other, self)
-        return JaxMatrix(x - y)
-
-    def __mul__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(self, other)
-        return JaxMatrix(x * y)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(self, other)
-        return JaxMatrix(x / y)
-
-    def __rtruediv__(self, other: Any) -> JaxMatrix:
-        x, y = _pair(other, self)
-        return JaxMatrix(x / y)
+    __matmul__, __rmatmul__ = _operators(_product)
+    __add__, __radd__ = _operators(operator.add)
+    __sub__, __rsub__ = _operators(operator.sub)
+    __mul__, __rmul__ = _operators(operator.mul)
+    __truediv__, __rtruediv__ = _operators(operator.truediv)
 
     def __neg__(self) -> JaxMatrix:
         return JaxMatrix(-self.a)
@@ -178,14 +166,9 @@ class JaxBackend:
     def eye(self, n: int) -> JaxMatrix:
         return JaxMatrix(np.eye(n))
 
-    def sqrt(self, x: Any) -> Any:
-        return _apply(np.sqrt, lax.sqrt, x)
-
-    def cos(self, x: Any) -> Any:
-        return _apply(np.cos, lax.cos, x)
-
-    def sin(self, x: Any) -> Any:
-        return _apply(np.sin, lax.sin, x)
+    sqrt = staticmethod(partial(_apply, np.sqrt, lax.sqrt))
+    cos = staticmethod(partial(_apply, np.cos, lax.cos))
+    sin = staticmethod(partial(_apply, np.sin, lax.sin))
 
     def column(self, a: np.ndarray) -> JaxMatrix:
         return JaxMatrix(NUMPY.column(a))
@@ -250,9 +233,8 @@ class JaxBackend:
         index = jnp.asarray(upper_mirror(n), dtype=jnp.int32)
         return JaxMatrix(raw.reshape(n * n)[index].reshape(n, n))
 
+    symmetric = symmetric_from_upper
+
     def permute(self, a: Any, order: list[int]) -> JaxMatrix:
         idx = np.asarray(order, dtype=int)
         return JaxMatrix(_raw(a)[idx[:, None], idx])
-
-    def symmetric(self, a: Any) -> JaxMatrix:
-        return self.symmetric_from_upper(a)

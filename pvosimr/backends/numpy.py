@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -96,13 +97,10 @@ def mirror_upper(a: np.ndarray) -> np.ndarray:
 
 def blockdiag_by_assignment(B: Backend, blocks: list[Matrix]) -> Matrix:
     """The block-diagonal matrix of square ``blocks``, by slice assignment into ``B.zeros``."""
-    size = sum(b.shape[0] for b in blocks)
-    out = B.zeros(size, size)
-    start = 0
-    for b in blocks:
-        stop = start + b.shape[0]
+    ends = list(accumulate((b.shape[0] for b in blocks), initial=0))
+    out = B.zeros(ends[-1], ends[-1])
+    for b, (start, stop) in zip(blocks, pairwise(ends), strict=True):
         out[start:stop, start:stop] = b
-        start = stop
     return out
 
 
@@ -117,11 +115,14 @@ class NumpyBackend:
     def zeros(self, rows: int, cols: int) -> np.ndarray:
         return np.zeros((rows, cols))
 
-    def eye(self, n: int) -> np.ndarray:
-        return np.eye(n)
-
-    def sqrt(self, x: float) -> float:
-        return np.sqrt(x)
+    eye = staticmethod(np.eye)
+    sqrt = staticmethod(np.sqrt)
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
+    cholesky = staticmethod(np.linalg.cholesky)
+    solve_lower = staticmethod(np.linalg.solve)
+    vstack = staticmethod(np.vstack)
+    hstack = staticmethod(np.hstack)
 
     def inv(self, a: np.ndarray) -> np.ndarray:
         if a.shape == (1, 1):
@@ -129,26 +130,8 @@ class NumpyBackend:
         lower_inv = np.linalg.inv(np.linalg.cholesky(a))  # LinAlgError unless positive definite
         return mirror_upper(lower_inv.T.dot(lower_inv))  # .dot: no ufunc dispatch on 6×6
 
-    def cholesky(self, a: np.ndarray) -> np.ndarray:
-        return np.linalg.cholesky(a)
-
-    def solve_lower(self, lower: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(lower, b)
-
-    def cos(self, x: np.ndarray) -> np.ndarray:
-        return np.cos(x)
-
-    def sin(self, x: np.ndarray) -> np.ndarray:
-        return np.sin(x)
-
     def column(self, a: np.ndarray) -> np.ndarray:
         return np.reshape(np.asarray(a, dtype=float), (-1, 1))
-
-    def vstack(self, blocks: list[np.ndarray]) -> np.ndarray:
-        return np.vstack(blocks)
-
-    def hstack(self, blocks: list[np.ndarray]) -> np.ndarray:
-        return np.hstack(blocks)
 
     def hat(self, p: np.ndarray) -> np.ndarray:
         x, y, z = np.ravel(p)
@@ -213,12 +196,8 @@ def _rows_through(
     if len(blocks) == 1:
         return [product(blocks[0])]
     R = product(np.concatenate(blocks))
-    out, start = [], 0
-    for K in blocks:
-        stop = start + K.shape[0]
-        out.append(R[start:stop])
-        start = stop
-    return out
+    ends = accumulate((K.shape[0] for K in blocks), initial=0)
+    return [R[start:stop] for start, stop in pairwise(ends)]
 
 
 class OneDofStep:

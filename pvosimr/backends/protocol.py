@@ -29,6 +29,7 @@ __all__ = [
     "Block",
     "JointStep",
     "Matrix",
+    "folded",
     "implements",
     "joint_step",
     "place_blocks",
@@ -42,6 +43,17 @@ __all__ = [
 #: folded, the function moves by at most about this fraction, far inside the 1e-10 agreement
 #: with numpy.
 FOLD_TOLERANCE = 1e-12
+
+
+def folded(a: Any) -> np.ndarray:
+    """A numeric constant as a float array (2-D at least) with its rounding residue, the entries
+    within :data:`FOLD_TOLERANCE` of its largest, made exact zeros: what the backends that
+    count operations take it as."""
+    a = np.array(np.atleast_2d(np.asarray(a, dtype=float)))
+    if a.size:
+        a[np.abs(a) <= FOLD_TOLERANCE * np.abs(a).max()] = 0.0
+    return a
+
 
 Matrix = Any
 """A 2-D matrix of the backend in use (``numpy.ndarray``, ``casadi.SX``, ...)."""
@@ -237,14 +249,11 @@ def place_blocks(B: Backend, rows: int, cols: int, blocks: Sequence[Block]) -> M
     return G
 
 
-_OWN_JOINT_STEP: dict[type, Callable[..., Any]] = {}
-_OWN_ROWS_THROUGH: dict[type, Callable[..., Any]] = {}
-_OWN_PLACE_BLOCKS: dict[type, Callable[..., Any]] = {}
-_OWN = {
-    joint_step: _OWN_JOINT_STEP,
-    rows_through: _OWN_ROWS_THROUGH,
-    place_blocks: _OWN_PLACE_BLOCKS,
-}
+#: Each hook's backends' own forms, by backend class (:func:`implements`).
+_OWN: dict[Callable[..., Any], dict[type, Callable[..., Any]]] = {}
+_OWN_JOINT_STEP = _OWN[joint_step] = {}
+_OWN_ROWS_THROUGH = _OWN[rows_through] = {}
+_OWN_PLACE_BLOCKS = _OWN[place_blocks] = {}
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -5,7 +5,6 @@
 - :mod:`.constants`: the numpy single call's constants, kept with the topology;
 - :mod:`.joints`: every joint type's ``R(q_i)``, ``p(q_i)``, ``S(q_i)`` on any backend;
 - :mod:`.stacked`: a stack of configurations (the batched backend);
-- :mod:`.symbolic`: a symbolic configuration (CasADi SX);
 - :mod:`.structure`: each entry's structure on the counting backend (the cost model);
 - :mod:`.placements`: constraint placements as inputs of a function.
 """

@@ -33,56 +33,13 @@ class _Entry:
     constants: Kinematics
 
 
-class _Kept:
-    """The constants kept with a topology: the last :class:`_Entry` read for it, if any."""
-
-    __slots__ = ("entry",)
-
-    def __init__(self, topology: Topology) -> None:
-        self.entry: _Entry | None = None
-
-
-def _placements(constraint_models) -> tuple[pin.SE3, ...]:
-    """Both placements of every constraint (``joint2_placement`` of a one-body constraint is
-    read too: a point anchor's is its fixed point in the world)."""
-    return tuple(P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement))
-
-
-def _same(placements: tuple[pin.SE3, ...], kept: tuple[pin.SE3, ...]) -> bool:
-    return len(placements) == len(kept) and all(
-        P == Q for P, Q in zip(placements, kept, strict=True)
-    )
-
-
-def _fixed_subspaces(
-    model: pin.Model, data: pin.Data, topology: Topology
-) -> list[np.ndarray | None]:
-    """``S_i`` of every link whose joint type is in :data:`CONSTANT_SUBSPACE_JOINTS`, None for
-    the others (and for the world); ``data`` holds the kinematics at some configuration."""
-    S: list[np.ndarray | None] = [None] * topology.njoints
-    joints, joint_datas = model.joints, data.joints
-    for i in topology.links:
-        if joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS:
-            S[i] = np.reshape(joint_datas[i].S, (6, -1))
-    return S
-
-
-def _unit_axes(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
-    """``(i, k)`` for every link whose constant ``S_i`` (after the mimic couplings' screws) is
-    the unit vector ``e_k``."""
-    for i in topology.links:
-        if fixed[i] is not None and S[i].shape == (6, 1):
-            nonzero = np.flatnonzero(S[i])
-            if nonzero.size == 1 and S[i][nonzero[0], 0] == 1.0:
+def _unit_axes(fixed: list[np.ndarray | None]):
+    """``(i, k)`` for every link whose constant ``S_i`` is the unit vector ``e_k``."""
+    for i, S in enumerate(fixed):
+        if S is not None and S.shape == (6, 1):
+            nonzero = np.flatnonzero(S)
+            if nonzero.size == 1 and S[nonzero[0], 0] == 1.0:
                 yield i, int(nonzero[0])
-
-
-def _identities(S: list[np.ndarray], fixed: list[np.ndarray | None], topology: Topology):
-    """Every link whose constant ``S_i`` is the 6×6 identity (a free-flyer)."""
-    identity = np.eye(6)
-    for i in topology.links:
-        if fixed[i] is not None and np.array_equal(S[i], identity):
-            yield i
 
 
 def _frozen(a: np.ndarray | None) -> np.ndarray | None:
@@ -106,16 +63,23 @@ def _read(
     if data is None:  # a pin.Data costs O(nv³) memory and time to make: the caller's if any
         data = model.createData()
     kin = numeric_kinematics(model, data, pin.neutral(model), topology, constraint_models)
+    joints = model.joints  # S_i of the joint types in CONSTANT_SUBSPACE_JOINTS, None elsewhere
+    fixed = [
+        _frozen(S) if i and joints[i].shortname() in CONSTANT_SUBSPACE_JOINTS else None
+        for i, S in enumerate(kin.S)
+    ]
     constants = Kinematics(
         X=[],
-        S=[_frozen(S) for S in _fixed_subspaces(model, data, topology)],
+        S=fixed,
         H=[_frozen(H) for H in kin.H],
         armature=[_frozen(a) for a in kin.armature],
         K={e: _frozen(K) for e, K in kin.K.items()},
         world={key: _frozen(kin.world[key]) for key in topology.anchors.values()},
     )
-    constants.axis.update(_unit_axes(kin.S, constants.S, topology))
-    constants.identity.update(_identities(kin.S, constants.S, topology))
+    constants.axis.update(_unit_axes(fixed))
+    constants.identity.update(
+        i for i, S in enumerate(fixed) if S is not None and np.array_equal(S, np.eye(6))
+    )
     kept = tuple(pin.SE3(P) for P in placements)  # copies: a placement may be a live view
     return _Entry(check, kept, constants)
 
@@ -134,9 +98,10 @@ def numeric_constants(
     this call (the model's comparison with its copy is not repeated); ``data``: a
     ``model.createData()`` the constants may be read with (its contents are overwritten)."""
     check = check_model(model) if checked is None else checked
-    placements = _placements(constraint_models)
-    kept = topology.prepared("numpy constants", _Kept)
-    entry = kept.entry
-    if entry is None or entry.check is not check or not _same(placements, entry.placements):
-        entry = kept.entry = _read(model, data, topology, constraint_models, check, placements)
-    return entry.constants
+    placements = tuple(  # both of every constraint: a one-body point anchor's c2 is in the world
+        P for cm in constraint_models for P in (cm.joint1_placement, cm.joint2_placement)
+    )
+    kept: list[_Entry] = topology.prepared("numpy constants", lambda t: [])  # the last read
+    if not kept or kept[0].check is not check or kept[0].placements != placements:
+        kept[:] = [_read(model, data, topology, constraint_models, check, placements)]
+    return kept[0].constants

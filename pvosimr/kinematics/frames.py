@@ -28,6 +28,7 @@ __all__ = [
     "backend_kinematics",
     "frame_transforms",
     "link_constants",
+    "link_world",
     "model_constants",
     "numeric_kinematics",
     "pinocchio_joint_kinematics",
@@ -80,11 +81,6 @@ def _anchors(topology: Topology, constraint_models) -> dict[int, np.ndarray]:
     return {key: cms[k].joint2_placement.actionInverse for k, key in topology.anchors.items()}
 
 
-def _left(L: np.ndarray, A: Matrix) -> Matrix:
-    """``L A`` for a numpy ``L`` and ``A`` of any backend (CasADi's SX from a placement input)."""
-    return L @ A if isinstance(A, np.ndarray) else type(A)(L) @ A
-
-
 def link_constants(
     model: pin.Model, topology: Topology
 ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
@@ -119,8 +115,8 @@ def model_constants(
     K = {}
     for (e, (P, sign)), L in zip(placed.items(), left, strict=True):
         A = P.actionInverse if actions is None or e not in actions else actions[e]
-        if L is not None:  # a row map or a joint-space row (pvosimr.lowering)
-            K[e] = _left(L, A)
+        if L is not None:  # a row map or a joint-space row (pvosimr.lowering); A may be SX
+            K[e] = L @ A if isinstance(A, np.ndarray) else type(A)(L) @ A
             continue
         K[e] = A[: topology.dim_of[e], :]
         if sign < 0:  # pin 4's models: rows negated
@@ -128,6 +124,20 @@ def model_constants(
     rows = [row for c in topology.couplings for _, row in c.rows]
     K.update(zip(topology.ees[len(placed) :], rows, strict=True))  # the mimic couplings' rows
     return H, armature, K
+
+
+def link_world(
+    X: list[SpatialTransform], topology: Topology, i: int, world: dict[int, Matrix]
+) -> Matrix:
+    """``^{i}X_0 = X_up(i) ^{π(i)}X_0``, composed only down from the nearest link in ``world``
+    (``{0: B.eye(6)}`` at first), which keeps every link composed on the way."""
+    path, j = [], i
+    while j not in world:  # the links down to this one not composed yet
+        path.append(j)
+        j = topology.parent[j]
+    for j in reversed(path):
+        world[j] = X[j].motion(world[topology.parent[j]])
+    return world[i]
 
 
 def frame_transforms(
@@ -146,14 +156,8 @@ def frame_transforms(
     world: dict[int, Matrix] = {0: B.eye(6)}
     out = {}
     for e in topology.framed:
-        path, i = [], topology.link_of[e]
-        while i not in world:  # the links down to this one not composed yet
-            path.append(i)
-            i = topology.parent[i]
-        for i in reversed(path):
-            world[i] = X[i].motion(world[topology.parent[i]])
         A = B.const(placed[e][0].actionInverse) if actions is None else actions[e]
-        out[e] = A @ world[topology.link_of[e]]
+        out[e] = A @ link_world(X, topology, topology.link_of[e], world)
     if actions is None:
         out.update((key, B.const(W)) for key, W in _anchors(topology, constraint_models).items())
     else:
@@ -174,13 +178,14 @@ def backend_kinematics(
     traced), with the model's constants made ``B``'s constants.  ``actions``: as for
     :func:`model_constants` (a ``K`` built from them is ``B``'s already)."""
     H, armature, K = model_constants(model, topology, constraint_models, actions)
+    world = frame_transforms(B, X, topology, constraint_models, actions)
     return Kinematics(
         X=X,
         S=S,
         H=[B.const(h) for h in H],
         armature=[None if a is None else B.const(a) for a in armature],
         K={e: B.const(k) if isinstance(k, np.ndarray) else k for e, k in K.items()},
-        world=frame_transforms(B, X, topology, constraint_models, actions),
+        world=world,
     )
 
 

@@ -285,23 +285,17 @@ def _composite(B: Backend, joint: Any, qi: Matrix) -> Motion:
     return R, p, _hstack(B, columns)
 
 
+#: The one-DoF families, by Pinocchio short name less ``JointModel``: about x, y, z, an axis.
+_REVOLUTE = ("RX", "RY", "RZ", "RevoluteUnaligned")
+_UNBOUNDED = ("RUBX", "RUBY", "RUBZ", "RevoluteUnboundedUnaligned")
+_PRISMATIC = ("PX", "PY", "PZ", "PrismaticUnaligned")
+_HELICAL = ("HX", "HY", "HZ", "HelicalUnaligned")
+
 _MOTIONS = {
-    "RX": _revolute,
-    "RY": _revolute,
-    "RZ": _revolute,
-    "RevoluteUnaligned": _revolute,
-    "RUBX": _revolute_unbounded,
-    "RUBY": _revolute_unbounded,
-    "RUBZ": _revolute_unbounded,
-    "RevoluteUnboundedUnaligned": _revolute_unbounded,
-    "PX": _prismatic,
-    "PY": _prismatic,
-    "PZ": _prismatic,
-    "PrismaticUnaligned": _prismatic,
-    "HX": _helical,
-    "HY": _helical,
-    "HZ": _helical,
-    "HelicalUnaligned": _helical,
+    **dict.fromkeys(_REVOLUTE, _revolute),
+    **dict.fromkeys(_UNBOUNDED, _revolute_unbounded),
+    **dict.fromkeys(_PRISMATIC, _prismatic),
+    **dict.fromkeys(_HELICAL, _helical),
     "Translation": _translation,
     "Spherical": _spherical,
     "FreeFlyer": _free_flyer,
@@ -333,10 +327,7 @@ _UNIT_PARTS = {
     "FreeFlyer": ((3, 7),),
     "Spherical": ((0, 4),),
     "Planar": ((2, 4),),
-    "RUBX": ((0, 2),),
-    "RUBY": ((0, 2),),
-    "RUBZ": ((0, 2),),
-    "RevoluteUnboundedUnaligned": ((0, 2),),
+    **dict.fromkeys(_UNBOUNDED, ((0, 2),)),
 }
 
 

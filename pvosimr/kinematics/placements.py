@@ -31,6 +31,7 @@ from ..constraints import (
     LoweredConstraint,
     as_constraint_list,
     check_placement,
+    constraint_label,
 )
 from ..lowering import JOINT_SPACE_MODELS
 from ..topology import Topology, constraint_signature
@@ -69,23 +70,28 @@ def _placed(shape: ConstraintShape) -> int:
     return 2 if shape.joint2 or shape.kind == "point_anchor" else 1
 
 
-def _no_joint_rows(cms: Sequence) -> None:
-    """NotImplementedError naming the first joint-space model: its rows have no placement a
-    user gives (:mod:`pvosimr.lowering`), and it stands for several entries of the list."""
+#: A constraint's placements, in their order in ``p``.
+_NAMES = ("joint1_placement", "joint2_placement")
+
+
+def _shaped(model: pin.Model, constraint_models: Iterable) -> tuple[Sequence, tuple]:
+    """The constraint list and its signature; NotImplementedError naming the first joint-space
+    model: its rows have no placement a user gives (:mod:`pvosimr.lowering`), and it stands for
+    several entries of the list."""
+    cms = as_constraint_list(constraint_models, model)
     for cm in cms:
         if type(cm) is LoweredConstraint and cm.source.__class__ in JOINT_SPACE_MODELS:
             raise NotImplementedError(
                 f"constraint {cm.owner} is a {type(cm.source).__name__}: placements as an "
                 "input take rigid constraints, pin 4's anchors and row maps of them only"
             )
+    return cms, constraint_signature(model, cms)
 
 
 def placement_size(model: pin.Model, constraint_models: Iterable) -> int:
     """The length of ``p``: 12 numbers for every placement that enters G (NotImplementedError
     for a joint-space model)."""
-    constraint_models = as_constraint_list(constraint_models, model)
-    _no_joint_rows(constraint_models)
-    signature = constraint_signature(model, constraint_models)
+    _, signature = _shaped(model, constraint_models)
     return SE3_SIZE * sum(_placed(s) for s in signature)
 
 
@@ -98,10 +104,6 @@ def placement_keys(topology: Topology) -> list[int]:
         if k in topology.anchors:
             keys.append(topology.anchors[k])
     return keys
-
-
-def _label(k: int, cm) -> str:
-    return f"constraint {k}" + (f" ({cm.name!r})" if cm.name else "")
 
 
 def _pair_or_one(entry, two: bool, label: str) -> tuple:
@@ -132,9 +134,7 @@ def placement_vector(
     is not a ``pin.SE3``, a non-finite entry or a rotation that is not one
     (:func:`pvosimr.constraints.check_placement`).
     """
-    cms = as_constraint_list(constraint_models, model)
-    _no_joint_rows(cms)
-    signature = constraint_signature(model, cms)
+    cms, signature = _shaped(model, constraint_models)
     if isinstance(placements, pin.SE3):
         raise ValueError("placements must be a sequence with one entry per constraint, not a SE3")
     placements = list(placements)
@@ -145,9 +145,8 @@ def placement_vector(
         )
     out = []
     for k, (cm, shape, entry) in enumerate(zip(cms, signature, placements, strict=True)):
-        label = _label(k, cm)
-        names = ("joint1_placement", "joint2_placement")
-        for name, P in zip(names, _pair_or_one(entry, _placed(shape) == 2, label), strict=False):
+        label = constraint_label(k, cm)
+        for name, P in zip(_NAMES, _pair_or_one(entry, _placed(shape) == 2, label), strict=False):
             if not isinstance(P, pin.SE3):
                 raise ValueError(f"{label}: {name} must be a pin.SE3, got {type(P).__name__}")
             problem = check_placement(P)
@@ -160,13 +159,11 @@ def placement_vector(
 def placement_labels(model: pin.Model, constraint_models: Iterable) -> list[str]:
     """What each placement of ``p`` is, in its order: ``"constraint k ('name'):
     joint1_placement"`` (or ``joint2_placement``)."""
-    cms = as_constraint_list(constraint_models, model)
-    _no_joint_rows(cms)
-    names = ("joint1_placement", "joint2_placement")
+    cms, signature = _shaped(model, constraint_models)
     return [
-        f"{_label(k, cm)}: {name}"
-        for k, (cm, shape) in enumerate(zip(cms, constraint_signature(model, cms), strict=True))
-        for name in names[: _placed(shape)]
+        f"{constraint_label(k, cm)}: {name}"
+        for k, (cm, shape) in enumerate(zip(cms, signature, strict=True))
+        for name in _NAMES[: _placed(shape)]
     ]
 
 

@@ -8,7 +8,7 @@ import pinocchio as pin
 from ..backends.batched import BatchedNumpyBackend, MatrixStack
 from ..spatial import DenseTransform
 from ..topology import Topology
-from .frames import Kinematics, frame_transforms, model_constants
+from .frames import Kinematics, backend_kinematics
 from .joints import joint_kinematics
 
 __all__ = ["batched_kinematics"]
@@ -31,6 +31,4 @@ def batched_kinematics(
     chains, S = joint_kinematics(B, model, q, topology)
     eye = np.eye(6)
     X = [DenseTransform(B, eye)] + [DenseTransform(B, c.motion(eye)) for c in chains[1:]]
-    H, armature, K = model_constants(model, topology, constraint_models)
-    world = frame_transforms(B, X, topology, constraint_models)
-    return Kinematics(X=X, S=S, H=H, armature=armature, K=K, world=world)
+    return backend_kinematics(B, model, X, S, topology, constraint_models)

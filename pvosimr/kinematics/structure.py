@@ -18,7 +18,12 @@ import pinocchio as pin
 from ..backends.counting import CountingBackend
 from ..constraints import as_constraint_list
 from ..topology import Topology
-from .frames import Kinematics, frame_transforms, link_constants, model_constants
+from .frames import (
+    Kinematics,
+    backend_kinematics,
+    link_constants,
+    link_world,
+)
 from .joints import joint_kinematics
 
 __all__ = ["structure_kinematics"]
@@ -37,15 +42,12 @@ def structure_kinematics(
 ) -> Kinematics:
     """:class:`Kinematics` on ``B``: joint models at a symbolic ``q``, the model's constants
     folded; the constraints' own placements when given, else generic ones."""
-    topo = topology
-    X, S = joint_kinematics(B, model, B.symbol(model.nq), topo)
+    X, S = joint_kinematics(B, model, B.symbol(model.nq), topology)
     if constraint_models is not None:
         cms = as_constraint_list(constraint_models, model)
-        H, armature, K = model_constants(model, topo, cms)
-        world = frame_transforms(B, X, topo, cms)
-    else:
-        H, armature = link_constants(model, topo)
-        K, world = _generic_rows(B, X, topo)
+        return backend_kinematics(B, model, X, S, topology, cms)
+    H, armature = link_constants(model, topology)
+    K, world = _generic_rows(B, X, topology)
     return Kinematics(
         X=X,
         S=S,
@@ -63,14 +65,9 @@ def _generic_rows(B: CountingBackend, X: list, topo: Topology) -> tuple[dict, di
     rows = [row for c in topo.couplings for _, row in c.rows]
     K.update(zip(topo.ees[n_virtual:], rows, strict=True))
     world: dict = {0: B.eye(6)}
-    framed = {}
-    for e in topo.framed:  # ^{c}X_0 as pvosimr.kinematics.frames.frame_transforms composes it
-        path, i = [], topo.link_of[e]
-        while i not in world:
-            path.append(i)
-            i = topo.parent[i]
-        for i in reversed(path):
-            world[i] = X[i].motion(world[topo.parent[i]])
-        framed[e] = B.const(_generic_placement()) @ world[topo.link_of[e]]
+    framed = {
+        e: B.const(_generic_placement()) @ link_world(X, topo, topo.link_of[e], world)
+        for e in topo.framed
+    }
     framed.update((key, B.const(np.eye(6) + 0.5)) for key in topo.anchors.values())
     return K, framed
