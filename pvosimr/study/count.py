@@ -20,7 +20,6 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 import pinocchio as pin
@@ -301,15 +300,6 @@ def _known(name: str) -> bool:
     return True
 
 
-def _unknown_robot(spec: str, parser: argparse.ArgumentParser) -> NoReturn:
-    from pvosimr import zoo
-
-    close = zoo.close_cases(spec)
-    hint = f"did you mean {', '.join(close)}?" if close else f"zoo names: {', '.join(zoo.names())}"
-    name = spec.partition("/")[0]
-    parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
-
-
 def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):
     """The zoo robot of ``spec``, ``ROBOT[/PRESET]``, or ``ROBOT`` with ``preset`` (default:
     its first)."""
@@ -326,7 +316,9 @@ def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):
     except ValueError as exc:
         if name in zoo.names() or not str(exc).startswith("unknown robot"):
             parser.error(str(exc))
-        _unknown_robot(spec, parser)
+        close = ", ".join(zoo.close_cases(spec))
+        hint = f"did you mean {close}?" if close else f"zoo names: {', '.join(zoo.names())}"
+        parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         parser.error(f"robot {name!r} is not available: {exc}")
     preset = preset if case_preset is None else case_preset

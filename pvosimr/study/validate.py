@@ -130,12 +130,6 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
 _PACKAGE = Path(__file__).resolve().parents[1]  # pvosimr/
 
 
-def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
-    start = time.perf_counter()
-    out = f(*args)
-    return out, time.perf_counter() - start
-
-
 def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict) -> Row:
     """Worst error of every method over ``configs`` random configurations of one preset (of an
     MJCF robot: configurations with MuJoCo rows, MuJoCo's own G among the methods)."""
@@ -155,7 +149,9 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
                 continue
             try:
                 method(model, data, q, cms)  # warm caches (topology, initPvDelassus)
-                G, seconds = _timed(method, model, data, q, cms)
+                start = time.perf_counter()
+                G = method(model, data, q, cms)
+                seconds = time.perf_counter() - start
             except Exception as exc:  # a method that cannot run is reported, not hidden
                 result = row.methods.setdefault(name, MethodResult())
                 result.failure = f"{type(exc).__name__}: {exc}"
@@ -347,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo.Robot:
+def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo.Robot | MjcfRobot:
     """The model file's robot; a missing file says so (and points a zoo name to --robots)."""
     path = Path(args.file)
     if args.robots:
@@ -362,16 +358,10 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
             known = f"{name!r} is a zoo robot" if name in zoo.names() else "did you mean"
             hint = f"; {known}: pvosimr validate --robots {close[0]}"
         parser.error(f"no such model file: {args.file}{hint}")
-    if zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf" and not model_file_options_used(
-        args
-    ):
-        return _mjcf_case(path, parser)
-    return robot_from_file(path, args, parser)
-
-
-def _mjcf_case(path: Path, parser: argparse.ArgumentParser) -> MjcfRobot:
-    """An MJCF file without --point/--weld: its constraints are MuJoCo's rows, and MuJoCo's G
-    is a reference (a missing MuJoCo is one line naming the extra)."""
+    mjcf = zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf"
+    if not mjcf or model_file_options_used(args):
+        return robot_from_file(path, args, parser)
+    # an MJCF file alone: its constraints are MuJoCo's rows, and MuJoCo's G is a reference
     require_extra(parser.prog, "mujoco")
     try:
         return mjcf_robot(path)
