@@ -266,17 +266,6 @@ def _raised_sections(rows: list[Row]) -> list[str]:
     ]
 
 
-def _not_called(rows: list[Row]) -> list[str]:
-    """References deliberately not called, grouped by method and reason."""
-    return _by_message(rows, lambda method, result: result.not_called)
-
-
-def _footnoted(rows: list[Row]) -> list[str]:
-    """The table's footnotes as a Markdown list and a blank line (nothing when none)."""
-    notes = footnotes(rows)
-    return [*(f"- {line}" for line in notes), ""] if notes else []
-
-
 def summary(rows: list[Row]) -> str:
     """One line: PASS/FAIL and the number of cases."""
     ok = all(r.passes() for r in rows)
@@ -288,6 +277,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     references = _references(rows)
     ok = all(r.passes() for r in rows)
+    notes = footnotes(rows)
     head = _prose(
         "head",
         command=meta["command"],
@@ -304,7 +294,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *table(rows),
         "",
-        *_footnoted(rows),
+        *([*(f"- {line}" for line in notes), ""] if notes else []),
         _cpp_agreement(rows),
         "",
         "## Where Pinocchio or MuJoCo disagrees with the dense truth",
@@ -313,7 +303,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_raised_sections(rows),
     ]
-    not_called = _not_called(rows)
+    not_called = _by_message(rows, lambda method, result: result.not_called)  # and why
     if not_called:
         md += ["", "## Pinocchio references not called on some cases", "", *not_called]
     if reference.unavailable():
