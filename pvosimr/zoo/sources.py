@@ -266,35 +266,41 @@ def _erd_model_root(rel_path: str) -> Path:
     return Path(utils.getModelPath(rel_path))
 
 
+_PER_DOF = ("armature", "damping", "friction", "velocityLimit", "effortLimit")
+_PER_COORDINATE = ("lowerPositionLimit", "upperPositionLimit")
+
+
+def copy_joint_parameters(src: pin.Model, dst: pin.Model) -> None:
+    """The per-joint arrays of ``src`` (position limits; velocity and effort limits, armature,
+    damping, friction) onto the same-named joints of ``dst``."""
+    arrays = {
+        attr: np.array(getattr(dst, attr), dtype=float) for attr in _PER_DOF + _PER_COORDINATE
+    }
+    for j in range(1, dst.njoints):
+        if not src.existJointName(dst.names[j]):
+            continue
+        js, jd = src.joints[src.getJointId(dst.names[j])], dst.joints[j]
+        for attrs, start_s, start_d, size in (
+            (_PER_DOF, js.idx_v, jd.idx_v, js.nv),
+            (_PER_COORDINATE, js.idx_q, jd.idx_q, js.nq),
+        ):
+            for attr in attrs:
+                values = np.asarray(getattr(src, attr), dtype=float)[start_s : start_s + size]
+                arrays[attr][start_d : start_d + size] = values
+    for attr, values in arrays.items():
+        setattr(dst, attr, values)
+
+
 def _keep_first_joints(model: pin.Model, njoints: int) -> pin.Model:
     """Copy of ``model`` with joints ``0..njoints-1`` only (parents precede children)."""
     out = pin.Model()
     out.name = model.name
     for jid in range(1, njoints):
-        joint = model.joints[jid]
         new = out.addJoint(
-            model.parents[jid],
-            joint,
-            model.jointPlacements[jid],
-            model.names[jid],
+            model.parents[jid], model.joints[jid], model.jointPlacements[jid], model.names[jid]
         )
-        qs = slice(joint.idx_q, joint.idx_q + joint.nq)
-        vs = slice(joint.idx_v, joint.idx_v + joint.nv)
-        nqs = slice(out.joints[new].idx_q, out.joints[new].idx_q + joint.nq)
-        nvs = slice(out.joints[new].idx_v, out.joints[new].idx_v + joint.nv)
-        for attr, src, dst in (
-            ("lowerPositionLimit", qs, nqs),
-            ("upperPositionLimit", qs, nqs),
-            ("velocityLimit", vs, nvs),
-            ("effortLimit", vs, nvs),
-            ("armature", vs, nvs),
-            ("damping", vs, nvs),
-            ("friction", vs, nvs),
-        ):
-            values = np.array(getattr(out, attr))
-            values[dst] = np.asarray(getattr(model, attr))[src]
-            setattr(out, attr, values)
         out.inertias[new] = model.inertias[jid]
+    copy_joint_parameters(model, out)
     kept_frames: dict[int, int] = {0: 0}
     for fid, frame in enumerate(model.frames):
         if fid == 0 or frame.parentJoint >= njoints:
