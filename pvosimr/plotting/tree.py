@@ -283,7 +283,7 @@ def draw_kinematic_tree(
         Patch(color=grey, label="supports no constraint"),
     ]
     handles += [
-        Patch(color=c, label=f"supports {set_label(_indices(topology, s))}")
+        Patch(color=c, label=f"supports {set_label([ees.index(e) for e in s])}")
         for s, c in es_colour.items()
     ]
     ax.legend(
@@ -314,7 +314,3 @@ def _legend_marker(marker: str, size: float, label: str, **style: Any) -> Any:
     from matplotlib.lines import Line2D
 
     return Line2D([], [], marker=marker, ls="", markersize=size, label=label, **style)
-
-
-def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
-    return [topology.ees.index(e) for e in ees]

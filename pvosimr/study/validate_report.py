@@ -16,7 +16,7 @@ from pvosimr import ALGORITHMS, reference
 from pvosimr.reference import bridge, truth
 
 from .machine import one_line
-from .mujoco_section import mujoco_section
+from .mujoco_section import error_cell, mujoco_section
 from .pinocchio_defects import silently_wrong_section
 from .record import prose
 
@@ -103,13 +103,6 @@ def not_run(name: str, reason: str) -> str:
     return f"{name}: {bridge.BridgeUnavailableError(reason)}"
 
 
-def _fmt(err: float | None) -> str:
-    if err is None:
-        return "—"
-    mark = "" if err <= TOLERANCE else " ❌"
-    return f"{err:.0e}{mark}"
-
-
 def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
     result = row.result(method)
     if result.not_called is not None:
@@ -119,7 +112,7 @@ def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
         if method in ALGORITHMS:  # every algorithm takes every input: a raise fails the run
             return f"failed ❌ {mark}"
         return f"refused {mark}"
-    return _fmt(result.error)
+    return error_cell(result.error)
 
 
 def _notes(rows: list[Row]) -> dict[str, int]:

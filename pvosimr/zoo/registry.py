@@ -103,14 +103,6 @@ def skipped() -> dict[str, str]:
     return {**ERD_SKIPPED, **JOINT_TYPE_SKIPPED}
 
 
-def _synthetic(name: str) -> Robot | None:
-    for pattern, builder in _SYNTHETIC:
-        match = pattern.fullmatch(name)
-        if match:
-            return builder(*match.groups())
-    return None
-
-
 def close_cases(spec: str, n: int = 3) -> list[str]:
     """The zoo cases nearest ``spec``, a mistyped ``ROBOT[/PRESET]``, its preset kept:
     ``"atlass/feet_6d"`` -> ``["atlas/feet_6d"]``; a listed robot is its own nearest, and an
@@ -145,9 +137,11 @@ def load(name: str, preset: str | None = None) -> Robot:
     if name in built:
         build, presets = built[name]
         return Robot.build(name, build(), presets, preset)
-    robot = _synthetic(name)
-    if robot is not None:
-        return robot if preset is None else robot.with_preset(preset)
+    for pattern, builder in _SYNTHETIC:
+        match = pattern.fullmatch(name)
+        if match:
+            robot = builder(*match.groups())
+            return robot if preset is None else robot.with_preset(preset)
     if name in skipped():
         raise ValueError(f"robot {name!r} is not supported: {skipped()[name]}")
     if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):

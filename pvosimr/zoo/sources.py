@@ -170,14 +170,6 @@ def shadow_hand_assets_dir() -> Path:
     return folder
 
 
-def _strip_geoms(element: ET.Element) -> None:
-    """Remove every ``<geom>`` below ``element`` (kinematics only: no meshes needed)."""
-    for parent in element.iter():
-        for child in list(parent):
-            if child.tag == "geom":
-                parent.remove(child)
-
-
 def shadow_hand_mjcf() -> str:
     """One self-contained MJCF string for the Shadow hand (kinematics and inertias only).
 
@@ -208,7 +200,10 @@ def shadow_hand_mjcf() -> str:
     anchor = ET.SubElement(ET.SubElement(root, "worldbody"), "body", name=_SHADOW_ROOT_BODY)
     for body in robot.findall("body"):
         anchor.append(body)
-    _strip_geoms(root)
+    for parent in root.iter():  # every <geom> removed: kinematics only, no meshes needed
+        for child in list(parent):
+            if child.tag == "geom":
+                parent.remove(child)
     return ET.tostring(root, encoding="unicode")
 
 
@@ -258,12 +253,6 @@ def erd_names() -> list[str]:
 
 def _is_a(cls: type, class_name: str) -> bool:
     return any(base.__name__ == class_name for base in cls.__mro__)
-
-
-def _erd_model_root(rel_path: str) -> Path:
-    """The example-robot-data ``robots`` folder that holds ``rel_path``."""
-    utils = importlib.import_module("example_robot_data.utils")
-    return Path(utils.getModelPath(rel_path))
 
 
 _PER_DOF = ("armature", "damping", "friction", "velocityLimit", "effortLimit")
@@ -361,7 +350,8 @@ def erd_model(name: str, *, mimic: bool = False) -> pin.Model:
         )
 
     rel = os.path.join(cls.path, cls.urdf_subpath, cls.urdf_filename)
-    root = _erd_model_root(rel)
+    utils = importlib.import_module("example_robot_data.utils")
+    root = Path(utils.getModelPath(rel))  # the example-robot-data folder that holds it
     urdf = str(root / rel)
     root_joint = (pin.JointModelFreeFlyer(),) if cls.free_flyer else ()
     model = urdf_model(urdf, *root_joint, mimic=mimic)
