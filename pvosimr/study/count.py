@@ -392,19 +392,6 @@ def table(counts: dict[str, int]) -> list[str]:
     return lines
 
 
-def count_algorithms(
-    model: pin.Model, constraint_models: list, algorithms: Sequence[str], counts: CountCache
-) -> dict[str, int]:
-    """Every algorithm's count through ``counts``, with a progress bar on stderr."""
-
-    out: dict[str, int] = {}
-    with progress_bar(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
-        for algorithm in bar:
-            bar.set_postfix_str(algorithm)
-            out[algorithm] = counts.count(model, constraint_models, algorithm)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr count ROBOT [...]``: the counts table on stdout (see ``--help``)."""
     parser = build_parser()
@@ -416,9 +403,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = header(label, model, constraint_models)
     except (ValueError, NotImplementedError) as exc:
         parser.error(str(exc))
-    store = CountCache(None if args.no_cache else args.cache)
+    store, counts = CountCache(None if args.no_cache else args.cache), {}
     try:
-        counts = count_algorithms(model, constraint_models, algorithms, store)
+        with progress_bar(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
+            for algorithm in bar:
+                bar.set_postfix_str(algorithm)
+                counts[algorithm] = store.count(model, constraint_models, algorithm)
     finally:
         store.save()
     print(line)

@@ -184,14 +184,13 @@ def shadow_hand_mjcf() -> str:
     shared = ET.parse(folder / "shared.xml").getroot()
     robot = ET.parse(folder / "robot.xml").getroot()
 
-    compiler_attrs = {"angle": "radian"}
     reach = folder / "reach.xml"
-    if reach.is_file():
-        compiler = ET.parse(reach).getroot().find("compiler")
-        if compiler is not None:
-            for key in ("angle", "eulerseq"):
-                if key in compiler.attrib:
-                    compiler_attrs[key] = compiler.attrib[key]
+    compiler = ET.parse(reach).getroot().find("compiler") if reach.is_file() else None
+    attrib = {} if compiler is None else compiler.attrib
+    compiler_attrs = {
+        "angle": "radian",
+        **{k: attrib[k] for k in ("angle", "eulerseq") if k in attrib},
+    }
 
     root = ET.Element("mujoco", model="shadow_hand")
     ET.SubElement(root, "compiler", compiler_attrs)
