@@ -196,7 +196,8 @@ def draw_kinematic_tree(
     pos = tree_layout(parents)
     width = max(x for x, _ in pos.values()) + 1
     height = -min(y for _, y in pos.values()) + 1
-    ax = new_axes(ax, (min(4.0 + 0.95 * width, 18.0), min(1.5 + 0.42 * height, 14.0)))
+    size = (min(4.0 + 0.95 * width, 18.0), min(1.5 + 0.42 * height, 14.0))
+    ax = new_axes(ax, size, title)
     ees = tuple(topology.ees)
     constrained = sorted(set(topology.link_of.values()))
     links = list(topology.links)
@@ -304,8 +305,6 @@ def draw_kinematic_tree(
     ax.set_ylabel("depth in the tree (joints from the world)")
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
-    if title:
-        ax.set_title(title)
     return TreeDrawing(ax, pos, branching, ees, es_colour, node_colour)
 
 
