@@ -14,6 +14,7 @@ therefore invalidates its counts; nothing else does.  A count in the paper autho
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import sys
@@ -283,21 +284,16 @@ def add_cache_options(parser: argparse.ArgumentParser, no_cache_help: str) -> No
 def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
     """The requested algorithms, in order, without repeats; every one must exist."""
     names = [a.strip() for a in text.split(",") if a.strip()]
-    unknown = [a for a in names if not _known(a)]
+    canonical = {}  # any case, the paper's spellings, or ``auto``
+    for a in names:
+        with contextlib.suppress(ValueError):
+            canonical[a] = canonical_algorithm(a)
+    unknown = [a for a in names if a not in canonical]
     if unknown or not names:
         what = f"unknown algorithm(s) {', '.join(map(repr, unknown))}" if unknown else "none given"
         valid = ", ".join((*ALGORITHMS, AUTO))
         parser.error(f"--algorithms: {what}; valid: {valid} (any case: PV-OSIMr works)")
-    return tuple(dict.fromkeys(canonical_algorithm(a) for a in names))
-
-
-def _known(name: str) -> bool:
-    """Whether ``name`` is an algorithm (any case, the paper's spellings) or ``auto``."""
-    try:
-        canonical_algorithm(name)
-    except ValueError:
-        return False
-    return True
+    return tuple(dict.fromkeys(canonical[a] for a in names))
 
 
 def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):

@@ -113,15 +113,6 @@ def close_cases(spec: str, n: int = 3) -> list[str]:
     return [f"{c}/{preset}" if preset else c for c in close]
 
 
-def _unknown(name: str, preset: str | None = None) -> ValueError:
-    close = close_cases(name if preset is None else f"{name}/{preset}")
-    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-    return ValueError(
-        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
-        "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
-    )
-
-
 def load(name: str, preset: str | None = None) -> Robot:
     """The zoo robot ``name`` with constraint preset ``preset`` (default: its first preset).
 
@@ -147,7 +138,12 @@ def load(name: str, preset: str | None = None) -> Robot:
     if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):
         model = sources.erd_model(name)
         return Robot.build(name, model, erd_presets(name, model), preset)
-    raise _unknown(name, preset)
+    close = close_cases(name if preset is None else f"{name}/{preset}")
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise ValueError(
+        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
+        "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
+    )
 
 
 def parse_case(spec: str) -> tuple[str, str | None]:
