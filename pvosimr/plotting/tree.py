@@ -110,24 +110,20 @@ def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
     return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
 
 
-def _saturated(rgb: Sequence[float]) -> bool:
-    """Not a grey nor a near-white (those read as "supports no constraint")."""
-    import colorsys
-
-    return colorsys.rgb_to_hsv(*rgb[:3])[1] >= 0.2
-
-
 def _palette(count: int) -> list[tuple[float, ...]]:
     """``count`` colours from tab20, tab20b and tab20c without the greyish shades and the hues
     of :data:`RESERVED_HUES`, most different first (:func:`_spread`); they repeat past the 18
     that remain.  Grey is reserved for "no constraint"."""
+    import colorsys
+
     from matplotlib import colormaps
 
     shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
     ordered = [c for table in shades for c in table[0::2]] + [
         c for table in shades for c in table[1::2]
     ]
-    colours = _spread([c for c in ordered if _saturated(c) and _far_from_algorithms(c)])
+    saturated = [c for c in ordered if colorsys.rgb_to_hsv(*c[:3])[1] >= 0.2]  # no grey, no white
+    colours = _spread([c for c in saturated if _far_from_algorithms(c)])
     return [tuple(colours[k % len(colours)]) for k in range(count)]
 
 

@@ -50,14 +50,6 @@ _SHADOW_ROOT_BODY = "world_anchor"
 # --------------------------------------------------------------------------- search path
 
 
-def _start_folders() -> list[Path]:
-    """Where a relative search-path entry may be meant from: the folder the user's shell was in
-    (``$PWD``, which a Jupyter kernel inherits while its current folder is the notebook's), then
-    the current folder."""
-    folders = [Path(os.environ["PWD"])] if os.path.isabs(os.environ.get("PWD", "")) else []
-    return list(dict.fromkeys([*folders, Path.cwd()]))
-
-
 def model_search_path() -> list[Path]:
     """Folders listed in ``$PVOSIMR_MODEL_PATH`` (``os.pathsep``-separated), in order, absolute.
 
@@ -66,12 +58,15 @@ def model_search_path() -> list[Path]:
     although the kernel runs in the notebook's folder.
     """
     raw = os.environ.get(MODEL_PATH_ENV, "")
+    # the shell's folder ($PWD, which a Jupyter kernel inherits), then the current folder
+    shell = [Path(os.environ["PWD"])] if os.path.isabs(os.environ.get("PWD", "")) else []
+    starts = list(dict.fromkeys([*shell, Path.cwd()]))
     folders: list[Path] = []
     for part in (p.strip() for p in raw.split(os.pathsep)):
         if not part:
             continue
         path = Path(part).expanduser()
-        folders += [path] if path.is_absolute() else [f / path for f in _start_folders()]
+        folders += [path] if path.is_absolute() else [f / path for f in starts]
     return [Path(os.path.normpath(f)) for f in dict.fromkeys(folders)]
 
 
