@@ -141,7 +141,14 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     for q, cms, engine in _draws(robot, configs, rng):
         row.configs += 1
         row.m = max(row.m, sum(constraint_dim(c) for c in cms))
-        truth = _truth(robot, q, cms)
+        try:
+            truth = dense_delassus(model, q, cms)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"{robot.name}/{robot.preset}: the mass matrix is not positive definite at a "
+                f"random configuration ({exc}), so J M⁻¹ Jᵀ is undefined: does every joint move "
+                "some mass, inertia or armature?"
+            ) from exc
         results = {}
         for name, method in methods.items():
             if not_called(name, cms):
@@ -207,18 +214,6 @@ def _worst_error(row: Row, method: str, error: float) -> None:
     """Keep ``method``'s worst error over the configurations."""
     result = row.methods.setdefault(method, MethodResult())
     result.error = max(result.error or 0.0, error)
-
-
-def _truth(robot, q: np.ndarray, constraints) -> np.ndarray:
-    """The dense truth, or a ValueError naming the case when M is not positive definite."""
-    try:
-        return dense_delassus(robot.model, q, constraints)
-    except np.linalg.LinAlgError as exc:
-        raise ValueError(
-            f"{robot.name}/{robot.preset}: the mass matrix is not positive definite at a random "
-            f"configuration ({exc}), so J M⁻¹ Jᵀ is undefined: does every joint move some mass, "
-            "inertia or armature?"
-        ) from exc
 
 
 def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[str, str]]:
