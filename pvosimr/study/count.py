@@ -350,9 +350,8 @@ def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
         parser.error(f"give either {args.robot} or {robot.name} with --point/--weld, not both")
     if args.constraints:
         robot = with_frames(robot, args, parser)
-        label = f"{robot.name} (constraints from the command line)"
-        return label, robot.model, list(robot.constraints)
-    return f"{robot.name} (preset {robot.preset})", robot.model, list(robot.constraints)
+    what = "constraints from the command line" if args.constraints else f"preset {robot.preset}"
+    return f"{robot.name} ({what})", robot.model, list(robot.constraints)
 
 
 def header(label: str, model: pin.Model, constraint_models: list) -> str:

@@ -299,7 +299,7 @@ class _ExportCheck:
     same configurations, then on bad inputs against the codes its header documents."""
 
     def __init__(self, lib: ctypes.CDLL, spec: dict, model, cms, p, seed: int) -> None:
-        from pvosimr.codegen.standalone_text import BAD_ARGUMENT, entry_name
+        from pvosimr.codegen.standalone_text import entry_name
 
         self.lib, self.spec, self.model, self.cms = lib, spec, model, cms
         self.p = np.zeros(1) if p is None else p
@@ -307,7 +307,6 @@ class _ExportCheck:
         self.m, self.nv, self.nq = spec["m"], spec["nv"], spec["nq"]
         self.w = np.zeros(spec["sz_w"])
         self.iw = np.zeros(spec["sz_iw"], dtype=np.int64)
-        self.bad_argument = BAD_ARGUMENT
         self.stems = {part: entry_name(spec["name"], part) for part in spec["parts"]}
         self.outs = {"G": self.m * self.m, "vjp": self.nv, "derivatives": self.nv * self.m**2}
 
@@ -444,6 +443,7 @@ class _ExportCheck:
         """``(calls, problems)``: every entry point on bad inputs, against the codes the header
         documents (a batch with one bad row: that code, and that row as the first bad one)."""
         from pvosimr.codegen.c_source import BAD_Q, BAD_W
+        from pvosimr.codegen.standalone_text import BAD_ARGUMENT
 
         cases = [
             (what, bad, None, BAD_Q)
@@ -477,10 +477,10 @@ class _ExportCheck:
                 ("threads < 0", self.batch(part, one, W1, threads=-1)[0]),
             ):
                 calls += 1
-                if rc != self.bad_argument:
+                if rc != BAD_ARGUMENT:
                     problems.append(
                         f"{self.stems[part]}: {what} gives code {rc}, not BAD_ARGUMENT "
-                        f"({self.bad_argument})"
+                        f"({BAD_ARGUMENT})"
                     )
         return calls, problems
 

@@ -115,12 +115,10 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
     """Whether ``exc`` is a ValueError raised by a ``raise`` statement of pvosimr's own code
     (its input checks), not one translated from Pinocchio's C++ (whose Python frame is the
     call, not a ``raise``)."""
-    if not isinstance(exc, ValueError):
-        return False
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    if tb is None:
+    if not isinstance(exc, ValueError) or tb is None:
         return False
     path = Path(tb.tb_frame.f_code.co_filename).resolve()
     line = linecache.getline(str(path), tb.tb_lineno).lstrip()
