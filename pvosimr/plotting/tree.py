@@ -102,14 +102,6 @@ def _hue(rgb: Sequence[float]) -> float:
     return 360.0 * colorsys.rgb_to_hsv(*rgb[:3])[0]
 
 
-def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
-    """Whether ``rgb``'s hue is at least ``margin`` degrees from every reserved algorithm's."""
-    from matplotlib.colors import to_rgb
-
-    hues = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
-    return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
-
-
 def _palette(count: int) -> list[tuple[float, ...]]:
     """``count`` colours from tab20, tab20b and tab20c without the greyish shades and the hues
     of :data:`RESERVED_HUES`, most different first (:func:`_spread`); they repeat past the 18
@@ -117,13 +109,19 @@ def _palette(count: int) -> list[tuple[float, ...]]:
     import colorsys
 
     from matplotlib import colormaps
+    from matplotlib.colors import to_rgb
 
     shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
     ordered = [c for table in shades for c in table[0::2]] + [
         c for table in shades for c in table[1::2]
     ]
-    saturated = [c for c in ordered if colorsys.rgb_to_hsv(*c[:3])[1] >= 0.2]  # no grey, no white
-    colours = _spread([c for c in saturated if _far_from_algorithms(c)])
+    reserved = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
+
+    def kept(c) -> bool:  # saturated (no grey, no white), 45° of hue from every reserved one
+        gaps = [abs(_hue(c) - h) for h in reserved]
+        return colorsys.rgb_to_hsv(*c[:3])[1] >= 0.2 and all(min(g, 360 - g) >= 45 for g in gaps)
+
+    colours = _spread([c for c in ordered if kept(c)])
     return [tuple(colours[k % len(colours)]) for k in range(count)]
 
 
