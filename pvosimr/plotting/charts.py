@@ -56,7 +56,7 @@ def draw_delassus(
     G = np.asarray(G, dtype=float)
     if G.shape != (topology.m, topology.m):
         raise ValueError(f"G has shape {G.shape}, the topology has m = {topology.m}")
-    ax = new_axes(ax, (7.5, 6.2))
+    ax = new_axes(ax, (7.5, 6.2), title)
     image = ax.imshow(G, cmap="RdBu_r", norm=_symlog(G), interpolation="nearest")
     colourbar = ax.figure.colorbar(image, ax=ax, shrink=0.85, ticks=_symlog_ticks(image.norm))
     colourbar.set_label("entry of G (SI units; symmetric-log colour scale)")
@@ -73,8 +73,6 @@ def draw_delassus(
     ax.set_yticks(centres, tick, fontsize=7)
     ax.set_xlabel("constraint block (column: force applied)")
     ax.set_ylabel("constraint block (row: acceleration produced)")
-    if title:
-        ax.set_title(title)
     return ax
 
 
@@ -91,7 +89,7 @@ def draw_eigenvalues(
     a dotted line at its numerical rank threshold ``max|λ| · m · eps`` (numpy's ``matrix_rank``
     rule): eigenvalues below it are zeros in floating point.
     """
-    ax = new_axes(ax, (7.5, 4.5))
+    ax = new_axes(ax, (7.5, 4.5), title)
     for k, (name, values) in enumerate(eigenvalues.items()):
         values = np.asarray(values, dtype=float)
         values = values[np.argsort(-np.abs(values), kind="stable")]
@@ -117,8 +115,6 @@ def draw_eigenvalues(
     ax.set_ylabel("|eigenvalue of G|")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
     return ax
 
 
@@ -146,7 +142,7 @@ def draw_bars(
     series: list[str] = []
     for g in groups:
         series += [s for s in values[g] if s not in series]
-    ax = new_axes(ax, (max(6.0, 1.2 + 0.5 * len(groups) * len(series)), 4.8))
+    ax = new_axes(ax, (max(6.0, 1.2 + 0.5 * len(groups) * len(series)), 4.8), title)
     width = 0.8 / max(len(series), 1)
     for k, s in enumerate(series):
         xs = [
@@ -175,8 +171,6 @@ def draw_bars(
         ax.set_ylim(low, high * 4)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, ncols=min(len(series), 4))
-    if title:
-        ax.set_title(title)
     return ax
 
 
@@ -202,7 +196,7 @@ def draw_hbars(
     keys = list(values)
     groups = list(dict.fromkeys((category or {}).get(k, "") for k in keys))
     colour = {g: f"C{j}" for j, g in enumerate(groups)}
-    ax = new_axes(ax, (8.0, 1.2 + 0.42 * len(keys)))
+    ax = new_axes(ax, (8.0, 1.2 + 0.42 * len(keys)), title)
     for g in groups:
         idx = [j for j, k in enumerate(keys) if (category or {}).get(k, "") == g]
         fill = [(colors or {}).get(keys[j], colour[g]) for j in idx]
@@ -220,6 +214,4 @@ def draw_hbars(
     ax.grid(True, axis="x", which="major", alpha=0.3)
     if any(groups) and colors is None:
         ax.legend(fontsize=8, loc="lower right")
-    if title:
-        ax.set_title(title)
     return ax

@@ -89,11 +89,13 @@ def pyplot():
     return plt
 
 
-def new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
-    """``ax``, or the Axes of a new figure of ``size`` inches (constrained layout)."""
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
+def new_axes(ax: Axes | None, size: tuple[float, float], title: str | None = None) -> Axes:
+    """``ax``, or the Axes of a new figure of ``size`` inches (constrained layout), with
+    ``title`` where one is given."""
+    if ax is None:
+        import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=size, layout="constrained")
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    if title:
+        ax.set_title(title)
     return ax

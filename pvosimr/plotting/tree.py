@@ -102,32 +102,26 @@ def _hue(rgb: Sequence[float]) -> float:
     return 360.0 * colorsys.rgb_to_hsv(*rgb[:3])[0]
 
 
-def _far_from_algorithms(rgb: Sequence[float], margin: float = 45.0) -> bool:
-    """Whether ``rgb``'s hue is at least ``margin`` degrees from every reserved algorithm's."""
-    from matplotlib.colors import to_rgb
-
-    hues = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
-    return all(min(abs(_hue(rgb) - h), 360 - abs(_hue(rgb) - h)) >= margin for h in hues)
-
-
-def _saturated(rgb: Sequence[float]) -> bool:
-    """Not a grey nor a near-white (those read as "supports no constraint")."""
-    import colorsys
-
-    return colorsys.rgb_to_hsv(*rgb[:3])[1] >= 0.2
-
-
 def _palette(count: int) -> list[tuple[float, ...]]:
     """``count`` colours from tab20, tab20b and tab20c without the greyish shades and the hues
     of :data:`RESERVED_HUES`, most different first (:func:`_spread`); they repeat past the 18
     that remain.  Grey is reserved for "no constraint"."""
+    import colorsys
+
     from matplotlib import colormaps
+    from matplotlib.colors import to_rgb
 
     shades = [list(colormaps[n].colors) for n in ("tab20", "tab20b", "tab20c")]
     ordered = [c for table in shades for c in table[0::2]] + [
         c for table in shades for c in table[1::2]
     ]
-    colours = _spread([c for c in ordered if _saturated(c) and _far_from_algorithms(c)])
+    reserved = [_hue(to_rgb(COLORS[a])) for a in RESERVED_HUES]
+
+    def kept(c) -> bool:  # saturated (no grey, no white), 45° of hue from every reserved one
+        gaps = [abs(_hue(c) - h) for h in reserved]
+        return colorsys.rgb_to_hsv(*c[:3])[1] >= 0.2 and all(min(g, 360 - g) >= 45 for g in gaps)
+
+    colours = _spread([c for c in ordered if kept(c)])
     return [tuple(colours[k % len(colours)]) for k in range(count)]
 
 
@@ -196,7 +190,8 @@ def draw_kinematic_tree(
     pos = tree_layout(parents)
     width = max(x for x, _ in pos.values()) + 1
     height = -min(y for _, y in pos.values()) + 1
-    ax = new_axes(ax, (min(4.0 + 0.95 * width, 18.0), min(1.5 + 0.42 * height, 14.0)))
+    size = (min(4.0 + 0.95 * width, 18.0), min(1.5 + 0.42 * height, 14.0))
+    ax = new_axes(ax, size, title)
     ees = tuple(topology.ees)
     constrained = sorted(set(topology.link_of.values()))
     links = list(topology.links)
@@ -283,7 +278,7 @@ def draw_kinematic_tree(
         Patch(color=grey, label="supports no constraint"),
     ]
     handles += [
-        Patch(color=c, label=f"supports {set_label(_indices(topology, s))}")
+        Patch(color=c, label=f"supports {set_label([ees.index(e) for e in s])}")
         for s, c in es_colour.items()
     ]
     ax.legend(
@@ -304,8 +299,6 @@ def draw_kinematic_tree(
     ax.set_ylabel("depth in the tree (joints from the world)")
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
-    if title:
-        ax.set_title(title)
     return TreeDrawing(ax, pos, branching, ees, es_colour, node_colour)
 
 
@@ -314,7 +307,3 @@ def _legend_marker(marker: str, size: float, label: str, **style: Any) -> Any:
     from matplotlib.lines import Line2D
 
     return Line2D([], [], marker=marker, ls="", markersize=size, label=label, **style)
-
-
-def _indices(topology: Topology, ees: Sequence[int]) -> list[int]:
-    return [topology.ees.index(e) for e in ees]

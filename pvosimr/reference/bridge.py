@@ -227,14 +227,6 @@ def build_recipe() -> BuildRecipe:
     )
 
 
-def _make_folder(folder: Path) -> None:
-    """The cache folder, created now; :class:`BridgeUnavailableError` naming it if it cannot be."""
-    try:
-        cache.make_folder(folder, cache.cache_dir_origin())
-    except cache.CacheFolderError as exc:
-        raise BridgeUnavailableError(str(exc).rstrip(".")) from None
-
-
 def _build(how: BuildRecipe, library: Path) -> float:
     """Compile into a fresh name and move it into place after its record (size and hash,
     :func:`pvosimr.codegen.cache.record`): atomic, safe across processes."""
@@ -287,7 +279,10 @@ def load() -> ModuleType:
 def _load() -> ModuleType:
     how = build_recipe()
     library = how.library()
-    _make_folder(library.parent)
+    try:  # the cache folder, created now, or named where it cannot be
+        cache.make_folder(library.parent, cache.cache_dir_origin())
+    except cache.CacheFolderError as exc:
+        raise BridgeUnavailableError(str(exc).rstrip(".")) from None
     with cache.building(library):  # another process building it: wait, then import its build
         if not cache.usable(library):  # a damaged entry (cut short by a full disk) is set aside
             _build(how, library)

@@ -234,7 +234,10 @@ def open_mjcf(path: str | os.PathLike[str], *, check: bool = True) -> MjcfPair:
             mj = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as exc:
         raise ValueError(f"{path}: MuJoCo cannot compile it: {exc}") from exc
-    model = _pinocchio_model(kinematic_mjcf(mj))
+    with tempfile.TemporaryDirectory(prefix="pvosimr-mjcf-") as tmp:  # pin reads files only
+        file = Path(tmp) / "model.xml"
+        file.write_text(kinematic_mjcf(mj), encoding="utf-8")
+        model = pin.buildModelFromMJCF(str(file))
     model.name = path.stem
     frames = tuple(
         model.getFrameId(_body_name(mj, b), pin.FrameType.BODY) if b else 0 for b in range(mj.nbody)
@@ -244,13 +247,6 @@ def open_mjcf(path: str | os.PathLike[str], *, check: bool = True) -> MjcfPair:
         rng = np.random.default_rng(0)
         pair.check(pin.integrate(model, pin.neutral(model), rng.uniform(-1.0, 1.0, model.nv)))
     return pair
-
-
-def _pinocchio_model(text: str) -> pin.Model:
-    with tempfile.TemporaryDirectory(prefix="pvosimr-mjcf-") as tmp:
-        file = Path(tmp) / "model.xml"
-        file.write_text(text, encoding="utf-8")
-        return pin.buildModelFromMJCF(str(file))
 
 
 def pinocchio_parser_notes(pair: MjcfPair, q: np.ndarray) -> list[str]:

@@ -177,9 +177,7 @@ def constraint_jacobian(
     for cm in constraint_models:
         _check_constraint(cm)
         blocks.append(_rows(model, data, cm))
-    if not blocks:
-        return np.zeros((0, model.nv))
-    return np.vstack(blocks)
+    return np.vstack(blocks) if blocks else np.zeros((0, model.nv))
 
 
 def dense_delassus(

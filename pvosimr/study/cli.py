@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from pvosimr import __version__
@@ -95,20 +94,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     return parser, subparsers
 
 
-def _command_mains() -> dict[str, Callable[[list[str]], int]]:
-    """The commands with their own parser; imported on use (their extras load later)."""
-
-    def run(command: str) -> Callable[[list[str]], int]:
-        def main(argv: list[str]) -> int:
-            if command == "bench":
-                bench = benchmarks()
-                return 2 if bench is None else bench.main(argv)
-            return importlib.import_module(f"pvosimr.study.{command}").main(argv)
-
-        return main
-
-    commands = ("validate", "count", "figures", "bench", "export")
-    return {command: run(command) for command in commands}
+def _run(command: str, argv: list[str]) -> int:
+    """A command with its own parser (every one but ``demo``), imported on use (its extras
+    load later)."""
+    if command == "bench":
+        bench = benchmarks()
+        return 2 if bench is None else bench.main(argv)
+    return importlib.import_module(f"pvosimr.study.{command}").main(argv)
 
 
 def benchmarks():
@@ -152,10 +144,9 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
 def main(argv: list[str] | None = None) -> int:
     """``pvosimr [COMMAND] ...``; exit 0 on success, 1 on a failed check, 2 on a user's mistake."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    mains = _command_mains()
-    if argv[:1] and argv[0] in mains:  # the command parses its own options
+    if argv[:1] and argv[0] in COMMANDS and argv[0] != "demo":  # it parses its own options
         try:
-            return mains[argv[0]](argv[1:])
+            return _run(argv[0], argv[1:])
         except CacheFolderError as exc:  # the user's setting: one line, as for a bad option
             print(f"pvosimr {argv[0]}: error: {exc}", file=sys.stderr)
             return 2
@@ -166,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     args = top.parse_args(argv)
     if args.command is None:
         return demo()
-    raise AssertionError(f"command {args.command} has no main")  # COMMANDS and mains disagree
+    raise AssertionError(f"command {args.command} has no main")  # never: the others ran above
 
 
 if __name__ == "__main__":

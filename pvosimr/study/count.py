@@ -14,13 +14,13 @@ therefore invalidates its counts; nothing else does.  A count in the paper autho
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 import pinocchio as pin
@@ -284,30 +284,16 @@ def add_cache_options(parser: argparse.ArgumentParser, no_cache_help: str) -> No
 def _parse_algorithms(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
     """The requested algorithms, in order, without repeats; every one must exist."""
     names = [a.strip() for a in text.split(",") if a.strip()]
-    unknown = [a for a in names if not _known(a)]
+    canonical = {}  # any case, the paper's spellings, or ``auto``
+    for a in names:
+        with contextlib.suppress(ValueError):
+            canonical[a] = canonical_algorithm(a)
+    unknown = [a for a in names if a not in canonical]
     if unknown or not names:
         what = f"unknown algorithm(s) {', '.join(map(repr, unknown))}" if unknown else "none given"
         valid = ", ".join((*ALGORITHMS, AUTO))
         parser.error(f"--algorithms: {what}; valid: {valid} (any case: PV-OSIMr works)")
-    return tuple(dict.fromkeys(canonical_algorithm(a) for a in names))
-
-
-def _known(name: str) -> bool:
-    """Whether ``name`` is an algorithm (any case, the paper's spellings) or ``auto``."""
-    try:
-        canonical_algorithm(name)
-    except ValueError:
-        return False
-    return True
-
-
-def _unknown_robot(spec: str, parser: argparse.ArgumentParser) -> NoReturn:
-    from pvosimr import zoo
-
-    close = zoo.close_cases(spec)
-    hint = f"did you mean {', '.join(close)}?" if close else f"zoo names: {', '.join(zoo.names())}"
-    name = spec.partition("/")[0]
-    parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
+    return tuple(dict.fromkeys(canonical[a] for a in names))
 
 
 def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):
@@ -326,7 +312,9 @@ def _load_zoo(spec: str, preset: str | None, parser: argparse.ArgumentParser):
     except ValueError as exc:
         if name in zoo.names() or not str(exc).startswith("unknown robot"):
             parser.error(str(exc))
-        _unknown_robot(spec, parser)
+        close = ", ".join(zoo.close_cases(spec))
+        hint = f"did you mean {close}?" if close else f"zoo names: {', '.join(zoo.names())}"
+        parser.error(f"unknown robot {name!r}: not a zoo name and not an existing file; {hint}")
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         parser.error(f"robot {name!r} is not available: {exc}")
     preset = preset if case_preset is None else case_preset
@@ -362,9 +350,8 @@ def _resolve(args: argparse.Namespace, parser: argparse.ArgumentParser):
         parser.error(f"give either {args.robot} or {robot.name} with --point/--weld, not both")
     if args.constraints:
         robot = with_frames(robot, args, parser)
-        label = f"{robot.name} (constraints from the command line)"
-        return label, robot.model, list(robot.constraints)
-    return f"{robot.name} (preset {robot.preset})", robot.model, list(robot.constraints)
+    what = "constraints from the command line" if args.constraints else f"preset {robot.preset}"
+    return f"{robot.name} ({what})", robot.model, list(robot.constraints)
 
 
 def header(label: str, model: pin.Model, constraint_models: list) -> str:
@@ -400,19 +387,6 @@ def table(counts: dict[str, int]) -> list[str]:
     return lines
 
 
-def count_algorithms(
-    model: pin.Model, constraint_models: list, algorithms: Sequence[str], counts: CountCache
-) -> dict[str, int]:
-    """Every algorithm's count through ``counts``, with a progress bar on stderr."""
-
-    out: dict[str, int] = {}
-    with progress_bar(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
-        for algorithm in bar:
-            bar.set_postfix_str(algorithm)
-            out[algorithm] = counts.count(model, constraint_models, algorithm)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr count ROBOT [...]``: the counts table on stdout (see ``--help``)."""
     parser = build_parser()
@@ -424,9 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = header(label, model, constraint_models)
     except (ValueError, NotImplementedError) as exc:
         parser.error(str(exc))
-    store = CountCache(None if args.no_cache else args.cache)
+    store, counts = CountCache(None if args.no_cache else args.cache), {}
     try:
-        counts = count_algorithms(model, constraint_models, algorithms, store)
+        with progress_bar(algorithms, unit="count", file=sys.stderr, leave=False) as bar:
+            for algorithm in bar:
+                bar.set_postfix_str(algorithm)
+                counts[algorithm] = store.count(model, constraint_models, algorithm)
     finally:
         store.save()
     print(line)

@@ -73,13 +73,6 @@ def _constraints(cms: list) -> str:
     return "\n".join(lines)
 
 
-def _libpython() -> str:
-    """The shared CPython the Python-loaded library was built against (it is also a CPython
-    extension: its symbols must resolve for ``dlopen``)."""
-    folder, name = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDLIBRARY")
-    return str(Path(folder or "") / (name or "libpython3.so"))
-
-
 def time_case(case: str, folder: Path, configs: int, rounds: int, seconds: float) -> dict:
     """Export ``case``, build the C++ program, run it: its numbers, with the case's sizes."""
     from pvosimr.reference import bridge
@@ -116,7 +109,11 @@ def time_case(case: str, folder: Path, configs: int, rounds: int, seconds: float
     qs = np.array([random_configuration(model, rng) for _ in range(configs)])
     (folder / f"{name}.bin").write_bytes(np.ascontiguousarray(qs).tobytes())
     run = [str(exe), str(folder / f"{name}.txt"), str(folder / f"{name}.bin"), str(configs)]
-    run += [_libpython(), str(f.library), str(rounds), str(seconds)]
+    # the shared CPython the Python-loaded library was built against (it is also a CPython
+    # extension: its symbols must resolve for dlopen)
+    libdir, libpython = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDLIBRARY")
+    run += [str(Path(libdir or "") / (libpython or "libpython3.so")), str(f.library)]
+    run += [str(rounds), str(seconds)]
     done = subprocess.run(run, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(run)} failed ({done.returncode}): {done.stdout}")

@@ -52,13 +52,6 @@ def _git_state(folder: Path) -> str:
     return f"git {head.stdout.strip()}{note}"
 
 
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def describe(
     packages: Iterable[str] = ("pvosimr", "pin", "numpy", "casadi"),
     *,
@@ -70,7 +63,9 @@ def describe(
     ``source`` (a folder) where it is a checkout, then ``extra`` (a compiler, a device)."""
     info = {"cpu": _cpu(), "cores": _cores(), "os": platform.platform()}
     info["python"] = platform.python_version()
-    info.update((name, v) for name in packages if (v := _version(name)) is not None)
+    for name in packages:  # those installed
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            info[name] = importlib.metadata.version(name)
     info["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with contextlib.suppress(OSError):  # no load average on some systems
         info["load average (1, 5, 15 min)"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -13,7 +13,7 @@ from pvosimr.reference.truth import TOLERANCE
 
 from .record import prose
 
-__all__ = ["MUJOCO", "agreement_lines", "mujoco_section"]
+__all__ = ["MUJOCO", "agreement_lines", "error_cell", "mujoco_section"]
 
 MUJOCO = "mujoco-efc"
 """The name of MuJoCo's reference in the validation's tables."""
@@ -25,7 +25,8 @@ def _mjcf_rows(rows: list) -> list:
     ]
 
 
-def _err(value: float | None) -> str:
+def error_cell(value: float | None) -> str:
+    """An error in a report's table: one digit, marked ❌ above the tolerance; "—" for none."""
     return "—" if value is None else f"{value:.0e}" + ("" if value <= TOLERANCE else " ❌")
 
 
@@ -47,8 +48,9 @@ def agreement_lines(rows: list) -> list[str]:
     for r in _mjcf_rows(rows):
         out.append(
             f"{r.robot}: MuJoCo's rows, up to {r.m} compared over {r.configs} configurations; "
-            f"pvosimr vs MuJoCo {_err(r.pvosimr_vs_mujoco)}, MuJoCo vs truth "
-            f"{_err(r.result(MUJOCO).error)}, pvosimr vs truth {_err(r.result('pv-osimr').error)}: "
+            f"pvosimr vs MuJoCo {error_cell(r.pvosimr_vs_mujoco)}, MuJoCo vs truth "
+            f"{error_cell(r.result(MUJOCO).error)}, pvosimr vs truth "
+            f"{error_cell(r.result('pv-osimr').error)}: "
             f"the three engines {_verdict(r).strip('*')}; rows not compared: {_left_out(r)}"
         )
         out += [f"{r.robot}: {note}" for note in r.parser_notes]
@@ -67,8 +69,8 @@ def mujoco_section(rows: list) -> list[str]:
     table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in cases:
         cells = [
-            r.robot, str(r.nv), str(r.m), str(r.configs), _err(r.pvosimr_vs_mujoco),
-            _err(r.result(MUJOCO).error), _err(r.result("pv-osimr").error), _verdict(r),
+            r.robot, str(r.nv), str(r.m), str(r.configs), error_cell(r.pvosimr_vs_mujoco),
+            error_cell(r.result(MUJOCO).error), error_cell(r.result("pv-osimr").error), _verdict(r),
             _left_out(r),
         ]  # fmt: skip
         table.append("| " + " | ".join(cells) + " |")

@@ -92,27 +92,24 @@ def add_seed_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _integer(text: str) -> int:
+def _at_least(low: int, text: str) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+    return value
 
 
 def at_least_one(text: str) -> int:
     """An integer >= 1 (a count: configurations, repeats, batch size)."""
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _at_least(1, text)
 
 
 def non_negative(text: str) -> int:
     """An integer >= 0 (a random seed)."""
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    return _at_least(0, text)
 
 
 def _blocking_file(path: Path) -> Path | None:

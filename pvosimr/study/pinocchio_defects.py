@@ -53,11 +53,7 @@ def damped_inverse_section(seed: int, cases: Sequence[tuple[str, str]] = DAMPED_
         q = robot.q_random(np.random.default_rng(seed))
         d = reference.damped_delassus_inverse_defect(robot.model, q, robot.constraints, mu=mu)
         lines.append(f"| {name} / {preset} | {d['pin_python']:.1e} | {d['pv_cpp']:.1e} |")
-    lines += [
-        "",
-        prose("validate", "damped-foot"),
-    ]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", prose("validate", "damped-foot")])
 
 
 # --------------------------------------------------------------------- silently wrong routines
@@ -192,8 +188,4 @@ def silently_wrong_section(cases: list[dict]) -> list[str]:
             _num(c.get(k)) for k in ("pin_damped", "pin_damped_is_identity", "pvosimr_damped")
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        prose("validate", "silent-foot"),
-    ]
-    return lines
+    return [*lines, "", prose("validate", "silent-foot")]

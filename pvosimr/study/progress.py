@@ -90,11 +90,6 @@ class _Lines(_Quiet):
         print(line, file=self._file, flush=True)
 
 
-def _is_terminal(stream: Any) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
 def progress_bar(iterable: Iterable | None = None, **options: Any) -> Any:
     """``tqdm(iterable, **options)`` when its stream (``file``, default stderr) is a terminal
     and tqdm is installed; otherwise plain lines (:class:`_Lines`), or nothing when
@@ -102,7 +97,8 @@ def progress_bar(iterable: Iterable | None = None, **options: Any) -> Any:
     if options.get("disable"):
         return _Quiet(iterable)
     stream = options.get("file") or sys.stderr
-    if _is_terminal(stream):
+    isatty = getattr(stream, "isatty", None)
+    if isatty and isatty():
         try:
             from tqdm import tqdm
         except ImportError:

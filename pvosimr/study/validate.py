@@ -115,12 +115,10 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
     """Whether ``exc`` is a ValueError raised by a ``raise`` statement of pvosimr's own code
     (its input checks), not one translated from Pinocchio's C++ (whose Python frame is the
     call, not a ``raise``)."""
-    if not isinstance(exc, ValueError):
-        return False
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    if tb is None:
+    if not isinstance(exc, ValueError) or tb is None:
         return False
     path = Path(tb.tb_frame.f_code.co_filename).resolve()
     line = linecache.getline(str(path), tb.tb_lineno).lstrip()
@@ -128,12 +126,6 @@ def refused_by_pvosimr(exc: BaseException) -> bool:
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # pvosimr/
-
-
-def _timed(f: Callable, *args) -> tuple[np.ndarray, float]:
-    start = time.perf_counter()
-    out = f(*args)
-    return out, time.perf_counter() - start
 
 
 def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict) -> Row:
@@ -147,7 +139,14 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
     for q, cms, engine in _draws(robot, configs, rng):
         row.configs += 1
         row.m = max(row.m, sum(constraint_dim(c) for c in cms))
-        truth = _truth(robot, q, cms)
+        try:
+            truth = dense_delassus(model, q, cms)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"{robot.name}/{robot.preset}: the mass matrix is not positive definite at a "
+                f"random configuration ({exc}), so J M⁻¹ Jᵀ is undefined: does every joint move "
+                "some mass, inertia or armature?"
+            ) from exc
         results = {}
         for name, method in methods.items():
             if not_called(name, cms):
@@ -155,7 +154,9 @@ def validate_robot(robot, configs: int, rng: np.random.Generator, methods: dict)
                 continue
             try:
                 method(model, data, q, cms)  # warm caches (topology, initPvDelassus)
-                G, seconds = _timed(method, model, data, q, cms)
+                start = time.perf_counter()
+                G = method(model, data, q, cms)
+                seconds = time.perf_counter() - start
             except Exception as exc:  # a method that cannot run is reported, not hidden
                 result = row.methods.setdefault(name, MethodResult())
                 result.failure = f"{type(exc).__name__}: {exc}"
@@ -211,18 +212,6 @@ def _worst_error(row: Row, method: str, error: float) -> None:
     """Keep ``method``'s worst error over the configurations."""
     result = row.methods.setdefault(method, MethodResult())
     result.error = max(result.error or 0.0, error)
-
-
-def _truth(robot, q: np.ndarray, constraints) -> np.ndarray:
-    """The dense truth, or a ValueError naming the case when M is not positive definite."""
-    try:
-        return dense_delassus(robot.model, q, constraints)
-    except np.linalg.LinAlgError as exc:
-        raise ValueError(
-            f"{robot.name}/{robot.preset}: the mass matrix is not positive definite at a random "
-            f"configuration ({exc}), so J M⁻¹ Jᵀ is undefined: does every joint move some mass, "
-            "inertia or armature?"
-        ) from exc
 
 
 def _cases(robots: Sequence[str], strict: bool) -> tuple[list[zoo.Robot], dict[str, str]]:
@@ -347,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo.Robot:
+def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo.Robot | MjcfRobot:
     """The model file's robot; a missing file says so (and points a zoo name to --robots)."""
     path = Path(args.file)
     if args.robots:
@@ -362,16 +351,10 @@ def _file_case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> zoo
             known = f"{name!r} is a zoo robot" if name in zoo.names() else "did you mean"
             hint = f"; {known}: pvosimr validate --robots {close[0]}"
         parser.error(f"no such model file: {args.file}{hint}")
-    if zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf" and not model_file_options_used(
-        args
-    ):
-        return _mjcf_case(path, parser)
-    return robot_from_file(path, args, parser)
-
-
-def _mjcf_case(path: Path, parser: argparse.ArgumentParser) -> MjcfRobot:
-    """An MJCF file without --point/--weld: its constraints are MuJoCo's rows, and MuJoCo's G
-    is a reference (a missing MuJoCo is one line naming the extra)."""
+    mjcf = zoo.MODEL_FILE_TYPES.get(path.suffix.lower()) == "mjcf"
+    if not mjcf or model_file_options_used(args):
+        return robot_from_file(path, args, parser)
+    # an MJCF file alone: its constraints are MuJoCo's rows, and MuJoCo's G is a reference
     require_extra(parser.prog, "mujoco")
     try:
         return mjcf_robot(path)

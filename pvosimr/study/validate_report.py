@@ -16,7 +16,7 @@ from pvosimr import ALGORITHMS, reference
 from pvosimr.reference import bridge, truth
 
 from .machine import one_line
-from .mujoco_section import mujoco_section
+from .mujoco_section import error_cell, mujoco_section
 from .pinocchio_defects import silently_wrong_section
 from .record import prose
 
@@ -103,13 +103,6 @@ def not_run(name: str, reason: str) -> str:
     return f"{name}: {bridge.BridgeUnavailableError(reason)}"
 
 
-def _fmt(err: float | None) -> str:
-    if err is None:
-        return "—"
-    mark = "" if err <= TOLERANCE else " ❌"
-    return f"{err:.0e}{mark}"
-
-
 def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
     result = row.result(method)
     if result.not_called is not None:
@@ -119,7 +112,7 @@ def _cell(row: Row, method: str, notes: dict[str, int]) -> str:
         if method in ALGORITHMS:  # every algorithm takes every input: a raise fails the run
             return f"failed ❌ {mark}"
         return f"refused {mark}"
-    return _fmt(result.error)
+    return error_cell(result.error)
 
 
 def _notes(rows: list[Row]) -> dict[str, int]:
@@ -266,17 +259,6 @@ def _raised_sections(rows: list[Row]) -> list[str]:
     ]
 
 
-def _not_called(rows: list[Row]) -> list[str]:
-    """References deliberately not called, grouped by method and reason."""
-    return _by_message(rows, lambda method, result: result.not_called)
-
-
-def _footnoted(rows: list[Row]) -> list[str]:
-    """The table's footnotes as a Markdown list and a blank line (nothing when none)."""
-    notes = footnotes(rows)
-    return [*(f"- {line}" for line in notes), ""] if notes else []
-
-
 def summary(rows: list[Row]) -> str:
     """One line: PASS/FAIL and the number of cases."""
     ok = all(r.passes() for r in rows)
@@ -288,6 +270,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     references = _references(rows)
     ok = all(r.passes() for r in rows)
+    notes = footnotes(rows)
     head = _prose(
         "head",
         command=meta["command"],
@@ -304,7 +287,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *table(rows),
         "",
-        *_footnoted(rows),
+        *([*(f"- {line}" for line in notes), ""] if notes else []),
         _cpp_agreement(rows),
         "",
         "## Where Pinocchio or MuJoCo disagrees with the dense truth",
@@ -313,7 +296,7 @@ def write_report(rows: list[Row], out: Path, meta: dict) -> tuple[Path, Path]:
         "",
         *_raised_sections(rows),
     ]
-    not_called = _not_called(rows)
+    not_called = _by_message(rows, lambda method, result: result.not_called)  # and why
     if not_called:
         md += ["", "## Pinocchio references not called on some cases", "", *not_called]
     if reference.unavailable():

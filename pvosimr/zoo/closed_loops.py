@@ -42,7 +42,7 @@ from ..constraints import point
 from .joint_types import box_link
 from .presets import ATLAS_PRESETS, Preset, atlas_sole_corners, between, combine, world_aligned
 from .sources import atlas_model
-from .synthetic import add_link
+from .synthetic import add_link, limit_positions
 
 __all__ = [
     "CLOSED_LOOP_ROBOTS",
@@ -106,9 +106,7 @@ def four_bar_model() -> pin.Model:
     coupler = _rod(L["coupler"], L["coupler"])
     add_link(model, crank, "coupler", pin.JointModelRZ(), coupler_at, coupler)
     add_link(model, 0, "rocker", pin.JointModelRZ(), rocker_at, _rod(L["rocker"], L["rocker"]))
-    model.lowerPositionLimit = -np.pi * np.ones(model.nq)
-    model.upperPositionLimit = np.pi * np.ones(model.nq)
-    return model
+    return limit_positions(model)
 
 
 def _four_bar_closure(model: pin.Model) -> list[pin.RigidConstraintModel]:
@@ -193,12 +191,7 @@ def cassie_leg_model() -> pin.Model:
     ids = {None: 0}
     for link, parent, joint, placement, mass, length, along in _CASSIE_LEG:
         ids[link] = add_link(model, ids[parent], link, joint, placement, _rod(mass, length, along))
-    lower, upper = -np.ones(model.nq), np.ones(model.nq)
-    for j in model.joints[1:]:
-        if j.nq == 1:
-            lower[j.idx_q], upper[j.idx_q] = -np.pi, np.pi
-    model.lowerPositionLimit, model.upperPositionLimit = lower, upper
-    return model
+    return limit_positions(model, others=1.0)
 
 
 _CASSIE_RODS = combine(

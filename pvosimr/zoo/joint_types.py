@@ -44,7 +44,7 @@ import pinocchio as pin
 from ..topology import SUPPORTED_JOINTS
 from .presets import Preset, points, welds
 from .sources import erd_model
-from .synthetic import add_link
+from .synthetic import add_link, limit_positions
 
 __all__ = [
     "JOINT_TYPE_ROBOTS",
@@ -72,57 +72,26 @@ def _se3(xyz: tuple[float, float, float], axis: str = "z", angle: float = 0.0) -
     return pin.SE3(pin.utils.rotate(axis, angle), np.asarray(xyz, dtype=float))
 
 
-class _Builder:
-    """Adds links depth-first; each link gets a BODY frame named after it."""
-
-    def __init__(self, name: str) -> None:
-        self.model = pin.Model()
-        self.model.name = name
-
-    def link(
-        self,
-        parent: int,
-        name: str,
-        joint: pin.JointModel,
-        placement: pin.SE3,
-        inertia: pin.Inertia,
-    ) -> int:
-        return add_link(self.model, parent, name, joint, placement, inertia)
-
-    def links(self, rows: list, tips: dict[str, tuple[str, pin.SE3]]) -> None:
-        """The links of ``rows``, in order: ``(parent, name, joint, placement, body)``, the
-        parent by name (``""``: the universe), the placement as :func:`_se3`'s arguments, the
-        body as :func:`box_link`'s; ``tips[name]``, a tip's name and placement, right after
-        its link (the frames keep their order)."""
-        ids = {"": 0}
-        for parent, name, joint, placement, body in rows:
-            ids[name] = self.link(ids[parent], name, joint, _se3(*placement), box_link(*body))
-            if name in tips:
-                self.tip(ids[name], *tips[name])
-
-    def tip(self, joint: int, name: str, placement: pin.SE3) -> None:
-        """An operational frame ``name`` on ``joint`` (constraint sites)."""
-        model = self.model
-        parent_frame = model.getFrameId(f"{model.names[joint]}")
-        model.addFrame(pin.Frame(name, joint, parent_frame, placement, pin.FrameType.OP_FRAME))
-
-    def finish(self) -> pin.Model:
-        """±π on every one-coordinate joint; free-flyer translations within ±1 m."""
-        model = self.model
-        lower = np.array(model.lowerPositionLimit, dtype=float)
-        upper = np.array(model.upperPositionLimit, dtype=float)
-        for j in model.joints[1:]:
-            if j.nq == 1:
-                lower[j.idx_q], upper[j.idx_q] = -np.pi, np.pi
-            elif j.shortname() == "JointModelFreeFlyer":
-                lower[j.idx_q : j.idx_q + 7], upper[j.idx_q : j.idx_q + 7] = -1.0, 1.0
-        model.lowerPositionLimit, model.upperPositionLimit = lower, upper
-        return model
+def _model(name: str, rows: list, tips: dict[str, tuple[str, pin.SE3]]) -> pin.Model:
+    """The model ``name`` of the links of ``rows``, added depth-first in order:
+    ``(parent, name, joint, placement, body)``, the parent by name (``""``: the universe), the
+    placement as :func:`_se3`'s arguments, the body as :func:`box_link`'s; each link with a BODY
+    frame named after it and ``tips[name]``, an operational frame's name and placement (a
+    constraint site), right after it.  Limits: :func:`~pvosimr.zoo.synthetic.limit_positions`."""
+    model = pin.Model()
+    model.name = name
+    ids = {"": 0}
+    for parent, link, joint, placement, body in rows:
+        ids[link] = add_link(model, ids[parent], link, joint, _se3(*placement), box_link(*body))
+        if link in tips:
+            tip, at = tips[link]
+            joint_frame = model.getFrameId(model.names[ids[link]])
+            model.addFrame(pin.Frame(tip, ids[link], joint_frame, at, pin.FrameType.OP_FRAME))
+    return limit_positions(model)
 
 
 def screw_arm_model() -> pin.Model:
     """``screw_arm``: a lead screw, an arm with a spherical wrist and two helical end joints."""
-    b = _Builder("screw_arm")
     helical = pin.JointModelHelicalUnaligned(np.array([0.0, 0.6, 0.8]), -0.02)
     tips = {
         "driver": ("driver_tip", _se3((0, 0.02, 0.15), "x", 0.3)),
@@ -140,13 +109,11 @@ def screw_arm_model() -> pin.Model:
         ("forearm", "screw", pin.JointModelHX(0.01), ((0.3, 0.05, 0), "z", -0.5),
          (0.3, (0.12, 0.02, 0.02), (0.06, 0, 0))),
     ]  # fmt: skip
-    b.links(rows, tips)
-    return b.finish()
+    return _model("screw_arm", rows, tips)
 
 
 def universal_biped_model() -> pin.Model:
     """``universal_biped``: free-flyer pelvis, Universal hips and ankles, revolute knees."""
-    b = _Builder("universal_biped")
     x, y = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
     rows = [
         (
@@ -168,8 +135,7 @@ def universal_biped_model() -> pin.Model:
              ((0, 0, -0.4), "z", sign * 0.3), (0.8, (0.2, 0.08, 0.04), (0.04, 0, -0.03))),
         ]  # fmt: skip
         tips[f"{side}_foot"] = (f"{side}_sole", _se3((0.04, 0, -0.05)))
-    b.links(rows, tips)
-    return b.finish()
+    return _model("universal_biped", rows, tips)
 
 
 def _composite(*parts: tuple[pin.JointModel, pin.SE3]) -> pin.JointModelComposite:
@@ -182,7 +148,6 @@ def _composite(*parts: tuple[pin.JointModel, pin.SE3]) -> pin.JointModelComposit
 
 def composite_arms_model() -> pin.Model:
     """``composite_arms``: a waist and two arms with composite shoulders and wrists (nv = 13)."""
-    b = _Builder("composite_arms")
     rows = [
         ("", "torso", pin.JointModelRZ(), ((0, 0, 0.8),), (10.0, (0.25, 0.4, 0.5), (0, 0, 0.25)))
     ]
@@ -206,13 +171,11 @@ def composite_arms_model() -> pin.Model:
              (0.5, (0.1, 0.08, 0.03), (0.05, 0, 0))),
         ]  # fmt: skip
         tips[f"{side}_hand"] = (f"{side}_tool", _se3((0.12, 0, 0.01), "y", 0.5))
-    b.links(rows, tips)
-    return b.finish()
+    return _model("composite_arms", rows, tips)
 
 
 def ellipsoid_shoulders_model() -> pin.Model:
     """``ellipsoid_shoulders``: scapulae on Ellipsoid joints, spherical shoulders (nv = 14)."""
-    b = _Builder("ellipsoid_shoulders")
     rows, tips = [], {}
     for side, sign in (("left", 1.0), ("right", -1.0)):
         rows += [
@@ -225,8 +188,7 @@ def ellipsoid_shoulders_model() -> pin.Model:
              ((0, 0, -0.3), "x", sign * 0.1), (1.2, (0.05, 0.05, 0.27), (0, 0, -0.13))),
         ]  # fmt: skip
         tips[f"{side}_forearm"] = (f"{side}_hand", _se3((0, 0, -0.3), "y", 0.2))
-    b.links(rows, tips)
-    return b.finish()
+    return _model("ellipsoid_shoulders", rows, tips)
 
 
 def panda_mimic_model() -> pin.Model:

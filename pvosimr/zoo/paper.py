@@ -20,11 +20,10 @@ depth-first.
 
 from __future__ import annotations
 
-import numpy as np
 import pinocchio as pin
 
 from .presets import ATLAS_PRESETS, Preset, combine, points, welds
-from .sources import SHADOW_FINGERTIPS, atlas_model, shadow_hand_model
+from .sources import SHADOW_FINGERTIPS, atlas_model, copy_joint_parameters, shadow_hand_model
 
 __all__ = [
     "ATLAS_SHADOW_HAND_PRESETS",
@@ -54,39 +53,15 @@ def prefixed_shadow_hand_model(prefix: str) -> pin.Model:
     return hand
 
 
-_PER_DOF = ("armature", "damping", "friction", "velocityLimit", "effortLimit")
-_PER_COORDINATE = ("lowerPositionLimit", "upperPositionLimit")
-
-
-def _copy_joint_parameters(src: pin.Model, dst: pin.Model) -> None:
-    """Per-joint parameters of ``src``'s joints onto the same-named joints of ``dst``.
-
-    ``pin.appendModel`` (pin 4.1.0) keeps the limits but drops the appended model's armature,
-    which is part of the mass matrix; this restores it (and the other per-joint arrays).
-    """
-    arrays = {
-        attr: np.array(getattr(dst, attr), dtype=float) for attr in _PER_DOF + _PER_COORDINATE
-    }
-    for i in range(1, src.njoints):
-        js, jd = src.joints[i], dst.joints[dst.getJointId(src.names[i])]
-        for attrs, start_s, start_d, size in (
-            (_PER_DOF, js.idx_v, jd.idx_v, js.nv),
-            (_PER_COORDINATE, js.idx_q, jd.idx_q, js.nq),
-        ):
-            for attr in attrs:
-                values = np.asarray(getattr(src, attr), dtype=float)[start_s : start_s + size]
-                arrays[attr][start_d : start_d + size] = values
-    for attr, values in arrays.items():
-        setattr(dst, attr, values)
-
-
 def _attach_hand(robot: pin.Model, prefix: str) -> pin.Model:
     hand = prefixed_shadow_hand_model(prefix)
     mount = hand.frames[hand.getFrameId(prefix + SHADOW_MOUNT)].placement
     wrist = robot.getFrameId(_ATLAS_WRISTS[prefix])
     combined = pin.appendModel(robot, hand, wrist, mount.inverse())
-    _copy_joint_parameters(robot, combined)
-    _copy_joint_parameters(hand, combined)
+    # pin.appendModel (pin 4.1.0) keeps the limits but drops the appended model's armature,
+    # which is part of the mass matrix: restored with the other per-joint arrays
+    copy_joint_parameters(robot, combined)
+    copy_joint_parameters(hand, combined)
     return combined
 
 

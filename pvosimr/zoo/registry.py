@@ -103,14 +103,6 @@ def skipped() -> dict[str, str]:
     return {**ERD_SKIPPED, **JOINT_TYPE_SKIPPED}
 
 
-def _synthetic(name: str) -> Robot | None:
-    for pattern, builder in _SYNTHETIC:
-        match = pattern.fullmatch(name)
-        if match:
-            return builder(*match.groups())
-    return None
-
-
 def close_cases(spec: str, n: int = 3) -> list[str]:
     """The zoo cases nearest ``spec``, a mistyped ``ROBOT[/PRESET]``, its preset kept:
     ``"atlass/feet_6d"`` -> ``["atlas/feet_6d"]``; a listed robot is its own nearest, and an
@@ -119,15 +111,6 @@ def close_cases(spec: str, n: int = 3) -> list[str]:
     valid = names()
     close = [name] if name in valid else difflib.get_close_matches(name, valid, n=n)
     return [f"{c}/{preset}" if preset else c for c in close]
-
-
-def _unknown(name: str, preset: str | None = None) -> ValueError:
-    close = close_cases(name if preset is None else f"{name}/{preset}")
-    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-    return ValueError(
-        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
-        "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
-    )
 
 
 def load(name: str, preset: str | None = None) -> Robot:
@@ -145,15 +128,22 @@ def load(name: str, preset: str | None = None) -> Robot:
     if name in built:
         build, presets = built[name]
         return Robot.build(name, build(), presets, preset)
-    robot = _synthetic(name)
-    if robot is not None:
-        return robot if preset is None else robot.with_preset(preset)
+    for pattern, builder in _SYNTHETIC:
+        match = pattern.fullmatch(name)
+        if match:
+            robot = builder(*match.groups())
+            return robot if preset is None else robot.with_preset(preset)
     if name in skipped():
         raise ValueError(f"robot {name!r} is not supported: {skipped()[name]}")
     if name in ERD_PRESETS or (_erd_available() and name in _erd_all()):
         model = sources.erd_model(name)
         return Robot.build(name, model, erd_presets(name, model), preset)
-    raise _unknown(name, preset)
+    close = close_cases(name if preset is None else f"{name}/{preset}")
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise ValueError(
+        f"unknown robot {name!r}.{hint} Valid names: {names()} (synthetic sizes by pattern: "
+        "stem_b{b}_L{L}, chain_welded_every_k_k{k}, chain_welded_every_link_n{n})"
+    )
 
 
 def parse_case(spec: str) -> tuple[str, str | None]:

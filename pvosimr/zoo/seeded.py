@@ -286,15 +286,11 @@ def _random_composite(
             else:
                 composite.addJoint(sub, placement)
             nv += sub.nv
-        if _generic_full_rank(composite, rng):
+        model = pin.Model()
+        model.addJoint(0, composite, pin.SE3.Identity(), "j")
+        q = [random_q(model, rng, zyx_pitch_max=1.2) for _ in range(4)]
+        if max(_smallest_sigma(model.joints[1], qi) for qi in q) >= 2 * COMPOSITE_MIN_SIGMA:
             return composite
-
-
-def _generic_full_rank(joint: pin.JointModel, rng: np.random.Generator) -> bool:
-    model = pin.Model()
-    model.addJoint(0, joint, pin.SE3.Identity(), "j")
-    q = [random_q(model, rng, zyx_pitch_max=1.2) for _ in range(4)]
-    return max(_smallest_sigma(model.joints[1], qi) for qi in q) >= 2 * COMPOSITE_MIN_SIGMA
 
 
 def _smallest_sigma(joint: pin.JointModel, q: np.ndarray) -> float:

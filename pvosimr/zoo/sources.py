@@ -50,14 +50,6 @@ _SHADOW_ROOT_BODY = "world_anchor"
 # --------------------------------------------------------------------------- search path
 
 
-def _start_folders() -> list[Path]:
-    """Where a relative search-path entry may be meant from: the folder the user's shell was in
-    (``$PWD``, which a Jupyter kernel inherits while its current folder is the notebook's), then
-    the current folder."""
-    folders = [Path(os.environ["PWD"])] if os.path.isabs(os.environ.get("PWD", "")) else []
-    return list(dict.fromkeys([*folders, Path.cwd()]))
-
-
 def model_search_path() -> list[Path]:
     """Folders listed in ``$PVOSIMR_MODEL_PATH`` (``os.pathsep``-separated), in order, absolute.
 
@@ -66,12 +58,15 @@ def model_search_path() -> list[Path]:
     although the kernel runs in the notebook's folder.
     """
     raw = os.environ.get(MODEL_PATH_ENV, "")
+    # the shell's folder ($PWD, which a Jupyter kernel inherits), then the current folder
+    shell = [Path(os.environ["PWD"])] if os.path.isabs(os.environ.get("PWD", "")) else []
+    starts = list(dict.fromkeys([*shell, Path.cwd()]))
     folders: list[Path] = []
     for part in (p.strip() for p in raw.split(os.pathsep)):
         if not part:
             continue
         path = Path(part).expanduser()
-        folders += [path] if path.is_absolute() else [f / path for f in _start_folders()]
+        folders += [path] if path.is_absolute() else [f / path for f in starts]
     return [Path(os.path.normpath(f)) for f in dict.fromkeys(folders)]
 
 
@@ -170,14 +165,6 @@ def shadow_hand_assets_dir() -> Path:
     return folder
 
 
-def _strip_geoms(element: ET.Element) -> None:
-    """Remove every ``<geom>`` below ``element`` (kinematics only: no meshes needed)."""
-    for parent in element.iter():
-        for child in list(parent):
-            if child.tag == "geom":
-                parent.remove(child)
-
-
 def shadow_hand_mjcf() -> str:
     """One self-contained MJCF string for the Shadow hand (kinematics and inertias only).
 
@@ -192,14 +179,13 @@ def shadow_hand_mjcf() -> str:
     shared = ET.parse(folder / "shared.xml").getroot()
     robot = ET.parse(folder / "robot.xml").getroot()
 
-    compiler_attrs = {"angle": "radian"}
     reach = folder / "reach.xml"
-    if reach.is_file():
-        compiler = ET.parse(reach).getroot().find("compiler")
-        if compiler is not None:
-            for key in ("angle", "eulerseq"):
-                if key in compiler.attrib:
-                    compiler_attrs[key] = compiler.attrib[key]
+    compiler = ET.parse(reach).getroot().find("compiler") if reach.is_file() else None
+    attrib = {} if compiler is None else compiler.attrib
+    compiler_attrs = {
+        "angle": "radian",
+        **{k: attrib[k] for k in ("angle", "eulerseq") if k in attrib},
+    }
 
     root = ET.Element("mujoco", model="shadow_hand")
     ET.SubElement(root, "compiler", compiler_attrs)
@@ -208,7 +194,10 @@ def shadow_hand_mjcf() -> str:
     anchor = ET.SubElement(ET.SubElement(root, "worldbody"), "body", name=_SHADOW_ROOT_BODY)
     for body in robot.findall("body"):
         anchor.append(body)
-    _strip_geoms(root)
+    for parent in root.iter():  # every <geom> removed: kinematics only, no meshes needed
+        for child in list(parent):
+            if child.tag == "geom":
+                parent.remove(child)
     return ET.tostring(root, encoding="unicode")
 
 
@@ -260,10 +249,29 @@ def _is_a(cls: type, class_name: str) -> bool:
     return any(base.__name__ == class_name for base in cls.__mro__)
 
 
-def _erd_model_root(rel_path: str) -> Path:
-    """The example-robot-data ``robots`` folder that holds ``rel_path``."""
-    utils = importlib.import_module("example_robot_data.utils")
-    return Path(utils.getModelPath(rel_path))
+_PER_DOF = ("armature", "damping", "friction", "velocityLimit", "effortLimit")
+_PER_COORDINATE = ("lowerPositionLimit", "upperPositionLimit")
+
+
+def copy_joint_parameters(src: pin.Model, dst: pin.Model) -> None:
+    """The per-joint arrays of ``src`` (position limits; velocity and effort limits, armature,
+    damping, friction) onto the same-named joints of ``dst``."""
+    arrays = {
+        attr: np.array(getattr(dst, attr), dtype=float) for attr in _PER_DOF + _PER_COORDINATE
+    }
+    for j in range(1, dst.njoints):
+        if not src.existJointName(dst.names[j]):
+            continue
+        js, jd = src.joints[src.getJointId(dst.names[j])], dst.joints[j]
+        for attrs, start_s, start_d, size in (
+            (_PER_DOF, js.idx_v, jd.idx_v, js.nv),
+            (_PER_COORDINATE, js.idx_q, jd.idx_q, js.nq),
+        ):
+            for attr in attrs:
+                values = np.asarray(getattr(src, attr), dtype=float)[start_s : start_s + size]
+                arrays[attr][start_d : start_d + size] = values
+    for attr, values in arrays.items():
+        setattr(dst, attr, values)
 
 
 def _keep_first_joints(model: pin.Model, njoints: int) -> pin.Model:
@@ -271,30 +279,11 @@ def _keep_first_joints(model: pin.Model, njoints: int) -> pin.Model:
     out = pin.Model()
     out.name = model.name
     for jid in range(1, njoints):
-        joint = model.joints[jid]
         new = out.addJoint(
-            model.parents[jid],
-            joint,
-            model.jointPlacements[jid],
-            model.names[jid],
+            model.parents[jid], model.joints[jid], model.jointPlacements[jid], model.names[jid]
         )
-        qs = slice(joint.idx_q, joint.idx_q + joint.nq)
-        vs = slice(joint.idx_v, joint.idx_v + joint.nv)
-        nqs = slice(out.joints[new].idx_q, out.joints[new].idx_q + joint.nq)
-        nvs = slice(out.joints[new].idx_v, out.joints[new].idx_v + joint.nv)
-        for attr, src, dst in (
-            ("lowerPositionLimit", qs, nqs),
-            ("upperPositionLimit", qs, nqs),
-            ("velocityLimit", vs, nvs),
-            ("effortLimit", vs, nvs),
-            ("armature", vs, nvs),
-            ("damping", vs, nvs),
-            ("friction", vs, nvs),
-        ):
-            values = np.array(getattr(out, attr))
-            values[dst] = np.asarray(getattr(model, attr))[src]
-            setattr(out, attr, values)
         out.inertias[new] = model.inertias[jid]
+    copy_joint_parameters(model, out)
     kept_frames: dict[int, int] = {0: 0}
     for fid, frame in enumerate(model.frames):
         if fid == 0 or frame.parentJoint >= njoints:
@@ -355,7 +344,8 @@ def erd_model(name: str, *, mimic: bool = False) -> pin.Model:
         )
 
     rel = os.path.join(cls.path, cls.urdf_subpath, cls.urdf_filename)
-    root = _erd_model_root(rel)
+    utils = importlib.import_module("example_robot_data.utils")
+    root = Path(utils.getModelPath(rel))  # the example-robot-data folder that holds it
     urdf = str(root / rel)
     root_joint = (pin.JointModelFreeFlyer(),) if cls.free_flyer else ()
     model = urdf_model(urdf, *root_joint, mimic=mimic)

@@ -55,6 +55,7 @@ __all__ = [
     "add_link",
     "chain_welded_every_k",
     "chain_welded_every_link",
+    "limit_positions",
     "reference_inertia",
     "stem_with_branches",
 ]
@@ -95,41 +96,34 @@ def _positive_int(value: int, what: str) -> int:
     return int(value)
 
 
-class _TreeBuilder:
-    """Adds reference links one at a time (callers keep the order depth-first)."""
+def limit_positions(model: pin.Model, others: float | None = None) -> pin.Model:
+    """``model`` with position limits ±π on every one-coordinate joint, ±1 on a free flyer's
+    coordinates and ±``others`` (where given) on every other joint's."""
+    lower = np.array(model.lowerPositionLimit, dtype=float)
+    upper = np.array(model.upperPositionLimit, dtype=float)
+    for j in model.joints[1:]:
+        bound = np.pi if j.nq == 1 else 1.0 if j.shortname() == "JointModelFreeFlyer" else others
+        if bound is not None:
+            lower[j.idx_q : j.idx_q + j.nq], upper[j.idx_q : j.idx_q + j.nq] = -bound, bound
+    model.lowerPositionLimit, model.upperPositionLimit = lower, upper
+    return model
 
-    def __init__(self, name: str) -> None:
-        self.model = pin.Model()
-        self.model.name = name
-        self._inertia = reference_inertia()
 
-    def add(
-        self,
-        parent: int,
-        link: str,
-        joint: pin.JointModel | None = None,
-        offset: float = LINK_LENGTH,
-        skew: float = 0.0,
-    ) -> int:
-        """Add ``link`` on ``parent``: its joint ``offset`` along the parent's x axis, its frame
-        turned by ``skew`` radians about that axis."""
-        model = self.model
-        joint = pin.JointModelRZ() if joint is None else joint
-        rotation = pin.utils.rotate("x", skew) if parent else np.eye(3)
-        placement = pin.SE3(rotation, np.array([offset if parent else 0.0, 0.0, 0.0]))
-        return add_link(model, parent, link, joint, placement, self._inertia)
-
-    def finish(self) -> pin.Model:
-        """Position limits: ±π for revolute joints, ±1 on free-flyer coordinates."""
-        model = self.model
-        lower = np.array(model.lowerPositionLimit, dtype=float)
-        upper = np.array(model.upperPositionLimit, dtype=float)
-        for j in model.joints[1:]:
-            span = slice(j.idx_q, j.idx_q + j.nq)
-            bound = np.pi if j.nq == 1 else 1.0
-            lower[span], upper[span] = -bound, bound
-        model.lowerPositionLimit, model.upperPositionLimit = lower, upper
-        return model
+def _add(
+    model: pin.Model,
+    parent: int,
+    link: str,
+    joint: pin.JointModel | None = None,
+    offset: float = LINK_LENGTH,
+    skew: float = 0.0,
+) -> int:
+    """Add the reference link ``link`` on ``parent`` (callers keep the order depth-first): its
+    joint ``offset`` along the parent's x axis, its frame turned by ``skew`` radians about that
+    axis."""
+    joint = pin.JointModelRZ() if joint is None else joint
+    rotation = pin.utils.rotate("x", skew) if parent else np.eye(3)
+    placement = pin.SE3(rotation, np.array([offset if parent else 0.0, 0.0, 0.0]))
+    return add_link(model, parent, link, joint, placement, reference_inertia())
 
 
 def stem_with_branches(
@@ -143,29 +137,29 @@ def stem_with_branches(
     """
     L = _positive_int(stem_links, "stem_links")
     b = _positive_int(branches, "branches")
-    tree = _TreeBuilder(f"stem_b{b}_L{L}")
-    stem = [tree.add(0, "stem_1", pin.JointModelFreeFlyer())]
+    model = pin.Model()
+    model.name = f"stem_b{b}_L{L}"
+    stem = [_add(model, 0, "stem_1", pin.JointModelFreeFlyer())]
     for i in range(2, L + 1):
-        stem.append(tree.add(stem[-1], f"stem_{i}"))
+        stem.append(_add(model, stem[-1], f"stem_{i}"))
     tips = []
     for end, attach in (("far", stem[-1]), ("base", stem[0])):
         for k in range(1, b + 1):
             parent = attach
             for link in range(1, BRANCH_LINKS + 1):
                 offset = branch_offset if link == 1 else LINK_LENGTH
-                parent = tree.add(parent, f"branch_{end}{k}_{link}", offset=offset)
+                parent = _add(model, parent, f"branch_{end}{k}_{link}", offset=offset)
             tips.append(f"branch_{end}{k}_{BRANCH_LINKS}")
-    model = tree.finish()
-    return Robot.build(model.name, model, {"branch_tips_6d": welds(*tips)})
+    return Robot.build(model.name, limit_positions(model), {"branch_tips_6d": welds(*tips)})
 
 
 def _welded_chain(name: str, n: int, welded: list[int], skew: float = 0.0) -> Robot:
-    tree = _TreeBuilder(name)
-    parent = 0
+    model, parent = pin.Model(), 0
+    model.name = name
     for i in range(1, n + 1):
-        parent = tree.add(parent, f"link_{i}", skew=skew)
-    model = tree.finish()
-    return Robot.build(name, model, {"welds_6d": welds(*(f"link_{i}" for i in welded))})
+        parent = _add(model, parent, f"link_{i}", skew=skew)
+    presets = {"welds_6d": welds(*(f"link_{i}" for i in welded))}
+    return Robot.build(name, limit_positions(model), presets)
 
 
 def chain_welded_every_k(k: int) -> Robot:

@@ -80,50 +80,39 @@ DEFAULT_OUT = {convention: REPORT_DIR / path for convention, path in COMMITTED.i
 :data:`~pvosimr.study.options.REPORT_DIR`."""
 
 
-def _robot(name: str, preset: str | None = None) -> Callable[[], zoo.Robot]:
-    return lambda: zoo.load(name, preset) if preset else zoo.load(name)
-
-
-def _synthetic(
-    build: Callable[[int], zoo.Robot], size: int, convention: str
-) -> Callable[[], zoo.Robot]:
-    return lambda: synthetic_mechanism(build(size), convention)
-
-
 def sweeps(sizes: Sweep, convention: str = "pvosimr") -> list[Case]:
     """Every case of Figs. 3–6 and the caveat, in figure order; the synthetic mechanisms in
     ``convention`` (:func:`~pvosimr.study.figures.convention.synthetic_mechanism`)."""
-    cases = [
-        Case(
-            "fig3",
-            f"b={b}",
-            L,
-            _synthetic(lambda L, b=b: synthetic.stem_with_branches(L, b), L, convention),
-            RECURSIVE,
-        )
-        for b in BRANCHES
-        for L in sizes.stems
+
+    def mechanism(figure: str, panel: str, build: Callable[[int], zoo.Robot], x: int) -> Case:
+        return Case(figure, panel, x, lambda: synthetic_mechanism(build(x), convention), RECURSIVE)
+
+    def robot(figure: str, panel: str, name: str, preset: str | None = None) -> Case:
+        return Case(figure, panel, 0, lambda: zoo.load(name, preset), ALL_FOUR)
+
+    return [
+        *(
+            mechanism("fig3", f"b={b}", lambda L, b=b: synthetic.stem_with_branches(L, b), L)
+            for b in BRANCHES
+            for L in sizes.stems
+        ),
+        *(mechanism("fig4", "a", synthetic.chain_welded_every_k, k) for k in sizes.k),
+        *(mechanism("fig4", "b", synthetic.chain_welded_every_link, n) for n in sizes.n),
+        robot("fig5", "a", "atlas", "feet_6d"),
+        robot("fig5", "b", "atlas", "feet_4x3d"),
+        robot("fig6", "a", "shadow_hand"),
+        robot("fig6", "b", "atlas_shadow_hand"),
+        robot("fig6", "c", "atlas_two_shadow_hands", "fingertips_3d"),
+        robot("fig6", "d", "atlas_two_shadow_hands", "fingertips_3d_feet_6d"),
+        robot("caveat", "", "atlas", "hands_feet_6d"),
     ]
-    cases += [
-        Case("fig4", "a", k, _synthetic(synthetic.chain_welded_every_k, k, convention), RECURSIVE)
-        for k in sizes.k
-    ]
-    cases += [
-        Case(
-            "fig4", "b", n, _synthetic(synthetic.chain_welded_every_link, n, convention), RECURSIVE
-        )
-        for n in sizes.n
-    ]
-    cases += [
-        Case("fig5", "a", 0, _robot("atlas", "feet_6d"), ALL_FOUR),
-        Case("fig5", "b", 0, _robot("atlas", "feet_4x3d"), ALL_FOUR),
-        Case("fig6", "a", 0, _robot("shadow_hand"), ALL_FOUR),
-        Case("fig6", "b", 0, _robot("atlas_shadow_hand"), ALL_FOUR),
-        Case("fig6", "c", 0, _robot("atlas_two_shadow_hands", "fingertips_3d"), ALL_FOUR),
-        Case("fig6", "d", 0, _robot("atlas_two_shadow_hands", "fingertips_3d_feet_6d"), ALL_FOUR),
-        Case("caveat", "", 0, _robot("atlas", "hands_feet_6d"), ALL_FOUR),
-    ]
-    return cases
+
+
+def _bar(total: int, progress: bool):
+    """The progress bar of a counting loop, on stderr."""
+    return progress_bar(
+        total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1
+    )
 
 
 def count_all(
@@ -131,13 +120,8 @@ def count_all(
 ) -> list[Count]:
     """Count every algorithm of every case in ``convention`` (a progress bar per count, cached
     on disk)."""
-
     rows: list[Count] = []
-    total = sum(len(c.algorithms) for c in cases)
-    bar = progress_bar(
-        total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1
-    )
-    with bar:
+    with _bar(sum(len(c.algorithms) for c in cases), progress) as bar:
         for case in cases:
             robot = case.build()
             mechanism = f"{robot.name}/{robot.preset}" if robot.preset else robot.name
@@ -159,13 +143,8 @@ def scale_counts(
     """``{(b, variant, algorithm): ops}``: Fig. 3's mechanism at ``stem`` for each of
     ``branches``, the paper's three algorithms, in each of :data:`VARIANTS
     <pvosimr.study.figures.convention.VARIANTS>` (through the cache)."""
-
     out: dict[tuple[int, str, str], int] = {}
-    total = len(branches) * len(VARIANTS) * len(PAPER_THREE)
-    bar = progress_bar(
-        total=total, disable=not progress, unit="count", file=sys.stderr, mininterval=1
-    )
-    with bar:
+    with _bar(len(branches) * len(VARIANTS) * len(PAPER_THREE), progress) as bar:
         for b in branches:
             robot = synthetic.stem_with_branches(stem, b)
             turned = autotree_frames(robot.model)
@@ -260,24 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _missing_model(prog: str) -> int | None:
-    """Exit status 2 and the fix when a model the robot figures need is not installed."""
-    for name in PAPER_ROBOTS:
-        try:
-            zoo.load(name)
-        except (FileNotFoundError, ModuleNotFoundError) as exc:
-            return usage_error(prog, f"Figs. 5-6 need the {name} model: {exc}")
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``pvosimr figures``: see ``--help``; exit 0 when written, 2 on bad input."""
     parser = build_parser()
     args = parser.parse_args(argv)
     require_extra(parser.prog, "casadi", "matplotlib")
-    missing = _missing_model(parser.prog)
-    if missing is not None:
-        return missing
+    for name in PAPER_ROBOTS:  # a model the robot figures need, not installed: the fix
+        try:
+            zoo.load(name)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            return usage_error(parser.prog, f"Figs. 5-6 need the {name} model: {exc}")
     out = args.out if args.out is not None else DEFAULT_OUT[args.convention]
     unmade = make_out(parser.prog, out)
     if unmade is not None:
