@@ -29,12 +29,14 @@ except ImportError:  # pragma: no cover - Windows: no lock, each process builds 
     fcntl = None  # type: ignore[assignment]
 
 from ..notices import announce
+from .compiler import cache_dir
 
 __all__ = [
     "RECORD_SUFFIX",
     "CacheFolderError",
     "building",
     "cache_dir_origin",
+    "cache_folder",
     "damage",
     "install",
     "make_folder",
@@ -74,6 +76,16 @@ def make_folder(folder: Path, chosen_by: str) -> Path:
         f"pvosimr's cache folder {folder} {why}; it was set by {chosen_by}. "
         "Point PVOSIMR_CACHE_DIR at a writable folder."
     )
+
+
+def cache_folder(name: str, chosen: str | os.PathLike | None = None, argument_of: str = "") -> Path:
+    """``name/`` in pvosimr's cache folder (:func:`pvosimr.codegen.compiler.cache_dir`), or in
+    ``chosen`` (the ``cache_dir`` argument of ``argument_of``) where given, created now
+    (:func:`make_folder`)."""
+    if chosen is not None:
+        argument = f"the cache_dir argument of {argument_of}"
+        return make_folder(Path(chosen).expanduser() / name, argument)
+    return make_folder(cache_dir() / name, cache_dir_origin())
 
 
 def _fingerprint(path: str | os.PathLike) -> str:
@@ -162,13 +174,15 @@ def building(entry: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def install(entry: Path, make: Callable[[Path], object]) -> None:
-    """Build ``entry`` with ``make(path)`` into a fresh name beside it, record it and move it
-    into place: atomic across processes, and a build that writes nothing leaves nothing."""
+def install(entry: Path, make: Callable[[Path], object], recorded: bool = True) -> None:
+    """Build ``entry`` with ``make(path)`` into a fresh name beside it, record it (where
+    ``recorded``) and move it into place: atomic across processes, and a build that writes
+    nothing leaves nothing."""
     tmp = entry.with_name(f".build-{os.getpid()}-{uuid.uuid4().hex}{entry.suffix}")
     try:
         make(tmp)
-        record(tmp, entry)
+        if recorded:
+            record(tmp, entry)
         os.replace(tmp, entry)
     finally:
         tmp.unlink(missing_ok=True)

@@ -55,7 +55,7 @@ from ..coordinates import coordinate_plan
 from ..extras import require
 from ..notices import announce
 from . import compiler as toolchain
-from .cache import building, cache_dir_origin, install, make_folder, usable
+from .cache import building, cache_folder, install, usable
 from .cuda_source import DTYPES, CudaError, kernel_body, kernel_source
 
 __all__ = [
@@ -195,13 +195,6 @@ def _nvrtc_check(nvrtc, err, doing: str) -> None:
         raise CudaError(f"NVRTC failed {doing}: {err.name}")
 
 
-def _cache_folder(cache_dir: str | os.PathLike | None) -> Path:
-    if cache_dir is not None:
-        chosen_by = "the cache_dir argument of pvosimr.codegen.compile_cuda"
-        return make_folder(Path(cache_dir).expanduser() / "cuda", chosen_by)
-    return make_folder(toolchain.cache_dir() / "cuda", cache_dir_origin())
-
-
 # --------------------------------------------------------------------------- the kernels
 
 
@@ -240,7 +233,7 @@ class CudaDelassus:
         for ``"sm_90"`` (:func:`nvrtc_compile`), once: cached on disk, keyed by the source,
         NVRTC's version and the target."""
         require("pvosimr.codegen.cuda", "cuda.bindings")
-        folder = _cache_folder(self._cache_dir)
+        folder = cache_folder("cuda", self._cache_dir, "pvosimr.codegen.compile_cuda")
         key = hashlib.sha256(f"{self._key}\0{_nvrtc_version()}\0{target}".encode())
         suffix = ".cubin" if target.startswith("sm_") else ".ptx"
         entry = folder / f"pvosimr_{self.nq}q_{self.m}m_{key.hexdigest()[:24]}{suffix}"
@@ -402,7 +395,8 @@ class CudaDelassus:
             compiler = toolchain.find_compiler("c", needed_by="CudaDelassus.host")
             identity = toolchain.compiler_identity(tuple(compiler))
             key = hashlib.sha256(f"{self._key}\0{identity}".encode()).hexdigest()[:24]
-            entry = _cache_folder(self._cache_dir) / f"host_{self.nq}q_{self.m}m_{key}.so"
+            folder = cache_folder("cuda", self._cache_dir, "pvosimr.codegen.compile_cuda")
+            entry = folder / f"host_{self.nq}q_{self.m}m_{key}.so"
             c_file = entry.with_suffix(".c")
             with building(entry):
                 if not usable(entry):

@@ -74,8 +74,7 @@ def handler_library(name: str = SOURCE) -> Path:
     identity = toolchain.compiler_identity(tuple(compiler))
     parts = (jaxlib.__version__, identity, " ".join(_FLAGS))
     key = hashlib.sha256(b"\0".join([source, *(s.encode() for s in parts)])).hexdigest()[:16]
-    folder = cache.make_folder(toolchain.cache_dir() / "jax", cache.cache_dir_origin())
-    library = folder / f"{Path(name).stem}_{key}.so"
+    library = cache.cache_folder("jax") / f"{Path(name).stem}_{key}.so"
     if not cache.usable(library):
         _build(compiler, source, library)
     return library
