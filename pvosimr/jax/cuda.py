@@ -20,6 +20,7 @@ CPU route's words.
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable, Sequence
 
 import jax
@@ -49,8 +50,6 @@ TARGET = "pvosimr_cuda"
 SOURCE = "pvosimr_cuda_ffi.cc"
 #: The driver's functions the handler calls, in the order of its ``driver`` attribute.
 DRIVER = ("cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize", "cuGetErrorName")
-
-_registered: list[ctypes.CDLL] = []
 
 
 def nvidia_gpu() -> bool:
@@ -85,10 +84,7 @@ def _check_available() -> None:
 
 def register() -> None:
     """Compile (or find in the cache), load and register the handler for CUDA, once."""
-    if not _registered:
-        library = ctypes.CDLL(str(ffi.handler_library(SOURCE)))
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.PvosimrCuda), "CUDA")
-        _registered.append(library)
+    ffi.register(TARGET, SOURCE, "PvosimrCuda", "CUDA")
 
 
 def driver_functions() -> np.ndarray:
@@ -115,21 +111,18 @@ class _Kernels:
     """The kernels of one model in each dtype, compiled and loaded at first use."""
 
     def __init__(self, model: pin.Model, cms: Sequence, algorithm: str, cache_dir) -> None:
-        self._args = (model, cms, algorithm, cache_dir)
+        self._compile = functools.partial(
+            compile_cuda, model, cms, algorithm=algorithm, vjp=True, cache_dir=cache_dir
+        )
         self._loaded: dict[str, tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]] = {}
         #: The float64 kernels, written now: CasADi's errors (and no rows) at construction
-        self.float64 = self._compile("float64")
-
-    def _compile(self, dtype: str) -> CudaDelassus:
-        model, cms, algorithm, cache_dir = self._args
-        return compile_cuda(model, cms, algorithm=algorithm, dtype=dtype, vjp=True,
-                            cache_dir=cache_dir)  # fmt: skip
+        self.float64 = self._compile(dtype="float64")
 
     def of(self, dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
         """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``."""
         name = np.dtype(dtype).name
         if name not in self._loaded:
-            kernel = self.float64 if name == "float64" else self._compile(name)
+            kernel = self.float64 if name == "float64" else self._compile(dtype=name)
             self._loaded[name] = (kernel, kernel_functions(kernel), driver_functions())
         return self._loaded[name]
 

@@ -101,14 +101,17 @@ def _build(compiler: list[str], source: bytes, library: Path) -> None:
         src.unlink(missing_ok=True)
 
 
-def register() -> None:
-    """Compile (or find in the cache), load and register the handler, once per process."""
+def register(
+    target: str = TARGET, source: str = SOURCE, symbol: str = "PvosimrEval", platform: str = "cpu"
+) -> None:
+    """Compile (or find in the cache), load and register the handler of ``source``, its
+    function ``symbol``, as ``target`` for ``platform``, once per process."""
     with _lock:
-        if TARGET in _registered:
-            return
-        library = ctypes.CDLL(str(handler_library()))
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.PvosimrEval), platform="cpu")
-        _registered[TARGET] = library
+        if target not in _registered:
+            library = ctypes.CDLL(str(handler_library(source)))
+            capsule = jax.ffi.pycapsule(getattr(library, symbol))
+            jax.ffi.register_ffi_target(target, capsule, platform=platform)
+            _registered[target] = library
 
 
 @dataclass(frozen=True)
