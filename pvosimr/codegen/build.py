@@ -431,12 +431,12 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
         raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
     folder = cache_folder("codegen", cache_dir, "pvosimr.codegen.compile")  # before a compiler runs
     cached = functools.partial(_cached, compiler, identity, folder)
-    builds = {"build": cached(tuple(flags), source, info, python_headers())}
+    builds = {"build": cached(tuple(flags), source, info)}
     for part, output, wanted in (("derivatives", "dG", derivatives), ("vjp", "vjp", vjp)):
         if wanted:
             source, info = _generate(model, cms, algorithm, placements, output)
             del info["generated"]
-            builds[part] = cached(tuple(derivative_flags), source, info, python_headers())
+            builds[part] = cached(tuple(derivative_flags), source, info)
     try:
         return CompiledDelassus(model, cms, algorithm, **builds)
     except (OSError, ImportError) as exc:
@@ -473,11 +473,13 @@ def _cached(
     flags: tuple[str, ...],
     source: str,
     info: dict,
-    headers: list[str] | None,
 ) -> Build:
-    """The library of ``source`` in ``folder``, built unless it is there.  With ``headers``
-    it is a CPython extension too.  Its name hashes the source, the compiler, the flags and
-    the Python ABI and, with the vector path, the CPU features it is compiled for."""
+    """The library of ``source`` in ``folder``, built unless it is there; a CPython extension
+    too where Python's headers are found (:func:`python_headers`).  Its name hashes the source,
+    the compiler, the flags and the Python ABI and, with the vector path, the CPU features it
+    is compiled for.  Its source and the library appear atomically (safe across processes),
+    the library after its record (size and hash, :func:`pvosimr.codegen.cache.install`)."""
+    headers = python_headers()
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += cpython_source.extension_source(info["extension"], info)
@@ -496,27 +498,16 @@ def _cached(
         f"{Path(compiler[0]).name} {shlex.join(flags)}{lanes} into {folder} (once: later calls "
         "load it)"
     )
-    make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [], said)
-    return Build(library, c_file, flags, info, make)
-
-
-def _build(
-    compiler: list[str],
-    flags: tuple[str, ...],
-    source: str,
-    library: Path,
-    c_file: Path,
-    includes: list[str],
-    said: str,
-) -> float:
-    """Write the source and compile it; both files appear atomically (safe across processes),
-    the library after its record (size and hash, :func:`pvosimr.codegen.cache.install`)."""
-    announce(said)
-    install(c_file, lambda tmp: tmp.write_bytes(source.encode()), recorded=False)
-    extension = [f"-I{folder}" for folder in includes]
-    if includes and sys.platform == "darwin":
+    extension = [f"-I{include}" for include in headers or []]
+    if headers and sys.platform == "darwin":
         extension.append("-Wl,-undefined,dynamic_lookup")  # Python's symbols at load time
     command = [*compiler, *flags, *extension, *BUILD_FLAGS, "-o"]
-    start = time.perf_counter()
-    install(library, lambda tmp: _run_compiler([*command, str(tmp), str(c_file), "-lm"]))
-    return time.perf_counter() - start
+
+    def make() -> float:
+        announce(said)
+        install(c_file, lambda tmp: tmp.write_bytes(source.encode()), recorded=False)
+        start = time.perf_counter()
+        install(library, lambda tmp: _run_compiler([*command, str(tmp), str(c_file), "-lm"]))
+        return time.perf_counter() - start
+
+    return Build(library, c_file, flags, info, make)
