@@ -294,6 +294,7 @@ def generate_source(
     out_shape = (*out_shape, m, m) if output != "vjp" else out_shape
     info = {
         "fname": f.name(),
+        "algorithm": f.name().removeprefix("delassus_").removesuffix("_placed").replace("_", "-"),
         "nq": int(model.nq),
         "nv": int(model.nv),
         "m": m,
@@ -416,8 +417,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
 
     cms = as_constraint_list(constraint_models, model)
     _, info = _generate(model, cms, algorithm, placements)
-    name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
-    algorithm = name.replace("_", "-")  # "auto" resolved
+    algorithm = info["algorithm"]  # "auto" resolved
     if info["m"] == 0:
         return EmptyDelassus(model, algorithm, placements)  # type: ignore[return-value]
     compiler = find_compiler()

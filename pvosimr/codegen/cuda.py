@@ -301,11 +301,7 @@ class CudaDelassus:
         it (once per context); for a caller that launches the kernels itself
         (:mod:`pvosimr.jax.cuda`'s handler).  :class:`CudaError` as :meth:`launch` raises it."""
         driver = _driver()
-        err, handle = driver.cuDeviceGet(int(device))
-        _driver_check(driver, err, f"finding GPU {device}")
-        err, context = driver.cuDevicePrimaryCtxRetain(handle)
-        _driver_check(driver, err, f"retaining GPU {device}'s primary context")
-        (err,) = driver.cuCtxPushCurrent(context)
+        (err,) = driver.cuCtxPushCurrent(_primary_context(driver, int(device)))
         _driver_check(driver, err, f"making GPU {device}'s primary context current")
         try:
             return {name: int(self._function(driver, name)) for name in self.kernels}
@@ -318,10 +314,7 @@ class CudaDelassus:
         err, context = driver.cuCtxGetCurrent()
         _driver_check(driver, err, "reading the current context")
         if not int(context):
-            err, device = driver.cuDeviceGet(0)
-            _driver_check(driver, err, "finding GPU 0")
-            err, context = driver.cuDevicePrimaryCtxRetain(device)
-            _driver_check(driver, err, "retaining GPU 0's primary context")
+            context = _primary_context(driver, 0)
             (err,) = driver.cuCtxSetCurrent(context)
             _driver_check(driver, err, "making GPU 0's primary context current")
         key = (int(context), kernel)
@@ -437,6 +430,15 @@ def _driver():
     return driver
 
 
+def _primary_context(driver, device: int):
+    """GPU ``device``'s primary context (the one XLA and the CUDA runtime use), retained."""
+    err, handle = driver.cuDeviceGet(device)
+    _driver_check(driver, err, f"finding GPU {device}")
+    err, context = driver.cuDevicePrimaryCtxRetain(handle)
+    _driver_check(driver, err, f"retaining GPU {device}'s primary context")
+    return context
+
+
 def _driver_check(driver, err, doing: str) -> None:
     if err != driver.CUresult.CUDA_SUCCESS:
         _, name = driver.cuGetErrorName(err)
@@ -483,11 +485,9 @@ def compile_cuda(
         if info["m"] == 0:
             raise ValueError("the constraints have no rows: G is empty, there is no kernel")
         infos.append(info)
-    algorithm = infos[0]["fname"].removeprefix("delassus_").removesuffix("_placed")
-    sizes = {**infos[0], "vjp": vjp}
     plan = coordinate_plan(model).packed()
     source = kernel_source(infos[0], infos[1] if vjp else None, dtype, plan)
-    return CudaDelassus(source, sizes, algorithm.replace("_", "-"), dtype, cache_dir)
+    return CudaDelassus(source, {**infos[0], "vjp": vjp}, infos[0]["algorithm"], dtype, cache_dir)
 
 
 # --------------------------------------------------------------------------- the report

@@ -335,13 +335,12 @@ def _spec(
         first += blocks[-1]["rows"]
     if first != G["m"]:  # rows not in constraint order: say nothing rather than something wrong
         blocks = []
-    algorithm = G["fname"].removeprefix("delassus_").removesuffix("_placed").replace("_", "-")
     provenance = {
         "pvosimr": __version__,
         "model": f"{model.name or '?'}" + (f" (zoo: {robot})" if robot else ""),
         "model sha256": model_hash(model),
         "pin": pin.__version__,
-        "algorithm": algorithm,
+        "algorithm": G["algorithm"],
         "placements": "inputs" if G["n_p"] else "built in",
         "sources sha256": "",  # filled in by _write
         "exported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
