@@ -69,19 +69,6 @@ def default_route() -> str:
     return "cuda" if nvidia_gpu() and missing_extra("cuda.bindings") is None else "xla"
 
 
-def _check_available() -> None:
-    """One line where ``route="cuda"`` cannot run here: the ``cuda`` extra, or JAX with a
-    CUDA device."""
-    require("pvosimr.jax (route='cuda')", "cuda.bindings")
-    if not nvidia_gpu():
-        device = jax.devices()[0]
-        raise RuntimeError(
-            f"route='cuda' runs on an NVIDIA GPU that JAX uses, and JAX's default device here "
-            f"is {device.platform} ({device.device_kind}): it needs a GPU, its driver and a "
-            "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
-        )
-
-
 def register() -> None:
     """Compile (or find in the cache), load and register the handler for CUDA, once."""
     ffi.register(TARGET, SOURCE, "PvosimrCuda", "CUDA")
@@ -130,8 +117,16 @@ class _Kernels:
 def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=None) -> Callable:
     """``G(q)`` on the CUDA route (:func:`pvosimr.jax.delassus` with ``route="cuda"``): q
     float32 or float64 (..., nq), G (..., m, m) in q's dtype, under ``jit``, ``vmap`` and
-    ``grad``.  One line where this machine cannot run it (:func:`_check_available`)."""
-    _check_available()
+    ``grad``.  One line where this machine cannot run it: the ``cuda`` extra, or JAX with a
+    CUDA device."""
+    require("pvosimr.jax (route='cuda')", "cuda.bindings")
+    if not nvidia_gpu():
+        device = jax.devices()[0]
+        raise RuntimeError(
+            f"route='cuda' runs on an NVIDIA GPU that JAX uses, and JAX's default device here "
+            f"is {device.platform} ({device.device_kind}): it needs a GPU, its driver and a "
+            "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
+        )
     register()
     kernels = _Kernels(model, cms, algorithm, cache_dir)
     nq = model.nq

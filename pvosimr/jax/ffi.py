@@ -75,19 +75,14 @@ def handler_library(name: str = SOURCE) -> Path:
     parts = (jaxlib.__version__, identity, " ".join(_FLAGS))
     key = hashlib.sha256(b"\0".join([source, *(s.encode() for s in parts)])).hexdigest()[:16]
     library = cache.cache_folder("jax") / f"{Path(name).stem}_{key}.so"
-    if not cache.usable(library):
-        _build(compiler, source, library)
-    return library
-
-
-def _build(compiler: list[str], source: bytes, library: Path) -> None:
-    """Compile into a fresh name, record it, move it into place (atomic across processes)."""
+    if cache.usable(library):
+        return library
     announce(
         f"compiling pvosimr's XLA FFI handler for jaxlib {jaxlib.__version__} with "
         f"{Path(compiler[0]).name} (once; a few seconds) into {library.parent}"
     )
     src = library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.cc"
-    try:
+    try:  # compiled into a fresh name, recorded, moved into place (atomic across processes)
         src.write_bytes(source)
         cache.install(
             library,
@@ -99,6 +94,7 @@ def _build(compiler: list[str], source: bytes, library: Path) -> None:
         )
     finally:
         src.unlink(missing_ok=True)
+    return library
 
 
 def register(
