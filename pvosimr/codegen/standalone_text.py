@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from . import c_source as c_text
 from .templating import TEMPLATES, blocks, fill
@@ -35,27 +34,6 @@ PARTS = {
     "vjp": ("_vjp", "the gradient of <W, G>", "nv"),
     "derivatives": ("_derivatives", "dG", "nv*m*m"),
 }
-
-_CODES = (
-    ("OK", c_text.OK, "success: the output is written"),
-    (
-        "BAD_Q",
-        c_text.BAD_Q,
-        "q beyond the model's range, not finite, or a unit part whose norm is off 1 by more than "
-        f"{NORMALIZED_TOLERANCE:g} (a unit part within it is normalised: G(N(q)))",
-    ),
-    ("NON_FINITE", c_text.NON_FINITE, "the output is not finite (a singular M at this q)"),
-    ("EVAL_FAILED", c_text.EVAL_FAILED, "the generated function reported a failure"),
-    ("NO_MEMORY", c_text.NO_MEMORY, "a batch worker could not allocate its work arrays"),
-    ("BAD_W", c_text.BAD_W, "W is not finite"),
-    (
-        "BAD_P",
-        c_text.BAD_P,
-        "a placement in p is not a rigid transform (not finite, a rotation not orthonormal "
-        f"within {ORTHONORMAL_TOLERANCE:g}, or a reflection)",
-    ),
-    ("BAD_ARGUMENT", BAD_ARGUMENT, "a NULL pointer, B < 0 or threads < 0"),
-)
 
 
 def _comment_lines(lines: list[str]) -> str:
@@ -92,7 +70,9 @@ def header(spec: dict) -> str:
         version=spec["provenance"]["pvosimr"],
         sha256=spec["provenance"]["model sha256"],
         algorithm=spec["provenance"]["algorithm"],
-        codes="\n".join(f"  {up}_{code} = {value},  /* {what} */" for code, value, what in _CODES),
+        c=c_text,  # the return codes
+        bad_argument=BAD_ARGUMENT,
+        orthonormal=ORTHONORMAL_TOLERANCE,
         nj=max(1, len(spec["joints"])),
         nc=max(1, len(blocks)),
         declarations="".join(_declarations(name, part) for part in parts),
