@@ -85,21 +85,6 @@ _PROVENANCE = {
     "sources sha256": "generated C: SHA-256 of the CasADi sources, in order",
 }
 
-#: The coordinates of the joints whose q is not one number per degree of freedom, or whose
-#: v's axes need saying (Pinocchio's conventions).
-_UNBOUNDED = "q: cos(theta) sin(theta); v: the angle's rate"
-_JOINT_NOTES = {
-    "JointModelFreeFlyer": "q: x y z (the base's origin in the world), then the quaternion "
-    "qx qy qz qw (the base's orientation);\n    v: linear then angular velocity of the base, "
-    "in the base's own (LOCAL) axes",
-    "JointModelSpherical": "q: quaternion qx qy qz qw; v: angular velocity in the child's axes",
-    "JointModelPlanar": "q: x y cos(theta) sin(theta); v: vx vy omega in the child's axes",
-    "JointModelRUBX": _UNBOUNDED,
-    "JointModelRUBY": _UNBOUNDED,
-    "JointModelRUBZ": _UNBOUNDED,
-    "JointModelRevoluteUnboundedUnaligned": _UNBOUNDED,
-}
-
 
 def _joint_lines(spec: dict) -> list[str]:
     """The joints' table in words: q and v offsets, and each kind's coordinates once."""
@@ -117,11 +102,12 @@ def _joint_lines(spec: dict) -> list[str]:
         f"  ({len(spec['joints'])} joints; {up}_NQ = {spec['nq']} and {up}_NV = "
         f"{spec['nv']} entries in all)"
     )
-    kinds = dict.fromkeys(kind for _, kind, *_ in spec["joints"] if kind in _JOINT_NOTES)
+    notes = blocks(TEMPLATES / "header_notes.txt.in")  # the joints' coordinates, by kind
+    kinds = dict.fromkeys(kind for _, kind, *_ in spec["joints"] if kind in notes)
     if kinds:
         lines.append("Their coordinates, where more than one angle or length per joint:")
         for k in kinds:
-            lines += f"  {k.removeprefix('JointModel')}: {_JOINT_NOTES[k]}".split("\n")
+            lines += f"  {k.removeprefix('JointModel')}: {notes[k]}".split("\n")
     return lines
 
 

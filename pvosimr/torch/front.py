@@ -4,6 +4,7 @@ route (:mod:`.xla`); the tensors checked."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import pinocchio as pin
@@ -124,13 +125,9 @@ def _cuda(
     from .cuda import cuda_delassus
 
     cms = as_constraint_list(cms, model)
-    library = [f] if f is not None else []
-
-    def cpu_library():
-        if not library:
-            library.append(library_with_gradient(model, cms, algorithm, given, cache_dir))
-        return library[0]
-
+    cpu_library = functools.cache(
+        lambda: f or library_with_gradient(model, cms, algorithm, given, cache_dir)
+    )
     G_cuda = cuda_delassus(model, cms, algorithm, given, cpu_library, cache_dir)
     n_p = placement_size(model, cms) if given else 0
 
