@@ -57,6 +57,7 @@ from ..notices import announce
 from . import compiler as toolchain
 from .cache import building, cache_folder, install, usable
 from .cuda_source import DTYPES, CudaError, kernel_body, kernel_source
+from .templating import fill
 
 __all__ = [
     "ARCHITECTURES",
@@ -500,18 +501,8 @@ def report(robots: Iterable[str], architectures: Iterable[str] = ARCHITECTURES) 
 
     version = subprocess.run([_ptxas(), "--version"], capture_output=True, text=True, check=False)
     release = next((x for x in version.stdout.splitlines() if "release" in x), "ptxas").strip()
-    rows = [
-        "# CUDA kernels: registers and spills",
-        "",
-        "Written by `python -m pvosimr.codegen.cuda --report figures/cuda_resources.md`: "
-        f"`ptxas -v` ({release}) on the PTX that NVRTC {_nvrtc_version()} compiles for "
-        f"{PTX_TARGET} from `compile_cuda`'s source (pv-osimr, G and the gradient). Bytes per "
-        "thread; a kernel has at most 255 registers.",
-        "",
-        "| robot | dtype | kernel | CasADi instructions | arch | registers | stack frame | "
-        "spill stores | spill loads |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    heading = fill("cuda_report.md", release=release, nvrtc=_nvrtc_version(), target=PTX_TARGET)
+    rows = heading.splitlines()
     for name in robots:
         robot = registry.load(name)
         for dtype in DTYPES:
