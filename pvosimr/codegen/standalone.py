@@ -55,6 +55,7 @@ from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import as_constraint_list, constraint_shape
 from ..lowering import PIN4_MODELS, RowMap, rows
 from . import build as builder
+from . import compiler as toolchain
 from . import simd as vector
 from . import standalone_text as text
 from .templating import fill
@@ -272,21 +273,19 @@ def export(
     compiler = builder.find_compiler()
     folder.mkdir(parents=True, exist_ok=True)
     lanes = vector.lanes(simd, vector.cpu_features(tuple(compiler)))
-    wanted = {"G": (lanes, tuple(flags))}
-    if vjp:
-        wanted["vjp"] = (0, tuple(derivative_flags))
-    if derivatives:
-        wanted["derivatives"] = (0, tuple(derivative_flags))
+    parts = {"G": "G", "vjp": "vjp" if vjp else None, "derivatives": "dG" if derivatives else None}
     sources, infos = {}, {}
-    for part, (part_lanes, _) in wanted.items():
-        output = "dG" if part == "derivatives" else part  # the function's output name
-        sources[part], infos[part] = builder.generate_source(
-            model, cms, algorithm, placements=placements, simd=part_lanes, output=output
-        )
-        del infos[part]["generated"]
+    for part, output in parts.items():  # output: the function's output name
+        if output is not None:
+            sources[part], infos[part] = builder.generate_source(
+                model, cms, algorithm, placements=placements, simd=lanes if part == "G" else 0,
+                output=output,
+            )  # fmt: skip
+            del infos[part]["generated"]
     if infos["G"]["m"] == 0:
         raise ExportError("the constraints have no rows (m = 0): there is no G to export")
-    spec = _spec(model, cms, name, infos, {p: f for p, (_, f) in wanted.items()}, robot)
+    part_flags = {part: tuple(flags if part == "G" else derivative_flags) for part in infos}
+    spec = _spec(model, cms, name, infos, part_flags, robot)
     try:
         spec["constraints"] = constraint_records(model, list(given))
     except ValueError as exc:  # the export stands; only its check needs the records
@@ -452,13 +451,9 @@ def _stack_use(compiler: list[str], folder: Path, spec: dict) -> tuple[int | Non
         command += [str(folder / f"{name}.c"), "-o", str(obj)]
         out = subprocess.run(command, capture_output=True, text=True, check=False)
         if out.returncode != 0 and "stack-usage" in (out.stderr or ""):
-            command.remove("-fstack-usage")
-            out = subprocess.run(command, capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            raise builder.CompilationError(
-                f"compiling the export failed (exit {out.returncode}):\n  {shlex.join(command)}\n"
-                f"{(out.stderr or out.stdout).strip()[-4000:]}"
-            )
+            command.remove("-fstack-usage")  # a compiler without it: compiled without
+        if out.returncode != 0:  # the error of the command (again), or the export without it
+            toolchain.run_compiler(command, builder.CompilationError, "compiling the export")
         usage = obj.with_suffix(".su")
         if not usage.is_file():
             return None, ""
