@@ -152,12 +152,6 @@ def _nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
-def nvrtc_ptx(source: str, target: str = PTX_TARGET, name: str = "pvosimr.cu") -> str:
-    """``source`` compiled to PTX for the virtual architecture ``target`` by NVRTC
-    (:class:`CudaError` with NVRTC's log when it fails)."""
-    return nvrtc_compile(source, target, name).rstrip(b"\0").decode()
-
-
 def nvrtc_compile(source: str, target: str, name: str = "pvosimr.cu") -> bytes:
     """``source`` compiled by NVRTC: PTX for a virtual ``target`` (``"compute_80"``), a CUBIN
     for a real one (``"sm_90"``); :class:`CudaError` with NVRTC's log when it fails."""

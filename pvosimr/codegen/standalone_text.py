@@ -287,15 +287,11 @@ def _tables(spec: dict) -> str:
     ]
     for column, field in ((2, "idx_q"), (3, "nq"), (4, "idx_v"), (5, "nv")):
         out.append(_c_array("int", f"{name}_joint_{field}", [str(j[column]) for j in joints]))
-    for field in ("name", "frame1", "joint1", "joint2"):
-        table = {"name": "names", "frame1": "frames"}.get(field, field)
-        out.append(
-            _c_array(
-                "char* const", f"{name}_constraint_{table}", [_c_string(b[field]) for b in blocks]
-            )
-        )
-    out.append(_c_array("int", f"{name}_constraint_first_row", [str(b["first"]) for b in blocks]))
-    out.append(_c_array("int", f"{name}_constraint_rows", [str(b["rows"]) for b in blocks]))
+    for field, table in (("name", "names"), ("frame1", "frames"), ("joint1",) * 2, ("joint2",) * 2):
+        texts = [_c_string(b[field]) for b in blocks]
+        out.append(_c_array("char* const", f"{name}_constraint_{table}", texts))
+    for field, table in (("first", "first_row"), ("rows", "rows")):
+        out.append(_c_array("int", f"{name}_constraint_{table}", [str(b[field]) for b in blocks]))
     placements = [
         "{" + ", ".join(_placement_c(b[f"placement{end}"]) for end in "12") + "}" for b in blocks
     ]
