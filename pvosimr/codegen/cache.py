@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -103,14 +102,8 @@ def _record_of(entry: Path) -> Path:
 def record(built: str | os.PathLike, entry: Path) -> None:
     """Record the size and SHA-256 of ``built`` (the file about to be moved to ``entry``) beside
     ``entry``, atomically: called before the move, so a library in place always has one."""
-    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".record-", suffix=RECORD_SUFFIX)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(_fingerprint(built) + "\n")
-        os.replace(tmp, _record_of(entry))
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    fingerprint = _fingerprint(built) + "\n"
+    install(_record_of(entry), lambda tmp: tmp.write_text(fingerprint), recorded=False)
 
 
 def damage(entry: Path) -> str | None:

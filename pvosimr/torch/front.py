@@ -101,13 +101,13 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     n_p = placement_size(model, cms) if given else 0
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
-        _check_tensor(q, "q", model.nq, _XLA_DEVICES, _XLA_DTYPES)
+        _check_tensor(q, "q", model.nq, "xla")
         placements_expected(given, placements)
         if isinstance(placements, (list, tuple)):
             placements = torch.from_numpy(placement_vector(model, cms, placements))
             placements = placements.to(q.device, q.dtype)
         if given:
-            placements = _fixed_placements(placements, n_p, _XLA_DEVICES, _XLA_DTYPES)
+            placements = _fixed_placements(placements, n_p, "xla")
         return G_xla(q, placements)
 
     inputs = "q, placements" if given else "q"
@@ -132,10 +132,10 @@ def _cuda(
     n_p = placement_size(model, cms) if given else 0
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
-        _check_tensor(q, "q", model.nq, _CUDA_DEVICES, _XLA_DTYPES)
+        _check_tensor(q, "q", model.nq, "cuda")
         placements_expected(given, placements)
         if isinstance(placements, torch.Tensor):
-            placements = _fixed_placements(placements, n_p, _CUDA_DEVICES, _XLA_DTYPES)
+            placements = _fixed_placements(placements, n_p, "cuda")
             if placements.device != q.device:
                 raise ValueError(f"placements is on {placements.device}, q on {q.device}")
         return G_cuda(q, placements)
@@ -145,18 +145,14 @@ def _cuda(
     return G
 
 
-_LIBRARY_DEVICES, _LIBRARY_DTYPES = ("cpu",), (torch.float64,)
-_CUDA_DEVICES = ("cuda",)
-_XLA_DEVICES, _XLA_DTYPES = ("cpu", "cuda"), (torch.float32, torch.float64)
+#: The devices of each route's tensors; the library's (``"ffi"``) takes float64, the others
+#: float32 too.
+_DEVICES = {"ffi": ("cpu",), "cuda": ("cuda",), "xla": ("cpu", "cuda")}
 
 
-def _check_tensor(
-    x,
-    name: str,
-    size: int,
-    devices: tuple[str, ...] = _LIBRARY_DEVICES,
-    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
-) -> None:
+def _check_tensor(x, name: str, size: int, route: str = "ffi") -> None:
+    devices = _DEVICES[route]
+    dtypes = (torch.float64,) if route == "ffi" else (torch.float32, torch.float64)
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
     if x.device.type not in devices:
@@ -172,14 +168,9 @@ def _check_tensor(
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
 
 
-def _fixed_placements(
-    placements: torch.Tensor,
-    n_p: int,
-    devices: tuple[str, ...] = _LIBRARY_DEVICES,
-    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
-) -> torch.Tensor:
+def _fixed_placements(placements: torch.Tensor, n_p: int, route: str = "ffi") -> torch.Tensor:
     """The placement vectors ``p`` (..., n_p), checked, without gradient."""
-    _check_tensor(placements, "placements", n_p, devices, dtypes)
+    _check_tensor(placements, "placements", n_p, route)
     if placements.requires_grad:
         raise TypeError(
             "pvosimr.torch: no gradient with respect to the placements (only q's): pass "
