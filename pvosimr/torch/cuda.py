@@ -16,6 +16,7 @@ tensors without a GPU.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 
@@ -53,16 +54,12 @@ def cuda_delassus(
     only."""
     require("pvosimr.torch on CUDA tensors", "cuda.bindings")
     labels = placement_labels(model, cms) if given else []
-    kernels: dict[str, object] = {}
 
+    @functools.cache
     def kernel(dtype: torch.dtype):
-        name = DTYPES[dtype]
-        if name not in kernels:
-            placements = "input" if given else "fixed"
-            kernels[name] = compile_kernels(model, cms, algorithm=algorithm, dtype=name,
-                                            vjp=True, placements=placements,
-                                            cache_dir=cache_dir)  # fmt: skip
-        return kernels[name]
+        return compile_kernels(model, cms, algorithm=algorithm, dtype=DTYPES[dtype], vjp=True,
+                               placements="input" if given else "fixed",
+                               cache_dir=cache_dir)  # fmt: skip
 
     def launch(q: torch.Tensor, p, W=None) -> torch.Tensor:
         """G (m·m, B) or, with W (q's batch, m, m), the gradient in q's coordinates (nq, B)
