@@ -94,26 +94,6 @@ def kernel_functions(kernel: CudaDelassus) -> dict[str, np.ndarray]:
     return table
 
 
-class _Kernels:
-    """The kernels of one model in each dtype, compiled and loaded at first use."""
-
-    def __init__(self, model: pin.Model, cms: Sequence, algorithm: str, cache_dir) -> None:
-        self._compile = functools.partial(
-            compile_cuda, model, cms, algorithm=algorithm, vjp=True, cache_dir=cache_dir
-        )
-        self._loaded: dict[str, tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]] = {}
-        #: The float64 kernels, written now: CasADi's errors (and no rows) at construction
-        self.float64 = self._compile(dtype="float64")
-
-    def of(self, dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
-        """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``."""
-        name = np.dtype(dtype).name
-        if name not in self._loaded:
-            kernel = self.float64 if name == "float64" else self._compile(dtype=name)
-            self._loaded[name] = (kernel, kernel_functions(kernel), driver_functions())
-        return self._loaded[name]
-
-
 def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=None) -> Callable:
     """``G(q)`` on the CUDA route (:func:`pvosimr.jax.delassus` with ``route="cuda"``): q
     float32 or float64 (..., nq), G (..., m, m) in q's dtype, under ``jit``, ``vmap`` and
@@ -128,12 +108,24 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
             "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
         )
     register()
-    kernels = _Kernels(model, cms, algorithm, cache_dir)
+    compile_kernels = functools.partial(
+        compile_cuda, model, cms, algorithm=algorithm, vjp=True, cache_dir=cache_dir
+    )
+    float64 = compile_kernels(dtype="float64")  # written now: CasADi's errors (and no rows) here
+
+    @functools.cache
+    def kernels(dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
+        """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``, loaded
+        at first use."""
+        name = np.dtype(dtype).name
+        kernel = float64 if name == "float64" else compile_kernels(dtype=name)
+        return kernel, kernel_functions(kernel), driver_functions()
+
     nq = model.nq
 
     def launch(name: str, inputs: list, n_out: int):
         """The handler on ``inputs`` (q's, then W's; each (·, B)): the kernel's (n_out, B)."""
-        kernel, functions, driver = kernels.of(inputs[0].dtype)
+        kernel, functions, driver = kernels(inputs[0].dtype)
         B = inputs[0].shape[1]
         out = (jax.ShapeDtypeStruct((n_out, B), inputs[0].dtype),
                jax.ShapeDtypeStruct((B,), jnp.int32))  # fmt: skip
@@ -148,11 +140,11 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
         return result
 
     def evaluate(q):
-        m = kernels.of(q.dtype)[0].m
+        m = kernels(q.dtype)[0].m
         return matrices(launch("pvosimr_G", [columns(q, nq)], m * m), q.shape[:-1], m)
 
     def gradient(q, W):
-        m, batch = kernels.of(q.dtype)[0].m, q.shape[:-1]
+        m, batch = kernels(q.dtype)[0].m, q.shape[:-1]
         weights = columns(jnp.broadcast_to(W, (*batch, m, m)).astype(q.dtype), m * m)
         return rows(launch("pvosimr_vjp", [columns(q, nq), weights], nq), batch)
 
