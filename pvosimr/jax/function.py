@@ -25,11 +25,6 @@ from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
 
-_X64 = (
-    "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
-    "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
-)
-
 
 def delassus(
     model: pin.Model,
@@ -215,7 +210,10 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
 def _float64(x, name: str, size: int):
     """``x`` as a float64 JAX array with last axis ``size``; TypeError naming the flag."""
     if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:  # the flag, or its context
-        raise TypeError(_X64)
+        raise TypeError(
+            "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
+            "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
+        )
     dtype = getattr(x, "dtype", None)
     if dtype is not None and dtype != np.float64:
         raise TypeError(

@@ -23,12 +23,6 @@ from ..notices import said_if_slow
 
 __all__ = ["xla_delassus"]
 
-_X64 = (
-    "pvosimr.torch's XLA route computes a float64 tensor in JAX's 64-bit mode: turn it on "
-    "first, jax.config.update('jax_enable_x64', True) (pvosimr never changes it), or pass "
-    "float32"
-)
-
 
 def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
     """``(q, p) ↦ G`` on tensors (``p`` None unless ``given``), differentiable in q."""
@@ -65,7 +59,11 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
 
     def G(q: torch.Tensor, p: torch.Tensor | None) -> torch.Tensor:
         if q.dtype == torch.float64 and not jax.config.jax_enable_x64:
-            raise TypeError(_X64)
+            raise TypeError(
+                "pvosimr.torch's XLA route computes a float64 tensor in JAX's 64-bit mode: turn "
+                "it on first, jax.config.update('jax_enable_x64', True) (pvosimr never changes "
+                "it), or pass float32"
+            )
         return Delassus.apply(q, p)
 
     G.jax_G = jax_G
