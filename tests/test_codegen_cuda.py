@@ -180,11 +180,12 @@ def test_nvrtc_and_ptxas_on_the_papers_robots(name):
 def test_ptxas_output_is_read_per_kernel():
     """The sub-functions' properties (sin's slow path) are not taken for a kernel's."""
     pytest.importorskip("cuda.bindings")
-    ptx = cuda.nvrtc_ptx(
+    ptx = cuda.nvrtc_compile(
         'extern "C" __global__ void k(double* x) { x[threadIdx.x] = sin(x[threadIdx.x]); }\n'
-        'extern "C" __global__ void j(float* x) { x[threadIdx.x] = 2 * x[threadIdx.x]; }\n'
+        'extern "C" __global__ void j(float* x) { x[threadIdx.x] = 2 * x[threadIdx.x]; }\n',
+        cuda.PTX_TARGET,
     )
-    found = {r.kernel: r for r in cuda.ptxas_resources(ptx, "sm_90")}
+    found = {r.kernel: r for r in cuda.ptxas_resources(ptx.rstrip(b"\0").decode(), "sm_90")}
     assert set(found) == {"k", "j"} and found["j"].stack_frame == 0
 
 

@@ -134,9 +134,7 @@ import shlex
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -154,9 +152,8 @@ from . import simd as vector
 from .cache import (
     CacheFolderError,
     building,
-    cache_dir_origin,
-    make_folder,
-    record,
+    cache_folder,
+    install,
     set_aside,
     usable,
 )
@@ -176,8 +173,6 @@ __all__ = [
     "python_headers",
     "usable_cores",
 ]
-
-_F64 = np.dtype(np.float64)
 
 #: Always given after ``flags``: a shared library with threads; its internal symbols hidden
 #: (only the entry points, CasADi's API and the extension's init are exported), so CasADi's
@@ -299,6 +294,7 @@ def generate_source(
     out_shape = (*out_shape, m, m) if output != "vjp" else out_shape
     info = {
         "fname": f.name(),
+        "algorithm": f.name().removeprefix("delassus_").removesuffix("_placed").replace("_", "-"),
         "nq": int(model.nq),
         "nv": int(model.nv),
         "m": m,
@@ -421,8 +417,7 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
 
     cms = as_constraint_list(constraint_models, model)
     _, info = _generate(model, cms, algorithm, placements)
-    name = info["fname"].removeprefix("delassus_").removesuffix("_placed")
-    algorithm = name.replace("_", "-")  # "auto" resolved
+    algorithm = info["algorithm"]  # "auto" resolved
     if info["m"] == 0:
         return EmptyDelassus(model, algorithm, placements)  # type: ignore[return-value]
     compiler = find_compiler()
@@ -434,14 +429,14 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
         identity = toolchain.compiler_identity(tuple(compiler))
     except toolchain.CompilerNotFoundError as exc:
         raise CompilerNotFoundError(f"{exc} {_NO_COMPILER_FIX}") from None
-    folder = _codegen_folder(cache_dir)
+    folder = cache_folder("codegen", cache_dir, "pvosimr.codegen.compile")  # before a compiler runs
     cached = functools.partial(_cached, compiler, identity, folder)
-    builds = {"build": cached(tuple(flags), source, info, python_headers())}
+    builds = {"build": cached(tuple(flags), source, info)}
     for part, output, wanted in (("derivatives", "dG", derivatives), ("vjp", "vjp", vjp)):
         if wanted:
             source, info = _generate(model, cms, algorithm, placements, output)
             del info["generated"]
-            builds[part] = cached(tuple(derivative_flags), source, info, python_headers())
+            builds[part] = cached(tuple(derivative_flags), source, info)
     try:
         return CompiledDelassus(model, cms, algorithm, **builds)
     except (OSError, ImportError) as exc:
@@ -452,19 +447,6 @@ def compile(  # the natural name: pvosimr.codegen.build.compile (shadows the bui
                 set_aside(build.library, f"it does not load: {exc}")
                 build.make()
         return CompiledDelassus(model, cms, algorithm, **builds)
-
-
-def _codegen_folder(cache_dir: str | os.PathLike | None) -> Path:
-    """``codegen/`` in the cache folder, created now (before any compiler runs)."""
-    if cache_dir is not None:
-        chosen_by = "the cache_dir argument of pvosimr.codegen.compile"
-        return make_folder(Path(cache_dir).expanduser() / "codegen", chosen_by)
-    return make_folder(default_cache_dir() / "codegen", cache_dir_origin())
-
-
-def _said_if_slow(message: str):
-    """Announce ``message`` if the block is still running after :data:`SLOW_SECONDS`."""
-    return said_if_slow(message + " …", SLOW_SECONDS)
 
 
 def _generate(
@@ -480,7 +462,7 @@ def _generate(
         f"code generation: building the expression graph of {what} ({algorithm}, "
         f"model {model.name or '?'} with nq={model.nq}) and writing its C"
     )
-    with _said_if_slow(message):
+    with said_if_slow(message + " …", SLOW_SECONDS):
         return generate_source(model, cms, algorithm, placements=placements, output=output)
 
 
@@ -491,11 +473,13 @@ def _cached(
     flags: tuple[str, ...],
     source: str,
     info: dict,
-    headers: list[str] | None,
 ) -> Build:
-    """The library of ``source`` in ``folder``, built unless it is there.  With ``headers``
-    it is a CPython extension too.  Its name hashes the source, the compiler, the flags and
-    the Python ABI and, with the vector path, the CPU features it is compiled for."""
+    """The library of ``source`` in ``folder``, built unless it is there; a CPython extension
+    too where Python's headers are found (:func:`python_headers`).  Its name hashes the source,
+    the compiler, the flags and the Python ABI and, with the vector path, the CPU features it
+    is compiled for.  Its source and the library appear atomically (safe across processes),
+    the library after its record (size and hash, :func:`pvosimr.codegen.cache.install`)."""
+    headers = python_headers()
     if headers is not None:
         info["extension"] = "pvosimr_" + hashlib.sha256(source.encode()).hexdigest()[:20]
         source += cpython_source.extension_source(info["extension"], info)
@@ -514,47 +498,16 @@ def _cached(
         f"{Path(compiler[0]).name} {shlex.join(flags)}{lanes} into {folder} (once: later calls "
         "load it)"
     )
-    make = functools.partial(_build, compiler, flags, source, library, c_file, headers or [], said)
+    extension = [f"-I{include}" for include in headers or []]
+    if headers and sys.platform == "darwin":
+        extension.append("-Wl,-undefined,dynamic_lookup")  # Python's symbols at load time
+    command = [*compiler, *flags, *extension, *BUILD_FLAGS, "-o"]
+
+    def make() -> float:
+        announce(said)
+        install(c_file, lambda tmp: tmp.write_bytes(source.encode()), recorded=False)
+        start = time.perf_counter()
+        install(library, lambda tmp: _run_compiler([*command, str(tmp), str(c_file), "-lm"]))
+        return time.perf_counter() - start
+
     return Build(library, c_file, flags, info, make)
-
-
-def _build(
-    compiler: list[str],
-    flags: tuple[str, ...],
-    source: str,
-    library: Path,
-    c_file: Path,
-    includes: list[str],
-    said: str,
-) -> float:
-    """Write the source and compile it; both files appear atomically (safe across processes),
-    the library after its record (size and hash, :func:`pvosimr.codegen.cache.record`)."""
-    announce(said)
-    _atomic_write(c_file, source.encode())
-    # A fresh name the compiler creates: a "successful" run that wrote nothing cannot leave an
-    # empty library in the cache (os.replace then fails).
-    tmp = str(library.parent / f".build-{os.getpid()}-{uuid.uuid4().hex}.so")
-    start = time.perf_counter()
-    try:
-        extension = [f"-I{folder}" for folder in includes]
-        if includes and sys.platform == "darwin":
-            extension.append("-Wl,-undefined,dynamic_lookup")  # Python's symbols at load time
-        command = [*compiler, *flags, *extension, *BUILD_FLAGS, "-o", tmp]
-        _run_compiler([*command, str(c_file), "-lm"])
-        record(tmp, library)
-        os.replace(tmp, library)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return time.perf_counter() - start
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".src-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

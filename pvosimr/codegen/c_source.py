@@ -103,12 +103,6 @@ COORDINATES_ROW_C = template("coordinates_row.c")
 COORDINATES_C = COORDINATES_ROW_C + template("coordinates.c")
 
 
-def _squared(start: int, length: int) -> str:
-    """C of a unit part's squared norm, summed in index order
-    (:func:`pvosimr.coordinates.squared_norm`)."""
-    return " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
-
-
 def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
     """``pvosimr_check_q``: every entry within ``q_bound``, every unit-norm part normalized
     to the tolerance of ``pin.isNormalized``; ``pvosimr_unit_q(q, copy)``: ``N(q)``, the
@@ -116,8 +110,8 @@ def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
     given, else ``copy`` (nq numbers) holding it; ``pvosimr_as_given(q)``: whether it is
     ``q``."""
     norms, as_given, divide = [], [], []
-    for start, length in parts:
-        squared = _squared(start, length)
+    for start, length in parts:  # its squared norm summed in index order, as squared_norm sums it
+        squared = " + ".join(f"q[{start + k}]*q[{start + k}]" for k in range(length))
         norms.append(f"  if (!(fabs(sqrt({squared}) - 1.0) < {NORMALIZED_TOLERANCE!r})) return 1;")
         as_given.append(f"  if (!(fabs({squared} - 1.0) <= {AS_GIVEN_TOLERANCE!r})) return 0;")
         divide.append(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,12 +28,14 @@ except ImportError:  # pragma: no cover - Windows: no lock, each process builds 
     fcntl = None  # type: ignore[assignment]
 
 from ..notices import announce
+from .compiler import cache_dir
 
 __all__ = [
     "RECORD_SUFFIX",
     "CacheFolderError",
     "building",
     "cache_dir_origin",
+    "cache_folder",
     "damage",
     "install",
     "make_folder",
@@ -76,6 +77,16 @@ def make_folder(folder: Path, chosen_by: str) -> Path:
     )
 
 
+def cache_folder(name: str, chosen: str | os.PathLike | None = None, argument_of: str = "") -> Path:
+    """``name/`` in pvosimr's cache folder (:func:`pvosimr.codegen.compiler.cache_dir`), or in
+    ``chosen`` (the ``cache_dir`` argument of ``argument_of``) where given, created now
+    (:func:`make_folder`)."""
+    if chosen is not None:
+        argument = f"the cache_dir argument of {argument_of}"
+        return make_folder(Path(chosen).expanduser() / name, argument)
+    return make_folder(cache_dir() / name, cache_dir_origin())
+
+
 def _fingerprint(path: str | os.PathLike) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -91,14 +102,8 @@ def _record_of(entry: Path) -> Path:
 def record(built: str | os.PathLike, entry: Path) -> None:
     """Record the size and SHA-256 of ``built`` (the file about to be moved to ``entry``) beside
     ``entry``, atomically: called before the move, so a library in place always has one."""
-    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".record-", suffix=RECORD_SUFFIX)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(_fingerprint(built) + "\n")
-        os.replace(tmp, _record_of(entry))
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    fingerprint = _fingerprint(built) + "\n"
+    install(_record_of(entry), lambda tmp: tmp.write_text(fingerprint), recorded=False)
 
 
 def damage(entry: Path) -> str | None:
@@ -162,13 +167,15 @@ def building(entry: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def install(entry: Path, make: Callable[[Path], object]) -> None:
-    """Build ``entry`` with ``make(path)`` into a fresh name beside it, record it and move it
-    into place: atomic across processes, and a build that writes nothing leaves nothing."""
+def install(entry: Path, make: Callable[[Path], object], recorded: bool = True) -> None:
+    """Build ``entry`` with ``make(path)`` into a fresh name beside it, record it (where
+    ``recorded``) and move it into place: atomic across processes, and a build that writes
+    nothing leaves nothing."""
     tmp = entry.with_name(f".build-{os.getpid()}-{uuid.uuid4().hex}{entry.suffix}")
     try:
         make(tmp)
-        record(tmp, entry)
+        if recorded:
+            record(tmp, entry)
         os.replace(tmp, entry)
     finally:
         tmp.unlink(missing_ok=True)

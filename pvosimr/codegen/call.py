@@ -355,18 +355,10 @@ class CompiledDelassus:
             else:
                 rows = np.broadcast_to(p_rows, (*shape, p_rows.shape[-1]))
                 p_rows = rows.reshape(-1, p_rows.shape[-1])
-        if p_rows is None or p_rows.ndim == 1:  # one call into C
-            rc, bad, out = lib.rows(qs, p_rows, threads, True, W)
-            if rc != c_text.OK:
-                out = self._failed(lib, rc, bad, qs, p_rows, threads, batch, W, 0, shape)
-            shaped = lib.shaped(out)
-            if not batch:
-                return shaped[0]
-            return shaped if len(shape) == 1 else shaped.reshape(*shape, *shaped.shape[1:])
-        runs = _runs(p_rows, len(qs))
+        one = p_rows is None or p_rows.ndim == 1  # one call into C, else one per run of rows
         outs = []
-        for start, stop in runs:  # one call into C per run of rows that share a p
-            p_run = p_rows[start]
+        for start, stop in [(0, len(qs))] if one else _runs(p_rows, len(qs)):
+            p_run = p_rows if one else p_rows[start]
             W_run = W if W is None or len(W) == 1 else W[start:stop]
             rc, bad, out = lib.rows(qs[start:stop], p_run, threads, True, W_run)
             if rc != c_text.OK:

@@ -25,6 +25,7 @@ __all__ = [
     "UNKNOWN",
     "evaluate",
     "library_with_gradient",
+    "placements_expected",
     "placements_given",
 ]
 
@@ -61,6 +62,15 @@ def placements_given(
     if placements not in (None, *PLACEMENTS):
         raise ValueError(f"placements must be None or one of {PLACEMENTS}, not {placements!r}")
     return placements == "input"
+
+
+def placements_expected(given: bool, placements, how: str = "pass placements=[...]") -> None:
+    """The ``TypeError`` of a call without ``placements`` of a function that takes them
+    (``given``; ``how`` says how to pass them), or with them of one that does not."""
+    if given and placements is None:
+        raise TypeError(f"this function has placements as inputs: {how}")
+    if not given and placements is not None:
+        raise TypeError("this function has fixed placements: call G(q)")
 
 
 def library_with_gradient(

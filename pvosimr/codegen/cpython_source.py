@@ -47,8 +47,8 @@ def extension_source(module: str, sizes: dict) -> str:
         no_p=int(not has_p),
         inputs="p, W" if n_w else "p",
         **_w_fields(n_w),
-        delassus=_single_source(sizes) if single else "",
-        vjp=_vjp_source(sizes) if single_w else "",
+        delassus=_single("extension_delassus.c", sizes, m=sizes["m"]) if single else "",
+        vjp=_single("extension_vjp.c", sizes) if single_w else "",
         delassus_method=_SINGLE_METHOD if single else "",
         vjp_method=_VJP_METHOD if single_w else "",
     )
@@ -80,25 +80,12 @@ _VJP_METHOD = (
 )
 
 
-def _work_arrays(sizes: dict) -> str:
-    """A method's work arrays: one per thread, as several threads may call it at once."""
-    return (
+def _single(name: str, sizes: dict, **values) -> str:
+    """A single call of the extension, ``delassus(q)`` or ``vjp(q, W)`` (see
+    :func:`extension_source`), on work arrays of its own per thread, as several threads may
+    call it at once."""
+    work_arrays = (
         f"  static _Thread_local casadi_real w[{max(1, sizes['sz_w'])}];\n"
         f"  static _Thread_local casadi_int iw[{max(1, sizes['sz_iw'])}];"
     )
-
-
-def _single_source(sizes: dict) -> str:
-    """The extension's ``delassus(q)`` (see :func:`extension_source`)."""
-    return fill(
-        "extension_delassus.c",
-        sizes=sizes,
-        work_arrays=_work_arrays(sizes),
-        NOT_FAST=NOT_FAST,
-        m=sizes["m"],
-    )
-
-
-def _vjp_source(sizes: dict) -> str:
-    """The extension's ``vjp(q, W)`` (see :func:`extension_source`)."""
-    return fill("extension_vjp.c", sizes=sizes, work_arrays=_work_arrays(sizes), NOT_FAST=NOT_FAST)
+    return fill(name, sizes=sizes, work_arrays=work_arrays, NOT_FAST=NOT_FAST, **values)

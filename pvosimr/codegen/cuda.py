@@ -56,8 +56,9 @@ from ..extras import require
 from ..notices import announce
 from . import chunks
 from . import compiler as toolchain
-from .cache import building, cache_dir_origin, install, make_folder, usable
+from .cache import building, cache_folder, install, usable
 from .cuda_source import DTYPES, CudaError, kernel_body, kernel_source
+from .templating import fill
 
 __all__ = [
     "ARCHITECTURES",
@@ -152,12 +153,6 @@ def _nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
-def nvrtc_ptx(source: str, target: str = PTX_TARGET, name: str = "pvosimr.cu") -> str:
-    """``source`` compiled to PTX for the virtual architecture ``target`` by NVRTC
-    (:class:`CudaError` with NVRTC's log when it fails)."""
-    return nvrtc_compile(source, target, name).rstrip(b"\0").decode()
-
-
 def nvrtc_compile(source: str, target: str, name: str = "pvosimr.cu") -> bytes:
     """``source`` compiled by NVRTC: PTX for a virtual ``target`` (``"compute_80"``), a CUBIN
     for a real one (``"sm_90"``); :class:`CudaError` with NVRTC's log when it fails."""
@@ -194,13 +189,6 @@ def nvrtc_compile(source: str, target: str, name: str = "pvosimr.cu") -> bytes:
 def _nvrtc_check(nvrtc, err, doing: str) -> None:
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         raise CudaError(f"NVRTC failed {doing}: {err.name}")
-
-
-def _cache_folder(cache_dir: str | os.PathLike | None) -> Path:
-    if cache_dir is not None:
-        chosen_by = "the cache_dir argument of pvosimr.codegen.compile_cuda"
-        return make_folder(Path(cache_dir).expanduser() / "cuda", chosen_by)
-    return make_folder(toolchain.cache_dir() / "cuda", cache_dir_origin())
 
 
 # --------------------------------------------------------------------------- the kernels
@@ -241,7 +229,7 @@ class CudaDelassus:
         for ``"sm_90"`` (:func:`nvrtc_compile`), once: cached on disk, keyed by the source,
         NVRTC's version and the target."""
         require("pvosimr.codegen.cuda", "cuda.bindings")
-        folder = _cache_folder(self._cache_dir)
+        folder = cache_folder("cuda", self._cache_dir, "pvosimr.codegen.compile_cuda")
         key = hashlib.sha256(f"{self._key}\0{_nvrtc_version()}\0{target}".encode())
         suffix = ".cubin" if target.startswith("sm_") else ".ptx"
         entry = folder / f"pvosimr_{self.nq}q_{self.m}m_{key.hexdigest()[:24]}{suffix}"
@@ -309,11 +297,7 @@ class CudaDelassus:
         it (once per context); for a caller that launches the kernels itself
         (:mod:`pvosimr.jax.cuda`'s handler).  :class:`CudaError` as :meth:`launch` raises it."""
         driver = _driver()
-        err, handle = driver.cuDeviceGet(int(device))
-        _driver_check(driver, err, f"finding GPU {device}")
-        err, context = driver.cuDevicePrimaryCtxRetain(handle)
-        _driver_check(driver, err, f"retaining GPU {device}'s primary context")
-        (err,) = driver.cuCtxPushCurrent(context)
+        (err,) = driver.cuCtxPushCurrent(_primary_context(driver, int(device)))
         _driver_check(driver, err, f"making GPU {device}'s primary context current")
         try:
             return {name: int(self._function(driver, name)) for name in self.kernels}
@@ -326,10 +310,7 @@ class CudaDelassus:
         err, context = driver.cuCtxGetCurrent()
         _driver_check(driver, err, "reading the current context")
         if not int(context):
-            err, device = driver.cuDeviceGet(0)
-            _driver_check(driver, err, "finding GPU 0")
-            err, context = driver.cuDevicePrimaryCtxRetain(device)
-            _driver_check(driver, err, "retaining GPU 0's primary context")
+            context = _primary_context(driver, 0)
             (err,) = driver.cuCtxSetCurrent(context)
             _driver_check(driver, err, "making GPU 0's primary context current")
         key = (int(context), kernel)
@@ -403,7 +384,8 @@ class CudaDelassus:
             compiler = toolchain.find_compiler("c", needed_by="CudaDelassus.host")
             identity = toolchain.compiler_identity(tuple(compiler))
             key = hashlib.sha256(f"{self._key}\0{identity}".encode()).hexdigest()[:24]
-            entry = _cache_folder(self._cache_dir) / f"host_{self.nq}q_{self.m}m_{key}.so"
+            folder = cache_folder("cuda", self._cache_dir, "pvosimr.codegen.compile_cuda")
+            entry = folder / f"host_{self.nq}q_{self.m}m_{key}.so"
             c_file = entry.with_suffix(".c")
             with building(entry):
                 if not usable(entry):
@@ -442,6 +424,15 @@ def _driver():
         ) from None
     _driver_check(driver, err, "initialising the CUDA driver (cuInit)")
     return driver
+
+
+def _primary_context(driver, device: int):
+    """GPU ``device``'s primary context (the one XLA and the CUDA runtime use), retained."""
+    err, handle = driver.cuDeviceGet(device)
+    _driver_check(driver, err, f"finding GPU {device}")
+    err, context = driver.cuDevicePrimaryCtxRetain(handle)
+    _driver_check(driver, err, f"retaining GPU {device}'s primary context")
+    return context
 
 
 def _driver_check(driver, err, doing: str) -> None:
@@ -490,11 +481,9 @@ def compile_cuda(
         if info["m"] == 0:
             raise ValueError("the constraints have no rows: G is empty, there is no kernel")
         infos.append(info)
-    algorithm = infos[0]["fname"].removeprefix("delassus_").removesuffix("_placed")
-    sizes = {**infos[0], "vjp": vjp}
     plan = coordinate_plan(model).packed()
     source = kernel_source(infos[0], infos[1] if vjp else None, dtype, plan)
-    return CudaDelassus(source, sizes, algorithm.replace("_", "-"), dtype, cache_dir)
+    return CudaDelassus(source, {**infos[0], "vjp": vjp}, infos[0]["algorithm"], dtype, cache_dir)
 
 
 # --------------------------------------------------------------------------- the report
@@ -507,18 +496,8 @@ def report(robots: Iterable[str], architectures: Iterable[str] = ARCHITECTURES) 
 
     version = subprocess.run([_ptxas(), "--version"], capture_output=True, text=True, check=False)
     release = next((x for x in version.stdout.splitlines() if "release" in x), "ptxas").strip()
-    rows = [
-        "# CUDA kernels: registers and spills",
-        "",
-        "Written by `python -m pvosimr.codegen.cuda --report figures/cuda_resources.md`: "
-        f"`ptxas -v` ({release}) on the PTX that NVRTC {_nvrtc_version()} compiles for "
-        f"{PTX_TARGET} from `compile_cuda`'s source (pv-osimr, G and the gradient). Bytes per "
-        "thread; a kernel has at most 255 registers.",
-        "",
-        "| robot | dtype | kernel | CasADi instructions | arch | registers | stack frame | "
-        "spill stores | spill loads |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    heading = fill("cuda_report.md", release=release, nvrtc=_nvrtc_version(), target=PTX_TARGET)
+    rows = heading.splitlines()
     for name in robots:
         robot = registry.load(name)
         for dtype in DTYPES:

@@ -8,7 +8,8 @@ unit part of non-zero norm) and applies the unit-part rule of every route
 (:mod:`pvosimr.coordinates`): the body reads ``N(q)``, G is ``G(N(q))``.  The gradient kernel
 maps its tangent gradient to q's coordinates with the gradient library's own C
 (:data:`pvosimr.codegen.c_source.COORDINATES_ROW_C`).  The same source compiles as C for the
-host (``__device__`` empty, the kernel a loop over configurations).
+host (``__device__`` empty, the kernel a loop over configurations).  Its fixed text is in
+``templates/cuda_*.cu.in`` (:mod:`pvosimr.codegen.templating`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..coordinates import AS_GIVEN_TOLERANCE
 from . import casadi_statements as statements
 from .c_source import BAD_Q, BAD_W, COORDINATES_ROW_C, NON_FINITE, OK
 from .call import CodegenError
+from .templating import fill
 
 __all__ = ["DTYPES", "CudaError", "kernel_body", "kernel_source"]
 
@@ -63,27 +65,6 @@ def kernel_body(generated: str, fname: str) -> str:
         ) from None
 
 
-_PRELUDE = """/* pvosimr: G = J M^-1 J^T as CUDA kernels, one configuration per thread ({dtype}).
-   Configurations fastest in memory: entry i of a configuration's array at [i * B]. */
-#ifdef __CUDACC__
-#define PV_EXTERN extern "C"
-#define PV_FORCEINLINE __forceinline__
-#else  /* the same C on the host: the kernel is a loop over the configurations */
-#include <math.h>
-#define __device__
-#define __global__
-#define __constant__
-#define PV_EXTERN
-#define PV_FORCEINLINE inline
-#endif
-typedef {ctype} pv_t;
-typedef pv_t casadi_real;  /* the type of the gradient library's map to q's coordinates */
-#define PVOSIMR_DEVICE __device__
-#define PV_C(x) ((pv_t)(x))
-#define pv_casadi_sq(x) ((x) * (x))
-{math}
-"""
-
 _MATH = {  # the C library's functions of pv_t
     dtype: "\n".join(f"#define pv_{f} {f}{suffix}" for f in ("sin", "cos", "sqrt", "fabs"))
     for dtype, suffix in (("float64", ""), ("float32", "f"))
@@ -111,30 +92,14 @@ def _q_check(nq: int, parts: list[tuple[int, int]], q_bound: float) -> str:
         f"#define PV_Q_{i} u[{i}]" if i in unit else f"#define PV_Q_{i} q[{i}LL * B]"
         for i in range(nq)
     )
-    return f"""
-{reads}
-
-__device__ static PV_FORCEINLINE int pvosimr_bad_q(const pv_t* q, long long B, pv_t* u) {{
-  double x[{max(nq, 1)}], s;
-  int i;
-  for (i = 0; i < {nq}; ++i) {{
-    x[i] = (double)q[(long long)i * B];
-    if (!(fabs(x[i]) <= {q_bound!r})) return 1;
-  }}
-{"".join(checks)}  (void)s;
-  (void)u;
-  return 0;
-}}
-
-__device__ static PV_FORCEINLINE int pvosimr_finite(const pv_t* v, int n, long long B) {{
-  int i;
-  for (i = 0; i < n; ++i) {{
-    const pv_t x = v[(long long)i * B];
-    if (!(x - x == 0)) return 0;  /* x - x is 0 exactly where x is finite */
-  }}
-  return 1;
-}}
-"""
+    return fill(
+        "cuda_check_q.cu",
+        reads=reads,
+        size=max(nq, 1),
+        nq=nq,
+        q_bound=q_bound,
+        checks="".join(checks),
+    )
 
 
 def _function(name: str, info: dict) -> str:
@@ -166,41 +131,21 @@ def _function(name: str, info: dict) -> str:
         row = f"""  if (pvosimr_bad_q(q, B, u)) {{ status[b] = {BAD_Q}; return; }}
   {name}_body(q, u, p, out, B);
   status[b] = pvosimr_finite(out, {info["n_out"]}, B) ? {OK} : {NON_FINITE};"""
-    return f"""
-/* ---- {name}: {info["fname"]}, {info["n_instructions"]:,} CasADi instructions ---- */
-{defines}
-#define PV_OUT(i) out[{"i" if vjp else "(long long)(i) * B"}]
-__device__ static PV_FORCEINLINE void {name}_body(const pv_t* __restrict__ q,
-    const pv_t* __restrict__ u, const pv_t* __restrict__ p, {w_param}
-    pv_t* __restrict__ out, long long B) {{
-  (void)q;
-  (void)u;
-  (void)p;
-  (void)B;
-{body}
-}}
-{undefines}
-#undef PV_OUT
-
-__device__ static PV_FORCEINLINE void {name}_row({params}, long long b) {{
-  const pv_t* q = qs + b;
-  pv_t* out = outs + b;
-  pv_t u[{max(info["nq"], 1)}];
-{row}
-}}
-
-#ifdef __CUDACC__
-PV_EXTERN __global__ void {name}({params}) {{
-  const long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (b < B) {name}_row({args}, b);
-}}
-#else
-PV_EXTERN void {name}({params}) {{
-  long long b;
-  for (b = 0; b < B; ++b) {name}_row({args}, b);
-}}
-#endif
-"""
+    return fill(
+        "cuda_kernel.cu",
+        name=name,
+        fname=info["fname"],
+        n_instructions=info["n_instructions"],
+        defines=defines,
+        out_index="i" if vjp else "(long long)(i) * B",
+        w_param=w_param,
+        body=body,
+        undefines=undefines,
+        params=params,
+        u_size=max(info["nq"], 1),
+        row=row,
+        args=args,
+    )
 
 
 def kernel_source(
@@ -210,7 +155,7 @@ def kernel_source(
     ``g_info``) and, with ``vjp_info`` and the model's ``plan``
     (:meth:`~pvosimr.coordinates.CoordinatePlan.packed`), ``pvosimr_vjp`` (the gradient of
     ``⟨W, G⟩`` in q's coordinates), in ``dtype`` (:data:`DTYPES`); also C for the host."""
-    prelude = _PRELUDE.format(dtype=dtype, ctype=DTYPES[dtype], math=_MATH[dtype])
+    prelude = fill("cuda_prelude.cu", dtype=dtype, ctype=DTYPES[dtype], math=_MATH[dtype])
     check = _q_check(g_info["nq"], g_info["unit_parts"], g_info["q_bound"])
     parts = [prelude, check, _function("pvosimr_G", g_info)]
     if vjp_info is not None:

@@ -177,12 +177,7 @@ def section(function: str, nq: int, n_out: int, lanes: int) -> str:
     prefix = "_mm256" if lanes == 4 else "_mm512"
     # the rows left after whole vectors; none where lanes divides n_out (a loop that never
     # runs would make GCC warn that its first iteration is undefined behaviour)
-    tail = (
-        f"  for (; i < {n_out}; ++i) {{\n    double v[{lanes}];\n"
-        f"    bad |= pv_nonfinite(R[i]);\n    pv_store(v, R[i]);\n    {stores}\n  }}\n"
-        if n_out % lanes
-        else ""
-    )
+    tail = fill("simd_tail.c", n_out=n_out, lanes=lanes, stores=stores) if n_out % lanes else ""
     return fill(
         "simd.c",
         **{"lanes": lanes, "nq": nq, "n_out": n_out, "target": target, "supports": supports},

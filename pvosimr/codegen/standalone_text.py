@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from ..checks import NORMALIZED_TOLERANCE
 from ..constraints import ORTHONORMAL_TOLERANCE
 from . import c_source as c_text
 from .templating import TEMPLATES, blocks, fill
@@ -35,27 +34,6 @@ PARTS = {
     "vjp": ("_vjp", "the gradient of <W, G>", "nv"),
     "derivatives": ("_derivatives", "dG", "nv*m*m"),
 }
-
-_CODES = (
-    ("OK", c_text.OK, "success: the output is written"),
-    (
-        "BAD_Q",
-        c_text.BAD_Q,
-        "q beyond the model's range, not finite, or a unit part whose norm is off 1 by more than "
-        f"{NORMALIZED_TOLERANCE:g} (a unit part within it is normalised: G(N(q)))",
-    ),
-    ("NON_FINITE", c_text.NON_FINITE, "the output is not finite (a singular M at this q)"),
-    ("EVAL_FAILED", c_text.EVAL_FAILED, "the generated function reported a failure"),
-    ("NO_MEMORY", c_text.NO_MEMORY, "a batch worker could not allocate its work arrays"),
-    ("BAD_W", c_text.BAD_W, "W is not finite"),
-    (
-        "BAD_P",
-        c_text.BAD_P,
-        "a placement in p is not a rigid transform (not finite, a rotation not orthonormal "
-        f"within {ORTHONORMAL_TOLERANCE:g}, or a reflection)",
-    ),
-    ("BAD_ARGUMENT", BAD_ARGUMENT, "a NULL pointer, B < 0 or threads < 0"),
-)
 
 
 def _comment_lines(lines: list[str]) -> str:
@@ -92,7 +70,9 @@ def header(spec: dict) -> str:
         version=spec["provenance"]["pvosimr"],
         sha256=spec["provenance"]["model sha256"],
         algorithm=spec["provenance"]["algorithm"],
-        codes="\n".join(f"  {up}_{code} = {value},  /* {what} */" for code, value, what in _CODES),
+        c=c_text,  # the return codes
+        bad_argument=BAD_ARGUMENT,
+        orthonormal=ORTHONORMAL_TOLERANCE,
         nj=max(1, len(spec["joints"])),
         nc=max(1, len(blocks)),
         declarations="".join(_declarations(name, part) for part in parts),
@@ -103,21 +83,6 @@ def header(spec: dict) -> str:
 _PROVENANCE = {
     "model sha256": "model: SHA-256 of pin.Model.saveToString() (model.txt)",
     "sources sha256": "generated C: SHA-256 of the CasADi sources, in order",
-}
-
-#: The coordinates of the joints whose q is not one number per degree of freedom, or whose
-#: v's axes need saying (Pinocchio's conventions).
-_UNBOUNDED = "q: cos(theta) sin(theta); v: the angle's rate"
-_JOINT_NOTES = {
-    "JointModelFreeFlyer": "q: x y z (the base's origin in the world), then the quaternion "
-    "qx qy qz qw (the base's orientation);\n    v: linear then angular velocity of the base, "
-    "in the base's own (LOCAL) axes",
-    "JointModelSpherical": "q: quaternion qx qy qz qw; v: angular velocity in the child's axes",
-    "JointModelPlanar": "q: x y cos(theta) sin(theta); v: vx vy omega in the child's axes",
-    "JointModelRUBX": _UNBOUNDED,
-    "JointModelRUBY": _UNBOUNDED,
-    "JointModelRUBZ": _UNBOUNDED,
-    "JointModelRevoluteUnboundedUnaligned": _UNBOUNDED,
 }
 
 
@@ -137,11 +102,12 @@ def _joint_lines(spec: dict) -> list[str]:
         f"  ({len(spec['joints'])} joints; {up}_NQ = {spec['nq']} and {up}_NV = "
         f"{spec['nv']} entries in all)"
     )
-    kinds = dict.fromkeys(kind for _, kind, *_ in spec["joints"] if kind in _JOINT_NOTES)
+    notes = blocks(TEMPLATES / "header_notes.txt.in")  # the joints' coordinates, by kind
+    kinds = dict.fromkeys(kind for _, kind, *_ in spec["joints"] if kind in notes)
     if kinds:
         lines.append("Their coordinates, where more than one angle or length per joint:")
         for k in kinds:
-            lines += f"  {k.removeprefix('JointModel')}: {_JOINT_NOTES[k]}".split("\n")
+            lines += f"  {k.removeprefix('JointModel')}: {notes[k]}".split("\n")
     return lines
 
 
@@ -321,15 +287,11 @@ def _tables(spec: dict) -> str:
     ]
     for column, field in ((2, "idx_q"), (3, "nq"), (4, "idx_v"), (5, "nv")):
         out.append(_c_array("int", f"{name}_joint_{field}", [str(j[column]) for j in joints]))
-    for field in ("name", "frame1", "joint1", "joint2"):
-        table = {"name": "names", "frame1": "frames"}.get(field, field)
-        out.append(
-            _c_array(
-                "char* const", f"{name}_constraint_{table}", [_c_string(b[field]) for b in blocks]
-            )
-        )
-    out.append(_c_array("int", f"{name}_constraint_first_row", [str(b["first"]) for b in blocks]))
-    out.append(_c_array("int", f"{name}_constraint_rows", [str(b["rows"]) for b in blocks]))
+    for field, table in (("name", "names"), ("frame1", "frames"), ("joint1",) * 2, ("joint2",) * 2):
+        texts = [_c_string(b[field]) for b in blocks]
+        out.append(_c_array("char* const", f"{name}_constraint_{table}", texts))
+    for field, table in (("first", "first_row"), ("rows", "rows")):
+        out.append(_c_array("int", f"{name}_constraint_{table}", [str(b[field]) for b in blocks]))
     placements = [
         "{" + ", ".join(_placement_c(b[f"placement{end}"]) for end in "12") + "}" for b in blocks
     ]

@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..codegen.contract import placements_expected
+
 __all__ = ["checked_input", "checked_inputs"]
 
 
@@ -36,12 +38,9 @@ def checked_inputs(q: Any, p: Any, placements: str, nq: int, n_p: int) -> tuple[
     ``placements`` ``"fixed"`` (``G(q)``) or ``"input"`` (``G(q, p)``), and their common batch
     shape; a ``TypeError`` for a missing or unexpected ``p``, or two dtypes."""
     inputs = [checked_input(q, "q", nq)]
-    if placements == "input":
-        if p is None:
-            raise TypeError("this function has placements as inputs: call G(q, p)")
+    placements_expected(placements == "input", p, "call G(q, p)")
+    if p is not None:
         inputs.append(checked_input(p, "p", n_p))
-    elif p is not None:
-        raise TypeError("this function has fixed placements: call G(q)")
     if inputs[0].dtype != inputs[-1].dtype:
         raise TypeError(f"q is {inputs[0].dtype} but p is {inputs[-1].dtype}: use one dtype")
     return inputs, jnp.broadcast_shapes(*(x.shape[:-1] for x in inputs))

@@ -20,6 +20,7 @@ CPU route's words.
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable, Sequence
 
 import jax
@@ -50,8 +51,6 @@ SOURCE = "pvosimr_cuda_ffi.cc"
 #: The driver's functions the handler calls, in the order of its ``driver`` attribute.
 DRIVER = ("cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize", "cuGetErrorName")
 
-_registered: list[ctypes.CDLL] = []
-
 
 def nvidia_gpu() -> bool:
     """Whether JAX's default device is an NVIDIA GPU (a CUDA jaxlib)."""
@@ -70,25 +69,9 @@ def default_route() -> str:
     return "cuda" if nvidia_gpu() and missing_extra("cuda.bindings") is None else "xla"
 
 
-def _check_available() -> None:
-    """One line where ``route="cuda"`` cannot run here: the ``cuda`` extra, or JAX with a
-    CUDA device."""
-    require("pvosimr.jax (route='cuda')", "cuda.bindings")
-    if not nvidia_gpu():
-        device = jax.devices()[0]
-        raise RuntimeError(
-            f"route='cuda' runs on an NVIDIA GPU that JAX uses, and JAX's default device here "
-            f"is {device.platform} ({device.device_kind}): it needs a GPU, its driver and a "
-            "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
-        )
-
-
 def register() -> None:
     """Compile (or find in the cache), load and register the handler for CUDA, once."""
-    if not _registered:
-        library = ctypes.CDLL(str(ffi.handler_library(SOURCE)))
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(library.PvosimrCuda), "CUDA")
-        _registered.append(library)
+    ffi.register(TARGET, SOURCE, "PvosimrCuda", "CUDA")
 
 
 def driver_functions() -> np.ndarray:
@@ -111,41 +94,38 @@ def kernel_functions(kernel: CudaDelassus) -> dict[str, np.ndarray]:
     return table
 
 
-class _Kernels:
-    """The kernels of one model in each dtype, compiled and loaded at first use."""
-
-    def __init__(self, model: pin.Model, cms: Sequence, algorithm: str, cache_dir) -> None:
-        self._args = (model, cms, algorithm, cache_dir)
-        self._loaded: dict[str, tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]] = {}
-        #: The float64 kernels, written now: CasADi's errors (and no rows) at construction
-        self.float64 = self._compile("float64")
-
-    def _compile(self, dtype: str) -> CudaDelassus:
-        model, cms, algorithm, cache_dir = self._args
-        return compile_cuda(model, cms, algorithm=algorithm, dtype=dtype, vjp=True,
-                            cache_dir=cache_dir)  # fmt: skip
-
-    def of(self, dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
-        """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``."""
-        name = np.dtype(dtype).name
-        if name not in self._loaded:
-            kernel = self.float64 if name == "float64" else self._compile(name)
-            self._loaded[name] = (kernel, kernel_functions(kernel), driver_functions())
-        return self._loaded[name]
-
-
 def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=None) -> Callable:
     """``G(q)`` on the CUDA route (:func:`pvosimr.jax.delassus` with ``route="cuda"``): q
     float32 or float64 (..., nq), G (..., m, m) in q's dtype, under ``jit``, ``vmap`` and
-    ``grad``.  One line where this machine cannot run it (:func:`_check_available`)."""
-    _check_available()
+    ``grad``.  One line where this machine cannot run it: the ``cuda`` extra, or JAX with a
+    CUDA device."""
+    require("pvosimr.jax (route='cuda')", "cuda.bindings")
+    if not nvidia_gpu():
+        device = jax.devices()[0]
+        raise RuntimeError(
+            f"route='cuda' runs on an NVIDIA GPU that JAX uses, and JAX's default device here "
+            f"is {device.platform} ({device.device_kind}): it needs a GPU, its driver and a "
+            "CUDA jaxlib (pip install \"jax[cuda12]\"); route='xla' or route='ffi' run here"
+        )
     register()
-    kernels = _Kernels(model, cms, algorithm, cache_dir)
+    compile_kernels = functools.partial(
+        compile_cuda, model, cms, algorithm=algorithm, vjp=True, cache_dir=cache_dir
+    )
+    float64 = compile_kernels(dtype="float64")  # written now: CasADi's errors (and no rows) here
+
+    @functools.cache
+    def kernels(dtype) -> tuple[CudaDelassus, dict[str, np.ndarray], np.ndarray]:
+        """``(kernel, its CUfunctions by device, the driver's functions)`` in ``dtype``, loaded
+        at first use."""
+        name = np.dtype(dtype).name
+        kernel = float64 if name == "float64" else compile_kernels(dtype=name)
+        return kernel, kernel_functions(kernel), driver_functions()
+
     nq = model.nq
 
     def launch(name: str, inputs: list, n_out: int):
         """The handler on ``inputs`` (q's, then W's; each (·, B)): the kernel's (n_out, B)."""
-        kernel, functions, driver = kernels.of(inputs[0].dtype)
+        kernel, functions, driver = kernels(inputs[0].dtype)
         B = inputs[0].shape[1]
         out = (jax.ShapeDtypeStruct((n_out, B), inputs[0].dtype),
                jax.ShapeDtypeStruct((B,), jnp.int32))  # fmt: skip
@@ -160,11 +140,11 @@ def delassus_cuda(model: pin.Model, cms: Sequence, algorithm: str, cache_dir=Non
         return result
 
     def evaluate(q):
-        m = kernels.of(q.dtype)[0].m
+        m = kernels(q.dtype)[0].m
         return matrices(launch("pvosimr_G", [columns(q, nq)], m * m), q.shape[:-1], m)
 
     def gradient(q, W):
-        m, batch = kernels.of(q.dtype)[0].m, q.shape[:-1]
+        m, batch = kernels(q.dtype)[0].m, q.shape[:-1]
         weights = columns(jnp.broadcast_to(W, (*batch, m, m)).astype(q.dtype), m * m)
         return rows(launch("pvosimr_vjp", [columns(q, nq), weights], nq), batch)
 

@@ -19,16 +19,11 @@ import numpy as np
 import pinocchio as pin
 
 from ..codegen.contract import ROUTES, library_with_gradient, placements_given
-from ..kinematics.placements import check_placement_vector, placement_size, placement_vector
+from ..kinematics.placements import check_placement_vector, placement_vector
 from . import cuda as cuda_routes
 from . import ffi
 
 __all__ = ["ROUTES", "delassus"]
-
-_X64 = (
-    "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
-    "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
-)
 
 
 def delassus(
@@ -79,23 +74,36 @@ def delassus(
         route = cuda_routes.default_route()
     if route == "xla":
         return _xla(model, cms, algorithm, given)
-    if route == "cuda":
-        return _cuda(model, cms, algorithm, given, cache_dir)
+    if route == "cuda":  # its kernels take one p for every configuration and do not check it
+        if given:
+            raise ValueError(
+                "route='cuda' takes fixed placements only (its kernels would not check a "
+                "placement vector p): use placements='fixed', or route='ffi' or 'xla' for "
+                "placements as inputs"
+            )
+        return cuda_routes.delassus_cuda(model, cms, algorithm, cache_dir)
     f = library_with_gradient(model, cms, algorithm, given, cache_dir)
-    if f.m == 0:
-        return _empty(f.nq, given)
+    if f.m == 0:  # no constraint rows: (..., 0, 0)
+
+        def empty(q, placements=None):
+            return jnp.zeros((*_float64(q, "q", f.nq).shape[:-1], 0, 0), jnp.float64)
+
+        return empty
     ffi.register()
-    n_p = placement_size(model, f.constraint_models) if given else 0
     delassus_q = _custom_vjp(f, threads)
 
     def G(q, placements=None):
         q = _float64(q, "q", f.nq)
-        p = _placement_vector(f, placements, n_p) if given else None
-        if not given and placements is not None:
-            f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
+        p = _placement_vector(f, placements)
         if p is not None and p.ndim > 1:  # numpy's broadcasting of the batch axes
-            shape = _batch_shape(q, p)
-            q, p = jnp.broadcast_to(q, (*shape, f.nq)), jnp.broadcast_to(p, (*shape, n_p))
+            try:
+                shape = np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
+            except ValueError:
+                raise ValueError(
+                    f"the batch axes of q {tuple(q.shape)} and of the placements "
+                    f"{tuple(p.shape)} do not broadcast (numpy's rule on the axes before the last)"
+                ) from None
+            q, p = jnp.broadcast_to(q, (*shape, f.nq)), jnp.broadcast_to(p, (*shape, f.n_p))
         return delassus_q(q, p)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.jax.delassus)."
@@ -199,21 +207,13 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     return G
 
 
-def _cuda(model: pin.Model, cms: Sequence, algorithm: str, given: bool, cache_dir) -> Callable:
-    """``route="cuda"``: :func:`pvosimr.jax.cuda.delassus_cuda`'s G; the kernels take one
-    ``p`` for every configuration and do not check it, so placements as inputs are refused."""
-    if given:
-        raise ValueError(
-            "route='cuda' takes fixed placements only (its kernels would not check a placement "
-            "vector p): use placements='fixed', or route='ffi' or 'xla' for placements as inputs"
-        )
-    return cuda_routes.delassus_cuda(model, cms, algorithm, cache_dir)
-
-
 def _float64(x, name: str, size: int):
     """``x`` as a float64 JAX array with last axis ``size``; TypeError naming the flag."""
     if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:  # the flag, or its context
-        raise TypeError(_X64)
+        raise TypeError(
+            "pvosimr.jax computes G in float64 only: turn JAX's 64-bit mode on first, "
+            "jax.config.update('jax_enable_x64', True) (pvosimr never changes it)"
+        )
     dtype = getattr(x, "dtype", None)
     if dtype is not None and dtype != np.float64:
         raise TypeError(
@@ -226,36 +226,15 @@ def _float64(x, name: str, size: int):
     return x
 
 
-def _placement_vector(f, placements, n_p: int):
-    """``p`` from one entry per constraint (a constant) or from an array (..., n_p), checked
-    here where its values are known (else by the library when it runs: an error naming the
-    row)."""
-    if placements is None:
-        f.placement_vector(None)  # the library's TypeError: pass placements=[...]
-    if isinstance(placements, (list, tuple)):
-        return jnp.asarray(f.placement_vector(placements))
-    p = _float64(placements, "placements", n_p)
+def _placement_vector(f, placements):
+    """``p``: None for fixed placements, from one entry per constraint (a constant) or from an
+    array (..., n_p), checked here where its values are known (else by the library when it
+    runs: an error naming the row); the library's TypeError where they are missing or not
+    expected."""
+    if placements is None or isinstance(placements, (list, tuple)) or f.placements == "fixed":
+        p = f.placement_vector(placements)
+        return None if p is None else jnp.asarray(p)
+    p = _float64(placements, "placements", f.n_p)
     if not isinstance(p, jax.core.Tracer):
         check_placement_vector(f.placement_labels, np.asarray(p))
     return p
-
-
-def _batch_shape(q, p) -> tuple[int, ...]:
-    """The leading axes of ``q`` and ``p`` broadcast as numpy broadcasts them."""
-    try:
-        return np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
-    except ValueError:
-        raise ValueError(
-            f"the batch axes of q {tuple(q.shape)} and of the placements {tuple(p.shape)} do "
-            "not broadcast (numpy's rule on the axes before the last)"
-        ) from None
-
-
-def _empty(nq: int, given: bool) -> Callable:
-    """No constraint rows: (..., 0, 0)."""
-
-    def G(q, placements=None):
-        q = _float64(q, "q", nq)
-        return jnp.zeros((*q.shape[:-1], 0, 0), jnp.float64)
-
-    return G

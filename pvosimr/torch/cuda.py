@@ -15,8 +15,10 @@ tensors without a GPU.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pinocchio as pin
 import torch
@@ -52,16 +54,12 @@ def cuda_delassus(
     only."""
     require("pvosimr.torch on CUDA tensors", "cuda.bindings")
     labels = placement_labels(model, cms) if given else []
-    kernels: dict[str, object] = {}
 
+    @functools.cache
     def kernel(dtype: torch.dtype):
-        name = DTYPES[dtype]
-        if name not in kernels:
-            placements = "input" if given else "fixed"
-            kernels[name] = compile_kernels(model, cms, algorithm=algorithm, dtype=name,
-                                            vjp=True, placements=placements,
-                                            cache_dir=cache_dir)  # fmt: skip
-        return kernels[name]
+        return compile_kernels(model, cms, algorithm=algorithm, dtype=DTYPES[dtype], vjp=True,
+                               placements="input" if given else "fixed",
+                               cache_dir=cache_dir)  # fmt: skip
 
     def launch(q: torch.Tensor, p, W=None) -> torch.Tensor:
         """G (m·m, B) or, with W (q's batch, m, m), the gradient in q's coordinates (nq, B)
@@ -118,7 +116,7 @@ def _launch(kernel, q: torch.Tensor, p, W) -> tuple[torch.Tensor, torch.Tensor]:
     B = qs.shape[1]
     status = torch.full((B,), -1, dtype=torch.int32, device=q.device)
     pointer = 0 if p is None else p.contiguous().data_ptr()
-    with _On(q.device) as stream:
+    with _on(q.device) as stream:
         if W is None:
             out = q.new_empty((kernel.n_out, B))
             kernel.launch(qs.data_ptr(), out.data_ptr(), status.data_ptr(), B, stream, p=pointer)
@@ -130,20 +128,12 @@ def _launch(kernel, q: torch.Tensor, p, W) -> tuple[torch.Tensor, torch.Tensor]:
     return out, status
 
 
-class _On:
+@contextlib.contextmanager
+def _on(device: torch.device) -> Iterator[int]:
     """The device's current stream as an integer (0 on the CPU, where a test runs the host
     build), with that device current."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.device, self.guard = device, None
-
-    def __enter__(self) -> int:
-        if self.device.type != "cuda":
-            return 0
-        self.guard = torch.cuda.device(self.device)
-        self.guard.__enter__()
-        return torch.cuda.current_stream(self.device).cuda_stream
-
-    def __exit__(self, *exc) -> None:
-        if self.guard is not None:
-            self.guard.__exit__(*exc)
+    if device.type != "cuda":
+        yield 0
+        return
+    with torch.cuda.device(device):
+        yield torch.cuda.current_stream(device).cuda_stream

@@ -4,13 +4,14 @@ route (:mod:`.xla`); the tensors checked."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import pinocchio as pin
 import torch
 
 from ..codegen.call import usable_cores
-from ..codegen.contract import ROUTES, library_with_gradient, placements_given
+from ..codegen.contract import ROUTES, library_with_gradient, placements_expected, placements_given
 from ..kinematics.placements import placement_size
 from . import op
 
@@ -69,7 +70,6 @@ def delassus(
             return q.new_zeros((*q.shape[:-1], 0, 0))
 
         return empty
-    n_p = placement_size(model, f.constraint_models) if given else 0
     handle = op.handle(f, usable_cores() if threads is None else int(threads))
     on_cuda: list[Callable] = []  # the CUDA kernels' route, built at the first CUDA tensor
 
@@ -79,12 +79,10 @@ def delassus(
                 on_cuda.append(_cuda(model, f.constraint_models, f.algorithm, given, cache_dir, f))
             return on_cuda[0](q, placements)
         _check_tensor(q, "q", f.nq)
-        p = None
-        if given:
-            p = _placement_tensor(f, placements, n_p)
-        elif placements is not None:
-            f.placement_vector(placements)  # the library's TypeError: compiled with 'fixed'
-        return op.run(q, p, handle)
+        if given and placements is not None and not isinstance(placements, (list, tuple)):
+            return op.run(q, _fixed_placements(placements, f.n_p), handle)
+        p = f.placement_vector(placements)  # None, or the library's TypeError where it is due
+        return op.run(q, None if p is None else torch.from_numpy(p), handle)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) of {f!r} (pvosimr.torch.delassus)."
     G.compiled = f  # the library's callable: f(q), f.vjp(q, W)
@@ -103,18 +101,14 @@ def _xla(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callab
     n_p = placement_size(model, cms) if given else 0
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
-        _check_tensor(q, "q", model.nq, _XLA_DEVICES, _XLA_DTYPES)
-        p = None
+        _check_tensor(q, "q", model.nq, "xla")
+        placements_expected(given, placements)
+        if isinstance(placements, (list, tuple)):
+            placements = torch.from_numpy(placement_vector(model, cms, placements))
+            placements = placements.to(q.device, q.dtype)
         if given:
-            if placements is None:
-                raise TypeError("this function has placements as inputs: pass placements=[...]")
-            if isinstance(placements, (list, tuple)):
-                placements = torch.from_numpy(placement_vector(model, cms, placements))
-                placements = placements.to(q.device, q.dtype)
-            p = _fixed_placements(placements, n_p, _XLA_DEVICES, _XLA_DTYPES)
-        elif placements is not None:
-            raise TypeError("this function has fixed placements: call G(q)")
-        return G_xla(q, p)
+            placements = _fixed_placements(placements, n_p, "xla")
+        return G_xla(q, placements)
 
     inputs = "q, placements" if given else "q"
     G.__doc__ = f"G({inputs}) of {G_xla.jax_G!r} (pvosimr.torch.delassus)."
@@ -131,27 +125,19 @@ def _cuda(
     from .cuda import cuda_delassus
 
     cms = as_constraint_list(cms, model)
-    library = [f] if f is not None else []
-
-    def cpu_library():
-        if not library:
-            library.append(library_with_gradient(model, cms, algorithm, given, cache_dir))
-        return library[0]
-
+    cpu_library = functools.cache(
+        lambda: f or library_with_gradient(model, cms, algorithm, given, cache_dir)
+    )
     G_cuda = cuda_delassus(model, cms, algorithm, given, cpu_library, cache_dir)
     n_p = placement_size(model, cms) if given else 0
 
     def G(q: torch.Tensor, placements=None) -> torch.Tensor:
-        _check_tensor(q, "q", model.nq, _CUDA_DEVICES, _XLA_DTYPES)
-        if given:
-            if placements is None:
-                raise TypeError("this function has placements as inputs: pass placements=[...]")
-            if isinstance(placements, torch.Tensor):
-                placements = _fixed_placements(placements, n_p, _CUDA_DEVICES, _XLA_DTYPES)
-                if placements.device != q.device:
-                    raise ValueError(f"placements is on {placements.device}, q on {q.device}")
-        elif placements is not None:
-            raise TypeError("this function has fixed placements: call G(q)")
+        _check_tensor(q, "q", model.nq, "cuda")
+        placements_expected(given, placements)
+        if isinstance(placements, torch.Tensor):
+            placements = _fixed_placements(placements, n_p, "cuda")
+            if placements.device != q.device:
+                raise ValueError(f"placements is on {placements.device}, q on {q.device}")
         return G_cuda(q, placements)
 
     G.__doc__ = f"G(q{', placements' if given else ''}) on CUDA tensors (pvosimr.torch.delassus)."
@@ -159,18 +145,14 @@ def _cuda(
     return G
 
 
-_LIBRARY_DEVICES, _LIBRARY_DTYPES = ("cpu",), (torch.float64,)
-_CUDA_DEVICES = ("cuda",)
-_XLA_DEVICES, _XLA_DTYPES = ("cpu", "cuda"), (torch.float32, torch.float64)
+#: The devices of each route's tensors; the library's (``"ffi"``) takes float64, the others
+#: float32 too.
+_DEVICES = {"ffi": ("cpu",), "cuda": ("cuda",), "xla": ("cpu", "cuda")}
 
 
-def _check_tensor(
-    x,
-    name: str,
-    size: int,
-    devices: tuple[str, ...] = _LIBRARY_DEVICES,
-    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
-) -> None:
+def _check_tensor(x, name: str, size: int, route: str = "ffi") -> None:
+    devices = _DEVICES[route]
+    dtypes = (torch.float64,) if route == "ffi" else (torch.float32, torch.float64)
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
     if x.device.type not in devices:
@@ -186,22 +168,9 @@ def _check_tensor(
         raise ValueError(f"{name} must have shape (..., {size}), not {tuple(x.shape)}")
 
 
-def _placement_tensor(f, placements, n_p: int) -> torch.Tensor:
-    if placements is None:
-        f.placement_vector(None)  # the library's TypeError: pass placements=[...]
-    if isinstance(placements, (list, tuple)):
-        return torch.from_numpy(f.placement_vector(placements))
-    return _fixed_placements(placements, n_p)
-
-
-def _fixed_placements(
-    placements: torch.Tensor,
-    n_p: int,
-    devices: tuple[str, ...] = _LIBRARY_DEVICES,
-    dtypes: tuple[torch.dtype, ...] = _LIBRARY_DTYPES,
-) -> torch.Tensor:
+def _fixed_placements(placements: torch.Tensor, n_p: int, route: str = "ffi") -> torch.Tensor:
     """The placement vectors ``p`` (..., n_p), checked, without gradient."""
-    _check_tensor(placements, "placements", n_p, devices, dtypes)
+    _check_tensor(placements, "placements", n_p, route)
     if placements.requires_grad:
         raise TypeError(
             "pvosimr.torch: no gradient with respect to the placements (only q's): pass "

@@ -73,14 +73,11 @@ def _delassus(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Ten
 delassus_op = torch.library.custom_op("pvosimr::delassus", _delassus, mutates_args=())
 
 
-def _batch(q: torch.Tensor, p: torch.Tensor | None) -> tuple[int, ...]:
-    return tuple(q.shape[:-1] if p is None else torch.broadcast_shapes(q.shape[:-1], p.shape[:-1]))
-
-
 @delassus_op.register_fake
 def _(q: torch.Tensor, p: torch.Tensor | None, handle: int) -> torch.Tensor:
     m = _entry(handle)[0].m
-    return q.new_empty((*_batch(q, p), m, m))
+    batch = q.shape[:-1] if p is None else torch.broadcast_shapes(q.shape[:-1], p.shape[:-1])
+    return q.new_empty((*batch, m, m))
 
 
 def _delassus_vjp(

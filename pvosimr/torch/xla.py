@@ -23,12 +23,6 @@ from ..notices import said_if_slow
 
 __all__ = ["xla_delassus"]
 
-_X64 = (
-    "pvosimr.torch's XLA route computes a float64 tensor in JAX's 64-bit mode: turn it on "
-    "first, jax.config.update('jax_enable_x64', True) (pvosimr never changes it), or pass "
-    "float32"
-)
-
 
 def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -> Callable:
     """``(q, p) ↦ G`` on tensors (``p`` None unless ``given``), differentiable in q."""
@@ -52,7 +46,7 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
     class Delassus(torch.autograd.Function):
         @staticmethod
         def forward(q: torch.Tensor, p: torch.Tensor | None) -> torch.Tensor:
-            return _tensor(forward(*_arrays(q, p)))
+            return torch.from_dlpack(forward(*_arrays(q, p)))
 
         @staticmethod
         def setup_context(ctx, inputs, output) -> None:
@@ -61,11 +55,15 @@ def xla_delassus(model: pin.Model, cms: Sequence, algorithm: str, given: bool) -
         @staticmethod
         def backward(ctx, W: torch.Tensor):
             q, p = ctx.saved_tensors
-            return _tensor(pullback(*_arrays(W, q, p))), None
+            return torch.from_dlpack(pullback(*_arrays(W, q, p))), None
 
     def G(q: torch.Tensor, p: torch.Tensor | None) -> torch.Tensor:
         if q.dtype == torch.float64 and not jax.config.jax_enable_x64:
-            raise TypeError(_X64)
+            raise TypeError(
+                "pvosimr.torch's XLA route computes a float64 tensor in JAX's 64-bit mode: turn "
+                "it on first, jax.config.update('jax_enable_x64', True) (pvosimr never changes "
+                "it), or pass float32"
+            )
         return Delassus.apply(q, p)
 
     G.jax_G = jax_G
@@ -97,7 +95,3 @@ def _arrays(*tensors: torch.Tensor | None) -> list:
     import jax
 
     return [jax.dlpack.from_dlpack(t.detach().contiguous()) for t in tensors if t is not None]
-
-
-def _tensor(array) -> torch.Tensor:
-    return torch.from_dlpack(array)
