@@ -17,7 +17,8 @@ checks its ``q`` first (every entry within the model's range, every unit part of
 computes G at ``N(q)`` (the unit-part rule of every route, :mod:`pvosimr.coordinates`) and the
 gradient in q's coordinates (the gradient library's own map), checks the weights (finite) and
 the result (finite), and writes its code to ``status`` (:data:`pvosimr.codegen.c_source.OK`,
-``BAD_Q``, ``BAD_W``, ``NON_FINITE``): a rejected configuration's G is not written.
+``BAD_Q``, ``BAD_W``, ``NON_FINITE``): a configuration refused for its input is not
+computed and its output not written; one whose result is not finite keeps what was computed.
 
 :func:`compile_cuda` returns a :class:`CudaDelassus`: ``source`` (CUDA C, with the kernels
 ``pvosimr_G`` and, with ``vjp=True``, ``pvosimr_vjp``), ``ptx`` (compiled by NVRTC at first use
