@@ -27,7 +27,7 @@ from .frameworks import lines as frameworks
 from .loop import N_CONFIGS, Timed
 from .methods import LABELS, Case, labels
 from .record import target_json, target_lines, write_json
-from .targets import case_table, timing_targets
+from .targets import case_table, ratio, timing_targets
 from .text import byte_size, microseconds, prose, ratio_cell, slope_cell, timing_cell
 
 Lines = list[str]
@@ -79,13 +79,13 @@ def _heads(cases: Sequence[Timed]) -> list[str]:
 
 def _families(points: list[sw.Point], section: Callable[[str, list[sw.Point]], list]) -> list:
     """``section(family, its points)`` of each family in the order of ``points``, joined."""
-    families = dict.fromkeys(p.family for p in points)
-    return [line for f in families for line in section(f, [p for p in points if p.family == f])]
+    return [line for f, mine in sw.by_family(points).items() for line in section(f, mine)]
 
 
 def sized(points: list[sw.Point], methods: Sequence[str], names: dict, extra: Rows = ()) -> Lines:
-    """Median µs per size (rows) and method (the columns that timed anything); ``extra``: more
-    columns, ``(title, cell of a point)``."""
+    """Median µs per size (rows) and method (the columns that timed anything), then each
+    method's log-log slope; ``extra``: more columns, ``(title, cell of a point)``, and no
+    slopes."""
     methods = [k for k in methods if any(k in p.medians_us for p in points)]
     header = ["n", "m", *(names[k] for k in methods), *(title for title, _ in extra)]
 
@@ -94,14 +94,11 @@ def sized(points: list[sw.Point], methods: Sequence[str], names: dict, extra: Ro
         times = [microseconds(us[k] * 1e-6) if k in us else p.skipped.get(k, "—") for k in methods]
         return [str(p.n), str(p.m), *times, *(cell(p) for _, cell in extra)]
 
-    return table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
-
-
-def _slopes(points: list[sw.Point], methods: Sequence[str]) -> str:
-    """The table row of each method's log-log slope."""
-    timed = [k for k in methods if any(k in p.medians_us for p in points)]
-    cells = " | ".join(slope_cell(sw.log_log_slope(points, k)) for k in timed)
-    return f"| slope | | {cells} |"
+    lines = table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
+    if extra:
+        return lines
+    slopes = " | ".join(slope_cell(sw.log_log_slope(points, k)) for k in methods)
+    return [*lines, f"| slope | | {slopes} |"]
 
 
 def _flags_note() -> str:
@@ -138,10 +135,8 @@ def _top(run: dict) -> Lines:
 
 def _pin_ratio(case: Case, method: str) -> str:
     """``time / the faster bare Pinocchio call`` of the same case, or why there is none."""
-    best = case.pin_best()
-    if method in case.timings and best:
-        return f"{case.timings[method].median / best[1]:.2f}×"
-    return "refused" if case.refused(method) else "—"
+    r = ratio(case, method)
+    return f"{r:.2f}×" if r is not None else "refused" if case.refused(method) else "—"
 
 
 def _divisor(case: Case) -> str:
@@ -270,8 +265,7 @@ def _scaling(run: dict) -> Lines:
     """One table per Fig. 4 chain: median µs per size and method, and each method's slope."""
 
     def family(name: str, points: list[sw.Point]) -> Lines:
-        table_ = sized(points, sw.SCALING_METHODS, LABELS)
-        return _parts(f"### {name}", [*table_, _slopes(points, sw.SCALING_METHODS)])
+        return _parts(f"### {name}", sized(points, sw.SCALING_METHODS, LABELS))
 
     if not run["scaling"]:
         return []
@@ -306,7 +300,7 @@ def _large(run: dict) -> Lines:
     values = {"chunked_from": f"{CHUNKED_FROM:,}", "chunk": CHUNK, "flags": _flags_note()}
     return _parts(
         prose("timings", "large-sweep", n=n, batch=batch, **values),
-        [*sized(points, sw.LARGE_METHODS, labels(batch)), _slopes(points, sw.LARGE_METHODS)],
+        sized(points, sw.LARGE_METHODS, labels(batch)),
         prose("timings", "large-memory", batch=batch, data_links=sw.DATA_LINKS),
         table(MEMORY_HEADER.split("|"), [_memory_row(p) for p in points], "r" * 9 + "l"),
     )
@@ -358,19 +352,8 @@ def _crossover(run: dict) -> Lines:
     return ["", note, *_families(points, family), *wins_note]
 
 
-def _frameworks(run: dict) -> Lines:
-    return frameworks(run.get("frameworks"))
-
-
-SECTIONS = (
-    _top,
-    _cases,
-    _mujoco,
-    _frameworks,
-    _scaling,
-    _large,
-    _crossover,
-)
+SECTIONS = (_top, _cases, _mujoco, lambda run: frameworks(run.get("frameworks")), _scaling,
+            _large, _crossover)  # fmt: skip
 """The report's sections, in order."""
 
 
@@ -395,15 +378,6 @@ def jsonable(run: dict) -> dict:
     }
 
 
-def _figures(run: dict, out: Path) -> list[Path]:
-    if run.get("only_frameworks"):  # the plot has nothing of that section
-        return []
-    paths = plot(run, out / "timings")
-    return paths + (
-        plot_crossover(run["crossover"], out / "crossover") if run.get("crossover") else []
-    )
-
-
 def write(run: dict, out: Path, json: bool = True) -> list[Path]:
     """``timings.md``, ``timings.json`` (where ``json``), ``timings.png`` and ``timings.pdf`` in
     ``out`` (no figure for the section "JAX and PyTorch" alone), and ``crossover.png`` and
@@ -416,7 +390,13 @@ def write(run: dict, out: Path, json: bool = True) -> list[Path]:
     md.write_text(markdown(run), encoding="utf-8")
     if json:
         write_json(js, jsonable(run))
-    return [md, *([js] if json else []), *_figures(run, out)]
+    paths = [md, *([js] if json else [])]
+    if run.get("only_frameworks"):  # the plot has nothing of that section
+        return paths
+    paths += plot(run, out / "timings")
+    if run.get("crossover"):
+        paths += plot_crossover(run["crossover"], out / "crossover")
+    return paths
 
 
 def rewrite(json_path: Path, out: Path) -> list[Path]:

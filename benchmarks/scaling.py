@@ -122,6 +122,12 @@ def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | No
     return slope([p.n for p in timed], [p.medians_us[method] for p in timed], last)
 
 
+def by_family(points: list[Point]) -> dict[str, list[Point]]:
+    """The points of each mechanism, in the order of ``points``."""
+    families = dict.fromkeys(p.family for p in points)
+    return {f: [p for p in points if p.family == f] for f in families}
+
+
 def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
     """``point(*job)`` of every job, with a progress bar."""
     return [
