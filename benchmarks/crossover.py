@@ -21,7 +21,7 @@ from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts, pinocchio_bare
 from .names import CROSSOVER_BATCH
-from .scaling import Point, jobs, large_flags, quick_sizes, start, sweep
+from .scaling import Point, large_flags, quick_sizes, start, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_LABELS = {
@@ -153,7 +153,7 @@ def _generated(robot: zoo.Robot, point: Point, options: Options) -> Callable | N
     if compiled is None:
         point.skipped[CODEGEN] = point.skipped.pop("codegen:pv-osimr")
         return None
-    point.build = g_facts(compiled, flags)
+    point.build = g_facts(compiled)
     return lambda Q: compiled(Q, threads=1)
 
 
@@ -193,7 +193,7 @@ def time_crossover(
     """Median time per configuration of :data:`CROSSOVER_METHODS` on every mechanism size of
     ``sizes``, each on ``batch`` configurations, on one BLAS thread."""
     with blas_threads(1):
-        return sweep(jobs(sizes, repeats, options, batch), "crossover", progress, _point)
+        return sweep("crossover", _point, sizes, repeats, options, batch, progress=progress)
 
 
 @dataclass(frozen=True)

@@ -70,14 +70,6 @@ def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
     return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
 
 
-def _facts(compiled_dg, library: str = "derivatives_library") -> dict:
-    """:func:`~.methods.build_facts` of the derivatives' library (or the gradient's)."""
-    from .methods import build_facts
-
-    b = getattr(compiled_dg, library)
-    return build_facts(b.library, b.source, b.flags, b.compiled, b.compile_seconds, b.info)
-
-
 def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
     """The derivative methods that can run: the central differences of Pinocchio always, the
     others where their generated code was built."""
@@ -126,8 +118,11 @@ def derivative_methods(
         except (ImportError, OSError, RuntimeError, TypeError) as exc:
             why = f"{type(exc).__name__}: {exc}"
         else:
-            case.derivatives["build"] = _facts(compiled_dg)
-            case.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
+            from .methods import build_facts
+
+            for key, b in (("build", compiled_dg.derivatives_library),
+                           ("vjp_build", compiled_dg.vjp_library)):  # fmt: skip
+                case.derivatives[key] = build_facts(b, b.info)
     if compiled_dg is None:
         case.skipped |= dict.fromkeys(("dG:codegen", VJP), why)
     return checked(candidates(model, cms, compiled_g, compiled_dg), qs, case)

@@ -50,12 +50,6 @@ class Series:
     points: list[tuple[int, float]]
 
 
-def compiled_paths(batch_size: int) -> tuple[str, ...]:
-    """The methods of the right bar panel: generated C and Pinocchio's C++."""
-    batched = tuple(batch_name(batch_size, t) for t in THREADS)
-    return ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
-
-
 def method_color(method: str) -> str:
     """The palette colour of ``method``; :data:`BATCH_COLORS` for a batched generated call."""
     if method.startswith("codegen-batch:"):
@@ -235,8 +229,9 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     bottom = bool(large) + bool(_memory(large))
     fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bottom)
     batch_size = run_result["batch_size"]
-    groups = {"pvosimr's numpy paths": NUMPY_PATHS,
-              "generated C and Pinocchio's C++": compiled_paths(batch_size)}  # fmt: skip
+    batched = (batch_name(batch_size, t) for t in THREADS)
+    compiled = ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
+    groups = {"pvosimr's numpy paths": NUMPY_PATHS, "generated C and Pinocchio's C++": compiled}
     for ax, (title, group) in zip(bars, groups.items(), strict=True):
         methods = [k for k in group if any(k in c.timings or c.refused(k) for c in cases)]
         _bars(ax, cases, methods, labels(batch_size), f"G = J M⁻¹ Jᵀ, time per call: {title}")

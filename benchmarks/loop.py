@@ -91,12 +91,9 @@ class Timed:
 
     def json_head(self) -> dict:
         """The fields above as JSON but the errors (each section names their key)."""
-        head = {"name": self.name, "nv": self.nv, "m": self.m}
-        return {
-            **head,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
-            "skipped": self.skipped,
-        }
+        timings = {k: t.to_json() for k, t in self.timings.items()}
+        return {"name": self.name, "nv": self.nv, "m": self.m, "timings": timings,
+                "skipped": self.skipped}  # fmt: skip
 
     def refused(self, method: str) -> bool:
         """Whether ``method`` declined this case (e.g. the Cholesky route on a singular G)."""

@@ -221,10 +221,6 @@ def _cases(run: dict) -> Lines:
     return lines[1:] + unavailable
 
 
-def _listed(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items())
-
-
 def _rows_cell(rows: list[int]) -> str:
     return f"{statistics.median(rows):g} [{min(rows)}–{max(rows)}]"
 
@@ -255,7 +251,8 @@ def _mujoco(run: dict) -> Lines:
         values = {"draws": mj.MAX_DRAWS, "counts": counts, "tolerance": tolerance}
         note = prose("timings", "mujoco-configurations", reference=reference, **values)
         lines += [note, "", *grid("method", _heads(results), MUJOCO_ROWS, results)]
-        left = [f"- {r.name}: rows MuJoCo forms and pvosimr does not map: {_listed(r.left_out)}"
+        left = [f"- {r.name}: rows MuJoCo forms and pvosimr does not map: "
+                + ", ".join(f"{k} {v}" for k, v in r.left_out.items())
                 for r in results if r.left_out]  # fmt: skip
         lines += _parts(left)
     return lines + [f"\n{name}: not available ({why})" for name, why in unavailable.items()]

@@ -128,11 +128,12 @@ def by_family(points: list[Point]) -> dict[str, list[Point]]:
     return {f: [p for p in points if p.family == f] for f in families}
 
 
-def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
-    """``point(*job)`` of every job, with a progress bar."""
-    return [
-        point(*job) for job in progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
-    ]
+def sweep(desc: str, point: Callable, sizes: dict[str, Sequence[int]], *rest, progress: bool):
+    """``point(family, size, *rest)`` of every size of every family of ``sizes``, with a
+    progress bar."""
+    jobs = [(family, s) for family, values in sizes.items() for s in values]
+    bar = progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
+    return [point(*job, *rest) for job in bar]
 
 
 def start(family: str, size: int, options: Options, count: int) -> tuple:
@@ -155,16 +156,11 @@ def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Po
     return point.timed(gate(methods, fns["numpy:pv-osimr"], gated, CHECK_TOLERANCE), repeats)
 
 
-def jobs(sizes: dict[str, Sequence[int]], *rest) -> list[tuple]:
-    """``(family, size, *rest)`` of every size of every family of a sweep."""
-    return [(family, s, *rest) for family, values in sizes.items() for s in values]
-
-
 def time_scaling(
     sizes: dict[str, Sequence[int]], repeats: int, options: Options, *, progress: bool = True
 ) -> list[Point]:
     """Median time per call of :data:`SCALING_METHODS` on the Fig. 4 chains."""
-    return sweep(jobs(sizes, repeats, options), "scaling", progress, _scaling_point)
+    return sweep("scaling", _scaling_point, sizes, repeats, options, progress=progress)
 
 
 def peak_bytes(fn: Callable, *args) -> int:
@@ -206,7 +202,7 @@ def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     flags = large_flags(model.nv, options.flags)
     compiled = compile_g(gated, model, cms, flags, options)
     if compiled is not None:
-        point.memory["codegen:pv-osimr"] = g_facts(compiled, flags)
+        point.memory["codegen:pv-osimr"] = g_facts(compiled)
         methods["codegen:pv-osimr"] = (compiled, list(Q[:N_CONFIGS]), 1)
         for t, name in enumerate(BATCHED, 1):
             methods[name] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
@@ -224,4 +220,4 @@ def time_large(
 ) -> list[Point]:
     """Median time per configuration of :data:`LARGE_METHODS` and their memory on the Fig. 4a
     chains (:data:`LARGE_FAMILY`) of ``sizes``."""
-    return sweep(jobs(sizes, repeats, options), "large", progress, _large_point)
+    return sweep("large", _large_point, sizes, repeats, options, progress=progress)
