@@ -28,7 +28,7 @@ from .loop import N_CONFIGS, Timed
 from .methods import LABELS, Case, labels
 from .record import target_json, target_lines, write_json
 from .targets import case_table, ratio, timing_targets
-from .text import byte_size, microseconds, prose, ratio_cell, slope_cell, timing_cell
+from .text import byte_size, microseconds, prose
 
 Lines = list[str]
 Rows = Sequence[tuple[str, Callable]]
@@ -41,14 +41,12 @@ def grid(corner: str, heads: Sequence[str], rows: Rows, columns: Sequence) -> Li
 
 
 def _cell(timed: Timed, method: str) -> str:
-    """``method``'s timing, or why it was not timed."""
-    if method in timed.timings:
-        return timing_cell(timed.timings[method])
-    return timed.skipped.get(method, "—")
-
-
-def _median(timed: Timed, method: str) -> float | None:
-    return timed.timings[method].median if method in timed.timings else None
+    """``method``'s timing, ``median [p25–p75]`` in µs, or why it was not timed."""
+    t = timed.timings.get(method)
+    if t is None:
+        return timed.skipped.get(method, "—")
+    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
+    return f"{microseconds(t.median)} [{q25}–{q75}]"
 
 
 def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:
@@ -56,10 +54,15 @@ def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:
 
 
 def _ratios(names: dict[str, str], reference: str, under: str) -> Rows:
-    """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference``."""
+    """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference`` (``—`` where
+    either is missing)."""
 
     def cell(method: str) -> Callable[[Timed], str]:
-        return lambda t: ratio_cell(_median(t, method), _median(t, reference))
+        def text(t: Timed) -> str:
+            a, b = t.timings.get(method), t.timings.get(reference)
+            return "—" if a is None or b is None else f"{a.median / b.median:.2f}×"
+
+        return text
 
     return [(f"ratio {v} ÷ {under}", cell(k)) for k, v in names.items() if k != reference]
 
@@ -97,16 +100,13 @@ def sized(points: list[sw.Point], methods: Sequence[str], names: dict, extra: Ro
     lines = table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
     if extra:
         return lines
-    slopes = " | ".join(slope_cell(sw.log_log_slope(points, k)) for k in methods)
+    slopes = [sw.log_log_slope(points, k) for k in methods]
+    slopes = " | ".join("—" if s is None else f"{s:.2f}" for s in slopes)
     return [*lines, f"| slope | | {slopes} |"]
 
 
 def _flags_note() -> str:
-    steps = []
-    for up_to, flags in sw.LARGE_FLAG_STEPS:
-        text = "`--codegen-flags`" if flags is None else _code(flags)
-        steps.append(f"{text} up to n = {up_to}" if up_to else f"{text} beyond")
-    return ", ".join(steps)
+    return f"`--codegen-flags` up to n = {sw.RUN_FLAGS_UP_TO}, {_code(sw.LONG_CODE_FLAGS)} beyond"
 
 
 def _cached(seconds: float | None) -> str:

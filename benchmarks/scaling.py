@@ -68,9 +68,10 @@ LARGE_SIZES = {LARGE_FAMILY: (2, 4, 8, 16, 22, 31)}  # k: n = 4 … 961 links, m
 BATCHED = tuple(batch_name(SCALING_BATCH, t) for t in (1, 2))
 LARGE_METHODS = ("numpy:pv-osimr", "batch:pv-osimr", "codegen:pv-osimr", *BATCHED, *PIN)
 """The methods of the large sweep (batched ones per configuration)."""
-LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
-"""``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
-``-O3`` adds build time for little speed on straight-line code this long."""
+RUN_FLAGS_UP_TO, LONG_CODE_FLAGS = 64, ("-O2",)
+"""The generated code of up to this many links is built with the run's ``--codegen-flags``,
+longer code with ``-O2``: ``-O3`` adds build time for little speed on straight-line code this
+long."""
 
 DATA_LINKS = 300
 """Largest chain on which the sweep makes a ``pin.Data``: Pinocchio 4 allocates four nv³
@@ -109,11 +110,8 @@ def quick_sizes(
 
 
 def large_flags(n: int, flags: tuple[str, ...]) -> tuple[str, ...]:
-    """Compiler flags of the generated code of ``n`` links (:data:`LARGE_FLAG_STEPS`)."""
-    for up_to, step in LARGE_FLAG_STEPS:
-        if up_to is None or n <= up_to:
-            return flags if step is None else step
-    raise AssertionError("the last step has no bound")
+    """Compiler flags of the generated code of ``n`` links (:data:`RUN_FLAGS_UP_TO`)."""
+    return flags if n <= RUN_FLAGS_UP_TO else LONG_CODE_FLAGS
 
 
 def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | None:
