@@ -65,11 +65,6 @@ def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
     return lambda q: central_differences(np.stack([G(x) for x in perturbed(model, q)]))
 
 
-def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
-    """Central differences of the generated G called once on all perturbed configurations."""
-    return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
-
-
 def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
     """The derivative methods that can run: the central differences of Pinocchio always, the
     others where their generated code was built."""
@@ -80,7 +75,9 @@ def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str
         out[VJP] = lambda q: compiled_dg.vjp(q, W, threads=1)
     if compiled_g is not None:
         out["dG:fd-codegen"] = _fd(model, compiled_g)
-        out["dG:fd-codegen-batch"] = _fd_batch(model, compiled_g)
+        out["dG:fd-codegen-batch"] = lambda q: central_differences(
+            compiled_g(perturbed(model, q), threads=1)
+        )
     return out
 
 

@@ -100,11 +100,6 @@ class Timed:
         return self.skipped.get(method, "").startswith("refused")
 
 
-def refusal(exc: Exception) -> str:
-    """The first sentence of a method's refusal (a singular G, a zero pivot, ...)."""
-    return f"refused: {str(exc).split('. ')[0]}"
-
-
 def gate(
     methods: dict[str, Method],
     truth: Callable[[Any], Any],
@@ -131,7 +126,7 @@ def gate(
             pairs = zip(*rows, strict=True)
             error = max(relative_error(G, truth(y), floor) for G, y in pairs)
         except (ValueError, TypeError, RuntimeError) as exc:
-            into.skipped[name] = refusal(exc)
+            into.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
             continue
         into.errors[name] = error
         if error <= tolerance:
