@@ -87,13 +87,12 @@ def checked(fns: dict[str, Callable], qs: list[np.ndarray], case: Timed) -> dict
     ``case.derivatives["errors"]``, the others' reasons in ``case.skipped``."""
     fd = fns[REFERENCE](qs[0])
     contracted = np.einsum("kij,ij->k", fd, weights(fd.shape[-1]))
-    scratch = Timed(case.name, case.nv, case.m)
+    errors = case.derivatives.setdefault("errors", {})
+    into = Timed(case.name, case.nv, case.m, skipped=case.skipped, errors=errors)
     kept = {}
     for name, fn in fns.items():
         truth = contracted if name == VJP else fd
-        kept |= gate({name: (fn, qs, 1)}, lambda q, t=truth: t, scratch, TOLERANCE, TINY)
-    case.derivatives.setdefault("errors", {}).update(scratch.errors)
-    case.skipped.update(scratch.skipped)
+        kept |= gate({name: (fn, qs, 1)}, lambda q, t=truth: t, into, TOLERANCE, TINY)
     return kept
 
 

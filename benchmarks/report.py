@@ -177,16 +177,14 @@ def _worst_dG(c: Case) -> str:
     return f"{max(errors):.1e}" if errors else "—"
 
 
-PIN_FD = "the central differences of Pinocchio"
-
-
 def _derivatives(cases: list[Case], names: dict[str, str]) -> Lines:
     """Time per configuration of every derivative method, its ratio to the central
     differences of Pinocchio, and the check (nothing where no case timed derivatives)."""
     cases = [c for c in cases if c.derivatives]
     if not cases:
         return []
-    ratios = _ratios({k: names[k] for k in DERIVATIVE_LABELS}, REFERENCE, PIN_FD)
+    under = "the central differences of Pinocchio"
+    ratios = _ratios({k: names[k] for k in DERIVATIVE_LABELS}, REFERENCE, under)
     worst = ("largest error of the timed methods", _worst_dG)
     rows = [*_times(names, DERIVATIVE_LABELS), *ratios, worst]
     text = prose("timings", "derivatives", step=f"{STEP:g}", tolerance=f"{TOLERANCE:g}")
