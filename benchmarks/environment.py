@@ -11,8 +11,6 @@ import pvosimr
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.study.machine import describe
 
-__all__ = ["keep_freed_memory", "machine"]
-
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 _KEPT = {_M_TRIM_THRESHOLD: 1 << 30, _M_MMAP_THRESHOLD: 32 << 20}  # the mmap one's maximum
 

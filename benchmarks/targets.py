@@ -14,9 +14,6 @@ from .record import Measured, Row, Target, verdicts
 from .scaling import Point, log_log_slope
 from .text import microseconds, slope
 
-__all__ = ["CASE_TARGETS", "OVERHEAD_US", "case_table", "framework_targets", "gpu_targets"]
-__all__ += ["ratio", "timing_targets"]
-
 ATLAS = "Atlas 2×6D"
 PIN_BEST = "Pinocchio's faster C++ call"
 EVERY = "*"  # a target's case: every case of the run
