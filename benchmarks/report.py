@@ -271,8 +271,7 @@ def _memory_row(p: sw.Point) -> list[str]:
     batch = p.memory.get("batch:pv-osimr", {})
     peak = batch.get("peak_bytes")
     single = p.memory.get("numpy:pv-osimr", {}).get("peak_bytes")
-    cells = [str(p.n), str(p.m), byte_size(peak), byte_size(peak and peak / batch["B"])]
-    cells.append(byte_size(single))
+    cells = [str(p.n), str(p.m), *map(byte_size, (peak, peak and peak / batch["B"], single))]
     g = p.memory.get("codegen:pv-osimr")
     if g is None:
         return [*cells, *["—"] * 5]
