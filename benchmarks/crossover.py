@@ -21,7 +21,7 @@ from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts, pinocchio_bare
 from .names import CROSSOVER_BATCH
-from .scaling import Point, jobs, large_flags, quick_sizes, start, sweep
+from .scaling import Point, large_flags, quick_sizes, start, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
 CROSSOVER_LABELS = {
@@ -125,10 +125,6 @@ def dense_lu(Ms: np.ndarray, Js: np.ndarray) -> np.ndarray:
     return Js @ X
 
 
-def _symmetric(Ms: np.ndarray) -> np.ndarray:
-    return np.triu(Ms) + np.swapaxes(np.triu(Ms, 1), 1, 2)
-
-
 def check_agreement(
     Gs: dict[str, np.ndarray], reference: str, tolerance: float = AGREEMENT_TOLERANCE
 ) -> dict[str, float]:
@@ -153,13 +149,8 @@ def _generated(robot: zoo.Robot, point: Point, options: Options) -> Callable | N
     if compiled is None:
         point.skipped[CODEGEN] = point.skipped.pop("codegen:pv-osimr")
         return None
-    point.build = g_facts(compiled, flags)
+    point.build = g_facts(compiled)
     return lambda Q: compiled(Q, threads=1)
-
-
-def _first(G, per: int) -> np.ndarray:
-    """G of the first configuration of a route's result (one G, or a stack of ``per``)."""
-    return np.asarray(G, dtype=float)[0] if per > 1 else np.asarray(G, dtype=float)
 
 
 def _point(family: str, size: int, repeats: int, options: Options, batch: int) -> Point:
@@ -168,16 +159,18 @@ def _point(family: str, size: int, repeats: int, options: Options, batch: int) -
     model, cms = robot.model, robot.constraints
     data = model.createData()
     Ms, Js = dense_inputs(model, data, cms, Q)
+    full = np.triu(Ms) + np.swapaxes(np.triu(Ms, 1), 1, 2)  # M whole for the LU route
     fns = {
         "dense:pin+cholesky": (lambda Q: dense_cholesky(*dense_inputs(model, data, cms, Q)), Q),
         "dense:cholesky": (lambda MJ: dense_cholesky(*MJ), (Ms, Js)),
-        "dense:lu": (lambda MJ: dense_lu(*MJ), (_symmetric(Ms), Js)),
+        "dense:lu": (lambda MJ: dense_lu(*MJ), (full, Js)),
         "batch:pv-osimr": (lambda Q: compute_delassus_batch(model, Q, cms, "pv-osimr"), Q),
         CODEGEN: (_generated(robot, point, options), Q),
     }
     methods: dict[str, Method] = {k: (f, [x], len(Q)) for k, (f, x) in fns.items() if f}
     methods["pin-efpa"] = (pinocchio_bare(model, cms)["pin-efpa"], list(Q[: min(8, len(Q))]), 1)
-    Gs = {k: _first(f(x[0]), per) for k, (f, x, per) in methods.items()}
+    Gs = {k: np.asarray(f(x[0]), dtype=float) for k, (f, x, _) in methods.items()}
+    Gs = {k: G[0] if methods[k][2] > 1 else G for k, G in Gs.items()}  # a batch's first G
     point.errors = check_agreement(Gs, "dense:pin+cholesky")
     return point.timed(methods, repeats)
 
@@ -193,7 +186,7 @@ def time_crossover(
     """Median time per configuration of :data:`CROSSOVER_METHODS` on every mechanism size of
     ``sizes``, each on ``batch`` configurations, on one BLAS thread."""
     with blas_threads(1):
-        return sweep(jobs(sizes, repeats, options, batch), "crossover", progress, _point)
+        return sweep("crossover", _point, sizes, repeats, options, batch, progress=progress)
 
 
 @dataclass(frozen=True)

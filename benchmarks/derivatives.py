@@ -65,19 +65,6 @@ def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
     return lambda q: central_differences(np.stack([G(x) for x in perturbed(model, q)]))
 
 
-def _fd_batch(model: pin.Model, compiled) -> Callable[[np.ndarray], np.ndarray]:
-    """Central differences of the generated G called once on all perturbed configurations."""
-    return lambda q: central_differences(compiled(perturbed(model, q), threads=1))
-
-
-def _facts(compiled_dg, library: str = "derivatives_library") -> dict:
-    """:func:`~.methods.build_facts` of the derivatives' library (or the gradient's)."""
-    from .methods import build_facts
-
-    b = getattr(compiled_dg, library)
-    return build_facts(b.library, b.source, b.flags, b.compiled, b.compile_seconds, b.info)
-
-
 def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
     """The derivative methods that can run: the central differences of Pinocchio always, the
     others where their generated code was built."""
@@ -88,7 +75,9 @@ def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str
         out[VJP] = lambda q: compiled_dg.vjp(q, W, threads=1)
     if compiled_g is not None:
         out["dG:fd-codegen"] = _fd(model, compiled_g)
-        out["dG:fd-codegen-batch"] = _fd_batch(model, compiled_g)
+        out["dG:fd-codegen-batch"] = lambda q: central_differences(
+            compiled_g(perturbed(model, q), threads=1)
+        )
     return out
 
 
@@ -98,13 +87,12 @@ def checked(fns: dict[str, Callable], qs: list[np.ndarray], case: Timed) -> dict
     ``case.derivatives["errors"]``, the others' reasons in ``case.skipped``."""
     fd = fns[REFERENCE](qs[0])
     contracted = np.einsum("kij,ij->k", fd, weights(fd.shape[-1]))
-    scratch = Timed(case.name, case.nv, case.m)
+    errors = case.derivatives.setdefault("errors", {})
+    into = Timed(case.name, case.nv, case.m, skipped=case.skipped, errors=errors)
     kept = {}
     for name, fn in fns.items():
         truth = contracted if name == VJP else fd
-        kept |= gate({name: (fn, qs, 1)}, lambda q, t=truth: t, scratch, TOLERANCE, TINY)
-    case.derivatives.setdefault("errors", {}).update(scratch.errors)
-    case.skipped.update(scratch.skipped)
+        kept |= gate({name: (fn, qs, 1)}, lambda q, t=truth: t, into, TOLERANCE, TINY)
     return kept
 
 
@@ -126,8 +114,11 @@ def derivative_methods(
         except (ImportError, OSError, RuntimeError, TypeError) as exc:
             why = f"{type(exc).__name__}: {exc}"
         else:
-            case.derivatives["build"] = _facts(compiled_dg)
-            case.derivatives["vjp_build"] = _facts(compiled_dg, "vjp_library")
+            from .methods import build_facts
+
+            for key, b in (("build", compiled_dg.derivatives_library),
+                           ("vjp_build", compiled_dg.vjp_library)):  # fmt: skip
+                case.derivatives[key] = build_facts(b, b.info)
     if compiled_dg is None:
         case.skipped |= dict.fromkeys(("dG:codegen", VJP), why)
     return checked(candidates(model, cms, compiled_g, compiled_dg), qs, case)

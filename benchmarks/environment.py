@@ -11,14 +11,8 @@ import pvosimr
 from pvosimr.codegen import compiler as toolchain
 from pvosimr.study.machine import describe
 
-__all__ = ["keep_freed_memory", "machine"]
-
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 _KEPT = {_M_TRIM_THRESHOLD: 1 << 30, _M_MMAP_THRESHOLD: 32 << 20}  # the mmap one's maximum
-_KEPT_TEXT = (
-    f"glibc's trim threshold {_KEPT[_M_TRIM_THRESHOLD] >> 30} GiB, "
-    f"mmap threshold {_KEPT[_M_MMAP_THRESHOLD] >> 20} MiB"
-)
 
 
 def machine() -> dict[str, str]:
@@ -45,4 +39,5 @@ def keep_freed_memory() -> str:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     if not all(mallopt(parameter, value) == 1 for parameter, value in _KEPT.items()):
         return "not set (glibc's mallopt refused)"
-    return f"kept by the process ({_KEPT_TEXT})"
+    trim, mmap = _KEPT[_M_TRIM_THRESHOLD] >> 30, _KEPT[_M_MMAP_THRESHOLD] >> 20
+    return f"kept by the process (glibc's trim threshold {trim} GiB, mmap threshold {mmap} MiB)"

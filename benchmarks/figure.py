@@ -20,7 +20,7 @@ from pvosimr import plotting
 from .crossover import CROSSOVER_LABELS, DENSE, FAMILIES, RECURSIVE, crossover
 from .methods import THREADS, Case, batch_name, labels
 from .mujoco import MujocoResult
-from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS, Point, log_log_slope
+from .scaling import LARGE_METHODS, SCALING_BATCH, SCALING_METHODS, Point, by_family, log_log_slope
 from .text import microseconds
 
 BATCH_COLORS = {1: "#17becf", 2: "#6a3d9a"}
@@ -48,12 +48,6 @@ class Series:
     color: str
     style: str
     points: list[tuple[int, float]]
-
-
-def compiled_paths(batch_size: int) -> tuple[str, ...]:
-    """The methods of the right bar panel: generated C and Pinocchio's C++."""
-    batched = tuple(batch_name(batch_size, t) for t in THREADS)
-    return ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
 
 
 def method_color(method: str) -> str:
@@ -198,11 +192,6 @@ def _draw_memory(ax, points: list[Point]) -> None:
     ax.legend(handles, names, fontsize=7, loc="upper left")
 
 
-def _families(points: list[Point]) -> dict[str, list[Point]]:
-    families = dict.fromkeys(p.family for p in points)
-    return {f: [p for p in points if p.family == f] for f in families}
-
-
 def _layout(plt, n_cases: int, n_families: int, bottom: int):
     """Two bar panels on top (their height grows with the cases), a row of one scaling panel
     per family, and a row of ``bottom`` large-sweep panels; a row without panels is left out."""
@@ -220,16 +209,12 @@ def _layout(plt, n_cases: int, n_families: int, bottom: int):
     return fig, bars, row(1, n_families), row(len(rows) - 1, bottom)
 
 
-def _save(fig, path_stem: Path) -> list[Path]:
-    paths = [path_stem.with_suffix(suffix) for suffix in (".png", ".pdf")]
-    for path in paths:
-        fig.savefig(path, dpi=130, bbox_inches="tight")  # the legends below the bars
-    return paths
-
-
 def _saved(plt, fig, path_stem: Path) -> list[Path]:
+    paths = [path_stem.with_suffix(suffix) for suffix in (".png", ".pdf")]
     try:
-        return _save(fig, path_stem)
+        for path in paths:
+            fig.savefig(path, dpi=130, bbox_inches="tight")  # the legends below the bars
+        return paths
     finally:
         plt.close(fig)
 
@@ -239,13 +224,14 @@ def plot(run_result: dict, path_stem: Path) -> list[Path]:
     compiled and C++ paths, the log-log scaling panels below."""
     plt = plotting.pyplot()
     cases: list[Case] = run_result["cases"]
-    families = _families(run_result["scaling"])
+    families = by_family(run_result["scaling"])
     large: list[Point] = run_result.get("large", [])
     bottom = bool(large) + bool(_memory(large))
     fig, bars, panels, sweep = _layout(plt, len(cases), len(families), bottom)
     batch_size = run_result["batch_size"]
-    groups = {"pvosimr's numpy paths": NUMPY_PATHS,
-              "generated C and Pinocchio's C++": compiled_paths(batch_size)}  # fmt: skip
+    batched = (batch_name(batch_size, t) for t in THREADS)
+    compiled = ("codegen:pv-osimr", *batched, "pin-efpa", "pin-pv-osimr", "ref:pin-cholesky")
+    groups = {"pvosimr's numpy paths": NUMPY_PATHS, "generated C and Pinocchio's C++": compiled}
     for ax, (title, group) in zip(bars, groups.items(), strict=True):
         methods = [k for k in group if any(k in c.timings or c.refused(k) for c in cases)]
         _bars(ax, cases, methods, labels(batch_size), f"G = J M⁻¹ Jᵀ, time per call: {title}")
@@ -308,7 +294,7 @@ def _draw_crossover(ax, family: str, points: list[Point]) -> None:
 def plot_crossover(points: list[Point], path_stem: Path) -> list[Path]:
     """``crossover.png`` and ``.pdf``: a log-log panel per mechanism of the crossover sweep."""
     plt = plotting.pyplot()
-    families = _families(points) or {"(none)": []}
+    families = by_family(points) or {"(none)": []}
     fig, axes = plt.subplots(1, len(families), figsize=(5.2 * len(families), 4.6),
                              layout="constrained", squeeze=False)  # fmt: skip
     for ax, (family, mine) in zip(axes[0], families.items(), strict=True):

@@ -91,21 +91,13 @@ class Timed:
 
     def json_head(self) -> dict:
         """The fields above as JSON but the errors (each section names their key)."""
-        head = {"name": self.name, "nv": self.nv, "m": self.m}
-        return {
-            **head,
-            "timings": {k: t.to_json() for k, t in self.timings.items()},
-            "skipped": self.skipped,
-        }
+        timings = {k: t.to_json() for k, t in self.timings.items()}
+        return {"name": self.name, "nv": self.nv, "m": self.m, "timings": timings,
+                "skipped": self.skipped}  # fmt: skip
 
     def refused(self, method: str) -> bool:
         """Whether ``method`` declined this case (e.g. the Cholesky route on a singular G)."""
         return self.skipped.get(method, "").startswith("refused")
-
-
-def refusal(exc: Exception) -> str:
-    """The first sentence of a method's refusal (a singular G, a zero pivot, ...)."""
-    return f"refused: {str(exc).split('. ')[0]}"
 
 
 def gate(
@@ -134,7 +126,7 @@ def gate(
             pairs = zip(*rows, strict=True)
             error = max(relative_error(G, truth(y), floor) for G, y in pairs)
         except (ValueError, TypeError, RuntimeError) as exc:
-            into.skipped[name] = refusal(exc)
+            into.skipped[name] = f"refused: {str(exc).split('. ')[0]}"
             continue
         into.errors[name] = error
         if error <= tolerance:

@@ -122,16 +122,17 @@ def _reference_methods(model: pin.Model, data: pin.Data, cms: list) -> dict[str,
     return out
 
 
-def build_facts(library: Path, source: Path, flags, compiled: bool, seconds, sizes: dict) -> dict:
-    """How a generated library was built (compile time None from the cache) and what it holds
-    (work arrays: ``sz_w`` doubles and ``sz_iw`` integers, one set per calling thread)."""
+def build_facts(build, sizes: dict) -> dict:
+    """How a generated library (``build``: a compiled function or one of its libraries) was
+    built (compile time None from the cache) and what it holds (work arrays: ``sz_w`` doubles
+    and ``sz_iw`` integers, one set per calling thread)."""
     return {
-        "flags": list(flags),
-        "compiled_in_this_run": compiled,
-        "compile_seconds": seconds if compiled else None,
+        "flags": list(build.flags),
+        "compiled_in_this_run": build.compiled,
+        "compile_seconds": build.compile_seconds if build.compiled else None,
         "n_instructions": sizes["n_instructions"],
-        "source_bytes": source.stat().st_size,
-        "library_bytes": library.stat().st_size,
+        "source_bytes": build.source.stat().st_size,
+        "library_bytes": build.library.stat().st_size,
         "sz_w": sizes["sz_w"],
         "sz_iw": sizes["sz_iw"],
         "work_bytes": 8 * (sizes["sz_w"] + sizes["sz_iw"]),
@@ -145,13 +146,12 @@ def external(compiled):
     return ca.external(f"delassus_{compiled.algorithm.replace('-', '_')}", str(compiled.library))
 
 
-def g_facts(compiled, flags: tuple[str, ...]) -> dict:
+def g_facts(compiled) -> dict:
     """:func:`build_facts` of a generated G, its binding and the lanes of its batches."""
     f = external(compiled)
     sizes = {"n_instructions": compiled.n_instructions, "sz_w": f.sz_w(), "sz_iw": f.sz_iw()}
-    args = (compiled.library, compiled.source, flags, compiled.compiled, compiled.compile_seconds)
     how = {"binding": compiled.binding, "simd_lanes": compiled.simd_lanes}
-    return {**build_facts(*args, sizes), **how, "shared_functions": compiled.shared_functions}
+    return {**build_facts(compiled, sizes), **how, "shared_functions": compiled.shared_functions}
 
 
 def compile_g(case: Timed, model, cms, flags: tuple[str, ...], options: Options):
@@ -186,7 +186,7 @@ def time_case(spec: str, options: Options, derivatives: bool = False) -> Case:
     compiled = compile_g(case, model, cms, options.flags, options)
     singles = numpy_methods(model, data, cms)
     if compiled is not None:
-        case.codegen = g_facts(compiled, options.flags)
+        case.codegen = g_facts(compiled)
         f = external(compiled)
         singles |= {"codegen:pv-osimr": compiled, "codegen-external:pv-osimr": lambda q: f(q)}
     singles |= pinocchio_bare(model, cms) | _reference_methods(model, data, cms)

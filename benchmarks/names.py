@@ -6,23 +6,6 @@ A section names its cases and batch sizes from here, and its checks' tolerances 
 
 from __future__ import annotations
 
-__all__ = [
-    "ATLAS_6D",
-    "ATLAS_HANDS_6D",
-    "BATCH_SIZE",
-    "COMPILED_BATCHES",
-    "CPU_BATCH",
-    "CROSSOVER_BATCH",
-    "DEFAULT_CASES",
-    "FRAMEWORK_BATCHES",
-    "FRAX_BATCHES",
-    "GPU_BATCHES",
-    "SCALING_BATCH",
-    "SHADOW_3D",
-    "TARGET_BATCH",
-    "TOLERANCES",
-]
-
 ATLAS_6D = "atlas/feet_6d"
 """Atlas with both feet welded (6D): the case every target is read on."""
 SHADOW_3D = "shadow_hand/fingertips_3d"

@@ -20,18 +20,6 @@ import numpy as np
 
 from pvosimr.study.record import table
 
-__all__ = [
-    "Measured",
-    "Record",
-    "Row",
-    "Target",
-    "relative_error",
-    "target_json",
-    "target_lines",
-    "verdicts",
-    "write_json",
-]
-
 
 @dataclass(frozen=True)
 class Record:
@@ -97,11 +85,7 @@ class Target:
     missing: str = "not met"
 
     def met(self, value: float) -> bool:
-        if self.comparison == "<":
-            return value < self.bound
-        if self.comparison == "<=":
-            return value <= self.bound
-        raise ValueError(f"target {self.text!r}: unknown comparison {self.comparison!r}")
+        return value < self.bound if self.comparison == "<" else value <= self.bound
 
 
 @dataclass(frozen=True)

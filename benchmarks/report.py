@@ -27,8 +27,8 @@ from .frameworks import lines as frameworks
 from .loop import N_CONFIGS, Timed
 from .methods import LABELS, Case, labels
 from .record import target_json, target_lines, write_json
-from .targets import case_table, timing_targets
-from .text import byte_size, microseconds, prose, ratio_cell, slope_cell, timing_cell
+from .targets import case_table, ratio, timing_targets
+from .text import byte_size, microseconds, prose
 
 Lines = list[str]
 Rows = Sequence[tuple[str, Callable]]
@@ -41,14 +41,12 @@ def grid(corner: str, heads: Sequence[str], rows: Rows, columns: Sequence) -> Li
 
 
 def _cell(timed: Timed, method: str) -> str:
-    """``method``'s timing, or why it was not timed."""
-    if method in timed.timings:
-        return timing_cell(timed.timings[method])
-    return timed.skipped.get(method, "—")
-
-
-def _median(timed: Timed, method: str) -> float | None:
-    return timed.timings[method].median if method in timed.timings else None
+    """``method``'s timing, ``median [p25–p75]`` in µs, or why it was not timed."""
+    t = timed.timings.get(method)
+    if t is None:
+        return timed.skipped.get(method, "—")
+    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
+    return f"{microseconds(t.median)} [{q25}–{q75}]"
 
 
 def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:
@@ -56,10 +54,15 @@ def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:
 
 
 def _ratios(names: dict[str, str], reference: str, under: str) -> Rows:
-    """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference``."""
+    """``ratio <method> ÷ <under>`` per method of ``names`` but ``reference`` (``—`` where
+    either is missing)."""
 
     def cell(method: str) -> Callable[[Timed], str]:
-        return lambda t: ratio_cell(_median(t, method), _median(t, reference))
+        def text(t: Timed) -> str:
+            a, b = t.timings.get(method), t.timings.get(reference)
+            return "—" if a is None or b is None else f"{a.median / b.median:.2f}×"
+
+        return text
 
     return [(f"ratio {v} ÷ {under}", cell(k)) for k, v in names.items() if k != reference]
 
@@ -79,13 +82,13 @@ def _heads(cases: Sequence[Timed]) -> list[str]:
 
 def _families(points: list[sw.Point], section: Callable[[str, list[sw.Point]], list]) -> list:
     """``section(family, its points)`` of each family in the order of ``points``, joined."""
-    families = dict.fromkeys(p.family for p in points)
-    return [line for f in families for line in section(f, [p for p in points if p.family == f])]
+    return [line for f, mine in sw.by_family(points).items() for line in section(f, mine)]
 
 
 def sized(points: list[sw.Point], methods: Sequence[str], names: dict, extra: Rows = ()) -> Lines:
-    """Median µs per size (rows) and method (the columns that timed anything); ``extra``: more
-    columns, ``(title, cell of a point)``."""
+    """Median µs per size (rows) and method (the columns that timed anything), then each
+    method's log-log slope; ``extra``: more columns, ``(title, cell of a point)``, and no
+    slopes."""
     methods = [k for k in methods if any(k in p.medians_us for p in points)]
     header = ["n", "m", *(names[k] for k in methods), *(title for title, _ in extra)]
 
@@ -94,22 +97,16 @@ def sized(points: list[sw.Point], methods: Sequence[str], names: dict, extra: Ro
         times = [microseconds(us[k] * 1e-6) if k in us else p.skipped.get(k, "—") for k in methods]
         return [str(p.n), str(p.m), *times, *(cell(p) for _, cell in extra)]
 
-    return table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
-
-
-def _slopes(points: list[sw.Point], methods: Sequence[str]) -> str:
-    """The table row of each method's log-log slope."""
-    timed = [k for k in methods if any(k in p.medians_us for p in points)]
-    cells = " | ".join(slope_cell(sw.log_log_slope(points, k)) for k in timed)
-    return f"| slope | | {cells} |"
+    lines = table(header, map(cells, points), "r" * (2 + len(methods)) + "rl"[: len(extra)])
+    if extra:
+        return lines
+    slopes = [sw.log_log_slope(points, k) for k in methods]
+    slopes = " | ".join("—" if s is None else f"{s:.2f}" for s in slopes)
+    return [*lines, f"| slope | | {slopes} |"]
 
 
 def _flags_note() -> str:
-    steps = []
-    for up_to, flags in sw.LARGE_FLAG_STEPS:
-        text = "`--codegen-flags`" if flags is None else _code(flags)
-        steps.append(f"{text} up to n = {up_to}" if up_to else f"{text} beyond")
-    return ", ".join(steps)
+    return f"`--codegen-flags` up to n = {sw.RUN_FLAGS_UP_TO}, {_code(sw.LONG_CODE_FLAGS)} beyond"
 
 
 def _cached(seconds: float | None) -> str:
@@ -138,10 +135,8 @@ def _top(run: dict) -> Lines:
 
 def _pin_ratio(case: Case, method: str) -> str:
     """``time / the faster bare Pinocchio call`` of the same case, or why there is none."""
-    best = case.pin_best()
-    if method in case.timings and best:
-        return f"{case.timings[method].median / best[1]:.2f}×"
-    return "refused" if case.refused(method) else "—"
+    r = ratio(case, method)
+    return f"{r:.2f}×" if r is not None else "refused" if case.refused(method) else "—"
 
 
 def _divisor(case: Case) -> str:
@@ -182,16 +177,14 @@ def _worst_dG(c: Case) -> str:
     return f"{max(errors):.1e}" if errors else "—"
 
 
-PIN_FD = "the central differences of Pinocchio"
-
-
 def _derivatives(cases: list[Case], names: dict[str, str]) -> Lines:
     """Time per configuration of every derivative method, its ratio to the central
     differences of Pinocchio, and the check (nothing where no case timed derivatives)."""
     cases = [c for c in cases if c.derivatives]
     if not cases:
         return []
-    ratios = _ratios({k: names[k] for k in DERIVATIVE_LABELS}, REFERENCE, PIN_FD)
+    under = "the central differences of Pinocchio"
+    ratios = _ratios({k: names[k] for k in DERIVATIVE_LABELS}, REFERENCE, under)
     worst = ("largest error of the timed methods", _worst_dG)
     rows = [*_times(names, DERIVATIVE_LABELS), *ratios, worst]
     text = prose("timings", "derivatives", step=f"{STEP:g}", tolerance=f"{TOLERANCE:g}")
@@ -226,10 +219,6 @@ def _cases(run: dict) -> Lines:
     return lines[1:] + unavailable
 
 
-def _listed(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items())
-
-
 def _rows_cell(rows: list[int]) -> str:
     return f"{statistics.median(rows):g} [{min(rows)}–{max(rows)}]"
 
@@ -260,7 +249,8 @@ def _mujoco(run: dict) -> Lines:
         values = {"draws": mj.MAX_DRAWS, "counts": counts, "tolerance": tolerance}
         note = prose("timings", "mujoco-configurations", reference=reference, **values)
         lines += [note, "", *grid("method", _heads(results), MUJOCO_ROWS, results)]
-        left = [f"- {r.name}: rows MuJoCo forms and pvosimr does not map: {_listed(r.left_out)}"
+        left = [f"- {r.name}: rows MuJoCo forms and pvosimr does not map: "
+                + ", ".join(f"{k} {v}" for k, v in r.left_out.items())
                 for r in results if r.left_out]  # fmt: skip
         lines += _parts(left)
     return lines + [f"\n{name}: not available ({why})" for name, why in unavailable.items()]
@@ -270,8 +260,7 @@ def _scaling(run: dict) -> Lines:
     """One table per Fig. 4 chain: median µs per size and method, and each method's slope."""
 
     def family(name: str, points: list[sw.Point]) -> Lines:
-        table_ = sized(points, sw.SCALING_METHODS, LABELS)
-        return _parts(f"### {name}", [*table_, _slopes(points, sw.SCALING_METHODS)])
+        return _parts(f"### {name}", sized(points, sw.SCALING_METHODS, LABELS))
 
     if not run["scaling"]:
         return []
@@ -282,8 +271,7 @@ def _memory_row(p: sw.Point) -> list[str]:
     batch = p.memory.get("batch:pv-osimr", {})
     peak = batch.get("peak_bytes")
     single = p.memory.get("numpy:pv-osimr", {}).get("peak_bytes")
-    cells = [str(p.n), str(p.m), byte_size(peak), byte_size(peak and peak / batch["B"])]
-    cells.append(byte_size(single))
+    cells = [str(p.n), str(p.m), *map(byte_size, (peak, peak and peak / batch["B"], single))]
     g = p.memory.get("codegen:pv-osimr")
     if g is None:
         return [*cells, *["—"] * 5]
@@ -306,7 +294,7 @@ def _large(run: dict) -> Lines:
     values = {"chunked_from": f"{CHUNKED_FROM:,}", "chunk": CHUNK, "flags": _flags_note()}
     return _parts(
         prose("timings", "large-sweep", n=n, batch=batch, **values),
-        [*sized(points, sw.LARGE_METHODS, labels(batch)), _slopes(points, sw.LARGE_METHODS)],
+        sized(points, sw.LARGE_METHODS, labels(batch)),
         prose("timings", "large-memory", batch=batch, data_links=sw.DATA_LINKS),
         table(MEMORY_HEADER.split("|"), [_memory_row(p) for p in points], "r" * 9 + "l"),
     )
@@ -358,19 +346,8 @@ def _crossover(run: dict) -> Lines:
     return ["", note, *_families(points, family), *wins_note]
 
 
-def _frameworks(run: dict) -> Lines:
-    return frameworks(run.get("frameworks"))
-
-
-SECTIONS = (
-    _top,
-    _cases,
-    _mujoco,
-    _frameworks,
-    _scaling,
-    _large,
-    _crossover,
-)
+SECTIONS = (_top, _cases, _mujoco, lambda run: frameworks(run.get("frameworks")), _scaling,
+            _large, _crossover)  # fmt: skip
 """The report's sections, in order."""
 
 
@@ -395,15 +372,6 @@ def jsonable(run: dict) -> dict:
     }
 
 
-def _figures(run: dict, out: Path) -> list[Path]:
-    if run.get("only_frameworks"):  # the plot has nothing of that section
-        return []
-    paths = plot(run, out / "timings")
-    return paths + (
-        plot_crossover(run["crossover"], out / "crossover") if run.get("crossover") else []
-    )
-
-
 def write(run: dict, out: Path, json: bool = True) -> list[Path]:
     """``timings.md``, ``timings.json`` (where ``json``), ``timings.png`` and ``timings.pdf`` in
     ``out`` (no figure for the section "JAX and PyTorch" alone), and ``crossover.png`` and
@@ -416,7 +384,13 @@ def write(run: dict, out: Path, json: bool = True) -> list[Path]:
     md.write_text(markdown(run), encoding="utf-8")
     if json:
         write_json(js, jsonable(run))
-    return [md, *([js] if json else []), *_figures(run, out)]
+    paths = [md, *([js] if json else [])]
+    if run.get("only_frameworks"):  # the plot has nothing of that section
+        return paths
+    paths += plot(run, out / "timings")
+    if run.get("crossover"):
+        paths += plot_crossover(run["crossover"], out / "crossover")
+    return paths
 
 
 def rewrite(json_path: Path, out: Path) -> list[Path]:

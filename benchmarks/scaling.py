@@ -68,9 +68,10 @@ LARGE_SIZES = {LARGE_FAMILY: (2, 4, 8, 16, 22, 31)}  # k: n = 4 … 961 links, m
 BATCHED = tuple(batch_name(SCALING_BATCH, t) for t in (1, 2))
 LARGE_METHODS = ("numpy:pv-osimr", "batch:pv-osimr", "codegen:pv-osimr", *BATCHED, *PIN)
 """The methods of the large sweep (batched ones per configuration)."""
-LARGE_FLAG_STEPS = ((64, None), (None, ("-O2",)))
-"""``(up to n links, flags)``: None flags are the run's ``--codegen-flags``.  Beyond, ``-O2``:
-``-O3`` adds build time for little speed on straight-line code this long."""
+RUN_FLAGS_UP_TO, LONG_CODE_FLAGS = 64, ("-O2",)
+"""The generated code of up to this many links is built with the run's ``--codegen-flags``,
+longer code with ``-O2``: ``-O3`` adds build time for little speed on straight-line code this
+long."""
 
 DATA_LINKS = 300
 """Largest chain on which the sweep makes a ``pin.Data``: Pinocchio 4 allocates four nv³
@@ -109,11 +110,8 @@ def quick_sizes(
 
 
 def large_flags(n: int, flags: tuple[str, ...]) -> tuple[str, ...]:
-    """Compiler flags of the generated code of ``n`` links (:data:`LARGE_FLAG_STEPS`)."""
-    for up_to, step in LARGE_FLAG_STEPS:
-        if up_to is None or n <= up_to:
-            return flags if step is None else step
-    raise AssertionError("the last step has no bound")
+    """Compiler flags of the generated code of ``n`` links (:data:`RUN_FLAGS_UP_TO`)."""
+    return flags if n <= RUN_FLAGS_UP_TO else LONG_CODE_FLAGS
 
 
 def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | None:
@@ -122,11 +120,18 @@ def log_log_slope(points: list[Point], method: str, last: int = 4) -> float | No
     return slope([p.n for p in timed], [p.medians_us[method] for p in timed], last)
 
 
-def sweep(jobs: list, desc: str, progress: bool, point: Callable) -> list:
-    """``point(*job)`` of every job, with a progress bar."""
-    return [
-        point(*job) for job in progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
-    ]
+def by_family(points: list[Point]) -> dict[str, list[Point]]:
+    """The points of each mechanism, in the order of ``points``."""
+    families = dict.fromkeys(p.family for p in points)
+    return {f: [p for p in points if p.family == f] for f in families}
+
+
+def sweep(desc: str, point: Callable, sizes: dict[str, Sequence[int]], *rest, progress: bool):
+    """``point(family, size, *rest)`` of every size of every family of ``sizes``, with a
+    progress bar."""
+    jobs = [(family, s) for family, values in sizes.items() for s in values]
+    bar = progress_bar(jobs, desc=desc, disable=not progress, file=sys.stderr)
+    return [point(*job, *rest) for job in bar]
 
 
 def start(family: str, size: int, options: Options, count: int) -> tuple:
@@ -149,16 +154,11 @@ def _scaling_point(family: str, size: int, repeats: int, options: Options) -> Po
     return point.timed(gate(methods, fns["numpy:pv-osimr"], gated, CHECK_TOLERANCE), repeats)
 
 
-def jobs(sizes: dict[str, Sequence[int]], *rest) -> list[tuple]:
-    """``(family, size, *rest)`` of every size of every family of a sweep."""
-    return [(family, s, *rest) for family, values in sizes.items() for s in values]
-
-
 def time_scaling(
     sizes: dict[str, Sequence[int]], repeats: int, options: Options, *, progress: bool = True
 ) -> list[Point]:
     """Median time per call of :data:`SCALING_METHODS` on the Fig. 4 chains."""
-    return sweep(jobs(sizes, repeats, options), "scaling", progress, _scaling_point)
+    return sweep("scaling", _scaling_point, sizes, repeats, options, progress=progress)
 
 
 def peak_bytes(fn: Callable, *args) -> int:
@@ -200,7 +200,7 @@ def _large_point(family: str, k: int, repeats: int, options: Options) -> Point:
     flags = large_flags(model.nv, options.flags)
     compiled = compile_g(gated, model, cms, flags, options)
     if compiled is not None:
-        point.memory["codegen:pv-osimr"] = g_facts(compiled, flags)
+        point.memory["codegen:pv-osimr"] = g_facts(compiled)
         methods["codegen:pv-osimr"] = (compiled, list(Q[:N_CONFIGS]), 1)
         for t, name in enumerate(BATCHED, 1):
             methods[name] = (lambda Q, t=t: compiled(Q, threads=t), [Q], len(Q))
@@ -218,4 +218,4 @@ def time_large(
 ) -> list[Point]:
     """Median time per configuration of :data:`LARGE_METHODS` and their memory on the Fig. 4a
     chains (:data:`LARGE_FAMILY`) of ``sizes``."""
-    return sweep(jobs(sizes, repeats, options), "large", progress, _large_point)
+    return sweep("large", _large_point, sizes, repeats, options, progress=progress)

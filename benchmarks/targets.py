@@ -14,9 +14,6 @@ from .record import Measured, Row, Target, verdicts
 from .scaling import Point, log_log_slope
 from .text import microseconds, slope
 
-__all__ = ["CASE_TARGETS", "OVERHEAD_US", "case_table", "framework_targets", "gpu_targets"]
-__all__ += ["ratio", "timing_targets"]
-
 ATLAS = "Atlas 2×6D"
 PIN_BEST = "Pinocchio's faster C++ call"
 EVERY = "*"  # a target's case: every case of the run
@@ -84,15 +81,12 @@ def _on_case(case: Case, quantity: str) -> Measured:
     """A ratio on one case: to Pinocchio's faster call, or of one method to another."""
     kind, what = quantity.split(":", 1)
     if kind == "pin-ratio":
-        r = ratio(case, what)
+        r, best = ratio(case, what), case.pin_best()
         if r is None:
-            why = "no Pinocchio timing"
-            if case.pin_best():
-                why = case.skipped.get(what, f"{what} not in this run")
-            return Measured(None, f"not measured ({why})")
-        best_name, best = case.pin_best()
+            why = case.skipped.get(what, f"{what} not in this run")
+            return Measured(None, f"not measured ({why if best else 'no Pinocchio timing'})")
         ours = microseconds(case.timings[what].median)
-        return Measured(r, f"{ours} µs vs {microseconds(best)} µs ({best_name}): {r:.2f}×")
+        return Measured(r, f"{ours} µs vs {microseconds(best[1])} µs ({best[0]}): {r:.2f}×")
     ours, base = what.split("/")
     absent = next((k for k in (ours, base) if k not in case.timings), None)
     if absent is not None:

@@ -11,8 +11,6 @@ import numpy as np
 
 from pvosimr.study import record
 
-from .loop import Timing
-
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md."""
 
@@ -40,17 +38,6 @@ def byte_size(n: float | None) -> str:
     return f"{n:.0f} B"
 
 
-def timing_cell(t: Timing) -> str:
-    """``median [p25–p75]`` in µs."""
-    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
-    return f"{microseconds(t.median)} [{q25}–{q75}]"
-
-
-def ratio_cell(a: float | None, b: float | None) -> str:
-    """``a ÷ b`` as ``1.23×``, ``—`` where either is missing."""
-    return "—" if a is None or b is None else f"{a / b:.2f}×"
-
-
 def slope(ns: Sequence[float], values: Sequence[float], last: int = 4) -> float | None:
     """Least-squares slope of log(value) against log(n) over the ``last`` largest sizes (None
     with fewer than two)."""
@@ -58,7 +45,3 @@ def slope(ns: Sequence[float], values: Sequence[float], last: int = 4) -> float 
         return None
     xs, ys = np.array(ns[-last:], dtype=float), np.array(values[-last:], dtype=float)
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
-
-
-def slope_cell(s: float | None) -> str:
-    return "—" if s is None else f"{s:.2f}"
