@@ -18,7 +18,7 @@ only the four products.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import cached_property, reduce
 from typing import Protocol
 
 from .backends import Backend, Matrix
@@ -69,11 +69,17 @@ class DenseTransform:
 
 @dataclass(frozen=True)
 class Transform:
-    """``X = [[E, −E p×], [0, E]]`` applied block-wise; ``E`` or ``p`` ``None`` means 1 or 0."""
+    """``X = [[E, −E p×], [0, E]]`` applied block-wise; ``E`` or ``p`` ``None`` means 1 or 0.
+
+    ``p_hat``, ``p×`` made once by the caller where ``p`` is a constant (the tree factor): on
+    CasADi each ``hat`` is a dozen calls, and a symbolic ``p``'s would add its negations to
+    the graph once per product, as the count expects, so it is never kept.
+    """
 
     B: Backend
     E: Matrix | None
     p: Matrix | None
+    p_hat: Matrix | None = None
 
     def motion(self, A: Matrix) -> Matrix:
         v, w = A[0:3, :], A[3:6, :]
@@ -95,7 +101,7 @@ class Transform:
         B = self.B
         if self.E is not None:  # Rᵀ H R, block by block
             HR = B.hstack([H[:, 0:3] @ self.E, H[:, 3:6] @ self.E])
-            H = B.symmetric(B.vstack([self.E.T @ HR[0:3, :], self.E.T @ HR[3:6, :]]))
+            H = B.symmetric(B.vstack([self._Et @ HR[0:3, :], self._Et @ HR[3:6, :]]))
         if self.p is not None:  # Tᵀ H T: columns, then rows, of the angular half
             px = self._p_hat()
             HT = B.hstack([H[:, 0:3], H[:, 3:6] - H[:, 0:3] @ px])
@@ -106,10 +112,15 @@ class Transform:
         return v if self.E is None else self.E @ v
 
     def _rot_t(self, v: Matrix) -> Matrix:
-        return v if self.E is None else self.E.T @ v
+        return v if self.E is None else self._Et @ v
+
+    @cached_property
+    def _Et(self) -> Matrix:
+        """``Eᵀ``, made once: a transpose adds no arithmetic, only a backend call per use."""
+        return self.E.T
 
     def _p_hat(self) -> Matrix:
-        return self.B.hat(self.p)
+        return self.B.hat(self.p) if self.p_hat is None else self.p_hat
 
 
 @dataclass(frozen=True)

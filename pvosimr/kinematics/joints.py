@@ -373,11 +373,9 @@ def joint_transform_up(
     rotation or translation.  Identity rotations and zero translations are left out.
     """
     E, p = placement.rotation.T, placement.translation[:, None]
-    tree = Transform(
-        B,
-        None if np.array_equal(E, np.eye(3)) else B.const(E),
-        None if not p.any() else B.const(p),
-    )
+    p = None if not p.any() else B.const(p)
+    E = None if np.array_equal(E, np.eye(3)) else B.const(E)
+    tree = Transform(B, E, p, None if p is None else B.hat(p))  # p× once: p is constant
     return Chain((Transform(B, None if R_J is None else R_J.T, p_J), tree))
 
 
