@@ -8,7 +8,6 @@ whole batch.  Constants (``S``, inertias, ``K``, ``eye``) stay plain 2-D arrays 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .numpy import NUMPY, blockdiag_by_assignment, upper_mirror
+from .protocol import arithmetic
 
 __all__ = ["BatchedNumpyBackend", "MatrixStack", "inv_spd", "stack_matmul"]
 
@@ -90,6 +90,7 @@ def _operators(f: Callable[[Any, Any], np.ndarray]) -> tuple[Callable, Callable]
     return left, right
 
 
+@arithmetic(stack_matmul, _operators)
 class MatrixStack:
     """A stack of equally shaped matrices, ``a`` of shape ``(batch, rows, cols)``, that the
     algorithms use as one ``rows × cols`` matrix.
@@ -128,12 +129,6 @@ class MatrixStack:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self.a[self._key(key)] = _raw(value)
-
-    __matmul__, __rmatmul__ = _operators(stack_matmul)
-    __add__, __radd__ = _operators(operator.add)
-    __sub__, __rsub__ = _operators(operator.sub)
-    __mul__, __rmul__ = _operators(operator.mul)
-    __truediv__, __rtruediv__ = _operators(operator.truediv)
 
     def __neg__(self) -> MatrixStack:
         return MatrixStack(-self.a)

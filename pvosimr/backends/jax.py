@@ -16,7 +16,6 @@ Only :mod:`pvosimr.jax.xla` imports this module.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 
 from ..extras import require
 from .numpy import NUMPY, blockdiag_by_assignment, upper_mirror
+from .protocol import arithmetic
 
 require("pvosimr.backends.jax", "jax")
 
@@ -91,6 +91,7 @@ def _operators(f: Callable[[Any, Any], Any]) -> tuple[Callable, Callable]:
     return left, right
 
 
+@arithmetic(_product, _operators)
 class JaxMatrix:
     """A 2-D matrix on JAX (or, while it is a constant, numpy) that the algorithms use as the
     backend's matrix: ``@ + - * /`` with broadcasting, ``.T``, ``m[i:j, k:l]`` reads and
@@ -124,12 +125,6 @@ class JaxMatrix:
                 return
             self.a = jnp.asarray(self.a, value.dtype)
         self.a = self.a.at[_key(key)].set(jnp.asarray(value, self.a.dtype))
-
-    __matmul__, __rmatmul__ = _operators(_product)
-    __add__, __radd__ = _operators(operator.add)
-    __sub__, __rsub__ = _operators(operator.sub)
-    __mul__, __rmul__ = _operators(operator.mul)
-    __truediv__, __rtruediv__ = _operators(operator.truediv)
 
     def __neg__(self) -> JaxMatrix:
         return JaxMatrix(-self.a)

@@ -17,6 +17,7 @@ and never ask which backend they run on.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -29,6 +30,7 @@ __all__ = [
     "Block",
     "JointStep",
     "Matrix",
+    "arithmetic",
     "folded",
     "implements",
     "joint_step",
@@ -276,3 +278,20 @@ def implements(hook: Callable[..., Any], cls: type) -> Callable[[F], F]:
         return f
 
     return add
+
+
+def arithmetic(matmul: Callable, operators: Callable) -> Callable[[type], type]:
+    """A class decorator for a backend's matrix type: ``@``, ``+``, ``-``, ``*``, ``/`` and their
+    reflections, each pair ``operators(f)`` (``x ∘ y``, ``y ∘ x``) of the binary ``f`` on the raw
+    operands; ``@`` is ``matmul``."""
+    binary = {"matmul": matmul, "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+              "truediv": operator.truediv}  # fmt: skip
+
+    def decorate(cls: type) -> type:
+        for name, f in binary.items():
+            left, right = operators(f)
+            setattr(cls, f"__{name}__", left)
+            setattr(cls, f"__r{name}__", right)
+        return cls
+
+    return decorate
