@@ -30,7 +30,7 @@ from .loop import time_methods
 from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
 from .record import relative_error, target_json, target_lines
 from .targets import TRIVIAL_LABELS, framework_targets
-from .text import microseconds, prose
+from .text import TEMPLATES, microseconds, prose
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""
@@ -60,27 +60,7 @@ def _result(name: str, nv: int, m: int) -> dict:
 N = 8
 """How many numbers the trivial calls double."""
 FFI_TARGET, TORCH_OP = "pvosimr_bench_double", "pvosimr_bench::double"
-SOURCE = r"""
-#include <cstdint>
-#include "xla/ffi/api/ffi.h"
-
-namespace ffi = xla::ffi;
-
-static ffi::Error Double(ffi::Buffer<ffi::F64> x, ffi::ResultBuffer<ffi::F64> y) {
-  const double* in = x.typed_data();
-  double* out = y->typed_data();
-  for (size_t k = 0, n = x.element_count(); k < n; ++k) out[k] = 2.0 * in[k];
-  return ffi::Error::Success();
-}
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(pvosimr_bench_double, Double,
-                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F64>>()
-                                  .Ret<ffi::Buffer<ffi::F64>>());
-
-extern "C" void pvosimr_bench_double_c(const double* in, double* out, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) out[k] = 2.0 * in[k];
-}
-"""
+SOURCE = (TEMPLATES / "trivial_ffi.cc").read_text(encoding="utf-8")
 """An XLA FFI handler and a plain C function, both doubling float64 numbers: what JAX or torch
 takes to dispatch any foreign function, which the B = 1 targets allow."""
 _LOADED: dict[str, Any] = {}
@@ -357,17 +337,14 @@ def methods(s: Batch, model, qs, result: dict, trivial: bool = True) -> dict:
         if "+direct" in name and "jax:trivial:B1" not in out:
             continue
         fn, x, kind = build(s)
-        if kind in ("G", "grad"):
+        error = kind  # a trivial call's error against 2x, or None: a direct call
+        if kind == "G":
             y = np.asarray(fn(x))
-            if kind == "G":
-                result["bitwise"][key] = bool(np.array_equal(y, truth))
-            error = (
-                relative_error(y, truth, 1.0)
-                if kind == "G"
-                else relative_error(y[0] if y.ndim > 1 else y, fd)
-            )
-        else:
-            error = kind  # a trivial call's error against 2x, or None: a direct call
+            result["bitwise"][key] = bool(np.array_equal(y, truth))
+            error = relative_error(y, truth, 1.0)
+        elif kind == "grad":
+            y = np.asarray(fn(x))
+            error = relative_error(y[0] if y.ndim > 1 else y, fd)
         tolerance = {"G": G_TOLERANCE, "grad": GRADIENT_TOLERANCE}.get(kind, 0.0)
         if error is not None:
             result["errors"][key] = error
@@ -483,12 +460,12 @@ BASES = {
     "torch:G+backward": ("direct:G", "direct:vjp"),
 }
 """The direct calls each front end's ratio divides by (their sum)."""
-FRAX_ROWS = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
 FRAX_RATIOS = (
     ("G", "frax:G", "jax:G", "direct:G"),
     ("gradient", "frax:grad", "jax:grad", "direct:vjp"),
 )
-"""frax's table: its rows, and its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``."""
+"""frax's table: its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``, whose
+methods are its rows in this order."""
 
 
 def median_us(case: dict, method: str, B: int) -> float | None:
@@ -538,19 +515,15 @@ def _case(case: dict, batches: Sequence[int]) -> list[str]:
 def _frax(result: dict | None, batches: Sequence[int]) -> list[str]:
     if result is None:
         return []
-    out = [
-        "",
-        f"### Against frax's dense route: {result['name']} (nv {result['nv']}, m {result['m']})",
-        "",
-    ]
+    head = f"### Against frax's dense route: {result['name']} (nv {result['nv']}, m {result['m']})"
     error, bound = result["errors"].get(AGREEMENT_KEY), f"{frax_route.AGREEMENT_TOLERANCE:g}"
-    out += [
-        prose("frameworks", "frax", error=f"{error:.1e}", bound=bound) if error is not None else "",
-        "",
-    ]
+    agreement = (
+        "" if error is None else prose("frameworks", "frax", error=f"{error:.1e}", bound=bound)
+    )
+    out = ["", head, "", agreement, ""]
     if "frax" in result["skipped"] and not result["timings"]:
         return [*out, f"Not timed: {result['skipped']['frax']}"]
-    out += _table(result, batches, FRAX_ROWS)
+    out += _table(result, batches, [k for ratio in FRAX_RATIOS for k in ratio[1:]])
     for what, frax, mine, direct in FRAX_RATIOS:
         if not any(median_us(result, mine, B) for B in batches):  # no pvosimr.jax: the direct call
             mine = direct
