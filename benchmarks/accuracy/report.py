@@ -189,9 +189,7 @@ DEPTH_ROWS, COND_ROWS = ("nv", "cond", "reference", *TRUTHS), ("cond", *TRUTHS, 
 DEPTH = Tables("depth", ("family",), "### {family} chains", "n={n}", DEPTH_ROWS, "errors")
 RATIO = ("ratio →", "")
 COND_TITLE = "### {family}, n = {n} (nv = {nv}), {profile}"
-COND = Tables(
-    "cond", SWEEP_KEYS, COND_TITLE, "{ratio:.0e}", COND_ROWS, "errors_wide", ("ratio →", "")
-)
+COND = Tables("cond", SWEEP_KEYS, COND_TITLE, "{ratio:.0e}", COND_ROWS, "errors_wide", RATIO)
 
 
 def grid(columns: Sequence[tuple[str, Any]], rows: Sequence[tuple[str, Callable]]) -> list[str]:
