@@ -26,11 +26,11 @@ from pvosimr.study.record import row, table
 
 from . import frax_route
 from .derivatives import weights
-from .loop import time_methods
+from .loop import Timing, time_methods
 from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
 from .record import relative_error, target_json, target_lines
 from .targets import TRIVIAL_LABELS, framework_targets
-from .text import TEMPLATES, microseconds, prose
+from .text import TEMPLATES, prose, timing_cell
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""
@@ -226,11 +226,8 @@ class Batch:
     W: np.ndarray
     cache: Any = None
 
-    def direct(self) -> tuple:
-        return self.f, self.x, None
-
-    def vjp(self) -> tuple:
-        return (lambda a: self.f.vjp(a, self.W)), self.x, None
+    def direct(self, vjp: bool = False) -> tuple:
+        return ((lambda a: self.f.vjp(a, self.W)) if vjp else self.f), self.x, None
 
     def jax(self, gradient: bool = False) -> tuple:
         import jax
@@ -276,7 +273,7 @@ class Batch:
 
 METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
     "direct:G": ("direct f(qs) (f(q) at B = 1)", Batch.direct),
-    "direct:vjp": ("direct f.vjp(qs, W)", Batch.vjp),
+    "direct:vjp": ("direct f.vjp(qs, W)", lambda s: s.direct(True)),
     "jax:G": ("jit(G) (B = 1), jit(vmap(G))", Batch.jax),
     "jax:grad": ("jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", lambda s: s.jax(True)),
     "torch:G": ("torch forward", Batch.torch),
@@ -288,7 +285,7 @@ METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
     ),
     "jax:trivial+direct:vjp": (
         "trivial jitted FFI call, then direct f.vjp(q, W)",
-        lambda s: s.after_trivial(s.vjp()),
+        lambda s: s.after_trivial(s.direct(True)),
     ),
     "torch:trivial": (TRIVIAL_LABELS["torch:trivial"], lambda s: s.trivial("torch")),
     "torch:trivial+backward": (
@@ -482,8 +479,7 @@ def _cell(case: dict, method: str, B: int) -> str:
     t = case["timings"][key]
     bases = [median_us(case, k, B) for k in BASES.get(method, ())]
     ratio = f" ({t['median_us'] / sum(bases):.2f}×)" if bases and None not in bases else ""
-    us = [microseconds(t[k] * 1e-6) for k in ("median_us", "p25_us", "p75_us")]
-    return f"{us[0]} [{us[1]}–{us[2]}]" + ratio
+    return timing_cell(Timing.from_json(t)) + ratio
 
 
 def _table(case: dict, batches: Sequence[int], rows: Sequence[str]) -> list[str]:
