@@ -11,6 +11,7 @@ beside pvosimr on frax's G1.  A case's result is its JSON, which the report and 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import importlib
 from collections.abc import Callable, Sequence
@@ -91,13 +92,12 @@ def build(cache: Path | None = None) -> Path:
     return library
 
 
+@functools.cache
 def _library(cache: Path | None) -> ctypes.CDLL:
-    path = str(build(cache))
-    if path not in _LOADED:
-        _LOADED[path] = ctypes.CDLL(path)
-        c = _LOADED[path].pvosimr_bench_double_c
-        c.argtypes, c.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64], None
-    return _LOADED[path]
+    library = ctypes.CDLL(str(build(cache)))
+    c = library.pvosimr_bench_double_c
+    c.argtypes, c.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64], None
+    return library
 
 
 def _doubled(cache: Path | None) -> Callable:
