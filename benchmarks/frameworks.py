@@ -11,6 +11,7 @@ beside pvosimr on frax's G1.  A case's result is its JSON, which the report and 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import importlib
 from collections.abc import Callable, Sequence
@@ -26,11 +27,11 @@ from pvosimr.study.record import row, table
 
 from . import frax_route
 from .derivatives import weights
-from .loop import time_methods
+from .loop import Timing, time_methods
 from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
 from .record import relative_error, target_json, target_lines
 from .targets import TRIVIAL_LABELS, framework_targets
-from .text import microseconds, prose
+from .text import TEMPLATES, prose, timing_cell
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
 """The section's cases by default: Atlas 2×6D (the targets' case) and the Shadow hand."""
@@ -60,27 +61,7 @@ def _result(name: str, nv: int, m: int) -> dict:
 N = 8
 """How many numbers the trivial calls double."""
 FFI_TARGET, TORCH_OP = "pvosimr_bench_double", "pvosimr_bench::double"
-SOURCE = r"""
-#include <cstdint>
-#include "xla/ffi/api/ffi.h"
-
-namespace ffi = xla::ffi;
-
-static ffi::Error Double(ffi::Buffer<ffi::F64> x, ffi::ResultBuffer<ffi::F64> y) {
-  const double* in = x.typed_data();
-  double* out = y->typed_data();
-  for (size_t k = 0, n = x.element_count(); k < n; ++k) out[k] = 2.0 * in[k];
-  return ffi::Error::Success();
-}
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(pvosimr_bench_double, Double,
-                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F64>>()
-                                  .Ret<ffi::Buffer<ffi::F64>>());
-
-extern "C" void pvosimr_bench_double_c(const double* in, double* out, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) out[k] = 2.0 * in[k];
-}
-"""
+SOURCE = (TEMPLATES / "trivial_ffi.cc").read_text(encoding="utf-8")
 """An XLA FFI handler and a plain C function, both doubling float64 numbers: what JAX or torch
 takes to dispatch any foreign function, which the B = 1 targets allow."""
 _LOADED: dict[str, Any] = {}
@@ -111,13 +92,12 @@ def build(cache: Path | None = None) -> Path:
     return library
 
 
+@functools.cache
 def _library(cache: Path | None) -> ctypes.CDLL:
-    path = str(build(cache))
-    if path not in _LOADED:
-        _LOADED[path] = ctypes.CDLL(path)
-        c = _LOADED[path].pvosimr_bench_double_c
-        c.argtypes, c.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64], None
-    return _LOADED[path]
+    library = ctypes.CDLL(str(build(cache)))
+    c = library.pvosimr_bench_double_c
+    c.argtypes, c.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64], None
+    return library
 
 
 def _doubled(cache: Path | None) -> Callable:
@@ -246,11 +226,8 @@ class Batch:
     W: np.ndarray
     cache: Any = None
 
-    def direct(self) -> tuple:
-        return self.f, self.x, None
-
-    def vjp(self) -> tuple:
-        return (lambda a: self.f.vjp(a, self.W)), self.x, None
+    def direct(self, vjp: bool = False) -> tuple:
+        return ((lambda a: self.f.vjp(a, self.W)) if vjp else self.f), self.x, None
 
     def jax(self, gradient: bool = False) -> tuple:
         import jax
@@ -296,7 +273,7 @@ class Batch:
 
 METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
     "direct:G": ("direct f(qs) (f(q) at B = 1)", Batch.direct),
-    "direct:vjp": ("direct f.vjp(qs, W)", Batch.vjp),
+    "direct:vjp": ("direct f.vjp(qs, W)", lambda s: s.direct(True)),
     "jax:G": ("jit(G) (B = 1), jit(vmap(G))", Batch.jax),
     "jax:grad": ("jit(grad(loss)) (B = 1), jit(vmap(grad(loss)))", lambda s: s.jax(True)),
     "torch:G": ("torch forward", Batch.torch),
@@ -308,7 +285,7 @@ METHODS: dict[str, tuple[str, Callable[[Batch], tuple] | None]] = {
     ),
     "jax:trivial+direct:vjp": (
         "trivial jitted FFI call, then direct f.vjp(q, W)",
-        lambda s: s.after_trivial(s.vjp()),
+        lambda s: s.after_trivial(s.direct(True)),
     ),
     "torch:trivial": (TRIVIAL_LABELS["torch:trivial"], lambda s: s.trivial("torch")),
     "torch:trivial+backward": (
@@ -357,17 +334,14 @@ def methods(s: Batch, model, qs, result: dict, trivial: bool = True) -> dict:
         if "+direct" in name and "jax:trivial:B1" not in out:
             continue
         fn, x, kind = build(s)
-        if kind in ("G", "grad"):
+        error = kind  # a trivial call's error against 2x, or None: a direct call
+        if kind == "G":
             y = np.asarray(fn(x))
-            if kind == "G":
-                result["bitwise"][key] = bool(np.array_equal(y, truth))
-            error = (
-                relative_error(y, truth, 1.0)
-                if kind == "G"
-                else relative_error(y[0] if y.ndim > 1 else y, fd)
-            )
-        else:
-            error = kind  # a trivial call's error against 2x, or None: a direct call
+            result["bitwise"][key] = bool(np.array_equal(y, truth))
+            error = relative_error(y, truth, 1.0)
+        elif kind == "grad":
+            y = np.asarray(fn(x))
+            error = relative_error(y[0] if y.ndim > 1 else y, fd)
         tolerance = {"G": G_TOLERANCE, "grad": GRADIENT_TOLERANCE}.get(kind, 0.0)
         if error is not None:
             result["errors"][key] = error
@@ -483,12 +457,12 @@ BASES = {
     "torch:G+backward": ("direct:G", "direct:vjp"),
 }
 """The direct calls each front end's ratio divides by (their sum)."""
-FRAX_ROWS = ("frax:G", "jax:G", "direct:G", "frax:grad", "jax:grad", "direct:vjp")
 FRAX_RATIOS = (
     ("G", "frax:G", "jax:G", "direct:G"),
     ("gradient", "frax:grad", "jax:grad", "direct:vjp"),
 )
-"""frax's table: its rows, and its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``."""
+"""frax's table: its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``, whose
+methods are its rows in this order."""
 
 
 def median_us(case: dict, method: str, B: int) -> float | None:
@@ -505,8 +479,7 @@ def _cell(case: dict, method: str, B: int) -> str:
     t = case["timings"][key]
     bases = [median_us(case, k, B) for k in BASES.get(method, ())]
     ratio = f" ({t['median_us'] / sum(bases):.2f}×)" if bases and None not in bases else ""
-    us = [microseconds(t[k] * 1e-6) for k in ("median_us", "p25_us", "p75_us")]
-    return f"{us[0]} [{us[1]}–{us[2]}]" + ratio
+    return timing_cell(Timing.from_json(t)) + ratio
 
 
 def _table(case: dict, batches: Sequence[int], rows: Sequence[str]) -> list[str]:
@@ -538,19 +511,15 @@ def _case(case: dict, batches: Sequence[int]) -> list[str]:
 def _frax(result: dict | None, batches: Sequence[int]) -> list[str]:
     if result is None:
         return []
-    out = [
-        "",
-        f"### Against frax's dense route: {result['name']} (nv {result['nv']}, m {result['m']})",
-        "",
-    ]
+    head = f"### Against frax's dense route: {result['name']} (nv {result['nv']}, m {result['m']})"
     error, bound = result["errors"].get(AGREEMENT_KEY), f"{frax_route.AGREEMENT_TOLERANCE:g}"
-    out += [
-        prose("frameworks", "frax", error=f"{error:.1e}", bound=bound) if error is not None else "",
-        "",
-    ]
+    agreement = (
+        "" if error is None else prose("frameworks", "frax", error=f"{error:.1e}", bound=bound)
+    )
+    out = ["", head, "", agreement, ""]
     if "frax" in result["skipped"] and not result["timings"]:
         return [*out, f"Not timed: {result['skipped']['frax']}"]
-    out += _table(result, batches, FRAX_ROWS)
+    out += _table(result, batches, [k for ratio in FRAX_RATIOS for k in ratio[1:]])
     for what, frax, mine, direct in FRAX_RATIOS:
         if not any(median_us(result, mine, B) for B in batches):  # no pvosimr.jax: the direct call
             mine = direct

@@ -23,6 +23,7 @@ import numpy as np
 
 from .derivatives import weights
 from .gpu import GPU_CASES, configurations
+from .gpu_runner import DTYPES
 from .names import FRAX_BATCHES, GPU_BATCHES, TOLERANCES
 from .record import relative_error, write_json
 
@@ -30,7 +31,6 @@ CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
 PLATFORMS = ("cuda", "cpu")
 CUBIN_ARCH = "sm_90"
-DTYPES = ("float64", "float32")
 #: The checks on the GPU: a kernel against the CPU library, a ``jax.export`` function against
 #: its output here.
 CHECKS = {

@@ -12,7 +12,8 @@ import numpy as np
 from pvosimr.study import record
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-"""The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md."""
+"""The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md; the C++ of
+the trivial FFI call (:data:`.frameworks.SOURCE`)."""
 
 
 def prose(report: str, block: str, **values: Any) -> str:

@@ -116,15 +116,10 @@ def _scored(name: str, results: dict, truths: list, wide) -> tuple[list[Record],
 
 
 def measure(
-    case: ChainCase,
-    limits: Limits | None = None,
-    codegen: bool = False,
-    sensitivity: bool = False,
-    sweep: str = "depth",
+    case: ChainCase, limits: Limits, codegen: bool, sensitivity: bool, sweep: str
 ) -> tuple[dict, list[Record]]:
     """``(description, records)`` of ``case``: its sizes, reference truth and the paths that
     raised; and every number measured on it (one ``pin.Data``, freed at the end)."""
-    limits = Limits() if limits is None else limits
     start = time.perf_counter()
     model, cms = case.build()
     rng = np.random.default_rng(case.seed + 7)

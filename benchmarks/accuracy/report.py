@@ -8,7 +8,6 @@ import json
 import math
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -170,28 +169,19 @@ LABELS = {"cond": "cond(M)", "truth_vs_wide": "dense truth vs wide"}
 LABELS |= {"lu_vs_cholesky": "dense LU vs Cholesky", "sensitivity": "sensitivity"}
 
 
-@dataclass(frozen=True)
-class Tables:
-    """A sweep's tables: one per group of its cases (their ``group`` keys alike), a column per
-    case, a row per key of the cases' views in ``rows``, then per path its errors."""
-
-    sweep: str
-    group: tuple[str, ...]
-    title: str  # formatted with the group's first case
-    column: str  # formatted with the column's case
-    rows: tuple[str, ...]
-    errors: str
-    intro: tuple[str, ...] = ()
-
-
 TRUTHS = ("truth_vs_wide", "lu_vs_cholesky")
-DEPTH_ROWS, COND_ROWS = ("nv", "cond", "reference", *TRUTHS), ("cond", *TRUTHS, "sensitivity")
-DEPTH = Tables("depth", ("family",), "### {family} chains", "n={n}", DEPTH_ROWS, "errors")
-RATIO = ("ratio →", "")
-COND_TITLE = "### {family}, n = {n} (nv = {nv}), {profile}"
-COND = Tables(
-    "cond", SWEEP_KEYS, COND_TITLE, "{ratio:.0e}", COND_ROWS, "errors_wide", ("ratio →", "")
-)
+TABLES = {
+    "depth": (("family",), "### {family} chains", "n={n}", ("nv", "cond", "reference", *TRUTHS)),
+    "cond": (
+        SWEEP_KEYS,
+        "### {family}, n = {n} (nv = {nv}), {profile}\n\nratio →",
+        "{ratio:.0e}",
+        ("cond", *TRUTHS, "sensitivity"),
+    ),
+}
+"""Per sweep, its tables, one per group of its cases (these keys alike): a heading formatted
+with the group's first case, a column per case (its header formatted with it), a row per key
+of the cases' views, then per path its errors (the sweep's of :data:`AXES`)."""
 
 
 def grid(columns: Sequence[tuple[str, Any]], rows: Sequence[tuple[str, Callable]]) -> list[str]:
@@ -209,14 +199,14 @@ def _case_cell(key: str) -> Callable[[dict], str]:
     return lambda v: fmt(v[key])
 
 
-def _tables(views: list[dict], spec: Tables) -> list[str]:
-    out = []
-    for vs in groups(views, spec.sweep, lambda v: tuple(v[k] for k in spec.group)).values():
-        columns = [(spec.column.format(**v), v) for v in vs]
-        rows = [(LABELS.get(k, k), _case_cell(k)) for k in spec.rows]
-        paths = [p for p in PATHS if any(p in v[spec.errors] for v in vs)]
-        rows += [(p, lambda v, p=p: fmt(v[spec.errors].get(p))) for p in paths]
-        out += [spec.title.format(**vs[0]), "", *spec.intro, *grid(columns, rows), ""]
+def _tables(views: list[dict], sweep: str) -> list[str]:
+    (group, heading, column, keys), errors, out = TABLES[sweep], AXES[sweep][0], []
+    for vs in groups(views, sweep, lambda v: tuple(v[k] for k in group)).values():
+        rows = [(LABELS.get(k, k), _case_cell(k)) for k in keys]
+        paths = [p for p in PATHS if any(p in v[errors] for v in vs)]
+        rows += [(p, lambda v, p=p: fmt(v[errors].get(p))) for p in paths]
+        columns = [(column.format(**v), v) for v in vs]
+        out += [heading.format(**vs[0]), "", *grid(columns, rows), ""]
     return out
 
 
@@ -231,9 +221,9 @@ def markdown(results: dict, seconds: float, command: str) -> str:
     out = [head, "", "## Acceptance: worst error where cond(M) ≤ 1e8", ""]
     out += [prose("accuracy", "acceptance", nv_pin=lim["nv_pin"]), ""]
     out += [*grid(columns, [(p, lambda row, p=p: fmt(row.get(p))) for p in paths]), ""]
-    out += ["## Error against depth (uniform random masses)", "", *_tables(views, DEPTH)]
+    out += ["## Error against depth (uniform random masses)", "", *_tables(views, "depth")]
     out += ["## Error against cond(M) (mass ratio inside the chain)", "", prose("accuracy", "cond")]
-    out += ["", *_tables(views, COND), *summary(views), "## Paths that raised", ""]
+    out += ["", *_tables(views, "cond"), *summary(views), "## Paths that raised", ""]
     return "\n".join(out + ([f"- {f}" for f in failures(views)] or ["None."])) + "\n"
 
 
