@@ -28,7 +28,7 @@ from .loop import N_CONFIGS, Timed
 from .methods import LABELS, Case, labels
 from .record import target_json, target_lines, write_json
 from .targets import case_table, ratio, timing_targets
-from .text import byte_size, microseconds, prose
+from .text import byte_size, microseconds, prose, timing_cell
 
 Lines = list[str]
 Rows = Sequence[tuple[str, Callable]]
@@ -45,8 +45,7 @@ def _cell(timed: Timed, method: str) -> str:
     t = timed.timings.get(method)
     if t is None:
         return timed.skipped.get(method, "—")
-    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
-    return f"{microseconds(t.median)} [{q25}–{q75}]"
+    return timing_cell(t)
 
 
 def _times(names: dict[str, str], methods: Sequence[str]) -> Rows:

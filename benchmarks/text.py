@@ -29,6 +29,12 @@ def microseconds(seconds: float) -> str:
     return f"{us:.1f}" if us >= 10 else f"{us:.2f}"
 
 
+def timing_cell(t: Any) -> str:
+    """``median [p25–p75]`` in µs of a :class:`~benchmarks.loop.Timing`."""
+    q25, q75 = microseconds(t.quantile(0.25)), microseconds(t.quantile(0.75))
+    return f"{microseconds(t.median)} [{q25}–{q75}]"
+
+
 def byte_size(n: float | None) -> str:
     """Bytes in B, kB, MB or GB with three significant digits (``—`` for None)."""
     if n is None:
