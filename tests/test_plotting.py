@@ -197,11 +197,11 @@ def test_timings_figure_from_its_json(tmp_path, monkeypatch):
 
     from benchmarks import figure
 
-    drawn = []
-    monkeypatch.setattr(figure, "_save", lambda fig, stem: drawn.append(fig) or [])
-    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    drawn = []  # the figure plot() closes once it is saved, kept open to be read here
+    monkeypatch.setattr(plt, "close", lambda fig=None: drawn.append(fig))
     run = figure.load(Path(__file__).resolve().parents[1] / "figures" / "timings.json")
-    figure.plot(run, tmp_path / "timings")
+    written = figure.plot(run, tmp_path / "timings")
+    assert [p.name for p in written if p.is_file()] == ["timings.png", "timings.pdf"]
     (fig,) = drawn
     numpy_ax, compiled_ax = fig.axes[:2]
     assert "numpy" in numpy_ax.get_title() and "C++" in compiled_ax.get_title()
