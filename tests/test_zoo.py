@@ -413,6 +413,15 @@ def test_unknown_robot_lists_valid_names() -> None:
     assert "stem_b2_L10" in message and "chain_welded_every_link_n10" in message
 
 
+def test_a_case_given_as_a_name_says_how_to_load_it() -> None:
+    """``load("atlas/feet_6d")`` names the call that takes a case, not a look-alike of itself."""
+    with pytest.raises(ValueError, match="holds a '/'") as info:
+        zoo.load("ur5/nosuchpreset")
+    message = str(info.value)
+    assert "load('ur5', 'nosuchpreset')" in message and "Did you mean" not in message
+    assert "load_case('ur5/nosuchpreset')" in message
+
+
 def test_unknown_preset_lists_presets() -> None:
     robot = zoo.load("chain_welded_every_k_k2")
     with pytest.raises(ValueError, match=r"unknown preset 'feet'.*\['welds_6d'\]"):

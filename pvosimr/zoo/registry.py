@@ -124,6 +124,12 @@ def load(name: str, preset: str | None = None) -> Robot:
     """
     if not isinstance(name, str):
         raise TypeError(f"robot name must be a str, got {type(name).__name__}")
+    if "/" in name:  # a ROBOT/PRESET case given as a name
+        robot, _, case_preset = name.partition("/")
+        raise ValueError(
+            f"robot name {name!r} holds a '/': for a robot with a preset, call "
+            f"load({robot!r}, {case_preset!r}) or load_case({name!r})"
+        )
     built = {**PAPER_ROBOTS, **JOINT_TYPE_ROBOTS, **CLOSED_LOOP_ROBOTS}
     if name in built:
         build, presets = built[name]
