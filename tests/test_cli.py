@@ -4,6 +4,7 @@ mistake ending with exit status 2 and one error line, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -460,13 +461,18 @@ def test_zoo_wide_validate_writes_to_pvosimr_report_not_the_committed_report(
     capsys, monkeypatch, tmp_path
 ):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(validation.zoo, "names", lambda: ["ur5"])  # a one-robot zoo
+    monkeypatch.setattr(validation, "zoo_names", lambda: ["ur5"])  # a one-robot zoo
     monkeypatch.setattr(validation, "damped_inverse_section", lambda seed: "not measured here")
     code, out, _ = run(capsys, ["validate", "--configs", "1"])
     assert code == 0
     assert [p.name for p in tmp_path.iterdir()] == ["pvosimr-report"]
-    assert (tmp_path / "pvosimr-report" / "report.md").is_file()
+    report = tmp_path / "pvosimr-report"
     assert "report: pvosimr-report/report.md" in out
+    # The stand-ins were what ran: the zoo was ur5 alone, the damped section not measured.
+    assert {row["robot"] for row in json.loads((report / "report.json").read_text())["rows"]} == {
+        "ur5"
+    }
+    assert "not measured here" in (report / "report.md").read_text()
 
 
 def test_bench_outside_a_checkout_says_where_the_benchmarks_are(capsys, monkeypatch, tmp_path):

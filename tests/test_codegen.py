@@ -144,7 +144,7 @@ def test_missing_compiler_is_a_clear_error(monkeypatch, tmp_path):
         TreeSpec([0, 1], ["RZ", "RY"], [(2, pin.ContactType.CONTACT_3D)], armature=False, seed=0)
     )
     monkeypatch.delenv("CC", raising=False)
-    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no cc, gcc or clang on it
     with pytest.raises(codegen.CompilerNotFoundError, match="CC") as err:
         codegen.compile(model, cms, cache_dir=tmp_path)
     assert isinstance(err.value, OSError) and isinstance(err.value, RuntimeError)
@@ -216,7 +216,10 @@ def test_singular_mass_matrix_raises(cache):
 
 def test_no_constraints_needs_no_compiler(monkeypatch, tmp_path):
     model, _ = build_tree(TreeSpec([0], ["RZ"], [], armature=False, seed=0))
-    monkeypatch.setattr(codegen, "find_compiler", lambda: pytest.fail("compiler looked up"))
+    # $CC names no compiler: any lookup of one, by whatever function, raises.
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(toolchain.CompilerNotFoundError):
+        toolchain.find_compiler("c")
     f = codegen.compile(model, [], cache_dir=tmp_path)
     assert f(pin.neutral(model)).shape == (0, 0)
     with pytest.raises(ValueError):

@@ -73,11 +73,13 @@ def test_missing_optional_model(tmp_path, monkeypatch, capsys):
     assert validation.main(["--robots", "atlas", "--out", str(tmp_path)]) == 2
     assert "PVOSIMR_MODEL_PATH" in capsys.readouterr().err
 
-    monkeypatch.setattr(validation.zoo, "names", lambda: ["atlas", "ur5"])
-    monkeypatch.setattr(validation, "MJCF_ROBOTS", {})  # the MJCF robots: test_validate_mujoco
+    # The zoo-wide list (the MJCF robots are test_validate_mujoco's): atlas and ur5 only.
+    monkeypatch.setattr(validation, "zoo_names", lambda: ["atlas", "ur5"])
     assert validation.main(["--configs", "1", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "## Robots not validated" in md and "**atlas**" in md and "| ur5 |" in md
+    rows = json.loads((tmp_path / "report.json").read_text())["rows"]
+    assert {row["robot"] for row in rows} == {"ur5"}  # the stand-in zoo was the one validated
     # the section on Pinocchio's silently wrong routines, without the Atlas case
     assert "## Where Pinocchio's routines are silently wrong" in md
     assert "| four_bar/coupler_rocker_3d_lwa | 3 | 3 | 1 × 3D two-body LWA |" in md
