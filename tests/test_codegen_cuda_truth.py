@@ -7,8 +7,8 @@ that is singular, and random trees (hypothesis).
 G in float64 meets the project's tolerance (``rel_err ≤ TOLERANCE``); the gradient of
 ``⟨W, G(N(q))⟩`` in q's coordinates (float64) meets it against central differences of the
 truth's G in q's own coordinates, ``N`` dividing each unit part by its norm; G in float32 meets
-:func:`float32_bound`, float32's epsilon times the conditioning of M, which the measured
-errors (docs/cuda.md, "Against the truth, and where float32 ends") stay far below.
+:func:`float32_bound`, float32's epsilon times the conditioning of M and the depth of J, which
+the measured errors (docs/cuda.md, "Against the truth, and where float32 ends") stay below.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from _trees import (
     tree_specs,
     with_anchors,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from pvosimr.codegen.c_source import NON_FINITE, OK
 from pvosimr.constraints import rows
@@ -86,12 +86,14 @@ def configurations(model: pin.Model, count: int, seed: int = 0) -> np.ndarray:
 
 
 def float32_bound(nv: int, M: np.ndarray) -> float:
-    """What G in float32 may lose against the truth, ``rel_err``: ``eps₃₂ (nv + cond₂(M))``
-    with ``M`` the mass matrix the algorithm factors.  A backward-stable solve with M loses
-    ``cond(M) eps`` relative to ``|G|`` to first order; ``nv eps`` covers the rounding of the
-    length-nv sums and of ``N(q)`` to float32 where M is well conditioned.  The measured errors
-    stay at least 29 times below it, 4 times on a mimic tree (docs/cuda.md)."""
-    return EPS32 * (nv + np.linalg.cond(M))
+    """What G in float32 may lose against the truth, ``rel_err``: ``eps₃₂ (6 (nv + 1) +
+    cond₂(M))`` with ``M`` the mass matrix the algorithm factors.  To first order, a
+    backward-stable solve with M loses ``cond(M) eps`` relative to ``|G|``, and J's rounding
+    enters G twice: each joint on a row's path (at most nv) and the constraint's frame round
+    J's entries through 3-term sums, 3 eps each.  Measured at 400 configurations of 140 random
+    trees of 1 to 10 joints, the errors stay at least 3.8 times below it (3.4 eps on a single
+    revolute joint, where cond(M) = 1)."""
+    return EPS32 * (6 * (nv + 1) + np.linalg.cond(M))
 
 
 def differences(model: pin.Model, cms: list, q: np.ndarray, W: np.ndarray, h: float):
@@ -454,13 +456,22 @@ def test_hard_gradients(name):
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=tree_specs(max_joints=4, max_constraints=3).filter(lambda s: s.constraints))
+# One revolute joint with a point contact: 2.3 eps in float32, beyond eps (nv + cond(M)).
+@example(spec=TreeSpec([0], ["RZ"], [(1, C3)], False, 2353))
 def test_random_trees_every_kernel(spec):
-    """G in float64 and float32, and the gradient, on random trees of up to 4 joints."""
+    """G in float64 and float32, and the gradient, on random trees of up to 4 joints; a
+    gradient beyond ``CHUNKED_FROM`` (three ellipsoid or free joints under three contacts) is
+    refused in one line, as the kernels refuse chunks."""
     model, cms = random_tree(spec)
     qs = configurations(model, 2, spec.seed)
-    kernel = cuda.compile_cuda(model, cms, vjp=True)
+    try:
+        kernel = cuda.compile_cuda(model, cms, vjp=True)
+    except cuda.CudaError as exc:
+        assert "delassus_vjp_pv_osimr has more than" in str(exc) and "CHUNKED_FROM" in str(exc)
+        kernel = cuda.compile_cuda(model, cms)
+    else:
+        assert check_gradient(kernel, model, cms, qs) <= TOLERANCE  # measured: 2e-10 at most
     check_float64(kernel, model, cms, qs)
-    assert check_gradient(kernel, model, cms, qs) <= TOLERANCE  # measured: 2e-10 at most
     check_float32(cuda.compile_cuda(model, cms, dtype="float32"), model, cms, qs)
 
 
