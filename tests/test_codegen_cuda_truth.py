@@ -478,7 +478,7 @@ def test_random_trees_every_kernel(spec):
         assert "delassus_vjp_pv_osimr has more than" in str(exc) and "CHUNKED_FROM" in str(exc)
         kernel = cuda.compile_cuda(model, cms)
     else:
-        # the differences as certain as the truth's rounding lets them be: 1e-9 at cond(M) 2e3
+        # the differences as certain as the truth's rounding lets them be
         uncertainty = check_gradient(kernel, model, cms, qs)
         assert uncertainty <= max(TOLERANCE, differences_rounding(model, qs))
     check_float64(kernel, model, cms, qs)
