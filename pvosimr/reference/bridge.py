@@ -106,7 +106,7 @@ class BuildRecipe:
     libraries: tuple[str, ...]
     defines: tuple[str, ...]
 
-    def command(self, output: Path) -> list[str]:
+    def command(self, output: Path, source: Path = SOURCE) -> list[str]:
         """The one compile-and-link command (no machine-specific flag)."""
         return [
             *self.compiler,
@@ -114,7 +114,7 @@ class BuildRecipe:
             "-DNDEBUG",
             *(f"-D{d}" for d in self.defines),
             *(f"-I{d}" for d in self.include_dirs),
-            str(SOURCE),
+            str(source),
             "-o",
             str(output),
             f"-L{self.library_dir}",
@@ -130,7 +130,8 @@ class BuildRecipe:
                     _BUILD_VERSION,
                     SOURCE.read_text(),
                     toolchain.compiler_identity(self.compiler),
-                    shlex.join(self.command(Path("out"))),
+                    # the source by name: its text is above, and every checkout shares the build
+                    shlex.join(self.command(Path("out"), Path(SOURCE.name))),
                     sys.implementation.cache_tag or "",
                     sysconfig.get_config_var("EXT_SUFFIX") or "",
                 ]
