@@ -57,6 +57,20 @@ def test_cache_name_changes_with_pin_and_compiler(needs_bridge):  # noqa: F811
 
 
 @pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
+def test_every_checkout_shares_one_build(needs_bridge, monkeypatch, tmp_path):  # noqa: F811
+    """The same source elsewhere (another clone) is the same library; other text is not."""
+    recipe = bridge.build_recipe()
+    name = recipe.library().name
+    copy = tmp_path / "clone" / bridge.SOURCE.name
+    copy.parent.mkdir()
+    copy.write_text(bridge.SOURCE.read_text())
+    monkeypatch.setattr(bridge, "SOURCE", copy)
+    assert recipe.library().name == name
+    copy.write_text(copy.read_text() + "// edited\n")
+    assert recipe.library().name != name
+
+
+@pytest.mark.slow  # Pinocchio's C++ PV-OSIMr through the bridge (built by the first such test)
 def test_no_compiler_a_clear_error_and_everything_else_works(no_compiler, manipulator):
     model, cms = manipulator
     q = pin.neutral(model)

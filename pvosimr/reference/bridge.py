@@ -106,7 +106,7 @@ class BuildRecipe:
     libraries: tuple[str, ...]
     defines: tuple[str, ...]
 
-    def command(self, output: Path, source: Path = SOURCE) -> list[str]:
+    def command(self, output: Path, source: Path | None = None) -> list[str]:
         """The one compile-and-link command (no machine-specific flag)."""
         return [
             *self.compiler,
@@ -114,7 +114,7 @@ class BuildRecipe:
             "-DNDEBUG",
             *(f"-D{d}" for d in self.defines),
             *(f"-I{d}" for d in self.include_dirs),
-            str(source),
+            str(source or SOURCE),
             "-o",
             str(output),
             f"-L{self.library_dir}",
