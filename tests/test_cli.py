@@ -410,22 +410,14 @@ def test_help_says_only_out_rewrites_the_committed_files(capsys, command):
     assert "pvosimr-report" in text and "git-ignored" in text and "rewrite" in text
 
 
+# fmt: off
 DEFAULT_RUNS = [
     ["pvosimr"],
     ["pvosimr", "validate", "--configs", "1"],
     ["pvosimr", "count", "ur5"],
     ["pvosimr", "figures", "--quick"],
-    [
-        "pvosimr",
-        "bench",
-        "--robots",
-        "ur5",
-        "--repeats",
-        "1",
-        "--no-scaling",
-        "--no-crossover",
-        "--no-codegen",
-    ],
+    ["pvosimr", "bench", "--robots", "ur5", "--repeats", "1", "--no-scaling", "--no-crossover",
+     "--no-codegen"],
     ["pvosimr", "bench", "--sections", "accuracy", "--quick", "--no-progress"],
     ["validation/loop_closures.py"],
     ["validation/fig4b_breakdown.py", "--sizes", "4"],
@@ -434,6 +426,7 @@ DEFAULT_RUNS = [
 ]
 """Every command and validation script with its default output options (the quickest sizes
 it has)."""
+# fmt: on
 
 
 @pytest.fixture(scope="module")
