@@ -52,14 +52,6 @@ def central_differences(Gs: np.ndarray, h: float = STEP) -> np.ndarray:
     return (Gs[:nv] - Gs[nv:]) / (2 * h)
 
 
-def _pinocchio_g(model: pin.Model, cms: list) -> Callable[[np.ndarray], np.ndarray]:
-    """Pinocchio's ``computeDelassusMatrix`` (structures prepared once), a copy of G per call."""
-    data = model.createData()
-    scms = pin.StdVec_RigidConstraintModel(cms)
-    cds = pin.StdVec_RigidConstraintData([cm.createData() for cm in scms])
-    return lambda q: pin.computeDelassusMatrix(model, data, q, scms, cds, 0.0).copy()
-
-
 def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
     """Central differences of G called once per perturbed configuration."""
     return lambda q: central_differences(np.stack([G(x) for x in perturbed(model, q)]))
@@ -68,7 +60,10 @@ def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
 def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
     """The derivative methods that can run: the central differences of Pinocchio always, the
     others where their generated code was built."""
-    out = {REFERENCE: _fd(model, _pinocchio_g(model, cms))}
+    from .methods import pinocchio_bare  # not at the top: .methods imports this module
+
+    efpa = pinocchio_bare(model, cms)["pin-efpa"]  # G in Pinocchio's data: copied per call
+    out = {REFERENCE: _fd(model, lambda q: efpa(q).copy())}
     if compiled_dg is not None:
         out["dG:codegen"] = lambda q: compiled_dg.derivatives(q, threads=1)
         W = weights(compiled_dg.m)
