@@ -27,10 +27,10 @@ from pvosimr.study.record import row, table
 
 from . import frax_route
 from .derivatives import weights
-from .loop import Timing, time_methods
+from .loop import Timing, time_methods, timings_json
 from .names import ATLAS_6D, FRAMEWORK_BATCHES, SHADOW_3D, TOLERANCES
 from .record import relative_error, target_json, target_lines
-from .targets import TRIVIAL_LABELS, framework_targets
+from .targets import TRIVIAL_LABELS, framework_targets, median_us
 from .text import TEMPLATES, prose, timing_cell
 
 FRAMEWORK_CASES = (ATLAS_6D, SHADOW_3D)
@@ -352,10 +352,6 @@ def methods(s: Batch, model, qs, result: dict, trivial: bool = True) -> dict:
     return out
 
 
-def _json(timings: dict) -> dict:
-    return {k: t.to_json() for k, t in timings.items()}
-
-
 def time_robot(robot, batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -> dict:
     """The section on one zoo robot case (``zoo.load_case``'s result), as JSON."""
     from pvosimr import codegen
@@ -368,7 +364,7 @@ def time_robot(robot, batches: Sequence[int], repeats: int, seed: int, cache_dir
         qs = np.stack([robot.q_random(rng) for _ in range(B)])
         s = Batch(f, front_ends, qs[0] if B == 1 else qs, weights(robot.m), cache_dir)
         timed = methods(s, robot.model, qs, result)
-        result["timings"] |= _json(time_methods(timed, repeats))
+        result["timings"] |= timings_json(time_methods(timed, repeats))
         if B > 1 and f"jax:G:B{B}" in timed:  # the timing's allocator state, just after it
             fn, inputs, _ = timed[f"jax:G:B{B}"]
             result["output_buffers"][f"jax:G:B{B}"] = output_buffers(fn, inputs)
@@ -407,7 +403,7 @@ def time_frax(batches: Sequence[int], repeats: int, seed: int, cache_dir=None) -
             Batch(f, front_ends, p[0] if B == 1 else p, W), case.model, p, result, False
         )
         number = 1 if B >= ONE_CALL_FROM else None  # frax's methods were called once already
-        result["timings"] |= _json(time_methods(timed, repeats, number))
+        result["timings"] |= timings_json(time_methods(timed, repeats, number))
     return result
 
 
@@ -463,12 +459,6 @@ FRAX_RATIOS = (
 )
 """frax's table: its ratios ``(what, frax's, pvosimr's, pvosimr's without jax)``, whose
 methods are its rows in this order."""
-
-
-def median_us(case: dict, method: str, B: int) -> float | None:
-    """The median µs per call (a whole batch) of ``method`` at ``B`` in a case's JSON."""
-    t = case["timings"].get(f"{method}:B{B}")
-    return None if t is None else t["median_us"]
 
 
 def _cell(case: dict, method: str, B: int) -> str:

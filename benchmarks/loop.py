@@ -57,6 +57,11 @@ class Timing:
         return {**us, "samples": len(self.samples), "calls_per_sample": self.number}
 
 
+def timings_json(timings: dict[str, Timing]) -> dict[str, dict]:
+    """Each method's :meth:`Timing.to_json`, as a section's JSON keeps its timings."""
+    return {k: t.to_json() for k, t in timings.items()}
+
+
 @dataclass
 class Timed:
     """What one section measured on one case: its size, a timing per method, why some have
@@ -91,9 +96,8 @@ class Timed:
 
     def json_head(self) -> dict:
         """The fields above as JSON but the errors (each section names their key)."""
-        timings = {k: t.to_json() for k, t in self.timings.items()}
-        return {"name": self.name, "nv": self.nv, "m": self.m, "timings": timings,
-                "skipped": self.skipped}  # fmt: skip
+        return {"name": self.name, "nv": self.nv, "m": self.m,
+                "timings": timings_json(self.timings), "skipped": self.skipped}  # fmt: skip
 
     def refused(self, method: str) -> bool:
         """Whether ``method`` declined this case (e.g. the Cholesky route on a singular G)."""

@@ -200,10 +200,11 @@ def _framework_targets(B: int | None) -> tuple[Target, ...]:
     )
 
 
-def _median(case: dict, method: str, B: int) -> float | None:
-    """Seconds per call (a whole batch) of ``method`` at ``B`` in the section's case JSON."""
+def median_us(case: dict, method: str, B: int) -> float | None:
+    """The median µs per call (a whole batch) of ``method`` at ``B`` in a case's JSON of the
+    section "JAX and PyTorch"."""
     t = case["timings"].get(f"{method}:B{B}")
-    return None if t is None else t["median_us"] * 1e-6
+    return None if t is None else t["median_us"]
 
 
 def _front_end(case: dict | None, quantity: str, B: int | None) -> Measured:
@@ -216,12 +217,13 @@ def _front_end(case: dict | None, quantity: str, B: int | None) -> Measured:
         return Measured(None, "not measured: no B > 1 in the run")
     if case is None:
         return Measured(None, f"not measured: no {ATLAS_6D} in the run")
-    times = [_median(case, k, at) for k in (method, base, *trivial)]
-    if None in times:
+    times_us = [median_us(case, k, at) for k in (method, base, *trivial)]
+    if None in times_us:
         skipped = case["skipped"]
         why = skipped.get(f"{method}:B{at}") or skipped.get(method.split(":")[0])
         default = "B = 1 not in the run" if trivial else "not in the run"
         return Measured(None, f"not measured: {why or default}")
+    times = [t * 1e-6 for t in times_us]  # seconds
     if kind == "ratio":
         a, b = times
         return Measured(a / b, f"{a / b:.2f}× ({microseconds(a)} vs {microseconds(b)} µs)")
@@ -229,9 +231,9 @@ def _front_end(case: dict | None, quantity: str, B: int | None) -> Measured:
     bound = d + z + OVERHEAD_US * 1e-6
     terms = " + ".join([microseconds(d), microseconds(z), f"{OVERHEAD_US:g}"])
     shown = f"{microseconds(t)} µs; bound {terms} µs = {microseconds(bound)} µs"
-    after = _median(case, f"{trivial[0]}+{base}", 1)
+    after = median_us(case, f"{trivial[0]}+{base}", 1)
     if after is not None:  # the direct call in the caches JAX's dispatch leaves
-        shown += f" (the direct call after the trivial call: {microseconds(after - z)} µs)"
+        shown += f" (the direct call after the trivial call: {microseconds(after * 1e-6 - z)} µs)"
     return Measured((t - d - z) * 1e6, shown)
 
 
