@@ -1,6 +1,6 @@
 """The one writer of ``timings.md`` and ``timings.json`` (and, through :mod:`.figure`, its plots).
 
-A table is data: row names with a cell function, over the measured cases (:func:`grid`) or the
+A table is data: row names with a cell function, over the measured cases (:func:`.text.grid`) or the
 sizes of a sweep (:func:`sized`); :func:`pvosimr.study.record.table` draws it.  :data:`SECTIONS`
 lists the report's sections in order, each a function of the run returning lines; paragraphs
 come from ``templates/timings.md`` (:func:`.text.prose`).  :func:`jsonable` is the same run as
@@ -28,16 +28,9 @@ from .loop import N_CONFIGS, Timed
 from .methods import LABELS, Case, labels
 from .record import target_json, target_lines, write_json
 from .targets import case_table, ratio, timing_targets
-from .text import byte_size, microseconds, prose, timing_cell
+from .text import Rows, byte_size, grid, microseconds, prose, timing_cell
 
 Lines = list[str]
-Rows = Sequence[tuple[str, Callable]]
-"""A table as data: each row's name and the function giving its cell of one column."""
-
-
-def grid(corner: str, heads: Sequence[str], rows: Rows, columns: Sequence) -> Lines:
-    """One row per ``(name, cell)`` of ``rows``, one column per item of ``columns``."""
-    return table([corner, *heads], [[name, *map(cell, columns)] for name, cell in rows])
 
 
 def _cell(timed: Timed, method: str) -> str:

@@ -1,9 +1,10 @@
 """How every section writes a number: the report prose from ``templates/``, times, sizes,
-slopes and ratios as the reports print them (:mod:`pvosimr.study.record` writes the tables)."""
+slopes and ratios as the reports print them, and a table of rows by columns (:func:`grid`; its
+markdown from :mod:`pvosimr.study.record`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,19 @@ from pvosimr.study import record
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md; the C++ of
 the trivial FFI call (:data:`.frameworks.SOURCE`)."""
+
+Rows = Sequence[tuple[str, Callable]]
+"""A table as data: each row's name and the function giving its cell of one column."""
+
+
+def grid(
+    corner: str, heads: Sequence[str], rows: Rows, columns: Sequence, left: bool = False
+) -> list[str]:
+    """One row per ``(name, cell)`` of ``rows``, one column per item of ``columns`` (headed
+    ``heads``, under ``corner``) with ``cell(column)`` in it; every column left-aligned where
+    ``left``, else the first."""
+    body = [[name, *map(cell, columns)] for name, cell in rows]
+    return record.table([corner, *heads], body, "l" * (len(heads) + 1) if left else "")
 
 
 def prose(report: str, block: str, **values: Any) -> str:

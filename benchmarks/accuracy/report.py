@@ -1,6 +1,7 @@
-"""The study's report, read off its records: ``accuracy.md`` (every table from :func:`grid` and a
-table spec, the prose from ``benchmarks/templates/accuracy.md``), ``accuracy.json`` and
-``accuracy.png`` (its panels from :data:`PANELS`)."""
+"""The study's report, read off its records: ``accuracy.md`` (every table from
+:func:`benchmarks.text.grid` and a table spec, the prose from
+``benchmarks/templates/accuracy.md``), ``accuracy.json`` and ``accuracy.png`` (its panels from
+:data:`PANELS`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ from typing import Any
 
 import pinocchio as pin
 
-from pvosimr.study.record import table
-
 from ..record import Record, write_json
-from ..text import prose
+from ..text import grid, prose
 from .cases import (
     ACCEPT_COND,
     ALGORITHMS,
@@ -184,14 +183,6 @@ with the group's first case, a column per case (its header formatted with it), a
 of the cases' views, then per path its errors (the sweep's of :data:`AXES`)."""
 
 
-def grid(columns: Sequence[tuple[str, Any]], rows: Sequence[tuple[str, Callable]]) -> list[str]:
-    """The one table of the report: a column per ``(header, data)``, a row per ``(label,
-    cell)`` with ``cell(data)`` in each column."""
-    header = ["path", *(h for h, _ in columns)]
-    body = [[label, *(cell(data) for _, data in columns)] for label, cell in rows]
-    return table(header, body, "l" * len(header))
-
-
 def _case_cell(key: str) -> Callable[[dict], str]:
     """A case's own row: nv, its reference truth's name, or a number of :data:`LABELS`."""
     if key in ("nv", "reference"):
@@ -205,8 +196,8 @@ def _tables(views: list[dict], sweep: str) -> list[str]:
         rows = [(LABELS.get(k, k), _case_cell(k)) for k in keys]
         paths = [p for p in PATHS if any(p in v[errors] for v in vs)]
         rows += [(p, lambda v, p=p: fmt(v[errors].get(p))) for p in paths]
-        columns = [(column.format(**v), v) for v in vs]
-        out += [heading.format(**vs[0]), "", *grid(columns, rows), ""]
+        heads = [column.format(**v) for v in vs]
+        out += [heading.format(**vs[0]), "", *grid("path", heads, rows, vs, left=True), ""]
     return out
 
 
@@ -216,11 +207,12 @@ def markdown(results: dict, seconds: float, command: str) -> str:
     values = {"command": command, "seconds": f"{seconds:.0f}", "pin": pin.__version__}
     head = prose("accuracy", "head", **values, n_kinds=len(kinds), kinds=", ".join(kinds), **lim)
     acc = acceptance(views)
-    columns = [(f"{f} (nv ≤ {row['nv']})", row) for f, row in acc.items()]
+    heads = [f"{f} (nv ≤ {row['nv']})" for f, row in acc.items()]
     paths = [p for p in PATHS if any(p in row for row in acc.values())]
     out = [head, "", "## Acceptance: worst error where cond(M) ≤ 1e8", ""]
     out += [prose("accuracy", "acceptance", nv_pin=lim["nv_pin"]), ""]
-    out += [*grid(columns, [(p, lambda row, p=p: fmt(row.get(p))) for p in paths]), ""]
+    rows = [(p, lambda row, p=p: fmt(row.get(p))) for p in paths]
+    out += [*grid("path", heads, rows, list(acc.values()), left=True), ""]
     out += ["## Error against depth (uniform random masses)", "", *_tables(views, "depth")]
     out += ["## Error against cond(M) (mass ratio inside the chain)", "", prose("accuracy", "cond")]
     out += ["", *_tables(views, "cond"), *summary(views), "## Paths that raised", ""]
