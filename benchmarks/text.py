@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pvosimr.study import record
+from pvosimr.study import figures, record
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The paragraphs of timings.md, its section "JAX and PyTorch", gpu.md and accuracy.md; the C++ of
@@ -60,9 +60,8 @@ def byte_size(n: float | None) -> str:
 
 
 def slope(ns: Sequence[float], values: Sequence[float], last: int = 4) -> float | None:
-    """Least-squares slope of log(value) against log(n) over the ``last`` largest sizes (None
-    with fewer than two)."""
+    """:func:`pvosimr.study.figures.slope` (log-log, least squares) of ``values`` against
+    ``ns`` over the ``last`` largest sizes (None with fewer than two)."""
     if len(ns) < 2:
         return None
-    xs, ys = np.array(ns[-last:], dtype=float), np.array(values[-last:], dtype=float)
-    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+    return figures.slope(np.array(ns, dtype=float), np.array(values, dtype=float), last)
