@@ -84,9 +84,6 @@ class Target:
     comparison: str = "<="
     missing: str = "not met"
 
-    def met(self, value: float) -> bool:
-        return value < self.bound if self.comparison == "<" else value <= self.bound
-
 
 @dataclass(frozen=True)
 class Measured:
@@ -97,6 +94,11 @@ class Measured:
     shown: str
 
 
+def verdict(value: float, bound: float, comparison: str = "<=") -> str:
+    """``met`` where ``value`` is within ``bound`` (``<=`` it, or ``<``), else ``not met``."""
+    return "met" if (value < bound if comparison == "<" else value <= bound) else "not met"
+
+
 def verdicts(targets: Iterable[Target], measure: Callable[[Target], Measured]) -> list[Row]:
     """``(target, measured, verdict)`` of each target, its quantity read by ``measure``."""
     rows = []
@@ -105,7 +107,8 @@ def verdicts(targets: Iterable[Target], measure: Callable[[Target], Measured]) -
         if got.value is None:
             rows.append((target.text, got.shown, target.missing))
         else:
-            rows.append((target.text, got.shown, "met" if target.met(got.value) else "not met"))
+            judged = verdict(got.value, target.bound, target.comparison)
+            rows.append((target.text, got.shown, judged))
     return rows
 
 

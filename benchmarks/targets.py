@@ -10,7 +10,7 @@ from __future__ import annotations
 from .derivatives import REFERENCE, VJP
 from .methods import Case, batch_name
 from .names import ATLAS_6D, BATCH_SIZE, TARGET_BATCH
-from .record import Measured, Row, Target, verdicts
+from .record import Measured, Row, Target, verdict, verdicts
 from .scaling import Point, log_log_slope
 from .text import microseconds, slope
 
@@ -145,11 +145,9 @@ def timing_targets(run_result: dict) -> list[Row]:
     return verdicts(TIMING_TARGETS, measure)
 
 
-def _cell(r: float | None, bound: float, strict: bool = False) -> str:
-    """``0.08× (met)``: a ratio and whether it is within ``bound`` (below it where ``strict``)."""
-    if r is None:
-        return "—"
-    return f"{r:.2f}× ({'met' if (r < bound if strict else r <= bound) else 'not met'})"
+def _cell(r: float | None, bound: float, comparison: str = "<=") -> str:
+    """``0.08× (met)``: a ratio and its :func:`~.record.verdict` against ``bound``."""
+    return "—" if r is None else f"{r:.2f}× ({verdict(r, bound, comparison)})"
 
 
 def case_table(cases: list[Case]) -> list[tuple[str, list[str]]]:
@@ -161,7 +159,7 @@ def case_table(cases: list[Case]) -> list[tuple[str, list[str]]]:
     ]
     dG = [_on_case(c, f"ratio:dG:codegen/{REFERENCE}").value for c in cases]
     rows.append(
-        ("generated dG/dq ÷ central differences of Pinocchio < 1×", [_cell(r, 1, True) for r in dG])
+        ("generated dG/dq ÷ central differences of Pinocchio < 1×", [_cell(r, 1, "<") for r in dG])
     )
     return rows
 
