@@ -21,6 +21,7 @@ from pvosimr.reference.truth import TOLERANCE, constraint_jacobian, rel_err
 from .loop import Method
 from .methods import Options, batch_name, compile_g, g_facts, pinocchio_bare
 from .names import CROSSOVER_BATCH
+from .record import within
 from .scaling import Point, large_flags, quick_sizes, start, sweep
 
 CODEGEN = batch_name(CROSSOVER_BATCH, 1)
@@ -132,10 +133,8 @@ def check_agreement(
     route beyond ``tolerance``."""
     errors = {name: rel_err(G, Gs[reference]) for name, G in Gs.items() if name != reference}
     for name, error in errors.items():
-        if not error <= tolerance:  # NaN fails too
-            raise ValueError(
-                f"{name} disagrees with {reference}: rel_err {error:.1e} > {tolerance:g}"
-            )
+        message = f"{name} disagrees with {reference}: rel_err {error:.1e} > {tolerance:g}"
+        within(error, tolerance, message, ValueError)
     return errors
 
 

@@ -33,7 +33,7 @@ from pvosimr.study.record import table
 
 from .loop import median_seconds
 from .names import ATLAS_6D, ATLAS_HANDS_6D, CPU_BATCH, GPU_BATCHES, TOLERANCES
-from .record import relative_error, target_lines, write_json
+from .record import relative_error, target_lines, within, write_json
 from .targets import gpu_targets
 from .text import prose
 
@@ -72,9 +72,7 @@ def _checked(out: Any, robot, qs: np.ndarray) -> float:
     """:func:`numpy_error` on three rows; AssertionError above the XLA route's tolerance (a
     timed method must give the right matrix)."""
     worst = numpy_error(out, robot, qs, (0, len(qs) // 2, len(qs) - 1))
-    if not worst <= TOLERANCES["xla"]:
-        raise AssertionError(f"XLA route off the numpy path by {worst:.3g}")
-    return worst
+    return within(worst, TOLERANCES["xla"], f"XLA route off the numpy path by {worst:.3g}")
 
 
 def _xla_process(case: str, batch: int, repeats: int, compare: bool, cache: str) -> dict:

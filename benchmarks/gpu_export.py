@@ -25,7 +25,7 @@ from .derivatives import weights
 from .gpu import GPU_CASES, configurations
 from .gpu_runner import DTYPES
 from .names import FRAX_BATCHES, GPU_BATCHES, TOLERANCES
-from .record import relative_error, write_json
+from .record import relative_error, within, write_json
 
 CONFIGS = 64
 """Configurations per case: the rows every batch repeats, and where the GPU is checked."""
@@ -95,8 +95,7 @@ def _case(out: Path, spec: str) -> dict:
     case["xla"] = {"": _route(out, f"{slug}_", G, case["q"], qs, W)}
     for dtype in DTYPES:
         error = relative_error(np.load(out / case["xla"][""][dtype]["G_reference"]), truth)
-        if not error <= CHECKS[dtype]:
-            raise AssertionError(f"{spec}, {dtype}: the exported G is off by {error:.3g}")
+        within(error, CHECKS[dtype], f"{spec}, {dtype}: the exported G is off by {error:.3g}")
     name = f"c_{slug.replace('-', '_')}"
     codegen.export(robot.model, robot.constraints, out / f"{slug}_c", name=name)
     return {**case, "c": f"{slug}_c", "kernels": _kernels(out, slug, robot, qs, W)}
@@ -156,8 +155,8 @@ def _frax(out: Path) -> dict:
     }  # fmt: skip
     G_frax = np.load(out / routes["frax_"]["float64"]["G_reference"])  # the exported dense G
     agreement = frax_route.agreement(case, q_frax, G_frax)
-    if not agreement <= frax_route.AGREEMENT_TOLERANCE:
-        raise AssertionError(f"frax's G and pvosimr's disagree by {agreement:.3g}")
+    message = f"frax's G and pvosimr's disagree by {agreement:.3g}"
+    within(agreement, frax_route.AGREEMENT_TOLERANCE, message)
     return {"name": frax_route.ROBOT, "agreement": agreement, "xla": routes, "kernels": {}}
 
 

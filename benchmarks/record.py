@@ -2,10 +2,10 @@
 writer, the relative error, and the targets as data with their verdicts.
 
 A section measures into :class:`Record` rows, writes its JSON with :func:`write_json` and its
-tables with :func:`pvosimr.study.record.table`, checks a result with :func:`relative_error`, and
-states its targets as :class:`Target` data judged by :func:`verdicts`.  The standalone GPU runner
-keeps a copy of :class:`Record` (it must not import pvosimr); a test checks both have the same
-fields.
+tables with :func:`pvosimr.study.record.table`, checks a result with :func:`relative_error` (and
+stops with its own message where :func:`within` finds it off), and states its targets as
+:class:`Target` data judged by :func:`verdicts`.  The standalone GPU runner keeps a copy of
+:class:`Record` (it must not import pvosimr); a test checks both have the same fields.
 """
 
 from __future__ import annotations
@@ -66,6 +66,15 @@ def relative_error(a: Any, b: Any, floor: float = float(np.finfo(float).tiny)) -
         return float("inf")
     error = float(np.max(np.abs(a - b)) / max(floor, float(np.max(np.abs(b)))))
     return error if np.isfinite(error) else float("inf")
+
+
+def within(
+    error: float, tolerance: float, message: str, raises: type[Exception] = AssertionError
+) -> float:
+    """``error`` where it is at most ``tolerance``, else ``raises(message)`` (a NaN is not)."""
+    if not error <= tolerance:
+        raise raises(message)
+    return error
 
 
 Row = tuple[str, str, str]
