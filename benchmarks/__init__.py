@@ -64,15 +64,6 @@ SWEEPS = (
 )  # fmt: skip
 """The sweeps, in the order they run and are reported (a sample of a large size lasts long)."""
 
-SECTIONS = {
-    "timings": "timings.md/.json/.png/.pdf",
-    "frameworks": 'the section "JAX and PyTorch" alone',
-    "gpu": "gpu.md/.json: CUDA kernels and XLA on a GPU",
-    "gpu-export": "a folder (--export-dir) to run on a GPU machine",
-    "accuracy": "accuracy.md/.json/.png",
-}
-"""What ``--sections`` can run, and what each writes."""
-
 
 def _flags(text: str) -> tuple[str, ...]:
     """``--codegen-flags``: split as a shell would."""
@@ -131,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "C++ on the paper's robots and the Fig. 4 chains, the front ends, the GPU, accuracy "
         "(docs/testing.md explains every option).",
     )
-    what = "; ".join(f"{name}: {text}" for name, text in SECTIONS.items())
+    what = "; ".join(f"{name}: {help}" for name, (help, _, _) in SECTIONS.items())
     parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=["timings"],
                         metavar="SECTION", help=f"{what} (default: %(default)s)")  # fmt: skip
     for flag, metavar, kind, default, nargs, help in OPTIONS:
@@ -260,7 +251,7 @@ def _check(args: argparse.Namespace, prog: str) -> int | None:
     unknown = [n for n in _chosen(args.mujoco_robots, MUJOCO_ROBOTS) if not known_robot(n)]
     if unknown:
         return cli.usage_error(prog, f"--mujoco-robots {unknown[0]}: no such MJCF robot or file")
-    for out in {_out(args, s) for s in args.sections if s != "gpu-export"}:
+    for out in {_out(args, s) for s in args.sections if SECTIONS[s][1] is not None}:
         unmade = cli.make_out(prog, out)
         if unmade is not None:
             return unmade
@@ -269,9 +260,7 @@ def _check(args: argparse.Namespace, prog: str) -> int | None:
 
 def _out(args: argparse.Namespace, section: str) -> Path:
     """Where ``section`` writes: ``--out``, else its default folder."""
-    if args.out is not None:
-        return args.out
-    return cli.REPORT_DIR if section == "accuracy" else DEFAULT_OUT
+    return args.out or SECTIONS[section][1]
 
 
 def _timings(args: argparse.Namespace, command: str) -> tuple[list[Path], list[str]]:
@@ -313,8 +302,15 @@ def _accuracy(args: argparse.Namespace, command: str) -> tuple[list[Path], list[
     return [out / f"accuracy.{ext}" for ext in ("md", "json", "png")], []
 
 
-RUNNERS = {"timings": _timings, "gpu": _gpu, "gpu-export": _gpu_export, "accuracy": _accuracy}
-"""The sections in the order they run ("frameworks" runs with "timings")."""
+SECTIONS = {  # name: help, folder without --out (None: --export-dir), runner
+    "timings": ("timings.md/.json/.png/.pdf", DEFAULT_OUT, _timings),
+    "frameworks": ('the section "JAX and PyTorch" alone', DEFAULT_OUT, None),
+    "gpu": ("gpu.md/.json: CUDA kernels and XLA on a GPU", DEFAULT_OUT, _gpu),
+    "gpu-export": ("a folder (--export-dir) to run on a GPU machine", None, _gpu_export),
+    "accuracy": ("accuracy.md/.json/.png", cli.REPORT_DIR, _accuracy),
+}
+"""What ``--sections`` can run, in the order they run ("frameworks" runs with "timings"); a
+runner ``(args, command)`` returns the paths it wrote and its verdicts as lines."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -334,8 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bad
     command = shlex.join(["pvosimr", "bench", *(sys.argv[2:] if argv is None else argv)])
     paths, verdicts = [], []
-    for name, runner in RUNNERS.items():
-        if name in sections:
+    for name, (_, _, runner) in SECTIONS.items():
+        if name in sections and runner is not None:
             written, lines = runner(args, command)
             paths += written
             verdicts += lines
