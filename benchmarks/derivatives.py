@@ -57,13 +57,13 @@ def _fd(model: pin.Model, G: Callable) -> Callable[[np.ndarray], np.ndarray]:
     return lambda q: central_differences(np.stack([G(x) for x in perturbed(model, q)]))
 
 
-def candidates(model: pin.Model, cms: list, compiled_g, compiled_dg) -> dict[str, Callable]:
-    """The derivative methods that can run: the central differences of Pinocchio always, the
-    others where their generated code was built."""
-    from .methods import pinocchio_bare  # not at the top: .methods imports this module
-
-    efpa = pinocchio_bare(model, cms)["pin-efpa"]  # G in Pinocchio's data: copied per call
-    out = {REFERENCE: _fd(model, lambda q: efpa(q).copy())}
+def candidates(
+    model: pin.Model, pinocchio_g: Callable, compiled_g, compiled_dg
+) -> dict[str, Callable]:
+    """The derivative methods that can run: the central differences of Pinocchio's
+    ``pinocchio_g`` (G in its data: copied per call) always, the others where their generated
+    code was built."""
+    out = {REFERENCE: _fd(model, lambda q: pinocchio_g(q).copy())}
     if compiled_dg is not None:
         out["dG:codegen"] = lambda q: compiled_dg.derivatives(q, threads=1)
         W = weights(compiled_dg.m)
@@ -92,10 +92,11 @@ def checked(fns: dict[str, Callable], qs: list[np.ndarray], case: Timed) -> dict
 
 
 def derivative_methods(
-    model: pin.Model, cms: list, qs: list[np.ndarray], case, *, compiled_g, options
+    model: pin.Model, cms: list, qs: list[np.ndarray], case, *, pinocchio_g, compiled_g, options
 ) -> dict[str, Method]:
-    """The derivative methods of this case, checked at ``qs[0]``; ``compiled_g`` is the
-    generated G (None where it could not be built), built with ``options.derivative_flags``."""
+    """The derivative methods of this case, checked at ``qs[0]``; ``pinocchio_g`` is Pinocchio's
+    ``computeDelassusMatrix`` as the case times it, ``compiled_g`` the generated G (None where it
+    could not be built), built with ``options.derivative_flags``."""
     case.derivatives = {"step": STEP, "tolerance": TOLERANCE, "reference": REFERENCE}
     compiled_dg, why = None, case.skipped.get("codegen:pv-osimr", "no generated code")
     if compiled_g is not None:
@@ -116,4 +117,4 @@ def derivative_methods(
                 case.derivatives[key] = build_facts(b, b.info)
     if compiled_dg is None:
         case.skipped |= dict.fromkeys(("dG:codegen", VJP), why)
-    return checked(candidates(model, cms, compiled_g, compiled_dg), qs, case)
+    return checked(candidates(model, pinocchio_g, compiled_g, compiled_dg), qs, case)

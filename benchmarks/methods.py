@@ -214,6 +214,7 @@ def time_case(spec: str, options: Options, derivatives: bool = False) -> Case:
     # A numpy batch sample lasts B calls: fewer of them keep the run short.
     case.timings |= time_methods(long, max(3, min(options.repeats, 7)))
     if derivatives:
-        dG = derivative_methods(model, cms, qs, case, compiled_g=compiled, options=options)
+        dG = derivative_methods(model, cms, qs, case, pinocchio_g=singles["pin-efpa"],
+                                compiled_g=compiled, options=options)  # fmt: skip
         case.timings |= time_methods(dG, options.repeats)
     return case
